@@ -1,0 +1,4 @@
+//! (to be written)
+
+/// Lossy mappings of this module (see `crate::lossy`).
+pub const LOSSY: &[crate::lossy::Lossy] = &[];
