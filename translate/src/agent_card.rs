@@ -299,12 +299,21 @@ pub fn interface_to_v03(i: v10::AgentInterface) -> v03::AgentInterface {
 
 /// Splits a v1.0 interface list into the v0.3 primary `url`, its transport
 /// and `additionalInterfaces` (every interface, primary first). Every
-/// interface is kept whatever its `protocolVersion`.
+/// interface is kept whatever its `protocolVersion`; interfaces that differ
+/// only in `tenant` / `protocolVersion` (e.g. one URL serving 1.0 and 0.3)
+/// collapse into their first occurrence.
 pub fn interfaces_to_v03(
     interfaces: Vec<v10::AgentInterface>,
 ) -> Result<(String, String, Vec<v03::AgentInterface>), TranslateError> {
-    let additional: Vec<v03::AgentInterface> =
-        interfaces.into_iter().map(interface_to_v03).collect();
+    let mut additional: Vec<v03::AgentInterface> = Vec::with_capacity(interfaces.len());
+    for i in interfaces {
+        let seen = additional
+            .iter()
+            .any(|a| a.url == i.url && a.transport == i.protocol_binding);
+        if !seen {
+            additional.push(interface_to_v03(i));
+        }
+    }
     let Some(primary) = additional.first() else {
         return Err(TranslateError::invalid(
             "AgentCard",
@@ -681,7 +690,7 @@ pub const LOSSY: &[Lossy] = &[
         entity: "AgentCard.supportedInterfaces",
         direction: Direction::ToV03,
         what: "v1.0 interface `tenant` and `protocolVersion` have no v0.3 form; interfaces of other A2A versions have no v0.3 marker",
-        decision: "the first interface is the primary (`url`, `preferredTransport`); `additionalInterfaces` repeats all interfaces, whatever their `protocolVersion`, in order; `tenant` and `protocolVersion` are dropped (back in v1.0 every interface says \"0.3\")",
+        decision: "the first interface is the primary (`url`, `preferredTransport`); `additionalInterfaces` repeats all interfaces, whatever their `protocolVersion`, in order, each (url, binding) pair once (first occurrence wins); `tenant` and `protocolVersion` are dropped (back in v1.0 every interface says \"0.3\")",
         fixture: "card/interfaces-other-versions.v10.json, card/interfaces-other-versions.to-v10.json",
     },
     Lossy {
