@@ -757,6 +757,13 @@ pub const LOSSY: &[Lossy] = &[
         fixture: "card/security-scheme-oneof-in-v03.v03.json, card/security-scheme-oneof-in-v03.to-v03.json",
     },
     Lossy {
+        entity: "AgentCard.security",
+        direction: Direction::ToV10,
+        what: "v0.3 REST servers send `security` (card and skills) in the v0.3 ProtoJSON form `{\"schemes\":{name:{\"list\":[…]}}}`",
+        decision: "accepted on v0.3 input (an entry whose only member `schemes` holds an object); written back in the JSON-schema form `{name:[…]}`",
+        fixture: "card/security-protojson-in-v03.v03.json, card/security-protojson-in-v03.to-v03.json",
+    },
+    Lossy {
         entity: "AgentCard (hybrid)",
         direction: Direction::Both,
         what: "hybrid cards (a2a-python) carry the other version's members (`url`, `protocolVersion`, `supportedInterfaces`, `type` beside `apiKeySecurityScheme`, …) as unknown members",

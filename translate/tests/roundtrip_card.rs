@@ -743,3 +743,54 @@ fn interfaces_differing_only_in_version_collapse_going_to_v03() {
         ])
     );
 }
+
+#[test]
+fn protojson_security_accepted_in_v03_card() {
+    let card = v03_base(json!({
+        "security": [{"schemes": {"oauth": {"list": ["read"]}, "key": {}}}, {"key": []}],
+        "skills": [{"id": "s", "name": "s", "description": "s", "tags": [],
+                    "security": [{"schemes": {"oauth": {"list": ["write"]}}}]}]
+    }));
+    let parsed = json_of(&v03_from(card.clone()));
+    assert_eq!(
+        parsed["security"],
+        json!([{"key": [], "oauth": ["read"]}, {"key": []}])
+    );
+    assert_eq!(
+        parsed["skills"][0]["security"],
+        json!([{"oauth": ["write"]}])
+    );
+    let got = up(card);
+    assert_eq!(
+        got["securityRequirements"],
+        json!([{"schemes": {"key": {"list": []}, "oauth": {"list": ["read"]}}}, {"schemes": {"key": {"list": []}}}])
+    );
+    // A scheme literally named "schemes" in the JSON-schema form stays a scheme.
+    let card = v03_base(json!({"security": [{"schemes": ["a"]}]}));
+    assert_eq!(
+        json_of(&v03_from(card))["security"],
+        json!([{"schemes": ["a"]}])
+    );
+}
+
+#[test]
+fn protojson_proto_names_accepted_in_v10_card() {
+    let card = v10_from(json!({
+        "supported_interfaces": [{"url": "https://a.example", "protocol_binding": "GRPC", "protocol_version": "0.3"}],
+        "security_schemes": {
+            "k": {"api_key_security_scheme": {"location": "cookie", "name": "c"}},
+            "o": {"oauth2_security_scheme": {"flows": {"client_credentials": {"token_url": "https://t.example"}}}}
+        },
+        "default_input_modes": ["text/plain"]
+    }));
+    let got = json_of(&to_v03(card).unwrap());
+    assert_eq!(got["preferredTransport"], json!("GRPC"));
+    assert_eq!(got["defaultInputModes"], json!(["text/plain"]));
+    assert_eq!(
+        got["securitySchemes"],
+        json!({
+            "k": {"type": "apiKey", "in": "cookie", "name": "c"},
+            "o": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "https://t.example", "scopes": {}}}}
+        })
+    );
+}

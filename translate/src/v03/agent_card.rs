@@ -52,7 +52,12 @@ pub struct AgentCard {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_schemes: Option<BTreeMap<String, SecurityScheme>>,
     /// Security requirements: OR of entries, each an AND of scheme -> scopes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The v0.3 ProtoJSON form `{"schemes":{name:{"list":[…]}}}` is accepted on input.
+    #[serde(
+        default,
+        deserialize_with = "de_requirements",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub security: Option<Vec<SecurityRequirement>>,
     /// Media types accepted by default.
     pub default_input_modes: Vec<String>,
@@ -76,6 +81,45 @@ pub struct AgentCard {
 
 /// A v0.3 security requirement: scheme name -> required scopes.
 pub type SecurityRequirement = BTreeMap<String, Vec<String>>;
+
+/// A `StringList` of the v0.3 ProtoJSON requirement form.
+#[derive(Deserialize)]
+struct ProtoStringList {
+    #[serde(default)]
+    list: Vec<String>,
+}
+
+/// Reads a `security` list whose entries are either `{name: [scopes]}` or the
+/// v0.3 ProtoJSON `{"schemes": {name: {"list": [scopes]}}}` (recognised by
+/// `schemes` being the only member and holding an object).
+fn de_requirements<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<SecurityRequirement>>, D::Error> {
+    use serde::de::Error;
+    let Some(raw) = Option::<Vec<Map<String, Value>>>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(raw.len());
+    for mut entry in raw {
+        let proto_form = entry.len() == 1 && entry.get("schemes").is_some_and(Value::is_object);
+        let req = match (proto_form, entry.remove("schemes")) {
+            (true, Some(Value::Object(schemes))) => schemes
+                .into_iter()
+                .map(|(name, v)| {
+                    serde_json::from_value::<ProtoStringList>(v).map(|l| (name, l.list))
+                })
+                .collect::<Result<SecurityRequirement, _>>(),
+            (_, schemes) => {
+                if let Some(v) = schemes {
+                    entry.insert("schemes".to_string(), v);
+                }
+                serde_json::from_value(Value::Object(entry))
+            }
+        };
+        out.push(req.map_err(D::Error::custom)?);
+    }
+    Ok(Some(out))
+}
 
 /// Optional capabilities of the agent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -139,8 +183,12 @@ pub struct AgentSkill {
     /// Produced media types (override the card defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_modes: Option<Vec<String>>,
-    /// Security requirements of this skill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Security requirements of this skill (either form, as on the card).
+    #[serde(
+        default,
+        deserialize_with = "de_requirements",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub security: Option<Vec<SecurityRequirement>>,
     /// Unknown members.
     #[serde(flatten)]
@@ -217,12 +265,18 @@ pub enum SecurityScheme {
 }
 
 /// The member names of the oneof-wrapped security-scheme form.
-pub const ONEOF_SCHEME_KEYS: [&str; 5] = [
+/// (JSON and proto spellings).
+pub const ONEOF_SCHEME_KEYS: [&str; 10] = [
     "apiKeySecurityScheme",
     "httpAuthSecurityScheme",
     "oauth2SecurityScheme",
     "openIdConnectSecurityScheme",
     "mtlsSecurityScheme",
+    "api_key_security_scheme",
+    "http_auth_security_scheme",
+    "oauth2_security_scheme",
+    "open_id_connect_security_scheme",
+    "mtls_security_scheme",
 ];
 
 impl<'de> Deserialize<'de> for SecurityScheme {

@@ -26,7 +26,7 @@ pub struct AgentCard {
     #[serde(default)]
     pub description: String,
     /// The interfaces, preferred first.
-    #[serde(default)]
+    #[serde(alias = "supported_interfaces", default)]
     pub supported_interfaces: Vec<AgentInterface>,
     /// The organisation behind the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -35,22 +35,34 @@ pub struct AgentCard {
     #[serde(default)]
     pub version: String,
     /// Documentation URL.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "documentation_url",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub documentation_url: Option<String>,
     /// Optional capabilities.
     #[serde(default)]
     pub capabilities: AgentCapabilities,
     /// Security schemes by name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "security_schemes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub security_schemes: Option<BTreeMap<String, SecurityScheme>>,
     /// Security requirements (OR of entries).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "security_requirements",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub security_requirements: Option<Vec<SecurityRequirement>>,
     /// Media types accepted by default.
-    #[serde(default)]
+    #[serde(alias = "default_input_modes", default)]
     pub default_input_modes: Vec<String>,
     /// Media types produced by default.
-    #[serde(default)]
+    #[serde(alias = "default_output_modes", default)]
     pub default_output_modes: Vec<String>,
     /// The agent's skills.
     #[serde(default)]
@@ -59,7 +71,7 @@ pub struct AgentCard {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signatures: Option<Vec<AgentCardSignature>>,
     /// Icon URL.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "icon_url", default, skip_serializing_if = "Option::is_none")]
     pub icon_url: Option<String>,
     /// Unknown members.
     #[serde(flatten)]
@@ -74,13 +86,13 @@ pub struct AgentInterface {
     #[serde(default)]
     pub url: String,
     /// `JSONRPC`, `GRPC`, `HTTP+JSON` or a URI for a custom binding.
-    #[serde(default)]
+    #[serde(alias = "protocol_binding", default)]
     pub protocol_binding: String,
     /// Tenant to send in requests to this interface.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The A2A version spoken there, `Major.Minor`.
-    #[serde(default)]
+    #[serde(alias = "protocol_version", default)]
     pub protocol_version: String,
     /// Unknown members.
     #[serde(flatten)]
@@ -110,13 +122,21 @@ pub struct AgentCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<bool>,
     /// Supports push notifications.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "push_notifications",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub push_notifications: Option<bool>,
     /// Supported protocol extensions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Vec<AgentExtension>>,
     /// Whether an extended card is available (`GetExtendedAgentCard`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "extended_agent_card",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub extended_agent_card: Option<bool>,
     /// Unknown members.
     #[serde(flatten)]
@@ -164,13 +184,25 @@ pub struct AgentSkill {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub examples: Option<Vec<String>>,
     /// Accepted media types.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "input_modes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_modes: Option<Vec<String>>,
     /// Produced media types.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "output_modes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_modes: Option<Vec<String>>,
     /// Security requirements of this skill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "security_requirements",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub security_requirements: Option<Vec<SecurityRequirement>>,
     /// Unknown members.
     #[serde(flatten)]
@@ -288,23 +320,48 @@ fn serialize_oneof<S: Serializer, T: Serialize>(
 type OneofSplit = (Option<(&'static str, Value)>, Extras);
 
 /// Splits a oneof object into its single member (if any) and the rest.
-/// Returns an error naming `what` when several members are set.
+/// `members` pairs each JSON name with its proto (snake_case) name, which
+/// ProtoJSON parsers also accept. Returns an error naming `what` when several
+/// members are set.
 fn split_oneof(
     mut map: Map<String, Value>,
-    members: &[&'static str],
+    members: &[(&'static str, &'static str)],
     what: &str,
 ) -> Result<OneofSplit, String> {
     let mut found: Option<(&'static str, Value)> = None;
-    for name in members {
-        if let Some(v) = map.remove(*name) {
-            if let Some((first, _)) = &found {
-                return Err(format!("{what} sets both `{first}` and `{name}`"));
+    for (name, proto_name) in members {
+        for key in [*name, *proto_name] {
+            if let Some(v) = map.remove(key) {
+                if let Some((first, _)) = &found {
+                    return Err(format!("{what} sets both `{first}` and `{key}`"));
+                }
+                found = Some((name, v));
             }
-            found = Some((name, v));
         }
     }
     Ok((found, map))
 }
+
+/// JSON and proto names of the `SecurityScheme.scheme` members.
+const SCHEME_MEMBERS: [(&str, &str); 5] = [
+    ("apiKeySecurityScheme", "api_key_security_scheme"),
+    ("httpAuthSecurityScheme", "http_auth_security_scheme"),
+    ("oauth2SecurityScheme", "oauth2_security_scheme"),
+    (
+        "openIdConnectSecurityScheme",
+        "open_id_connect_security_scheme",
+    ),
+    ("mtlsSecurityScheme", "mtls_security_scheme"),
+];
+
+/// JSON and proto names of the `OAuthFlows.flow` members.
+const FLOW_MEMBERS: [(&str, &str); 5] = [
+    ("authorizationCode", "authorization_code"),
+    ("clientCredentials", "client_credentials"),
+    ("implicit", "implicit"),
+    ("password", "password"),
+    ("deviceCode", "device_code"),
+];
 
 impl Serialize for SecurityScheme {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -323,12 +380,8 @@ impl<'de> Deserialize<'de> for SecurityScheme {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let map = Map::<String, Value>::deserialize(d)?;
-        let (found, extra) = split_oneof(
-            map,
-            &crate::v03::agent_card::ONEOF_SCHEME_KEYS,
-            "security scheme",
-        )
-        .map_err(D::Error::custom)?;
+        let (found, extra) =
+            split_oneof(map, &SCHEME_MEMBERS, "security scheme").map_err(D::Error::custom)?;
         let Some((name, v)) = found else {
             return Err(D::Error::custom(
                 "security scheme sets none of apiKeySecurityScheme, httpAuthSecurityScheme, \
@@ -377,7 +430,11 @@ pub struct HttpAuthSecurityScheme {
     #[serde(default)]
     pub scheme: String,
     /// Bearer token format hint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "bearer_format",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bearer_format: Option<String>,
     /// Unknown members.
     #[serde(flatten)]
@@ -395,7 +452,11 @@ pub struct OAuth2SecurityScheme {
     #[serde(default)]
     pub flows: OAuthFlows,
     /// RFC 8414 metadata URL.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "oauth2_metadata_url",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub oauth2_metadata_url: Option<String>,
     /// Unknown members.
     #[serde(flatten)]
@@ -410,7 +471,7 @@ pub struct OpenIdConnectSecurityScheme {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// OpenID Connect discovery URL.
-    #[serde(default)]
+    #[serde(alias = "open_id_connect_url", default)]
     pub open_id_connect_url: String,
     /// Unknown members.
     #[serde(flatten)]
@@ -497,7 +558,7 @@ impl<'de> Deserialize<'de> for OAuthFlows {
         use serde::de::Error;
         let map = Map::<String, Value>::deserialize(d)?;
         let (found, extra) =
-            split_oneof(map, &OAUTH_FLOW_KEYS, "OAuthFlows").map_err(D::Error::custom)?;
+            split_oneof(map, &FLOW_MEMBERS, "OAuthFlows").map_err(D::Error::custom)?;
         let flow = match found {
             None => None,
             Some((name, v)) => Some(
@@ -530,19 +591,27 @@ pub type Scopes = BTreeMap<String, String>;
 #[serde(rename_all = "camelCase")]
 pub struct AuthorizationCodeOAuthFlow {
     /// Authorization endpoint.
-    #[serde(default)]
+    #[serde(alias = "authorization_url", default)]
     pub authorization_url: String,
     /// Token endpoint.
-    #[serde(default)]
+    #[serde(alias = "token_url", default)]
     pub token_url: String,
     /// Refresh endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "refresh_url",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub refresh_url: Option<String>,
     /// Available scopes.
     #[serde(default)]
     pub scopes: Scopes,
     /// Whether PKCE (RFC 7636) is required (v1.0 only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "pkce_required",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub pkce_required: Option<bool>,
     /// Unknown members.
     #[serde(flatten)]
@@ -554,10 +623,14 @@ pub struct AuthorizationCodeOAuthFlow {
 #[serde(rename_all = "camelCase")]
 pub struct ClientCredentialsOAuthFlow {
     /// Token endpoint.
-    #[serde(default)]
+    #[serde(alias = "token_url", default)]
     pub token_url: String,
     /// Refresh endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "refresh_url",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub refresh_url: Option<String>,
     /// Available scopes.
     #[serde(default)]
@@ -572,10 +645,14 @@ pub struct ClientCredentialsOAuthFlow {
 #[serde(rename_all = "camelCase")]
 pub struct ImplicitOAuthFlow {
     /// Authorization endpoint.
-    #[serde(default)]
+    #[serde(alias = "authorization_url", default)]
     pub authorization_url: String,
     /// Refresh endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "refresh_url",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub refresh_url: Option<String>,
     /// Available scopes.
     #[serde(default)]
@@ -590,10 +667,14 @@ pub struct ImplicitOAuthFlow {
 #[serde(rename_all = "camelCase")]
 pub struct PasswordOAuthFlow {
     /// Token endpoint.
-    #[serde(default)]
+    #[serde(alias = "token_url", default)]
     pub token_url: String,
     /// Refresh endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "refresh_url",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub refresh_url: Option<String>,
     /// Available scopes.
     #[serde(default)]
@@ -608,13 +689,17 @@ pub struct PasswordOAuthFlow {
 #[serde(rename_all = "camelCase")]
 pub struct DeviceCodeOAuthFlow {
     /// Device authorization endpoint.
-    #[serde(default)]
+    #[serde(alias = "device_authorization_url", default)]
     pub device_authorization_url: String,
     /// Token endpoint.
-    #[serde(default)]
+    #[serde(alias = "token_url", default)]
     pub token_url: String,
     /// Refresh endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "refresh_url",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub refresh_url: Option<String>,
     /// Available scopes.
     #[serde(default)]
