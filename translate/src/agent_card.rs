@@ -27,7 +27,8 @@ pub const DEFAULT_TRANSPORT: &str = "JSONRPC";
 /// The card-level `protocolVersion` written on every v0.3 card.
 pub const V03_PROTOCOL_VERSION: &str = "0.3.0";
 
-/// Member names of either version's `AgentCard`.
+/// Member names of either version's `AgentCard` (v1.0 also in its proto
+/// spelling, which v1.0 parsers accept as an alias).
 const CARD_KEYS: &[&str] = &[
     "protocolVersion",
     "name",
@@ -44,12 +45,22 @@ const CARD_KEYS: &[&str] = &[
     "securitySchemes",
     "security",
     "securityRequirements",
+    "input_modes",
+    "output_modes",
+    "security_requirements",
     "defaultInputModes",
     "defaultOutputModes",
     "skills",
     "supportsAuthenticatedExtendedCard",
     "supportsExtendedAgentCard",
     "signatures",
+    "supported_interfaces",
+    "documentation_url",
+    "security_schemes",
+    "security_requirements",
+    "default_input_modes",
+    "default_output_modes",
+    "icon_url",
 ];
 
 /// Member names of either version's `AgentCapabilities`.
@@ -59,6 +70,8 @@ const CAPABILITY_KEYS: &[&str] = &[
     "stateTransitionHistory",
     "extensions",
     "extendedAgentCard",
+    "push_notifications",
+    "extended_agent_card",
 ];
 
 /// Member names of either version's `AgentInterface`.
@@ -68,6 +81,8 @@ const INTERFACE_KEYS: &[&str] = &[
     "protocolBinding",
     "tenant",
     "protocolVersion",
+    "protocol_binding",
+    "protocol_version",
 ];
 
 /// Member names of either version's `AgentSkill`.
@@ -101,6 +116,14 @@ const SCHEME_KEYS: &[&str] = &[
     "oauth2SecurityScheme",
     "openIdConnectSecurityScheme",
     "mtlsSecurityScheme",
+    "bearer_format",
+    "oauth2_metadata_url",
+    "open_id_connect_url",
+    "api_key_security_scheme",
+    "http_auth_security_scheme",
+    "oauth2_security_scheme",
+    "open_id_connect_security_scheme",
+    "mtls_security_scheme",
 ];
 
 /// Member names of every OAuth flow object of either version.
@@ -111,6 +134,23 @@ const FLOW_KEYS: &[&str] = &[
     "scopes",
     "pkceRequired",
     "deviceAuthorizationUrl",
+    "authorization_url",
+    "token_url",
+    "refresh_url",
+    "pkce_required",
+    "device_authorization_url",
+];
+
+/// Member names of either version's `OAuthFlows` (both spellings).
+const FLOWS_KEYS: &[&str] = &[
+    "authorizationCode",
+    "clientCredentials",
+    "implicit",
+    "password",
+    "deviceCode",
+    "authorization_code",
+    "client_credentials",
+    "device_code",
 ];
 
 /// Unknown members that cross: everything except `reserved` names, which
@@ -619,7 +659,7 @@ pub fn oauth_flows_to_v10(f: v03::OAuthFlows) -> v10::OAuthFlows {
     };
     v10::OAuthFlows {
         flow,
-        extra: carry(extra, &v10::OAUTH_FLOW_KEYS),
+        extra: carry(extra, FLOWS_KEYS),
     }
 }
 
@@ -627,7 +667,7 @@ pub fn oauth_flows_to_v10(f: v03::OAuthFlows) -> v10::OAuthFlows {
 /// dropped; `deviceCode` has no v0.3 form and leaves `flows` empty.
 pub fn oauth_flows_to_v03(f: v10::OAuthFlows) -> v03::OAuthFlows {
     let mut out = v03::OAuthFlows {
-        extra: carry(f.extra, &v10::OAUTH_FLOW_KEYS),
+        extra: carry(f.extra, FLOWS_KEYS),
         ..v03::OAuthFlows::default()
     };
     match f.flow {

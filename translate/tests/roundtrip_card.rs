@@ -794,3 +794,24 @@ fn protojson_proto_names_accepted_in_v10_card() {
         })
     );
 }
+
+#[test]
+fn proto_spelled_members_of_the_other_version_do_not_collide() {
+    let card = v03_base(json!({
+        "supported_interfaces": [],
+        "capabilities": {"extended_agent_card": false},
+        "securitySchemes": {"o": {"type": "oauth2", "flows": {"device_code": {}, "implicit": {
+            "authorizationUrl": "https://a.example", "scopes": {}, "refresh_url": "x"
+        }}}}
+    }));
+    let got = up(card);
+    // The output is a valid v1.0 card (no member given twice under two spellings).
+    let reparsed = json_of(&v10_from(got.clone()));
+    assert_eq!(reparsed, got);
+    assert!(got.get("supported_interfaces").is_none());
+    assert_eq!(got["capabilities"], json!({}));
+    assert_eq!(
+        got["securitySchemes"]["o"],
+        json!({"oauth2SecurityScheme": {"flows": {"implicit": {"authorizationUrl": "https://a.example", "scopes": {}}}}})
+    );
+}
