@@ -458,3 +458,40 @@ fn bad_timestamp_is_rejected() {
     let s: v03::task::TaskStatus = from_json(json!({"state": "working", "timestamp": "yesterday"}));
     assert_eq!(task::status_to_v10(s).unwrap_err().jsonrpc_code(), -32602);
 }
+
+fn nested(depth: usize) -> String {
+    format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth))
+}
+
+#[test]
+fn deep_nesting_is_an_error_or_fine_never_a_crash() {
+    for depth in [10, 100, 120, 126, 127, 200, 5000] {
+        let d = nested(depth);
+        let v03_doc = format!(
+            r#"{{"kind":"task","id":"t","contextId":"c","status":{{"state":"working","message":{{"messageId":"m","role":"agent","parts":[{{"kind":"data","data":{d},"metadata":{d}}}]}}}},"x-e":{d}}}"#
+        );
+        if let Ok(x) = serde_json::from_str::<v03::event::StreamEvent>(&v03_doc) {
+            let y = event::stream_to_v10(x).unwrap();
+            let _ = serde_json::to_vec(&y).unwrap();
+        }
+        let v10_doc = format!(
+            r#"{{"task":{{"id":"t","status":{{"state":"TASK_STATE_WORKING","message":{{"messageId":"m","role":"ROLE_AGENT","parts":[{{"data":{d},"metadata":{d}}}]}}}},"x-e":{d}}}}}"#
+        );
+        if let Ok(y) = serde_json::from_str::<v10::event::StreamResponse>(&v10_doc) {
+            let x = event::stream_to_v03(y).unwrap();
+            let _ = serde_json::to_vec(&x).unwrap();
+        }
+    }
+}
+
+#[test]
+fn proto_json_nulls_mean_defaults() {
+    let m: v10::message::Message =
+        from_json(json!({"messageId": "m", "role": null, "parts": null, "contextId": null}));
+    assert_eq!(m.role, v10::message::Role::Unspecified);
+    assert!(m.parts.is_empty());
+    let e: v10::event::TaskStatusUpdateEvent =
+        from_json(json!({"taskId": "t", "contextId": null, "status": {"state": null}}));
+    assert_eq!(e.context_id, "");
+    assert_eq!(e.status.state, v10::task::TaskState::Unspecified);
+}
