@@ -113,10 +113,12 @@ impl<'de> Deserialize<'de> for StreamEvent {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let (map, kind) = object_and_kind(d, "stream event", EVENT_KINDS, infer)?;
         match kind {
-            EventKind::Task => variant(map).map(StreamEvent::Task),
-            EventKind::Message => variant(map).map(StreamEvent::Message),
-            EventKind::StatusUpdate => variant(map).map(StreamEvent::StatusUpdate),
-            EventKind::ArtifactUpdate => variant(map).map(StreamEvent::ArtifactUpdate),
+            EventKind::Task => variant(map, "task").map(StreamEvent::Task),
+            EventKind::Message => variant(map, "message").map(StreamEvent::Message),
+            EventKind::StatusUpdate => variant(map, "status-update").map(StreamEvent::StatusUpdate),
+            EventKind::ArtifactUpdate => {
+                variant(map, "artifact-update").map(StreamEvent::ArtifactUpdate)
+            }
         }
     }
 }

@@ -165,11 +165,13 @@ pub(crate) fn object_and_kind<'de, D: Deserializer<'de>, K: Copy>(
     Ok((map, kind))
 }
 
-/// Deserializes one union variant from an already-read object.
+/// Deserializes one union variant (named `label` in errors) from an
+/// already-read object.
 pub(crate) fn variant<T: serde::de::DeserializeOwned, E: de::Error>(
     map: Map<String, Value>,
+    label: &str,
 ) -> Result<T, E> {
-    serde_json::from_value(Value::Object(map)).map_err(E::custom)
+    serde_json::from_value(Value::Object(map)).map_err(|e| E::custom(format!("{label}: {e}")))
 }
 
 fn json_type(v: &Value) -> &'static str {
@@ -218,9 +220,9 @@ impl<'de> Deserialize<'de> for Part {
                 .map(|(_, k)| *k)
         })?;
         match kind {
-            PartKind::Text => variant(map).map(Part::Text),
-            PartKind::File => variant(map).map(Part::File),
-            PartKind::Data => variant(map).map(Part::Data),
+            PartKind::Text => variant(map, "text part").map(Part::Text),
+            PartKind::File => variant(map, "file part").map(Part::File),
+            PartKind::Data => variant(map, "data part").map(Part::Data),
         }
     }
 }
