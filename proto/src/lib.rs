@@ -9,6 +9,10 @@
 
 pub use pbjson_types;
 
+pub mod convert_v03;
+pub mod convert_v10;
+pub mod wkt;
+
 /// A2A v0.3 messages, enums and the `a2a.v1.A2AService` client/server.
 #[allow(clippy::all, missing_docs)]
 pub mod v03 {
