@@ -438,3 +438,410 @@ pub fn send_response_from_pb(
         },
     )
 }
+
+// ---- Agent card ------------------------------------------------------------
+//
+// Card-specific losses on the way to prost: `capabilities.stateTransitionHistory`
+// (JSON only), the pre-release `supportsExtendedAgentCard` spelling (ORed
+// into field 13), and all but the first OAuth flow when a v0.3 JSON card
+// declares several (the proto `OAuthFlows` is a oneof; the first of
+// authorizationCode, clientCredentials, implicit, password wins).
+
+use std::collections::{BTreeMap, HashMap};
+
+use translate::v03::agent_card as card;
+
+fn requirements_to_pb(reqs: Option<Vec<card::SecurityRequirement>>) -> Vec<pb::Security> {
+    reqs.unwrap_or_default()
+        .into_iter()
+        .map(|r| pb::Security {
+            schemes: r
+                .into_iter()
+                .map(|(k, list)| (k, pb::StringList { list }))
+                .collect(),
+        })
+        .collect()
+}
+
+fn requirements_from_pb(reqs: Vec<pb::Security>) -> Option<Vec<card::SecurityRequirement>> {
+    non_empty_vec(
+        reqs.into_iter()
+            .map(|s| s.schemes.into_iter().map(|(k, l)| (k, l.list)).collect())
+            .collect(),
+    )
+}
+
+fn scopes_to_pb(s: card::Scopes) -> HashMap<String, String> {
+    s.into_iter().collect()
+}
+
+fn scopes_from_pb(s: HashMap<String, String>) -> card::Scopes {
+    s.into_iter().collect()
+}
+
+fn api_key_location_from_pb(s: &str) -> Result<card::ApiKeyLocation, TranslateError> {
+    match s {
+        "cookie" => Ok(card::ApiKeyLocation::Cookie),
+        "header" => Ok(card::ApiKeyLocation::Header),
+        "query" => Ok(card::ApiKeyLocation::Query),
+        other => Err(TranslateError::invalid(
+            "API key security scheme",
+            format!("location {other:?} is not cookie, header or query"),
+        )),
+    }
+}
+
+fn api_key_location_to_pb(l: card::ApiKeyLocation) -> String {
+    match l {
+        card::ApiKeyLocation::Cookie => "cookie",
+        card::ApiKeyLocation::Header => "header",
+        card::ApiKeyLocation::Query => "query",
+    }
+    .to_owned()
+}
+
+fn flows_to_pb(f: card::OAuthFlows) -> pb::OAuthFlows {
+    use pb::o_auth_flows::Flow;
+    let flow = if let Some(a) = f.authorization_code {
+        Some(Flow::AuthorizationCode(pb::AuthorizationCodeOAuthFlow {
+            authorization_url: a.authorization_url,
+            token_url: a.token_url,
+            refresh_url: a.refresh_url.unwrap_or_default(),
+            scopes: scopes_to_pb(a.scopes),
+        }))
+    } else if let Some(c) = f.client_credentials {
+        Some(Flow::ClientCredentials(pb::ClientCredentialsOAuthFlow {
+            token_url: c.token_url,
+            refresh_url: c.refresh_url.unwrap_or_default(),
+            scopes: scopes_to_pb(c.scopes),
+        }))
+    } else if let Some(i) = f.implicit {
+        Some(Flow::Implicit(pb::ImplicitOAuthFlow {
+            authorization_url: i.authorization_url,
+            refresh_url: i.refresh_url.unwrap_or_default(),
+            scopes: scopes_to_pb(i.scopes),
+        }))
+    } else {
+        f.password.map(|p| {
+            Flow::Password(pb::PasswordOAuthFlow {
+                token_url: p.token_url,
+                refresh_url: p.refresh_url.unwrap_or_default(),
+                scopes: scopes_to_pb(p.scopes),
+            })
+        })
+    };
+    pb::OAuthFlows { flow }
+}
+
+fn flows_from_pb(f: Option<pb::OAuthFlows>) -> card::OAuthFlows {
+    use pb::o_auth_flows::Flow;
+    let mut out = card::OAuthFlows::default();
+    match f.and_then(|f| f.flow) {
+        Some(Flow::AuthorizationCode(a)) => {
+            out.authorization_code = Some(card::AuthorizationCodeOAuthFlow {
+                authorization_url: a.authorization_url,
+                token_url: a.token_url,
+                refresh_url: non_empty(a.refresh_url),
+                scopes: scopes_from_pb(a.scopes),
+                extra: Extras::new(),
+            })
+        }
+        Some(Flow::ClientCredentials(c)) => {
+            out.client_credentials = Some(card::ClientCredentialsOAuthFlow {
+                token_url: c.token_url,
+                refresh_url: non_empty(c.refresh_url),
+                scopes: scopes_from_pb(c.scopes),
+                extra: Extras::new(),
+            })
+        }
+        Some(Flow::Implicit(i)) => {
+            out.implicit = Some(card::ImplicitOAuthFlow {
+                authorization_url: i.authorization_url,
+                refresh_url: non_empty(i.refresh_url),
+                scopes: scopes_from_pb(i.scopes),
+                extra: Extras::new(),
+            })
+        }
+        Some(Flow::Password(p)) => {
+            out.password = Some(card::PasswordOAuthFlow {
+                token_url: p.token_url,
+                refresh_url: non_empty(p.refresh_url),
+                scopes: scopes_from_pb(p.scopes),
+                extra: Extras::new(),
+            })
+        }
+        None => {}
+    }
+    out
+}
+
+/// Model security scheme -> prost.
+pub fn security_scheme_to_pb(s: card::SecurityScheme) -> pb::SecurityScheme {
+    use pb::security_scheme::Scheme;
+    let scheme = match s {
+        card::SecurityScheme::ApiKey(a) => Scheme::ApiKeySecurityScheme(pb::ApiKeySecurityScheme {
+            description: a.description.unwrap_or_default(),
+            location: api_key_location_to_pb(a.location),
+            name: a.name,
+        }),
+        card::SecurityScheme::Http(h) => {
+            Scheme::HttpAuthSecurityScheme(pb::HttpAuthSecurityScheme {
+                description: h.description.unwrap_or_default(),
+                scheme: h.scheme,
+                bearer_format: h.bearer_format.unwrap_or_default(),
+            })
+        }
+        card::SecurityScheme::OAuth2(o) => Scheme::Oauth2SecurityScheme(pb::OAuth2SecurityScheme {
+            description: o.description.unwrap_or_default(),
+            flows: Some(flows_to_pb(o.flows)),
+            oauth2_metadata_url: o.oauth2_metadata_url.unwrap_or_default(),
+        }),
+        card::SecurityScheme::OpenIdConnect(o) => {
+            Scheme::OpenIdConnectSecurityScheme(pb::OpenIdConnectSecurityScheme {
+                description: o.description.unwrap_or_default(),
+                open_id_connect_url: o.open_id_connect_url,
+            })
+        }
+        card::SecurityScheme::MutualTls(m) => {
+            Scheme::MtlsSecurityScheme(pb::MutualTlsSecurityScheme {
+                description: m.description.unwrap_or_default(),
+            })
+        }
+    };
+    pb::SecurityScheme {
+        scheme: Some(scheme),
+    }
+}
+
+/// Prost security scheme -> model (an empty oneof or an API key location
+/// other than cookie/header/query is rejected).
+pub fn security_scheme_from_pb(
+    s: pb::SecurityScheme,
+) -> Result<card::SecurityScheme, TranslateError> {
+    use pb::security_scheme::Scheme;
+    Ok(
+        match s
+            .scheme
+            .ok_or_else(|| missing("security scheme", "scheme"))?
+        {
+            Scheme::ApiKeySecurityScheme(a) => {
+                card::SecurityScheme::ApiKey(card::ApiKeySecurityScheme {
+                    description: non_empty(a.description),
+                    location: api_key_location_from_pb(&a.location)?,
+                    name: a.name,
+                    extra: Extras::new(),
+                })
+            }
+            Scheme::HttpAuthSecurityScheme(h) => {
+                card::SecurityScheme::Http(card::HttpAuthSecurityScheme {
+                    description: non_empty(h.description),
+                    scheme: h.scheme,
+                    bearer_format: non_empty(h.bearer_format),
+                    extra: Extras::new(),
+                })
+            }
+            Scheme::Oauth2SecurityScheme(o) => {
+                card::SecurityScheme::OAuth2(card::OAuth2SecurityScheme {
+                    description: non_empty(o.description),
+                    flows: flows_from_pb(o.flows),
+                    oauth2_metadata_url: non_empty(o.oauth2_metadata_url),
+                    extra: Extras::new(),
+                })
+            }
+            Scheme::OpenIdConnectSecurityScheme(o) => {
+                card::SecurityScheme::OpenIdConnect(card::OpenIdConnectSecurityScheme {
+                    description: non_empty(o.description),
+                    open_id_connect_url: o.open_id_connect_url,
+                    extra: Extras::new(),
+                })
+            }
+            Scheme::MtlsSecurityScheme(m) => {
+                card::SecurityScheme::MutualTls(card::MutualTlsSecurityScheme {
+                    description: non_empty(m.description),
+                    extra: Extras::new(),
+                })
+            }
+        },
+    )
+}
+
+fn skill_to_pb(s: card::AgentSkill) -> pb::AgentSkill {
+    pb::AgentSkill {
+        id: s.id,
+        name: s.name,
+        description: s.description,
+        tags: s.tags,
+        examples: s.examples.unwrap_or_default(),
+        input_modes: s.input_modes.unwrap_or_default(),
+        output_modes: s.output_modes.unwrap_or_default(),
+        security: requirements_to_pb(s.security),
+    }
+}
+
+fn skill_from_pb(s: pb::AgentSkill) -> card::AgentSkill {
+    card::AgentSkill {
+        id: s.id,
+        name: s.name,
+        description: s.description,
+        tags: s.tags,
+        examples: non_empty_vec(s.examples),
+        input_modes: non_empty_vec(s.input_modes),
+        output_modes: non_empty_vec(s.output_modes),
+        security: requirements_from_pb(s.security),
+        extra: Extras::new(),
+    }
+}
+
+fn extension_to_pb(e: card::AgentExtension) -> pb::AgentExtension {
+    pb::AgentExtension {
+        uri: e.uri,
+        description: e.description.unwrap_or_default(),
+        required: e.required.unwrap_or(false),
+        params: metadata_to_pb(e.params),
+    }
+}
+
+fn extension_from_pb(e: pb::AgentExtension) -> Result<card::AgentExtension, TranslateError> {
+    Ok(card::AgentExtension {
+        uri: e.uri,
+        description: non_empty(e.description),
+        required: e.required.then_some(true),
+        params: metadata_from_pb(e.params)?,
+        extra: Extras::new(),
+    })
+}
+
+/// Model agent card -> prost (see the section comment for what is lost).
+pub fn agent_card_to_pb(c: card::AgentCard) -> pb::AgentCard {
+    let caps = c.capabilities;
+    let extended = c.supports_authenticated_extended_card.unwrap_or(false)
+        || c.supports_extended_agent_card.unwrap_or(false);
+    pb::AgentCard {
+        protocol_version: c.protocol_version.unwrap_or_default(),
+        name: c.name,
+        description: c.description,
+        url: c.url,
+        preferred_transport: c.preferred_transport.unwrap_or_default(),
+        additional_interfaces: c
+            .additional_interfaces
+            .unwrap_or_default()
+            .into_iter()
+            .map(|i| pb::AgentInterface {
+                url: i.url,
+                transport: i.transport,
+            })
+            .collect(),
+        provider: c.provider.map(|p| pb::AgentProvider {
+            url: p.url,
+            organization: p.organization,
+        }),
+        version: c.version,
+        documentation_url: c.documentation_url.unwrap_or_default(),
+        capabilities: Some(pb::AgentCapabilities {
+            streaming: caps.streaming.unwrap_or(false),
+            push_notifications: caps.push_notifications.unwrap_or(false),
+            extensions: caps
+                .extensions
+                .unwrap_or_default()
+                .into_iter()
+                .map(extension_to_pb)
+                .collect(),
+        }),
+        security_schemes: c
+            .security_schemes
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, s)| (k, security_scheme_to_pb(s)))
+            .collect(),
+        security: requirements_to_pb(c.security),
+        default_input_modes: c.default_input_modes,
+        default_output_modes: c.default_output_modes,
+        skills: c.skills.into_iter().map(skill_to_pb).collect(),
+        supports_authenticated_extended_card: extended,
+        signatures: c
+            .signatures
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| pb::AgentCardSignature {
+                protected: s.protected,
+                signature: s.signature,
+                header: metadata_to_pb(s.header),
+            })
+            .collect(),
+        icon_url: c.icon_url.unwrap_or_default(),
+    }
+}
+
+/// Prost agent card -> model.
+pub fn agent_card_from_pb(c: pb::AgentCard) -> Result<card::AgentCard, TranslateError> {
+    let caps = c.capabilities.unwrap_or_default();
+    let schemes = c
+        .security_schemes
+        .into_iter()
+        .map(|(k, s)| security_scheme_from_pb(s).map(|s| (k, s)))
+        .collect::<Result<BTreeMap<_, _>, _>>()?;
+    Ok(card::AgentCard {
+        protocol_version: non_empty(c.protocol_version),
+        name: c.name,
+        description: c.description,
+        url: c.url,
+        preferred_transport: non_empty(c.preferred_transport),
+        additional_interfaces: non_empty_vec(
+            c.additional_interfaces
+                .into_iter()
+                .map(|i| card::AgentInterface {
+                    url: i.url,
+                    transport: i.transport,
+                    extra: Extras::new(),
+                })
+                .collect(),
+        ),
+        icon_url: non_empty(c.icon_url),
+        provider: c.provider.map(|p| card::AgentProvider {
+            organization: p.organization,
+            url: p.url,
+            extra: Extras::new(),
+        }),
+        version: c.version,
+        documentation_url: non_empty(c.documentation_url),
+        capabilities: card::AgentCapabilities {
+            streaming: caps.streaming.then_some(true),
+            push_notifications: caps.push_notifications.then_some(true),
+            state_transition_history: None,
+            extensions: non_empty_vec(
+                caps.extensions
+                    .into_iter()
+                    .map(extension_from_pb)
+                    .collect::<Result<_, _>>()?,
+            ),
+            extra: Extras::new(),
+        },
+        security_schemes: if schemes.is_empty() {
+            None
+        } else {
+            Some(schemes)
+        },
+        security: requirements_from_pb(c.security),
+        default_input_modes: c.default_input_modes,
+        default_output_modes: c.default_output_modes,
+        skills: c.skills.into_iter().map(skill_from_pb).collect(),
+        supports_authenticated_extended_card: c
+            .supports_authenticated_extended_card
+            .then_some(true),
+        supports_extended_agent_card: None,
+        signatures: non_empty_vec(
+            c.signatures
+                .into_iter()
+                .map(|s| {
+                    metadata_from_pb(s.header).map(|header| card::AgentCardSignature {
+                        protected: s.protected,
+                        signature: s.signature,
+                        header,
+                        extra: Extras::new(),
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        extra: Extras::new(),
+    })
+}

@@ -347,3 +347,389 @@ pub fn stream_from_pb(s: pb::StreamResponse) -> Result<m::event::StreamResponse,
         },
     )
 }
+
+// ---- Agent card ------------------------------------------------------------
+
+use std::collections::{BTreeMap, HashMap};
+
+use translate::v10::agent_card as card;
+
+fn requirement_to_pb(r: card::SecurityRequirement) -> pb::SecurityRequirement {
+    pb::SecurityRequirement {
+        schemes: r
+            .schemes
+            .into_iter()
+            .map(|(k, l)| (k, pb::StringList { list: l.list }))
+            .collect(),
+    }
+}
+
+fn requirement_from_pb(r: pb::SecurityRequirement) -> card::SecurityRequirement {
+    card::SecurityRequirement {
+        schemes: r
+            .schemes
+            .into_iter()
+            .map(|(k, l)| {
+                (
+                    k,
+                    card::StringList {
+                        list: l.list,
+                        extra: Extras::new(),
+                    },
+                )
+            })
+            .collect(),
+        extra: Extras::new(),
+    }
+}
+
+fn requirements_to_pb(r: Option<Vec<card::SecurityRequirement>>) -> Vec<pb::SecurityRequirement> {
+    r.unwrap_or_default()
+        .into_iter()
+        .map(requirement_to_pb)
+        .collect()
+}
+
+fn requirements_from_pb(r: Vec<pb::SecurityRequirement>) -> Option<Vec<card::SecurityRequirement>> {
+    non_empty_vec(r.into_iter().map(requirement_from_pb).collect())
+}
+
+fn scopes_to_pb(s: card::Scopes) -> HashMap<String, String> {
+    s.into_iter().collect()
+}
+
+fn scopes_from_pb(s: HashMap<String, String>) -> card::Scopes {
+    s.into_iter().collect()
+}
+
+// Implicit and password flows are deprecated in v1.0 but still on the wire.
+#[allow(deprecated)]
+fn flows_to_pb(f: card::OAuthFlows) -> pb::OAuthFlows {
+    use card::OAuthFlow as F;
+    use pb::o_auth_flows::Flow;
+    let flow = f.flow.map(|flow| match flow {
+        F::AuthorizationCode(a) => Flow::AuthorizationCode(pb::AuthorizationCodeOAuthFlow {
+            authorization_url: a.authorization_url,
+            token_url: a.token_url,
+            refresh_url: a.refresh_url.unwrap_or_default(),
+            scopes: scopes_to_pb(a.scopes),
+            pkce_required: a.pkce_required.unwrap_or(false),
+        }),
+        F::ClientCredentials(c) => Flow::ClientCredentials(pb::ClientCredentialsOAuthFlow {
+            token_url: c.token_url,
+            refresh_url: c.refresh_url.unwrap_or_default(),
+            scopes: scopes_to_pb(c.scopes),
+        }),
+        F::Implicit(i) => Flow::Implicit(pb::ImplicitOAuthFlow {
+            authorization_url: i.authorization_url,
+            refresh_url: i.refresh_url.unwrap_or_default(),
+            scopes: scopes_to_pb(i.scopes),
+        }),
+        F::Password(p) => Flow::Password(pb::PasswordOAuthFlow {
+            token_url: p.token_url,
+            refresh_url: p.refresh_url.unwrap_or_default(),
+            scopes: scopes_to_pb(p.scopes),
+        }),
+        F::DeviceCode(d) => Flow::DeviceCode(pb::DeviceCodeOAuthFlow {
+            device_authorization_url: d.device_authorization_url,
+            token_url: d.token_url,
+            refresh_url: d.refresh_url.unwrap_or_default(),
+            scopes: scopes_to_pb(d.scopes),
+        }),
+    });
+    pb::OAuthFlows { flow }
+}
+
+#[allow(deprecated)]
+fn flows_from_pb(f: Option<pb::OAuthFlows>) -> card::OAuthFlows {
+    use card::OAuthFlow as F;
+    use pb::o_auth_flows::Flow;
+    let flow = f.and_then(|f| f.flow).map(|flow| match flow {
+        Flow::AuthorizationCode(a) => F::AuthorizationCode(card::AuthorizationCodeOAuthFlow {
+            authorization_url: a.authorization_url,
+            token_url: a.token_url,
+            refresh_url: non_empty(a.refresh_url),
+            scopes: scopes_from_pb(a.scopes),
+            pkce_required: a.pkce_required.then_some(true),
+            extra: Extras::new(),
+        }),
+        Flow::ClientCredentials(c) => F::ClientCredentials(card::ClientCredentialsOAuthFlow {
+            token_url: c.token_url,
+            refresh_url: non_empty(c.refresh_url),
+            scopes: scopes_from_pb(c.scopes),
+            extra: Extras::new(),
+        }),
+        Flow::Implicit(i) => F::Implicit(card::ImplicitOAuthFlow {
+            authorization_url: i.authorization_url,
+            refresh_url: non_empty(i.refresh_url),
+            scopes: scopes_from_pb(i.scopes),
+            extra: Extras::new(),
+        }),
+        Flow::Password(p) => F::Password(card::PasswordOAuthFlow {
+            token_url: p.token_url,
+            refresh_url: non_empty(p.refresh_url),
+            scopes: scopes_from_pb(p.scopes),
+            extra: Extras::new(),
+        }),
+        Flow::DeviceCode(d) => F::DeviceCode(card::DeviceCodeOAuthFlow {
+            device_authorization_url: d.device_authorization_url,
+            token_url: d.token_url,
+            refresh_url: non_empty(d.refresh_url),
+            scopes: scopes_from_pb(d.scopes),
+            extra: Extras::new(),
+        }),
+    });
+    card::OAuthFlows {
+        flow,
+        extra: Extras::new(),
+    }
+}
+
+/// Model security scheme -> prost.
+pub fn security_scheme_to_pb(s: card::SecurityScheme) -> pb::SecurityScheme {
+    use card::Scheme as S;
+    use pb::security_scheme::Scheme;
+    let scheme = match s.scheme {
+        S::ApiKey(a) => Scheme::ApiKeySecurityScheme(pb::ApiKeySecurityScheme {
+            description: a.description.unwrap_or_default(),
+            location: a.location,
+            name: a.name,
+        }),
+        S::HttpAuth(h) => Scheme::HttpAuthSecurityScheme(pb::HttpAuthSecurityScheme {
+            description: h.description.unwrap_or_default(),
+            scheme: h.scheme,
+            bearer_format: h.bearer_format.unwrap_or_default(),
+        }),
+        S::OAuth2(o) => Scheme::Oauth2SecurityScheme(pb::OAuth2SecurityScheme {
+            description: o.description.unwrap_or_default(),
+            flows: Some(flows_to_pb(o.flows)),
+            oauth2_metadata_url: o.oauth2_metadata_url.unwrap_or_default(),
+        }),
+        S::OpenIdConnect(o) => {
+            Scheme::OpenIdConnectSecurityScheme(pb::OpenIdConnectSecurityScheme {
+                description: o.description.unwrap_or_default(),
+                open_id_connect_url: o.open_id_connect_url,
+            })
+        }
+        S::Mtls(m) => Scheme::MtlsSecurityScheme(pb::MutualTlsSecurityScheme {
+            description: m.description.unwrap_or_default(),
+        }),
+    };
+    pb::SecurityScheme {
+        scheme: Some(scheme),
+    }
+}
+
+/// Prost security scheme -> model (an empty oneof is rejected).
+pub fn security_scheme_from_pb(
+    s: pb::SecurityScheme,
+) -> Result<card::SecurityScheme, TranslateError> {
+    use card::Scheme as S;
+    use pb::security_scheme::Scheme;
+    let scheme = match s
+        .scheme
+        .ok_or_else(|| missing("security scheme", "scheme"))?
+    {
+        Scheme::ApiKeySecurityScheme(a) => S::ApiKey(card::ApiKeySecurityScheme {
+            description: non_empty(a.description),
+            location: a.location,
+            name: a.name,
+            extra: Extras::new(),
+        }),
+        Scheme::HttpAuthSecurityScheme(h) => S::HttpAuth(card::HttpAuthSecurityScheme {
+            description: non_empty(h.description),
+            scheme: h.scheme,
+            bearer_format: non_empty(h.bearer_format),
+            extra: Extras::new(),
+        }),
+        Scheme::Oauth2SecurityScheme(o) => S::OAuth2(card::OAuth2SecurityScheme {
+            description: non_empty(o.description),
+            flows: flows_from_pb(o.flows),
+            oauth2_metadata_url: non_empty(o.oauth2_metadata_url),
+            extra: Extras::new(),
+        }),
+        Scheme::OpenIdConnectSecurityScheme(o) => {
+            S::OpenIdConnect(card::OpenIdConnectSecurityScheme {
+                description: non_empty(o.description),
+                open_id_connect_url: o.open_id_connect_url,
+                extra: Extras::new(),
+            })
+        }
+        Scheme::MtlsSecurityScheme(m) => S::Mtls(card::MutualTlsSecurityScheme {
+            description: non_empty(m.description),
+            extra: Extras::new(),
+        }),
+    };
+    Ok(card::SecurityScheme::new(scheme))
+}
+
+fn extension_to_pb(e: card::AgentExtension) -> pb::AgentExtension {
+    pb::AgentExtension {
+        uri: e.uri,
+        description: e.description.unwrap_or_default(),
+        required: e.required.unwrap_or(false),
+        params: metadata_to_pb(e.params),
+    }
+}
+
+fn extension_from_pb(e: pb::AgentExtension) -> Result<card::AgentExtension, TranslateError> {
+    Ok(card::AgentExtension {
+        uri: e.uri,
+        description: non_empty(e.description),
+        required: e.required.then_some(true),
+        params: metadata_from_pb(e.params)?,
+        extra: Extras::new(),
+    })
+}
+
+/// Model agent card -> prost.
+pub fn agent_card_to_pb(c: card::AgentCard) -> pb::AgentCard {
+    let caps = c.capabilities;
+    pb::AgentCard {
+        name: c.name,
+        description: c.description,
+        supported_interfaces: c
+            .supported_interfaces
+            .into_iter()
+            .map(|i| pb::AgentInterface {
+                url: i.url,
+                protocol_binding: i.protocol_binding,
+                tenant: i.tenant.unwrap_or_default(),
+                protocol_version: i.protocol_version,
+            })
+            .collect(),
+        provider: c.provider.map(|p| pb::AgentProvider {
+            url: p.url,
+            organization: p.organization,
+        }),
+        version: c.version,
+        documentation_url: c.documentation_url,
+        capabilities: Some(pb::AgentCapabilities {
+            streaming: caps.streaming,
+            push_notifications: caps.push_notifications,
+            extensions: caps
+                .extensions
+                .unwrap_or_default()
+                .into_iter()
+                .map(extension_to_pb)
+                .collect(),
+            extended_agent_card: caps.extended_agent_card,
+        }),
+        security_schemes: c
+            .security_schemes
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, s)| (k, security_scheme_to_pb(s)))
+            .collect(),
+        security_requirements: requirements_to_pb(c.security_requirements),
+        default_input_modes: c.default_input_modes,
+        default_output_modes: c.default_output_modes,
+        skills: c
+            .skills
+            .into_iter()
+            .map(|s| pb::AgentSkill {
+                id: s.id,
+                name: s.name,
+                description: s.description,
+                tags: s.tags,
+                examples: s.examples.unwrap_or_default(),
+                input_modes: s.input_modes.unwrap_or_default(),
+                output_modes: s.output_modes.unwrap_or_default(),
+                security_requirements: requirements_to_pb(s.security_requirements),
+            })
+            .collect(),
+        signatures: c
+            .signatures
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| pb::AgentCardSignature {
+                protected: s.protected,
+                signature: s.signature,
+                header: metadata_to_pb(s.header),
+            })
+            .collect(),
+        icon_url: c.icon_url,
+    }
+}
+
+/// Prost agent card -> model.
+pub fn agent_card_from_pb(c: pb::AgentCard) -> Result<card::AgentCard, TranslateError> {
+    let caps = c.capabilities.unwrap_or_default();
+    let schemes = c
+        .security_schemes
+        .into_iter()
+        .map(|(k, s)| security_scheme_from_pb(s).map(|s| (k, s)))
+        .collect::<Result<BTreeMap<_, _>, _>>()?;
+    Ok(card::AgentCard {
+        name: c.name,
+        description: c.description,
+        supported_interfaces: c
+            .supported_interfaces
+            .into_iter()
+            .map(|i| card::AgentInterface {
+                url: i.url,
+                protocol_binding: i.protocol_binding,
+                tenant: non_empty(i.tenant),
+                protocol_version: i.protocol_version,
+                extra: Extras::new(),
+            })
+            .collect(),
+        provider: c.provider.map(|p| card::AgentProvider {
+            url: p.url,
+            organization: p.organization,
+            extra: Extras::new(),
+        }),
+        version: c.version,
+        documentation_url: c.documentation_url,
+        capabilities: card::AgentCapabilities {
+            streaming: caps.streaming,
+            push_notifications: caps.push_notifications,
+            extensions: non_empty_vec(
+                caps.extensions
+                    .into_iter()
+                    .map(extension_from_pb)
+                    .collect::<Result<_, _>>()?,
+            ),
+            extended_agent_card: caps.extended_agent_card,
+            extra: Extras::new(),
+        },
+        security_schemes: if schemes.is_empty() {
+            None
+        } else {
+            Some(schemes)
+        },
+        security_requirements: requirements_from_pb(c.security_requirements),
+        default_input_modes: c.default_input_modes,
+        default_output_modes: c.default_output_modes,
+        skills: c
+            .skills
+            .into_iter()
+            .map(|s| card::AgentSkill {
+                id: s.id,
+                name: s.name,
+                description: s.description,
+                tags: s.tags,
+                examples: non_empty_vec(s.examples),
+                input_modes: non_empty_vec(s.input_modes),
+                output_modes: non_empty_vec(s.output_modes),
+                security_requirements: requirements_from_pb(s.security_requirements),
+                extra: Extras::new(),
+            })
+            .collect(),
+        signatures: non_empty_vec(
+            c.signatures
+                .into_iter()
+                .map(|s| {
+                    metadata_from_pb(s.header).map(|header| card::AgentCardSignature {
+                        protected: s.protected,
+                        signature: s.signature,
+                        header,
+                        extra: Extras::new(),
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        icon_url: c.icon_url,
+        extra: Extras::new(),
+    })
+}

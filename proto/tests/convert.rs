@@ -439,3 +439,291 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Agent cards
+
+mod cards {
+    use super::*;
+    use std::collections::BTreeMap;
+    use translate::strategy::card as sc;
+    use translate::v03::agent_card as k03;
+    use translate::v10::agent_card as k10;
+
+    fn card03() -> k03::AgentCard {
+        let mut schemes = BTreeMap::new();
+        schemes.insert(
+            "key".to_owned(),
+            k03::SecurityScheme::ApiKey(k03::ApiKeySecurityScheme {
+                description: Some("api key".into()),
+                location: k03::ApiKeyLocation::Header,
+                name: "X-Key".into(),
+                extra: Extras::new(),
+            }),
+        );
+        schemes.insert(
+            "oauth".to_owned(),
+            k03::SecurityScheme::OAuth2(k03::OAuth2SecurityScheme {
+                description: None,
+                flows: k03::OAuthFlows {
+                    client_credentials: Some(k03::ClientCredentialsOAuthFlow {
+                        token_url: "https://tok".into(),
+                        refresh_url: None,
+                        scopes: [("read".to_owned(), "Read".to_owned())].into(),
+                        extra: Extras::new(),
+                    }),
+                    ..Default::default()
+                },
+                oauth2_metadata_url: Some("https://meta".into()),
+                extra: Extras::new(),
+            }),
+        );
+        schemes.insert(
+            "mtls".to_owned(),
+            k03::SecurityScheme::MutualTls(k03::MutualTlsSecurityScheme {
+                description: None,
+                extra: Extras::new(),
+            }),
+        );
+        let req: k03::SecurityRequirement = [("oauth".to_owned(), vec!["read".to_owned()])].into();
+        k03::AgentCard {
+            protocol_version: Some("0.3.0".into()),
+            name: "Agent".into(),
+            description: "Does things".into(),
+            url: "https://a/rpc".into(),
+            preferred_transport: Some("JSONRPC".into()),
+            additional_interfaces: Some(vec![k03::AgentInterface {
+                url: "grpc.a:443".into(),
+                transport: "GRPC".into(),
+                extra: Extras::new(),
+            }]),
+            icon_url: Some("https://a/icon".into()),
+            provider: Some(k03::AgentProvider {
+                organization: "Org".into(),
+                url: "https://org".into(),
+                extra: Extras::new(),
+            }),
+            version: "1.0.0".into(),
+            documentation_url: Some("https://docs".into()),
+            capabilities: k03::AgentCapabilities {
+                streaming: Some(true),
+                push_notifications: None,
+                state_transition_history: None,
+                extensions: Some(vec![k03::AgentExtension {
+                    uri: "urn:e".into(),
+                    description: Some("ext".into()),
+                    required: Some(true),
+                    params: meta(json!({"p": 1})),
+                    extra: Extras::new(),
+                }]),
+                extra: Extras::new(),
+            },
+            security_schemes: Some(schemes),
+            security: Some(vec![req.clone()]),
+            default_input_modes: vec!["text/plain".into()],
+            default_output_modes: vec!["application/json".into()],
+            skills: vec![k03::AgentSkill {
+                id: "s1".into(),
+                name: "Skill".into(),
+                description: "skill".into(),
+                tags: vec!["t".into()],
+                examples: Some(vec!["ex".into()]),
+                input_modes: None,
+                output_modes: Some(vec!["text/plain".into()]),
+                security: Some(vec![req]),
+                extra: Extras::new(),
+            }],
+            supports_authenticated_extended_card: Some(true),
+            supports_extended_agent_card: None,
+            signatures: Some(vec![k03::AgentCardSignature {
+                protected: "eyJ".into(),
+                signature: "sig".into(),
+                header: meta(json!({"kid": "k1"})),
+                extra: Extras::new(),
+            }]),
+            extra: Extras::new(),
+        }
+    }
+
+    #[test]
+    fn v03_card_round_trips_exactly() {
+        let c = card03();
+        let p = wire(&c03::agent_card_to_pb(c.clone()));
+        assert_eq!(p.url, "https://a/rpc");
+        assert!(p.supports_authenticated_extended_card);
+        assert_eq!(c03::agent_card_from_pb(p).unwrap(), c);
+    }
+
+    #[test]
+    fn v03_card_documented_losses() {
+        let mut c = card03();
+        c.supports_authenticated_extended_card = None;
+        c.supports_extended_agent_card = Some(true);
+        c.capabilities.state_transition_history = Some(true);
+        if let Some(k03::SecurityScheme::OAuth2(o)) =
+            c.security_schemes.as_mut().and_then(|s| s.get_mut("oauth"))
+        {
+            o.flows.password = Some(k03::PasswordOAuthFlow {
+                token_url: "https://pw".into(),
+                refresh_url: None,
+                scopes: BTreeMap::new(),
+                extra: Extras::new(),
+            });
+        }
+        let back = c03::agent_card_from_pb(wire(&c03::agent_card_to_pb(c))).unwrap();
+        assert_eq!(back.supports_authenticated_extended_card, Some(true));
+        assert_eq!(back.supports_extended_agent_card, None);
+        assert_eq!(back.capabilities.state_transition_history, None);
+        let Some(k03::SecurityScheme::OAuth2(o)) =
+            back.security_schemes.as_ref().and_then(|s| s.get("oauth"))
+        else {
+            panic!("oauth scheme lost")
+        };
+        assert!(o.flows.client_credentials.is_some());
+        assert!(o.flows.password.is_none());
+    }
+
+    #[test]
+    fn v03_card_invalid_inputs_are_errors() {
+        let mut p = c03::agent_card_to_pb(card03());
+        p.security_schemes
+            .insert("empty".into(), v03::SecurityScheme::default());
+        assert!(c03::agent_card_from_pb(p).is_err());
+        let mut p = c03::agent_card_to_pb(card03());
+        if let Some(v03::security_scheme::Scheme::ApiKeySecurityScheme(a)) = p
+            .security_schemes
+            .get_mut("key")
+            .and_then(|s| s.scheme.as_mut())
+        {
+            a.location = "body".into();
+        }
+        assert!(c03::agent_card_from_pb(p).is_err());
+    }
+
+    fn card10() -> k10::AgentCard {
+        let mut schemes = BTreeMap::new();
+        schemes.insert(
+            "dev".to_owned(),
+            k10::SecurityScheme::new(k10::Scheme::OAuth2(k10::OAuth2SecurityScheme {
+                description: Some("d".into()),
+                flows: k10::OAuthFlows {
+                    flow: Some(k10::OAuthFlow::DeviceCode(k10::DeviceCodeOAuthFlow {
+                        device_authorization_url: "https://dev".into(),
+                        token_url: "https://tok".into(),
+                        refresh_url: None,
+                        scopes: [("s".to_owned(), "S".to_owned())].into(),
+                        extra: Extras::new(),
+                    })),
+                    extra: Extras::new(),
+                },
+                oauth2_metadata_url: None,
+                extra: Extras::new(),
+            })),
+        );
+        schemes.insert(
+            "http".to_owned(),
+            k10::SecurityScheme::new(k10::Scheme::HttpAuth(k10::HttpAuthSecurityScheme {
+                description: None,
+                scheme: "Bearer".into(),
+                bearer_format: Some("JWT".into()),
+                extra: Extras::new(),
+            })),
+        );
+        let req = k10::SecurityRequirement {
+            schemes: [(
+                "http".to_owned(),
+                k10::StringList {
+                    list: vec![],
+                    extra: Extras::new(),
+                },
+            )]
+            .into(),
+            extra: Extras::new(),
+        };
+        k10::AgentCard {
+            name: "Agent".into(),
+            description: "Does things".into(),
+            supported_interfaces: vec![
+                k10::AgentInterface {
+                    url: "https://a/rpc".into(),
+                    protocol_binding: "JSONRPC".into(),
+                    tenant: None,
+                    protocol_version: "1.0".into(),
+                    extra: Extras::new(),
+                },
+                k10::AgentInterface {
+                    url: "grpc.a:443".into(),
+                    protocol_binding: "GRPC".into(),
+                    tenant: Some("t1".into()),
+                    protocol_version: "0.3".into(),
+                    extra: Extras::new(),
+                },
+            ],
+            provider: None,
+            version: "1".into(),
+            documentation_url: Some(String::new()),
+            capabilities: k10::AgentCapabilities {
+                streaming: Some(false),
+                push_notifications: Some(true),
+                extensions: None,
+                extended_agent_card: Some(true),
+                extra: Extras::new(),
+            },
+            security_schemes: Some(schemes),
+            security_requirements: Some(vec![req.clone()]),
+            default_input_modes: vec!["text/plain".into()],
+            default_output_modes: vec![],
+            skills: vec![k10::AgentSkill {
+                id: "s".into(),
+                name: "n".into(),
+                description: "d".into(),
+                tags: vec![],
+                examples: None,
+                input_modes: Some(vec!["a/b".into()]),
+                output_modes: None,
+                security_requirements: Some(vec![req]),
+                extra: Extras::new(),
+            }],
+            signatures: None,
+            icon_url: None,
+            extra: Extras::new(),
+        }
+    }
+
+    #[test]
+    fn v10_card_round_trips_exactly() {
+        let c = card10();
+        let p = wire(&c10::agent_card_to_pb(c.clone()));
+        // `optional` presence survives: explicit "" and `false`.
+        assert_eq!(p.documentation_url.as_deref(), Some(""));
+        assert_eq!(
+            p.capabilities.as_ref().and_then(|k| k.streaming),
+            Some(false)
+        );
+        assert_eq!(c10::agent_card_from_pb(p).unwrap(), c);
+    }
+
+    #[test]
+    fn v10_card_invalid_inputs_are_errors() {
+        let mut p = c10::agent_card_to_pb(card10());
+        p.security_schemes
+            .insert("empty".into(), v10::SecurityScheme::default());
+        assert!(c10::agent_card_from_pb(p).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn v03_card_is_a_fixed_point(x in sc::v03_card_any()) {
+            let to = |c| ok(c03::agent_card_to_pb(c));
+            fixed_point!(x, to, c03::agent_card_from_pb);
+        }
+
+        #[test]
+        fn v10_card_is_a_fixed_point(x in sc::v10_card_any()) {
+            let to = |c| ok(c10::agent_card_to_pb(c));
+            fixed_point!(x, to, c10::agent_card_from_pb);
+        }
+    }
+}
