@@ -5,7 +5,13 @@
 //! * [`v10`]: A2A v1.0 (proto package `lf.a2a.v1`).
 //!
 //! Well-known types (`Struct`, `Value`, `Timestamp`, `Empty`) are
-//! [`pbjson_types`] in both modules.
+//! [`pbjson_types`] in both modules. Note: pbjson-types renders a
+//! `Timestamp` as `...+00:00` rather than ProtoJSON's canonical `...Z`.
+//!
+//! [`convert_v03`] / [`convert_v10`] convert between these prost messages and
+//! the `translate::v03` / `translate::v10` models (payload entities and the
+//! agent card), returning `Result<_, TranslateError>` and never panicking;
+//! [`wkt`] holds the `Struct`/`Value`/`Timestamp` <-> JSON helpers.
 
 pub use pbjson_types;
 

@@ -1451,3 +1451,25 @@ fn client_request_paths() {
     .collect();
     assert_eq!(paths, expected);
 }
+
+#[test]
+fn v03_protojson_output_forms() {
+    let st = v03::TaskStatus {
+        state: v03::TaskState::Cancelled as i32,
+        update: None,
+        timestamp: Some(Timestamp {
+            seconds: 1_743_613_165,
+            nanos: 331_000_000,
+        }),
+    };
+    let json = serde_json::to_value(&st).unwrap();
+    assert_eq!(json["state"], "TASK_STATE_CANCELLED");
+    // pbjson-types 0.9 writes `+00:00`, not the canonical ProtoJSON `Z`
+    // (both parse as RFC 3339). Callers wanting `Z` must post-process.
+    assert_eq!(json["timestamp"], "2025-04-02T16:59:25.331+00:00");
+    let back: v03::TaskStatus = serde_json::from_value(json).unwrap();
+    assert_eq!(back, st);
+    // Default-valued fields are omitted.
+    let empty = serde_json::to_value(v03::Task::default()).unwrap();
+    assert_eq!(empty, serde_json::json!({}));
+}
