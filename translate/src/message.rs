@@ -38,8 +38,8 @@ pub const LOSSY: &[Lossy] = &[
     Lossy {
         entity: "Message.role",
         direction: Direction::ToV03,
-        what: "`ROLE_UNSPECIFIED` (or an absent role) has no v0.3 value",
-        decision: "becomes `\"agent\"` (a2a-js)",
+        what: "`ROLE_UNSPECIFIED`, an absent role, or an unknown role name or number has no v0.3 value",
+        decision: "becomes `\"agent\"` (a2a-js), i.e. `ROLE_AGENT` coming back",
         fixture: "message/role-unspecified.v10.json, message/role-unspecified.v03.json, message/role-unspecified.to-v10.json",
     },
     Lossy {
@@ -54,7 +54,7 @@ pub const LOSSY: &[Lossy] = &[
         direction: Direction::ToV10,
         what: "v0.3 message without `kind`",
         decision: "accepted (kind inferred); `kind: \"message\"` always emitted going to v0.3; a wrong kind is rejected",
-        fixture: "message/missing-kind.v03.json, message/missing-kind.v10.json, message/missing-kind.to-v03.json, rejected/message/wrong-kind.v03.json",
+        fixture: "message/kind-missing.v03.json, message/kind-missing.v10.json, message/kind-missing.to-v03.json, rejected/message/kind-task.v03.json",
     },
 ];
 
