@@ -282,6 +282,28 @@ impl ErrorCode {
     }
 }
 
+impl ErrorCode {
+    /// The gRPC status a2a-python 0.3 servers answer with (message prefixed
+    /// `"<ErrorName>: "`); the v1.0-only errors get their v1.0 status.
+    pub fn v03_grpc_code(self) -> GrpcCode {
+        match self {
+            ErrorCode::JsonParse | ErrorCode::Internal | ErrorCode::InvalidAgentResponse => {
+                GrpcCode::Internal
+            }
+            ErrorCode::InvalidRequest | ErrorCode::InvalidParams => GrpcCode::InvalidArgument,
+            ErrorCode::MethodNotFound | ErrorCode::TaskNotFound => GrpcCode::NotFound,
+            ErrorCode::TaskNotCancelable
+            | ErrorCode::PushNotificationNotSupported
+            | ErrorCode::UnsupportedOperation
+            | ErrorCode::ContentTypeNotSupported => GrpcCode::Unimplemented,
+            ErrorCode::ExtendedAgentCardNotConfigured => GrpcCode::Unknown,
+            ErrorCode::ExtensionSupportRequired | ErrorCode::VersionNotSupported => {
+                GrpcCode::FailedPrecondition
+            }
+        }
+    }
+}
+
 /// Builds the v1.0 `google.rpc.ErrorInfo` detail for an A2A error, with the
 /// scalar members of `data` (if it is an object) as string metadata.
 pub fn error_info(code: ErrorCode, data: Option<&Value>) -> Option<Value> {
@@ -440,6 +462,11 @@ mod tests {
         assert_eq!(ErrorCode::TaskNotFound.grpc_code().number(), 5);
         assert_eq!(ErrorCode::TaskNotCancelable.http_status(), 400);
         assert_eq!(ErrorCode::TaskNotCancelable.v03_rest_status(), 409);
+        assert_eq!(
+            ErrorCode::TaskNotCancelable.v03_grpc_code(),
+            GrpcCode::Unimplemented
+        );
+        assert_eq!(GrpcCode::FailedPrecondition.name(), "FAILED_PRECONDITION");
     }
 
     fn v03_err(v: Value) -> v03::ErrorObject {
