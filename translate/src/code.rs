@@ -216,6 +216,29 @@ impl ErrorCode {
         }
     }
 
+    /// A reason for every error, for bindings that always need one (REST
+    /// `google.rpc.Status` details): [`ErrorCode::reason`] for A2A errors, and
+    /// the same UPPER_SNAKE rule (name without `Error`) for the JSON-RPC
+    /// standard errors. JSON-RPC `error.data` uses [`ErrorCode::reason`] only.
+    pub fn reason_any(self) -> &'static str {
+        match self {
+            ErrorCode::JsonParse => "JSON_PARSE",
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::MethodNotFound => "METHOD_NOT_FOUND",
+            ErrorCode::InvalidParams => "INVALID_PARAMS",
+            ErrorCode::Internal => "INTERNAL",
+            ErrorCode::TaskNotFound
+            | ErrorCode::TaskNotCancelable
+            | ErrorCode::PushNotificationNotSupported
+            | ErrorCode::UnsupportedOperation
+            | ErrorCode::ContentTypeNotSupported
+            | ErrorCode::InvalidAgentResponse
+            | ErrorCode::ExtendedAgentCardNotConfigured
+            | ErrorCode::ExtensionSupportRequired
+            | ErrorCode::VersionNotSupported => self.reason().unwrap_or("UNKNOWN"),
+        }
+    }
+
     /// The named error whose `ErrorInfo.reason` is `reason`.
     pub fn from_reason(reason: &str) -> Option<ErrorCode> {
         ErrorCode::ALL
@@ -450,6 +473,13 @@ mod tests {
         let set: BTreeSet<_> = reasons.iter().collect();
         assert_eq!(reasons.len(), set.len());
         assert_eq!(reasons.len(), 9);
+        let any: BTreeSet<_> = ErrorCode::ALL.iter().map(|e| e.reason_any()).collect();
+        assert_eq!(any.len(), ErrorCode::ALL.len());
+        for e in ErrorCode::ALL {
+            if let Some(r) = e.reason() {
+                assert_eq!(e.reason_any(), r);
+            }
+        }
         let msgs: BTreeSet<_> = ErrorCode::ALL.iter().map(|e| e.default_message()).collect();
         assert_eq!(msgs.len(), ErrorCode::ALL.len());
     }
