@@ -1,1 +1,4 @@
-//! (to be written)
+//! a2a-compat-proxy: the library behind the binary.
+
+pub mod cli;
+pub mod translate_cmd;

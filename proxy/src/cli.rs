@@ -1,0 +1,58 @@
+//! Raw command-line input (clap). Resolution into validated settings lives
+//! next to the code that uses it; this module only describes the flags.
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// a2a-compat-proxy: lets A2A v0.3 and v1.0 clients and agents talk to each other.
+#[derive(Debug, Parser)]
+#[command(name = "a2a-compat-proxy", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Translate one A2A JSON document from stdin to stdout.
+    Translate(TranslateArgs),
+}
+
+/// Flags of `translate`.
+#[derive(Debug, clap::Args)]
+pub struct TranslateArgs {
+    /// The wire version to produce; the input is read as the other one.
+    #[arg(long, value_enum)]
+    pub to: TargetVersion,
+    /// What the document is.
+    #[arg(long, value_enum)]
+    pub kind: CliKind,
+    /// For `response` and `event`: the method of the request, named in the
+    /// source version (e.g. `message/send` when translating to 1.0).
+    #[arg(long)]
+    pub method: Option<String>,
+}
+
+/// `--to` values.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TargetVersion {
+    #[value(name = "1.0")]
+    V10,
+    #[value(name = "0.3")]
+    V03,
+}
+
+/// `--kind` values.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CliKind {
+    /// A JSON-RPC request envelope (or bare params when `--method` is given).
+    Request,
+    /// A JSON-RPC response envelope for `--method` (or a bare result).
+    Response,
+    /// One streaming event: a JSON-RPC response envelope or a bare event.
+    Event,
+    /// An agent card.
+    Card,
+    /// A push-notification webhook body.
+    PushBody,
+}
