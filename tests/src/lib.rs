@@ -1,1 +1,5 @@
-//! End-to-end test support (to be written).
+//! End-to-end test support: the real A2A SDK peers (Python venvs) and JSON
+//! comparison helpers.
+
+pub mod json_eq;
+pub mod sdk;

@@ -1,0 +1,80 @@
+//! The real A2A SDK peers, installed into venvs by `tests/sdk/setup.sh`
+//! (run by `.ci/run`, and by these helpers when a venv is missing).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The Python interpreter of the a2a-sdk 1.x venv, creating the venv first if needed.
+pub fn python_v10() -> PathBuf {
+    let root = repo_root();
+    let status = Command::new("bash")
+        .arg(root.join("tests/sdk/setup.sh"))
+        .status()
+        .expect("run tests/sdk/setup.sh");
+    assert!(
+        status.success(),
+        "tests/sdk/setup.sh failed: cannot install a2a-sdk 1.x"
+    );
+    root.join(".venv-v10/bin/python")
+}
+
+/// One request to the SDK translation oracle (`tests/sdk/oracle.py`).
+#[derive(Debug, Clone)]
+pub struct OracleRequest {
+    pub kind: String,
+    /// "1.0" or "0.3": the version to produce.
+    pub to: String,
+    /// v1.0 method name, for `response` / `event` kinds.
+    pub method: Option<String>,
+    pub input: Value,
+}
+
+/// Runs the oracle over `requests` in one Python process; returns, per
+/// request, `Ok(output)` or `Err(message)` (the SDK refused the input).
+pub fn oracle(requests: &[OracleRequest]) -> Vec<Result<Value, String>> {
+    let python = python_v10();
+    let mut child = Command::new(python)
+        .arg(repo_root().join("tests/sdk/oracle.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start oracle.py");
+    let mut input = String::new();
+    for r in requests {
+        let line =
+            serde_json::json!({"kind": r.kind, "to": r.to, "method": r.method, "input": r.input});
+        input.push_str(&line.to_string());
+        input.push('\n');
+    }
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let stdout = child.stdout.take().expect("stdout");
+    let mut out = Vec::with_capacity(requests.len());
+    for line in BufReader::new(stdout).lines() {
+        let v: Value =
+            serde_json::from_str(&line.expect("oracle output")).expect("oracle JSON line");
+        out.push(match (v.get("ok"), v.get("err")) {
+            (Some(ok), _) => Ok(ok.clone()),
+            (None, Some(err)) => Err(err.as_str().unwrap_or("?").to_string()),
+            _ => Err(format!("malformed oracle line {v}")),
+        });
+    }
+    writer
+        .join()
+        .expect("writer thread")
+        .expect("write oracle stdin");
+    assert!(
+        child.wait().expect("oracle exit").success(),
+        "oracle.py failed"
+    );
+    assert_eq!(out.len(), requests.len(), "oracle answered every request");
+    out
+}
