@@ -1,1 +1,105 @@
-//! (to be written)
+//! v0.3 streaming events and the `StreamEvent` union (also the
+//! `message/send` result type).
+
+use serde::de::Deserializer;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::json::{Extras, Metadata};
+use crate::v03::artifact::Artifact;
+use crate::v03::message::Message;
+use crate::v03::part::{object_and_kind, variant, ArtifactUpdateKind, StatusUpdateKind};
+use crate::v03::task::{Task, TaskStatus};
+
+/// `TaskStatusUpdateEvent` (`kind: "status-update"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    /// Always `"status-update"`.
+    #[serde(default)]
+    pub kind: StatusUpdateKind,
+    /// Task id.
+    pub task_id: String,
+    /// Context id.
+    pub context_id: String,
+    /// New status.
+    pub status: TaskStatus,
+    /// The v0.3 `final` flag: last event of the stream for this interaction.
+    #[serde(rename = "final")]
+    pub is_final: bool,
+    /// Event metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Unknown members.
+    #[serde(flatten)]
+    pub extra: Extras,
+}
+
+/// `TaskArtifactUpdateEvent` (`kind: "artifact-update"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    /// Always `"artifact-update"`.
+    #[serde(default)]
+    pub kind: ArtifactUpdateKind,
+    /// Task id.
+    pub task_id: String,
+    /// Context id.
+    pub context_id: String,
+    /// The artifact (or chunk).
+    pub artifact: Artifact,
+    /// Append to a previously sent artifact with the same id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append: Option<bool>,
+    /// Last chunk of the artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_chunk: Option<bool>,
+    /// Event metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Unknown members.
+    #[serde(flatten)]
+    pub extra: Extras,
+}
+
+/// One streamed result (or the `message/send` result), tagged by `kind`;
+/// a missing `kind` is inferred from the members.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum StreamEvent {
+    /// `kind: "task"`.
+    Task(Task),
+    /// `kind: "message"`.
+    Message(Message),
+    /// `kind: "status-update"`.
+    StatusUpdate(TaskStatusUpdateEvent),
+    /// `kind: "artifact-update"`.
+    ArtifactUpdate(TaskArtifactUpdateEvent),
+}
+
+fn infer(m: &Map<String, Value>) -> Option<&'static str> {
+    if m.contains_key("artifact") {
+        Some("artifact-update")
+    } else if m.contains_key("messageId") {
+        Some("message")
+    } else if m.contains_key("status") && m.contains_key("id") {
+        Some("task")
+    } else if m.contains_key("status") {
+        Some("status-update")
+    } else {
+        None
+    }
+}
+
+impl<'de> Deserialize<'de> for StreamEvent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let kinds = ["task", "message", "status-update", "artifact-update"];
+        let (map, kind) = object_and_kind(d, "stream event", &kinds, infer)?;
+        match kind {
+            "task" => variant(map).map(StreamEvent::Task),
+            "message" => variant(map).map(StreamEvent::Message),
+            "status-update" => variant(map).map(StreamEvent::StatusUpdate),
+            _ => variant(map).map(StreamEvent::ArtifactUpdate),
+        }
+    }
+}
