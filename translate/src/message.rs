@@ -54,7 +54,7 @@ pub const LOSSY: &[Lossy] = &[
         direction: Direction::ToV10,
         what: "v0.3 message without `kind`",
         decision: "accepted (kind inferred); `kind: \"message\"` always emitted going to v0.3; a wrong kind is rejected",
-        fixture: "message/missing-kind.v03.json, message/missing-kind.v10.json, message/missing-kind.to-v03.json, rejected/message/wrong-kind.v03.json",
+        fixture: "message/kind-missing.v03.json, message/kind-missing.v10.json, message/kind-missing.to-v03.json, rejected/message/kind-task.v03.json",
     },
 ];
 

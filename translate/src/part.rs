@@ -33,7 +33,7 @@ pub const LOSSY: &[Lossy] = &[
         direction: Direction::ToV03,
         what: "v1.0 `data` may be any JSON value; a v0.3 DataPart holds only an object",
         decision: "a non-object value X becomes `{\"value\": X}` with `metadata.data_part_compat = true` (SDK convention); the reverse unwraps only when the flag is exactly `true`, `data` has exactly the key `value` and X is not an object, removing the flag (an emptied metadata becomes absent)",
-        fixture: "part/data-scalar.v03.json, part/data-scalar.v10.json",
+        fixture: "part/data-scalar.v03.json, part/data-scalar.v10.json, part/data-null.v10.json, part/data-array.v10.json, part/data-compat-flag-not-true.v03.json, part/data-compat-extra-key.v03.json",
     },
     Lossy {
         entity: "Part (data)",
@@ -47,14 +47,14 @@ pub const LOSSY: &[Lossy] = &[
         direction: Direction::ToV03,
         what: "v1.0 `filename` / `mediaType` on a text or data part (v0.3 has them only on files)",
         decision: "dropped (SDKs drop)",
-        fixture: "part/text-media-type.v10.json, part/text-media-type.v03.json, part/text-media-type.to-v10.json",
+        fixture: "part/text-media-type.v10.json, part/text-media-type.v03.json, part/text-media-type.to-v10.json, part/data-media-type.v10.json, part/data-media-type.v03.json, part/data-media-type.to-v10.json",
     },
     Lossy {
         entity: "Part (file bytes)",
         direction: Direction::Both,
         what: "base64 spelling: URL-safe or unpadded input",
         decision: "accepted on input; output is always standard base64 with padding; invalid base64 is rejected (-32602)",
-        fixture: "part/file-bytes-urlsafe.v03.json, part/file-bytes-urlsafe.v10.json, part/file-bytes-urlsafe.to-v03.json",
+        fixture: "part/file-bytes-urlsafe.v03.json, part/file-bytes-urlsafe.v10.json, part/file-bytes-urlsafe.to-v03.json, part/file-bytes-unpadded.v03.json, part/file-bytes-unpadded.to-v03.json, part/file-raw-urlsafe-v10.v10.json, part/file-raw-urlsafe-v10.to-v10.json, rejected/part/invalid-base64.v03.json, rejected/part/invalid-base64-v10.v10.json",
     },
     Lossy {
         entity: "Part (file)",
@@ -75,7 +75,7 @@ pub const LOSSY: &[Lossy] = &[
         direction: Direction::ToV10,
         what: "v0.3 part without `kind`",
         decision: "kind inferred from `text` / `file` / `data`; always emitted going to v0.3; a wrong kind is rejected",
-        fixture: "part/missing-kind.v03.json, part/missing-kind.v10.json, part/missing-kind.to-v03.json, rejected/part/wrong-kind.v03.json",
+        fixture: "part/text-kind-missing.v03.json, part/text-kind-missing.to-v03.json, part/file-kind-missing.v03.json, part/file-kind-missing.to-v03.json, rejected/part/wrong-kind.v03.json",
     },
     Lossy {
         entity: "all payload entities",

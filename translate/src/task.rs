@@ -37,28 +37,28 @@ pub const LOSSY: &[Lossy] = &[
         direction: Direction::ToV03,
         what: "v1.0 `contextId` is optional, v0.3 requires it",
         decision: "absent (or empty) becomes `\"\"`; a v0.3 `\"\"` becomes absent in v1.0 (ProtoJSON default)",
-        fixture: "task/no-context-id.v10.json, task/no-context-id.v03.json",
+        fixture: "task/missing-context-id.v10.json, task/missing-context-id.v03.json",
     },
     Lossy {
         entity: "TaskStatus.timestamp",
         direction: Direction::ToV10,
         what: "v0.3 producers emit naive (no offset) or non-UTC timestamps; v1.0 requires UTC with `Z`",
         decision: "naive is taken as UTC, offsets converted; output `Z` with 0/3/6/9 fraction digits; v1.0 -> v0.3 passes the string unchanged; an unparsable timestamp is rejected",
-        fixture: "task-status/timestamp-naive.v03.json, task-status/timestamp-naive.v10.json, task-status/timestamp-naive.to-v03.json, task-status/timestamp-offset.v03.json, task-status/timestamp-offset.v10.json, task-status/timestamp-offset.to-v03.json",
+        fixture: "task-status/naive-timestamp.v03.json, task-status/naive-timestamp.to-v03.json, task-status/offset-timestamp.v03.json, task-status/offset-timestamp.to-v03.json, task-status/non-utc-offset.v03.json, task-status/non-utc-offset.to-v03.json, rejected/task-status/bad-timestamp.v03.json",
     },
     Lossy {
         entity: "TaskState",
         direction: Direction::ToV03,
         what: "v1.0 input spelled `TASK_STATE_CANCELLED` (v0.3 ProtoJSON) or given as an integer",
         decision: "accepted as canceled / the numbered state; v1.0 output always uses `TASK_STATE_CANCELED` and names",
-        fixture: "task-status/state-cancelled.v10.json, task-status/state-cancelled.v03.json, task-status/state-cancelled.to-v10.json, task-status/state-integer.v10.json, task-status/state-integer.v03.json, task-status/state-integer.to-v10.json",
+        fixture: "task-status/cancelled-double-l.v10.json, task-status/cancelled-double-l.to-v10.json, task-status/state-integer.v10.json, task-status/state-integer.to-v10.json",
     },
     Lossy {
         entity: "TaskState",
         direction: Direction::ToV03,
         what: "a v1.0 state name or number this crate does not know",
         decision: "becomes v0.3 `\"unknown\"` (SDKs), i.e. `TASK_STATE_UNSPECIFIED` coming back",
-        fixture: "task-status/state-unrecognized.v10.json, task-status/state-unrecognized.v03.json, task-status/state-unrecognized.to-v10.json",
+        fixture: "task-status/state-unknown-name.v10.json, task-status/state-unknown-name.v03.json, task-status/state-unknown-name.to-v10.json",
     },
 ];
 

@@ -77,15 +77,33 @@ pub enum StreamEvent {
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
-fn infer(m: &Map<String, Value>) -> Option<&'static str> {
+/// Which [`StreamEvent`] variant an object is.
+#[derive(Clone, Copy)]
+enum EventKind {
+    Task,
+    Message,
+    StatusUpdate,
+    ArtifactUpdate,
+}
+
+const EVENT_KINDS: &[(&str, EventKind)] = &[
+    ("task", EventKind::Task),
+    ("message", EventKind::Message),
+    ("status-update", EventKind::StatusUpdate),
+    ("artifact-update", EventKind::ArtifactUpdate),
+];
+
+/// Infers a missing `kind`: `artifact` -> artifact-update, `messageId` ->
+/// message, `id` + `status` -> task, `status` -> status-update.
+fn infer(m: &Map<String, Value>) -> Option<EventKind> {
     if m.contains_key("artifact") {
-        Some("artifact-update")
+        Some(EventKind::ArtifactUpdate)
     } else if m.contains_key("messageId") {
-        Some("message")
+        Some(EventKind::Message)
     } else if m.contains_key("status") && m.contains_key("id") {
-        Some("task")
+        Some(EventKind::Task)
     } else if m.contains_key("status") {
-        Some("status-update")
+        Some(EventKind::StatusUpdate)
     } else {
         None
     }
@@ -93,13 +111,14 @@ fn infer(m: &Map<String, Value>) -> Option<&'static str> {
 
 impl<'de> Deserialize<'de> for StreamEvent {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let kinds = ["task", "message", "status-update", "artifact-update"];
-        let (map, kind) = object_and_kind(d, "stream event", &kinds, infer)?;
+        let (map, kind) = object_and_kind(d, "stream event", EVENT_KINDS, infer)?;
         match kind {
-            "task" => variant(map).map(StreamEvent::Task),
-            "message" => variant(map).map(StreamEvent::Message),
-            "status-update" => variant(map).map(StreamEvent::StatusUpdate),
-            _ => variant(map).map(StreamEvent::ArtifactUpdate),
+            EventKind::Task => variant(map, "task").map(StreamEvent::Task),
+            EventKind::Message => variant(map, "message").map(StreamEvent::Message),
+            EventKind::StatusUpdate => variant(map, "status-update").map(StreamEvent::StatusUpdate),
+            EventKind::ArtifactUpdate => {
+                variant(map, "artifact-update").map(StreamEvent::ArtifactUpdate)
+            }
         }
     }
 }

@@ -7,12 +7,26 @@ use crate::v03::part::{MessageKind, Part};
 
 /// Who sent a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum Role {
     /// `"user"`.
     User,
     /// `"agent"`.
     Agent,
+}
+
+impl TryFrom<String> for Role {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        match s.as_str() {
+            "user" => Ok(Role::User),
+            "agent" => Ok(Role::Agent),
+            _ => Err(format!(
+                "unknown role {s:?}, expected \"user\" or \"agent\""
+            )),
+        }
+    }
 }
 
 /// One message of a conversation.

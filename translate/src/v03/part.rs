@@ -117,15 +117,15 @@ kind_tag!(
     ArtifactUpdateTag, ArtifactUpdateKind, "artifact-update"
 );
 
-/// Reads a JSON object for a `kind`-dispatched union: returns the object and
-/// the chosen kind, taken from `kind` when present (it must be one of
-/// `kinds`) and otherwise inferred by `infer`.
-pub(crate) fn object_and_kind<'de, D: Deserializer<'de>>(
+/// Reads a JSON object for a `kind`-dispatched union whose variants are
+/// `kinds` (`kind` string, variant). The variant comes from `kind` when
+/// present (it must name one of `kinds`), otherwise from `infer`.
+pub(crate) fn object_and_kind<'de, D: Deserializer<'de>, K: Copy>(
     d: D,
     what: &str,
-    kinds: &[&'static str],
-    infer: fn(&Map<String, Value>) -> Option<&'static str>,
-) -> Result<(Map<String, Value>, &'static str), D::Error> {
+    kinds: &[(&'static str, K)],
+    infer: fn(&Map<String, Value>) -> Option<K>,
+) -> Result<(Map<String, Value>, K), D::Error> {
     let map = match Value::deserialize(d)? {
         Value::Object(m) => m,
         other => {
@@ -135,12 +135,14 @@ pub(crate) fn object_and_kind<'de, D: Deserializer<'de>>(
             )))
         }
     };
+    let names = || kinds.iter().map(|(n, _)| *n).collect::<Vec<_>>();
     let kind = match map.get("kind") {
-        Some(Value::String(k)) => match kinds.iter().find(|c| **c == k.as_str()) {
-            Some(c) => *c,
+        Some(Value::String(k)) => match kinds.iter().find(|(n, _)| *n == k.as_str()) {
+            Some((_, v)) => *v,
             None => {
                 return Err(de::Error::custom(format!(
-                    "wrong kind {k:?} for a {what}, expected one of {kinds:?}"
+                    "wrong kind {k:?} for a {what}, expected one of {:?}",
+                    names()
                 )))
             }
         },
@@ -154,7 +156,8 @@ pub(crate) fn object_and_kind<'de, D: Deserializer<'de>>(
             Some(k) => k,
             None => {
                 return Err(de::Error::custom(format!(
-                    "{what} has no kind and none of its members identify one"
+                    "{what} has no kind and none of its members identify one of {:?}",
+                    names()
                 )))
             }
         },
@@ -162,11 +165,13 @@ pub(crate) fn object_and_kind<'de, D: Deserializer<'de>>(
     Ok((map, kind))
 }
 
-/// Deserializes one union variant from an already-read object.
+/// Deserializes one union variant (named `label` in errors) from an
+/// already-read object.
 pub(crate) fn variant<T: serde::de::DeserializeOwned, E: de::Error>(
     map: Map<String, Value>,
+    label: &str,
 ) -> Result<T, E> {
-    serde_json::from_value(Value::Object(map)).map_err(E::custom)
+    serde_json::from_value(Value::Object(map)).map_err(|e| E::custom(format!("{label}: {e}")))
 }
 
 fn json_type(v: &Value) -> &'static str {
@@ -192,17 +197,32 @@ pub enum Part {
     Data(DataPart),
 }
 
+/// Which [`Part`] variant an object is.
+#[derive(Clone, Copy)]
+enum PartKind {
+    Text,
+    File,
+    Data,
+}
+
+const PART_KINDS: &[(&str, PartKind)] = &[
+    ("text", PartKind::Text),
+    ("file", PartKind::File),
+    ("data", PartKind::Data),
+];
+
 impl<'de> Deserialize<'de> for Part {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (map, kind) = object_and_kind(d, "part", &["text", "file", "data"], |m| {
-            ["text", "file", "data"]
-                .into_iter()
-                .find(|k| m.contains_key(*k))
+        let (map, kind) = object_and_kind(d, "part", PART_KINDS, |m| {
+            PART_KINDS
+                .iter()
+                .find(|(n, _)| m.contains_key(*n))
+                .map(|(_, k)| *k)
         })?;
         match kind {
-            "text" => variant(map).map(Part::Text),
-            "file" => variant(map).map(Part::File),
-            _ => variant(map).map(Part::Data),
+            PartKind::Text => variant(map, "text part").map(Part::Text),
+            PartKind::File => variant(map, "file part").map(Part::File),
+            PartKind::Data => variant(map, "data part").map(Part::Data),
         }
     }
 }

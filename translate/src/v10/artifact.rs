@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::json::{Extras, Metadata};
-use crate::v10::part::Part;
+use crate::v10::part::{null_as_default, Part};
 
 /// An output of a task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -19,7 +19,7 @@ pub struct Artifact {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Content parts (absent = empty).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub parts: Vec<Part>,
     /// Artifact metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]

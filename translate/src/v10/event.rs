@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::json::{Extras, Metadata};
 use crate::v10::artifact::Artifact;
 use crate::v10::message::Message;
+use crate::v10::part::null_as_default;
 use crate::v10::task::{Task, TaskStatus};
 
 /// `TaskStatusUpdateEvent` (no `final` in v1.0).
@@ -15,7 +16,7 @@ pub struct TaskStatusUpdateEvent {
     #[serde(alias = "task_id")]
     pub task_id: String,
     /// Context id (absent = empty).
-    #[serde(default, alias = "context_id")]
+    #[serde(default, alias = "context_id", deserialize_with = "null_as_default")]
     pub context_id: String,
     /// New status.
     pub status: TaskStatus,
@@ -35,7 +36,7 @@ pub struct TaskArtifactUpdateEvent {
     #[serde(alias = "task_id")]
     pub task_id: String,
     /// Context id (absent = empty).
-    #[serde(default, alias = "context_id")]
+    #[serde(default, alias = "context_id", deserialize_with = "null_as_default")]
     pub context_id: String,
     /// The artifact (or chunk).
     pub artifact: Artifact,

@@ -6,7 +6,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::json::{Extras, Metadata};
-use crate::v10::part::Part;
+use crate::v10::part::{null_as_default, Part};
 
 /// A ProtoJSON enum value as read: its name or its number.
 pub(crate) enum NameOrNumber {
@@ -100,10 +100,10 @@ pub struct Message {
     #[serde(default, alias = "task_id", skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
     /// Sender (absent = `ROLE_UNSPECIFIED`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub role: Role,
     /// Content parts (absent = empty).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub parts: Vec<Part>,
     /// Message metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]

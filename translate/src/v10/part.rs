@@ -77,6 +77,15 @@ struct PartWire {
     extra: Extras,
 }
 
+/// ProtoJSON reads `null` as the field's default value.
+pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Option::unwrap_or_default)
+}
+
 /// A present `data` member is data even when it is `null` (`NullValue`).
 fn present_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::json::{Extras, Metadata};
 use crate::v10::artifact::Artifact;
 use crate::v10::message::{Message, NameOrNumber};
+use crate::v10::part::null_as_default;
 
 /// The state of a task (`TASK_STATE_*`; integers and the v0.3 ProtoJSON
 /// spelling `TASK_STATE_CANCELLED` accepted on input).
@@ -104,7 +105,7 @@ impl<'de> Deserialize<'de> for TaskState {
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatus {
     /// Current state (absent = `TASK_STATE_UNSPECIFIED`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub state: TaskState,
     /// Message accompanying the status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
