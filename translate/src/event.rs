@@ -45,7 +45,7 @@ pub const LOSSY: &[Lossy] = &[
         entity: "TaskStatusUpdateEvent.final",
         direction: Direction::Both,
         what: "v1.0 has no `final` (stream closure ends the interaction)",
-        decision: "dropped going to v1.0 (the stream layer closes after `final: true`); going to v0.3 `final` is true exactly for the terminal states completed, canceled, failed, rejected (a2a-python compat); interrupted states get false here and the stream layer marks the last event before close",
+        decision: "dropped going to v1.0 (the stream layer closes after `final: true`); going to v0.3 `final` is true exactly for the terminal states completed, canceled, failed, rejected (a2a-python compat); interrupted states get false here and the stream layer marks the last event before close; a v0.3 event without `final` (.NET) reads as false",
         fixture: "status-update/input-required-final-true.v03.json, status-update/input-required-final-true.to-v03.json, status-update/working-final-true.v03.json, status-update/working-final-true.to-v03.json",
     },
     Lossy {

@@ -38,8 +38,8 @@ pub const LOSSY: &[Lossy] = &[
     Lossy {
         entity: "Message.role",
         direction: Direction::ToV03,
-        what: "`ROLE_UNSPECIFIED` (or an absent role) has no v0.3 value",
-        decision: "becomes `\"agent\"` (a2a-js)",
+        what: "`ROLE_UNSPECIFIED`, an absent role, or an unknown role name or number has no v0.3 value",
+        decision: "becomes `\"agent\"` (a2a-js), i.e. `ROLE_AGENT` coming back",
         fixture: "message/role-unspecified.v10.json, message/role-unspecified.v03.json, message/role-unspecified.to-v10.json",
     },
     Lossy {

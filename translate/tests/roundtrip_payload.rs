@@ -369,7 +369,7 @@ fn file_with_neither_or_both_is_rejected() {
 }
 
 #[test]
-fn v10_accepts_proto_names_integers_and_cancelled() {
+fn liberal_inputs_are_accepted_strict_ones_rejected() {
     let r: v10::event::StreamResponse = from_json(json!({
         "status_update": {"task_id": "t", "context_id": "c", "status": {"state": "TASK_STATE_CANCELLED"}}
     }));
@@ -395,10 +395,23 @@ fn v10_accepts_proto_names_integers_and_cancelled() {
         to_json(&task::status_to_v03(s).unwrap()),
         json!({"state": "unknown"})
     );
-    assert!(serde_json::from_str::<v10::message::Message>(
-        r#"{"messageId":"m","role":"ROLE_BOT"}"#
+    for role in [json!("ROLE_BOT"), json!(7), json!(-1)] {
+        let m: v10::message::Message = from_json(json!({"messageId": "m", "role": role}));
+        assert_eq!(m.role, v10::message::Role::Unspecified);
+        assert_eq!(message::to_v03(m).unwrap().role, v03::message::Role::Agent);
+    }
+    let e: v03::event::TaskStatusUpdateEvent = from_json(
+        json!({"kind": "status-update", "taskId": "t", "contextId": "c", "status": {"state": "working"}}),
+    );
+    assert!(!e.is_final);
+    assert_eq!(to_json(&e)["final"], json!(false));
+    let err = serde_json::from_str::<v03::part::Part>(r#"{"kind":"data","data":[1]}"#).unwrap_err();
+    assert!(err.to_string().contains("data part"), "{err}");
+    let err = serde_json::from_str::<v03::message::Message>(
+        r#"{"messageId":"m","role":"system","parts":[]}"#,
     )
-    .is_err());
+    .unwrap_err();
+    assert!(err.to_string().contains("role"), "{err}");
 }
 
 #[test]

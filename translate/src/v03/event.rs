@@ -25,7 +25,9 @@ pub struct TaskStatusUpdateEvent {
     /// New status.
     pub status: TaskStatus,
     /// The v0.3 `final` flag: last event of the stream for this interaction.
-    #[serde(rename = "final")]
+    /// Required by the schema, but some servers (.NET) omit it: absent reads
+    /// as `false`; it is always rendered.
+    #[serde(rename = "final", default)]
     pub is_final: bool,
     /// Event metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -40,7 +40,9 @@ impl<'de> Deserialize<'de> for NameOrNumber {
     }
 }
 
-/// Who sent a message (`ROLE_*`; integers accepted on input).
+/// Who sent a message (`ROLE_*`; integers accepted on input; unknown names
+/// and numbers read as `ROLE_UNSPECIFIED`, which maps to v0.3 agent, as
+/// a2a-js does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Role {
     /// `ROLE_UNSPECIFIED` (0), also the ProtoJSON default when absent.
@@ -76,12 +78,11 @@ impl<'de> Deserialize<'de> for Role {
                 "ROLE_UNSPECIFIED" => Ok(Role::Unspecified),
                 "ROLE_USER" => Ok(Role::User),
                 "ROLE_AGENT" => Ok(Role::Agent),
-                _ => Err(de::Error::custom(format!("unknown role {n:?}"))),
+                _ => Ok(Role::Unspecified),
             },
-            NameOrNumber::Number(0) => Ok(Role::Unspecified),
             NameOrNumber::Number(1) => Ok(Role::User),
             NameOrNumber::Number(2) => Ok(Role::Agent),
-            NameOrNumber::Number(n) => Err(de::Error::custom(format!("unknown role number {n}"))),
+            NameOrNumber::Number(_) => Ok(Role::Unspecified),
         }
     }
 }
