@@ -216,6 +216,29 @@ impl ErrorCode {
         }
     }
 
+    /// A reason for every error, for bindings that always need one (REST
+    /// `google.rpc.Status` details): [`ErrorCode::reason`] for A2A errors, and
+    /// the same UPPER_SNAKE rule (name without `Error`) for the JSON-RPC
+    /// standard errors. JSON-RPC `error.data` uses [`ErrorCode::reason`] only.
+    pub fn reason_any(self) -> &'static str {
+        match self {
+            ErrorCode::JsonParse => "JSON_PARSE",
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::MethodNotFound => "METHOD_NOT_FOUND",
+            ErrorCode::InvalidParams => "INVALID_PARAMS",
+            ErrorCode::Internal => "INTERNAL",
+            ErrorCode::TaskNotFound
+            | ErrorCode::TaskNotCancelable
+            | ErrorCode::PushNotificationNotSupported
+            | ErrorCode::UnsupportedOperation
+            | ErrorCode::ContentTypeNotSupported
+            | ErrorCode::InvalidAgentResponse
+            | ErrorCode::ExtendedAgentCardNotConfigured
+            | ErrorCode::ExtensionSupportRequired
+            | ErrorCode::VersionNotSupported => self.reason().unwrap_or("UNKNOWN"),
+        }
+    }
+
     /// The named error whose `ErrorInfo.reason` is `reason`.
     pub fn from_reason(reason: &str) -> Option<ErrorCode> {
         ErrorCode::ALL
@@ -278,6 +301,28 @@ impl ErrorCode {
             ErrorCode::PushNotificationNotSupported | ErrorCode::UnsupportedOperation => 501,
             ErrorCode::ContentTypeNotSupported => 415,
             ErrorCode::InvalidAgentResponse => 502,
+        }
+    }
+}
+
+impl ErrorCode {
+    /// The gRPC status a2a-python 0.3 servers answer with (message prefixed
+    /// `"<ErrorName>: "`); the v1.0-only errors get their v1.0 status.
+    pub fn v03_grpc_code(self) -> GrpcCode {
+        match self {
+            ErrorCode::JsonParse | ErrorCode::Internal | ErrorCode::InvalidAgentResponse => {
+                GrpcCode::Internal
+            }
+            ErrorCode::InvalidRequest | ErrorCode::InvalidParams => GrpcCode::InvalidArgument,
+            ErrorCode::MethodNotFound | ErrorCode::TaskNotFound => GrpcCode::NotFound,
+            ErrorCode::TaskNotCancelable
+            | ErrorCode::PushNotificationNotSupported
+            | ErrorCode::UnsupportedOperation
+            | ErrorCode::ContentTypeNotSupported => GrpcCode::Unimplemented,
+            ErrorCode::ExtendedAgentCardNotConfigured => GrpcCode::Unknown,
+            ErrorCode::ExtensionSupportRequired | ErrorCode::VersionNotSupported => {
+                GrpcCode::FailedPrecondition
+            }
         }
     }
 }
@@ -428,6 +473,13 @@ mod tests {
         let set: BTreeSet<_> = reasons.iter().collect();
         assert_eq!(reasons.len(), set.len());
         assert_eq!(reasons.len(), 9);
+        let any: BTreeSet<_> = ErrorCode::ALL.iter().map(|e| e.reason_any()).collect();
+        assert_eq!(any.len(), ErrorCode::ALL.len());
+        for e in ErrorCode::ALL {
+            if let Some(r) = e.reason() {
+                assert_eq!(e.reason_any(), r);
+            }
+        }
         let msgs: BTreeSet<_> = ErrorCode::ALL.iter().map(|e| e.default_message()).collect();
         assert_eq!(msgs.len(), ErrorCode::ALL.len());
     }
@@ -440,6 +492,11 @@ mod tests {
         assert_eq!(ErrorCode::TaskNotFound.grpc_code().number(), 5);
         assert_eq!(ErrorCode::TaskNotCancelable.http_status(), 400);
         assert_eq!(ErrorCode::TaskNotCancelable.v03_rest_status(), 409);
+        assert_eq!(
+            ErrorCode::TaskNotCancelable.v03_grpc_code(),
+            GrpcCode::Unimplemented
+        );
+        assert_eq!(GrpcCode::FailedPrecondition.name(), "FAILED_PRECONDITION");
     }
 
     fn v03_err(v: Value) -> v03::ErrorObject {

@@ -287,7 +287,8 @@ pub fn get_push_config_to_v03(
 ) -> Result<q03::GetTaskPushNotificationConfigParams, TranslateError> {
     Ok(q03::GetTaskPushNotificationConfigParams {
         id: p.task_id,
-        push_notification_config_id: p.id,
+        // ProtoJSON: an empty string is the unset default.
+        push_notification_config_id: p.id.filter(|id| !id.is_empty()),
         metadata: None,
         extra: carry(p.extra, V03_PUSH_ID_FIELDS),
     })
@@ -434,4 +435,34 @@ pub fn stream_result_to_v03(
     r: v10::event::StreamResponse,
 ) -> Result<v03::event::StreamEvent, TranslateError> {
     event::stream_to_v03(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn get_push_config_empty_id_is_unset() {
+        let p: q10::GetTaskPushNotificationConfigRequest =
+            serde_json::from_value(json!({"taskId":"t","id":""})).unwrap();
+        let v = serde_json::to_value(get_push_config_to_v03(p).unwrap()).unwrap();
+        assert_eq!(v, json!({"id":"t"}));
+    }
+
+    #[test]
+    fn negative_history_is_rejected() {
+        let p: q03::TaskQueryParams =
+            serde_json::from_value(json!({"id":"t","historyLength":-1})).unwrap();
+        assert_eq!(get_task_to_v10(p).unwrap_err().jsonrpc_code(), -32602);
+    }
+
+    #[test]
+    fn send_result_must_be_task_or_message() {
+        let e: v03::event::StreamEvent = serde_json::from_value(json!({
+            "kind":"status-update","taskId":"t","contextId":"c",
+            "status":{"state":"working"},"final":false}))
+        .unwrap();
+        assert_eq!(send_result_to_v10(e).unwrap_err().jsonrpc_code(), -32602);
+    }
 }

@@ -298,4 +298,22 @@ proptest! {
         let back = jsonrpc::response_to_v03(reparse(&y), "ListTaskPushNotificationConfigs").unwrap();
         prop_assert_eq!(back, r);
     }
+
+    #[test]
+    fn success_responses_v03(
+        (m, x) in s::method(Version::V03).prop_flat_map(|m| s::v03_success(m).prop_map(move |x| (m, x)))
+    ) {
+        let y = jsonrpc::response_to_v10_for(x.clone(), m).unwrap();
+        let back = jsonrpc::response_to_v03_for(reparse(&y), m).unwrap();
+        prop_assert_eq!(reparse(&back), reparse(&x));
+    }
+
+    #[test]
+    fn success_responses_v10(
+        (m, y) in s::method(Version::V10).prop_flat_map(|m| s::v10_success(m).prop_map(move |y| (m, y)))
+    ) {
+        let x = jsonrpc::response_to_v03_for(y.clone(), m).unwrap();
+        let back = jsonrpc::response_to_v10_for(reparse(&x), m).unwrap();
+        prop_assert_eq!(reparse(&back), reparse(&y));
+    }
 }

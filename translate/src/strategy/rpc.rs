@@ -13,13 +13,13 @@
 //! - v1.0 error `data` in the normal form produced from v0.3.
 //!
 //! Unknown members are named `x-…` so they never collide with a field of
-//! either version. Messages inside params are built here from text parts
-//! (the payload strategies cover parts and messages in depth).
+//! either version. Messages, tasks and events come from
+//! [`crate::strategy::payload`], cards from [`crate::strategy::card`].
 
 use proptest::collection::{btree_map, vec};
 use proptest::option;
 use proptest::prelude::*;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::json::{Extras, Metadata};
 use crate::method::Method;
@@ -85,38 +85,14 @@ pub fn id() -> impl Strategy<Value = Option<Value>> {
     ]
 }
 
-/// A v0.3 message with text parts.
+/// A v0.3 message (lossless domain; from [`crate::strategy::payload`]).
 pub fn v03_message() -> impl Strategy<Value = v03::message::Message> {
-    (
-        ident(),
-        prop_oneof![Just("user"), Just("agent")],
-        option::of(ident()),
-        option::of(ident()),
-        vec(text(), 0..3),
-    )
-        .prop_filter_map("valid message", |(mid, role, ctx, task, texts)| {
-            let mut m = Map::new();
-            m.insert("kind".into(), json!("message"));
-            m.insert("messageId".into(), json!(mid));
-            m.insert("role".into(), json!(role));
-            let parts: Vec<Value> = texts
-                .into_iter()
-                .map(|t| json!({"kind":"text","text":t}))
-                .collect();
-            m.insert("parts".into(), Value::Array(parts));
-            if let Some(c) = ctx {
-                m.insert("contextId".into(), json!(c));
-            }
-            if let Some(t) = task {
-                m.insert("taskId".into(), json!(t));
-            }
-            serde_json::from_value(Value::Object(m)).ok()
-        })
+    crate::strategy::payload::v03_message()
 }
 
-/// A v1.0 message with text parts (the image of [`v03_message`]).
+/// A v1.0 message (lossless domain; from [`crate::strategy::payload`]).
 pub fn v10_message() -> impl Strategy<Value = v10::message::Message> {
-    v03_message().prop_filter_map("translates", |m| crate::message::to_v10(m).ok())
+    crate::strategy::payload::v10_message()
 }
 
 /// v0.3 `PushNotificationAuthenticationInfo` with exactly one scheme.
@@ -574,4 +550,78 @@ pub fn v10_push_config_list(
             extra: Extras::new(),
         }
     })
+}
+
+/// A v0.3 success response to `method` whose result is in the lossless
+/// domain (`ListTasks` excluded: it has no v0.3 form).
+pub fn v03_success(method: Method) -> BoxedStrategy<v03::jsonrpc::Response> {
+    use crate::strategy::{card, payload};
+    fn j<T: serde::Serialize>(t: T) -> Value {
+        serde_json::to_value(t).unwrap_or(Value::Null)
+    }
+    let result: BoxedStrategy<Value> = match method {
+        Method::SendMessage => prop_oneof![
+            payload::v03_task().prop_map(|t| j(v03::event::StreamEvent::Task(t))),
+            payload::v03_message().prop_map(|m| j(v03::event::StreamEvent::Message(m))),
+        ]
+        .boxed(),
+        Method::SendStreamingMessage | Method::SubscribeToTask => {
+            payload::v03_stream_event().prop_map(j).boxed()
+        }
+        Method::GetTask | Method::CancelTask | Method::ListTasks => {
+            payload::v03_task().prop_map(j).boxed()
+        }
+        Method::CreatePushConfig | Method::GetPushConfig => {
+            v03_task_push_config().prop_map(j).boxed()
+        }
+        Method::ListPushConfigs => v03_push_config_list().prop_map(j).boxed(),
+        Method::DeletePushConfig => Just(Value::Null).boxed(),
+        Method::GetExtendedCard => card::v03_card().prop_map(j).boxed(),
+    };
+    (id(), result)
+        .prop_map(|(id, result)| v03::jsonrpc::Response {
+            jsonrpc: "2.0".into(),
+            id,
+            result: Some(result),
+            error: None,
+            extra: Extras::new(),
+        })
+        .boxed()
+}
+
+/// A v1.0 success response to `method` whose result is in the lossless
+/// domain (`ListTasks` excluded).
+pub fn v10_success(method: Method) -> BoxedStrategy<v10::jsonrpc::Response> {
+    use crate::strategy::{card, payload};
+    fn j<T: serde::Serialize>(t: T) -> Value {
+        serde_json::to_value(t).unwrap_or(Value::Null)
+    }
+    let result: BoxedStrategy<Value> = match method {
+        Method::SendMessage => prop_oneof![
+            payload::v10_task().prop_map(|t| j(v10::params::SendMessageResponse::Task(t))),
+            payload::v10_message().prop_map(|m| j(v10::params::SendMessageResponse::Message(m))),
+        ]
+        .boxed(),
+        Method::SendStreamingMessage | Method::SubscribeToTask => {
+            payload::v10_stream_response().prop_map(j).boxed()
+        }
+        Method::GetTask | Method::CancelTask | Method::ListTasks => {
+            payload::v10_task().prop_map(j).boxed()
+        }
+        Method::CreatePushConfig | Method::GetPushConfig => {
+            v10_task_push_config().prop_map(j).boxed()
+        }
+        Method::ListPushConfigs => v10_push_config_list().prop_map(j).boxed(),
+        Method::DeletePushConfig => Just(Value::Null).boxed(),
+        Method::GetExtendedCard => card::v10_card().prop_map(j).boxed(),
+    };
+    (id(), result)
+        .prop_map(|(id, result)| v10::jsonrpc::Response {
+            jsonrpc: "2.0".into(),
+            id,
+            result: Some(result),
+            error: None,
+            extra: Extras::new(),
+        })
+        .boxed()
 }
