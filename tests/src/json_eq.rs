@@ -21,6 +21,34 @@ pub fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Removes every object member whose value is a proto3 default: `false`,
+/// `""`, `[]`, `{}` or an `*_UNSPECIFIED` enum name, recursively. ProtoJSON
+/// writers omit such members and readers treat absent and default alike, so
+/// two documents equal after this are the same message. Numbers are kept
+/// (`historyLength: 0` is a present optional field, not a default).
+pub fn without_defaults(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), without_defaults(v)))
+                .filter(|(_, v)| !is_default(v))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_defaults).collect()),
+        _ => v.clone(),
+    }
+}
+
+fn is_default(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => !b,
+        Value::String(s) => s.is_empty() || s.ends_with("_UNSPECIFIED"),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        Value::Null | Value::Number(_) => false,
+    }
+}
+
 /// The JSON paths at which `a` and `b` differ, for failure messages.
 pub fn diff(a: &Value, b: &Value) -> Vec<String> {
     let mut out = Vec::new();
@@ -68,5 +96,11 @@ mod tests {
         assert!(!same(&json!({"a": 1}), &json!({"a": 1, "b": null})));
         assert!(!same(&json!([1, 2]), &json!([2, 1])));
         assert_eq!(diff(&json!({"a": 1, "x": 2}), &json!({"a": 2})).len(), 2);
+    }
+
+    #[test]
+    fn defaults_removed() {
+        let v = json!({"a": false, "b": "", "c": [], "d": {"e": {}}, "f": 0, "g": "ROLE_UNSPECIFIED", "h": [{"i": false}], "j": true});
+        assert_eq!(without_defaults(&v), json!({"f": 0, "h": [{}], "j": true}));
     }
 }

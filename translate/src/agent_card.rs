@@ -3,7 +3,8 @@
 //! Summary of the mapping (details and every loss in [`LOSSY`]):
 //! - v0.3 `url` + `preferredTransport` (default `JSONRPC`) + `additionalInterfaces`
 //!   <-> v1.0 `supportedInterfaces`, primary first, de-duplicated, each stamped
-//!   `protocolVersion: "0.3"`. Going to v0.3 the first interface is the
+//!   `protocolVersion: "0.3"`. Going to v0.3 only the interfaces that speak 0.3
+//!   are kept (all, when none does); the first of them is the
 //!   primary and `additionalInterfaces` repeats every interface, primary
 //!   included; the card-level `protocolVersion` is `"0.3.0"`.
 //! - `supportsAuthenticatedExtendedCard` <-> `capabilities.extendedAgentCard`.
@@ -345,6 +346,18 @@ pub fn interface_to_v03(i: v10::AgentInterface) -> v03::AgentInterface {
 pub fn interfaces_to_v03(
     interfaces: Vec<v10::AgentInterface>,
 ) -> Result<(String, String, Vec<v03::AgentInterface>), TranslateError> {
+    // A v0.3 client can only use interfaces that speak 0.3 (an empty version
+    // is read as 0.3, as the SDKs do); the others are kept only when the card
+    // has no 0.3 interface at all.
+    let speaks_v03 = |i: &v10::AgentInterface| {
+        let v = i.protocol_version.trim();
+        v.is_empty() || Version::from_header(Some(v)) == Ok(Version::V03)
+    };
+    let interfaces: Vec<v10::AgentInterface> = if interfaces.iter().any(speaks_v03) {
+        interfaces.into_iter().filter(speaks_v03).collect()
+    } else {
+        interfaces
+    };
     let mut additional: Vec<v03::AgentInterface> = Vec::with_capacity(interfaces.len());
     for i in interfaces {
         let seen = additional
@@ -730,7 +743,7 @@ pub const LOSSY: &[Lossy] = &[
         entity: "AgentCard.supportedInterfaces",
         direction: Direction::ToV03,
         what: "v1.0 interface `tenant` and `protocolVersion` have no v0.3 form; interfaces of other A2A versions have no v0.3 marker",
-        decision: "the first interface is the primary (`url`, `preferredTransport`); `additionalInterfaces` repeats all interfaces, whatever their `protocolVersion`, in order, each (url, binding) pair once (first occurrence wins); `tenant` and `protocolVersion` are dropped (back in v1.0 every interface says \"0.3\")",
+        decision: "only interfaces whose `protocolVersion` is 0.3 (or empty) are kept, unless there is none, then all are (a2a-python filters the same way but fails when none is left); the first kept is the primary (`url`, `preferredTransport`); `additionalInterfaces` repeats every kept interface, primary included, each (url, binding) pair once (first occurrence wins); `tenant` and `protocolVersion` are dropped (back in v1.0 every interface says \"0.3\")",
         fixture: "card/interfaces-other-versions.v10.json, card/interfaces-other-versions.to-v10.json",
     },
     Lossy {

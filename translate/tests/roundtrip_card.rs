@@ -602,14 +602,32 @@ fn interfaces_v03_to_v10_default_transport_and_dedup() {
 }
 
 #[test]
-fn interfaces_v10_to_v03_first_is_primary() {
+fn interfaces_v10_to_v03_keep_the_ones_that_speak_0_3() {
     let got = down(v10_base(json!({"supportedInterfaces": [
         {"url": "https://agent.example/v1", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-        {"url": "agent.example:443", "protocolBinding": "GRPC", "protocolVersion": "0.3", "tenant": "t1"}
+        {"url": "agent.example:443", "protocolBinding": "GRPC", "protocolVersion": "0.3", "tenant": "t1"},
+        {"url": "https://agent.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": ""}
+    ]})));
+    assert_eq!(got["url"], json!("agent.example:443"));
+    assert_eq!(got["preferredTransport"], json!("GRPC"));
+    assert_eq!(got["protocolVersion"], json!("0.3.0"));
+    assert_eq!(
+        got["additionalInterfaces"],
+        json!([
+            {"url": "agent.example:443", "transport": "GRPC"},
+            {"url": "https://agent.example/rpc", "transport": "JSONRPC"}
+        ])
+    );
+}
+
+#[test]
+fn interfaces_v10_to_v03_without_a_0_3_interface_keep_all_first_is_primary() {
+    let got = down(v10_base(json!({"supportedInterfaces": [
+        {"url": "https://agent.example/v1", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+        {"url": "agent.example:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
     ]})));
     assert_eq!(got["url"], json!("https://agent.example/v1"));
     assert_eq!(got["preferredTransport"], json!("HTTP+JSON"));
-    assert_eq!(got["protocolVersion"], json!("0.3.0"));
     assert_eq!(
         got["additionalInterfaces"],
         json!([
@@ -738,9 +756,18 @@ fn interfaces_differing_only_in_version_collapse_going_to_v03() {
     assert_eq!(
         got["additionalInterfaces"],
         json!([
-            {"url": "https://agent.example/a2a", "transport": "JSONRPC"},
+            {"url": "https://agent.example/a2a", "transport": "JSONRPC", "x-second": 1},
             {"url": "https://agent.example/rest", "transport": "HTTP+JSON"}
         ])
+    );
+    // With no 0.3 interface at all, repeated (url, binding) pairs still collapse.
+    let got = down(v10_base(json!({"supportedInterfaces": [
+        {"url": "https://agent.example/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": "https://agent.example/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.1", "tenant": "t"}
+    ]})));
+    assert_eq!(
+        got["additionalInterfaces"],
+        json!([{"url": "https://agent.example/a2a", "transport": "JSONRPC"}])
     );
 }
 
