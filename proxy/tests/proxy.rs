@@ -1,0 +1,524 @@
+//! End-to-end tests of the proxy on real 127.0.0.1 sockets: a fake upstream
+//! agent, the in-process proxy, a raw HTTP/1.1 client.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use proxy::config::{Config, UpstreamVersion};
+use proxy::version::Version;
+use proxy::RunningProxy;
+use serde_json::Value;
+use support::*;
+use tokio::sync::Semaphore;
+use tokio::time::timeout;
+
+const CARD_V03: &str = r#"{"name":"fake","protocolVersion":"0.3.0","url":"http://UP/rpc","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"http://UP/rpc","transport":"JSONRPC"},{"url":"http://UP/rest","transport":"HTTP+JSON"}],"capabilities":{"streaming":true},"skills":[]}"#;
+
+const CARD_V10: &str = r#"{"name":"fake","supportedInterfaces":[{"url":"http://UP/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"http://UP/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"skills":[]}"#;
+
+fn card_reply(card: &str, up: &str) -> Reply {
+    Reply::json(200, &card.replace("UP", up))
+}
+
+/// A fake upstream that serves `card` and answers everything else with `f`.
+async fn upstream_with_card(
+    card: &'static str,
+    f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+) -> FakeUpstream {
+    let host = Arc::new(std::sync::OnceLock::<String>::new());
+    let h = host.clone();
+    let up = FakeUpstream::start(move |r| {
+        if r.target == "/.well-known/agent-card.json" {
+            card_reply(card, h.get().map(String::as_str).unwrap_or("?"))
+        } else {
+            f(r)
+        }
+    })
+    .await;
+    host.set(up.addr.to_string()).unwrap();
+    up
+}
+
+fn proxy_for(
+    upstream: &str,
+    version: Option<Version>,
+    tweak: impl FnOnce(&mut Config),
+) -> RunningProxy {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = match version {
+        Some(v) => UpstreamVersion::Fixed(v),
+        None => UpstreamVersion::Auto,
+    };
+    tweak(&mut config);
+    proxy::start(config).unwrap()
+}
+
+/// An address nothing listens on.
+fn dead_upstream() -> String {
+    format!("http://{}", proxy::free_local_addr().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jsonrpc_passthrough_is_byte_for_byte() {
+    // Odd spacing, escapes and key order: any re-serialisation would show.
+    let answer = "{ \"jsonrpc\":\"2.0\",  \"result\":{\"task\":{\"id\":\"t\\u0031\"}},\"id\":7 }\n";
+    let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let sent = b"{\"id\":7,  \"method\":\"SendMessage\",\"jsonrpc\":\"2.0\",\"params\":{\"message\":{\"messageId\":\"m\\u00e9\",\"parts\":[]}}}";
+    let r = post(
+        px.addr,
+        "/rpc",
+        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
+        sent,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, answer.as_bytes());
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].target, "/rpc");
+    assert_eq!(calls[0].body, sent);
+    assert_eq!(calls[0].header("a2a-version"), Some("1.0"));
+
+    // v0.3 client, v0.3 upstream, a body over the 64 KiB prebuffer limit.
+    let answer03 = "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{\"kind\":\"message\"}}";
+    let up03 = upstream_with_card(CARD_V03, move |_| Reply::json(200, answer03)).await;
+    let px03 = proxy_for(&up03.url(), Some(Version::V03), |_| {});
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"message/send\",\"params\":{{\"message\":{{\"kind\":\"message\",\"messageId\":\"m\",\"role\":\"user\",\"parts\":[{{\"kind\":\"text\",\"text\":\"{}\"}}]}}}}}}",
+        "x".repeat(100_000)
+    );
+    let r = post(
+        px03.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        big.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, answer03.as_bytes());
+    assert_eq!(up03.calls()[0].body, big.as_bytes());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_passthrough_is_byte_for_byte() {
+    let up = upstream_with_card(CARD_V10, |r| {
+        let body = format!(
+            "{{\"id\" : \"t1\", \"seen\":\"{} {}\"}}",
+            r.method, r.target
+        );
+        Reply::json(200, &body).with_header("Content-Type", "application/a2a+json")
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let r = get(
+        px.addr,
+        "/acme/tasks/t1?historyLength=2",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.text(),
+        "{\"id\" : \"t1\", \"seen\":\"GET /acme/tasks/t1?historyLength=2\"}"
+    );
+    // Tenant `v1` under a v1.0 header passes untouched too.
+    let sent = b"{\"message\": {\"messageId\":\"m\"} }";
+    let r = post(px.addr, "/v1/message:send", &[("A2A-Version", "1.0")], sent).await;
+    assert_eq!(r.status, 200);
+    let calls = up.calls();
+    assert_eq!(calls[1].target, "/v1/message:send");
+    assert_eq!(calls[1].body, sent);
+    assert!(calls
+        .iter()
+        .all(|c| c.header("host") == Some(up.addr.to_string().as_str())));
+
+    let up03 =
+        upstream_with_card(CARD_V03, |_| Reply::json(200, "{\"task\":{\"id\":\"x\"}}")).await;
+    let px03 = proxy_for(&up03.url(), Some(Version::V03), |_| {});
+    let sent = b"{\"message\":{\"content\":[{\"text\":\"hi\"}]}}";
+    let r = post(px03.addr, "/v1/message:send", &[], sent).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, b"{\"task\":{\"id\":\"x\"}}");
+    assert_eq!(up03.calls()[0].body, sent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_events_arrive_one_by_one() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let events: Vec<String> = (1..=3)
+        .map(|i| format!("data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"n\":{i}}}}}\n\n"))
+        .collect();
+    let evs = events.clone();
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Sse {
+        events: evs.clone(),
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{}}"#;
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("Accept", "text/event-stream")], body),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    assert_eq!(
+        s.headers.get("content-type").map(String::as_str),
+        Some("text/event-stream")
+    );
+    assert_eq!(
+        s.headers.get("x-accel-buffering").map(String::as_str),
+        Some("no")
+    );
+    assert_eq!(px.app.metrics.open_streams(), 1);
+    let mut received = String::new();
+    for (i, ev) in events.iter().enumerate() {
+        // Event i+1 is only sent after event i arrived here: a buffering
+        // proxy would time out.
+        let want: String = events[..=i].concat();
+        while received.len() < want.len() {
+            let chunk = timeout(WAIT, s.reader.chunk(&mut s.sock))
+                .await
+                .unwrap_or_else(|_| panic!("event {} did not arrive", i + 1))
+                .unwrap()
+                .expect("stream ended early");
+            received.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+        assert_eq!(received, want, "event {ev:?}");
+        gate.add_permits(1);
+    }
+    let end = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(end.is_none());
+    drop(s);
+    // logging() runs after the response ended.
+    for _ in 0..100 {
+        if px.app.metrics.open_streams() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(px.app.metrics.open_streams(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_ready_metrics() {
+    let up = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), None, |_| {});
+    let r = get(px.addr, "/health", &[]).await;
+    assert_eq!(
+        (r.status, r.json()["status"].clone()),
+        (200, Value::from("ok"))
+    );
+    let r = get(px.addr, "/ready", &[]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["upstreamVersion"], "1.0");
+    // Auto mode fetches the card as a v1.0 client would.
+    let card_fetch = &up.recorded()[0];
+    assert_eq!(card_fetch.target, "/.well-known/agent-card.json");
+    assert_eq!(card_fetch.header("a2a-version"), Some("1.0"));
+
+    let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#;
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], rpc).await;
+    assert_eq!(r.status, 200);
+    let r = get(px.addr, "/metrics", &[]).await;
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    let text = r.text();
+    assert!(
+        text.contains(
+            "a2a_proxy_requests_total{method=\"GetTask\",binding=\"jsonrpc\",outcome=\"ok\"} 1"
+        ),
+        "{text}"
+    );
+    assert!(text
+        .contains("a2a_proxy_requests_total{method=\"none\",binding=\"ready\",outcome=\"ok\"} 1"));
+    assert!(text.contains("a2a_proxy_request_duration_seconds_count"));
+    assert!(text.contains("a2a_proxy_open_streams 0"));
+
+    let px_down = proxy_for(&dead_upstream(), None, |_| {});
+    let r = get(px_down.addr, "/ready", &[]).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(get(px_down.addr, "/health", &[]).await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversize_body_is_413_in_the_clients_shape() {
+    let up = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |c| {
+        c.limits.max_body_bytes = 1024
+    });
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"SendMessage\",\"params\":{{\"x\":\"{}\"}}}}",
+        "y".repeat(2000)
+    );
+    // JSON-RPC v1.0: envelope with ErrorInfo. The id is unknown (not read).
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], big.as_bytes()).await;
+    assert_eq!(r.status, 413);
+    let v = r.json();
+    assert_eq!(v["jsonrpc"], "2.0");
+    assert_eq!(v["error"]["code"], -32600);
+    assert_eq!(
+        v["error"]["data"][0]["@type"],
+        "type.googleapis.com/google.rpc.ErrorInfo"
+    );
+    // REST v1.0: google.rpc.Status.
+    let r = post(
+        px.addr,
+        "/message:send",
+        &[("A2A-Version", "1.0")],
+        big.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.json()["error"]["code"], 413);
+    assert_eq!(
+        r.json()["error"]["details"][0]["domain"],
+        "a2a-protocol.org"
+    );
+    // REST v0.3: bare {code, message}.
+    let r = post(px.addr, "/v1/message:send", &[], big.as_bytes()).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.json()["code"], -32600);
+    assert!(r.json()["message"].as_str().unwrap().contains("1024"));
+    // Chunked (no Content-Length): caught while streaming the body.
+    let mut raw = b"POST /message:send HTTP/1.1\r\nHost: t\r\nConnection: close\r\nA2A-Version: 1.0\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..3 {
+        raw.extend_from_slice(format!("{:x}\r\n{}\r\n", 600, "z".repeat(600)).as_bytes());
+    }
+    raw.extend_from_slice(b"0\r\n\r\n");
+    let r = send(px.addr, &raw).await;
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], 413);
+    assert!(up.calls().iter().all(|c| c.body.len() <= 1024));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_down_is_an_error_in_the_clients_shape() {
+    let px = proxy_for(&dead_upstream(), Some(Version::V03), |c| {
+        c.limits.connect_timeout = Duration::from_millis(500)
+    });
+    let r = post(
+        px.addr,
+        "/",
+        &[],
+        br#"{"jsonrpc":"2.0","id":0,"method":"tasks/get","params":{"id":"t"}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 502);
+    let v = r.json();
+    assert_eq!(v["id"], 0);
+    assert_eq!(v["error"]["code"], -32603);
+    assert!(
+        v["error"]["data"].is_object(),
+        "v0.3 data is free-form: {v}"
+    );
+    let r = get(px.addr, "/v1/tasks/t", &[]).await;
+    assert_eq!(r.status, 502);
+    assert_eq!(r.json()["code"], -32603);
+    // v0.3 resubscribe gets an event stream even for errors.
+    let r = post(
+        px.addr,
+        "/",
+        &[],
+        br#"{"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id":"t"}}"#,
+    )
+    .await;
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert!(r.text().starts_with("data: {"), "{}", r.text());
+
+    let px10 = proxy_for(&dead_upstream(), Some(Version::V10), |_| {});
+    let r = get(px10.addr, "/tasks/t", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 502);
+    assert_eq!(r.header("content-type"), Some("application/a2a+json"));
+    assert_eq!(r.json()["error"]["status"], "UNAVAILABLE");
+    assert_eq!(r.json()["error"]["details"][0]["reason"], "INTERNAL");
+
+    // A hanging upstream: read timeout -> 504.
+    let hang = upstream_with_card(CARD_V10, |_| Reply::Hang).await;
+    let pxh = proxy_for(&hang.url(), Some(Version::V10), |c| {
+        c.limits.read_timeout = Duration::from_millis(300)
+    });
+    let r = post(
+        pxh.addr,
+        "/",
+        &[("A2A-Version", "1.0")],
+        br#"{"jsonrpc":"2.0","id":"h","method":"GetTask","params":{"id":"t"}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 504, "{}", r.text());
+    assert_eq!(r.json()["id"], "h");
+    assert_eq!(r.json()["error"]["data"][0]["reason"], "INTERNAL");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_version_is_version_not_supported() {
+    let up = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    // JSON-RPC, v1.0 method: v1.0 envelope with ErrorInfo, id echoed.
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "2.0")],
+        br#"{"jsonrpc":"2.0","id":9,"method":"SendMessage","params":{}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["id"], 9);
+    assert_eq!(v["error"]["code"], -32009);
+    assert_eq!(v["error"]["data"][0]["reason"], "VERSION_NOT_SUPPORTED");
+    // JSON-RPC, v0.3 method: v0.3 envelope (free-form data).
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "banana")],
+        br#"{"jsonrpc":"2.0","id":"q","method":"message/send","params":{}}"#,
+    )
+    .await;
+    let v = r.json();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (Value::from("q"), Value::from(-32009))
+    );
+    assert!(v["error"]["data"].is_object());
+    // REST: google.rpc.Status with HTTP 400.
+    let r = get(px.addr, "/tasks/t", &[("A2A-Version", "0.2")]).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["status"], "FAILED_PRECONDITION");
+    assert_eq!(
+        r.json()["error"]["details"][0]["reason"],
+        "VERSION_NOT_SUPPORTED"
+    );
+    // Query-parameter form.
+    let r = get(px.addr, "/tasks/t?A2A-Version=9.9", &[]).await;
+    assert_eq!(r.status, 400);
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cross_version_requests_are_refused_until_translation_lands() {
+    let up = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), None, |_| {});
+    let r = post(
+        px.addr,
+        "/",
+        &[],
+        br#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["error"]["code"], -32009);
+    assert!(v["error"]["data"].is_object());
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn card_is_rewritten_and_revalidated_with_etags() {
+    let up = {
+        let host = Arc::new(std::sync::OnceLock::<String>::new());
+        let h = host.clone();
+        let up = FakeUpstream::start(move |r| {
+            if r.header("if-none-match") == Some("\"up-1\"") {
+                return Reply::Full {
+                    status: 304,
+                    headers: vec![("ETag".into(), "\"up-1\"".into())],
+                    body: vec![],
+                };
+            }
+            card_reply(CARD_V03, h.get().unwrap())
+                .with_header("ETag", "\"up-1\"")
+                .with_header("Cache-Control", "max-age=0")
+        })
+        .await;
+        host.set(up.addr.to_string()).unwrap();
+        up
+    };
+    let px = proxy_for(&up.url(), None, |c| {
+        c.public_url =
+            proxy::config::HttpUrl::parse("public_url", "https://agents.example.com/a2a").unwrap();
+    });
+    let r = get(px.addr, "/a2a/.well-known/agent-card.json", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("vary"), Some("A2A-Version"));
+    let etag = r.header("etag").unwrap().to_string();
+    let card = r.json();
+    assert_eq!(card["url"], "https://agents.example.com/a2a/rpc");
+    assert_eq!(
+        card["additionalInterfaces"][1]["url"],
+        "https://agents.example.com/a2a/rest"
+    );
+    assert_eq!(card["name"], "fake");
+    // Legacy path, same card; conditional request -> 304.
+    let r = get(
+        px.addr,
+        "/a2a/.well-known/agent.json",
+        &[("If-None-Match", &etag)],
+    )
+    .await;
+    assert_eq!(r.status, 304);
+    assert_eq!(r.header("etag"), Some(etag.as_str()));
+    assert!(r.body.is_empty());
+    // max-age=0: each serve revalidated upstream with If-None-Match.
+    let fetches = up.recorded();
+    assert!(fetches.len() >= 2, "{fetches:?}");
+    assert_eq!(fetches[1].header("if-none-match"), Some("\"up-1\""));
+    // A v1.0 client of this v0.3 agent: no card translation yet.
+    let r = get(
+        px.addr,
+        "/a2a/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.json()["error"]["details"][0]["reason"],
+        "VERSION_NOT_SUPPORTED"
+    );
+
+    // A v1.0 card: every supportedInterfaces URL is rewritten.
+    let up10 = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px10 = proxy_for(&up10.url(), None, |_| {});
+    let r = get(
+        px10.addr,
+        "/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let card = r.json();
+    for i in 0..2 {
+        let url = card["supportedInterfaces"][i]["url"].as_str().unwrap();
+        assert!(url.starts_with(&px10.url()), "{url}");
+    }
+}
+
+#[test]
+fn start_and_stop_are_bounded() {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, "http://127.0.0.1:9").unwrap();
+    config.threads = 1;
+    let started = std::time::Instant::now();
+    let mut px = proxy::start(config).unwrap();
+    px.stop();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // The listener goes away shortly after run() returns.
+    let closed = (0..50).any(|_| {
+        let refused =
+            std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err();
+        if !refused {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        refused
+    });
+    assert!(closed, "{addr} still accepts connections after stop()");
+}
