@@ -1,1 +1,31 @@
-//! (to be written)
+//! v0.3 `Artifact`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::json::{Extras, Metadata};
+use crate::v03::part::Part;
+
+/// An output of a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Artifact {
+    /// Artifact id.
+    pub artifact_id: String,
+    /// Human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Human-readable description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Content parts.
+    pub parts: Vec<Part>,
+    /// Artifact metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Extension URIs in use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Vec<String>>,
+    /// Unknown members.
+    #[serde(flatten)]
+    pub extra: Extras,
+}
