@@ -75,6 +75,11 @@ impl A2aCode {
     pub fn reason(self) -> &'static str {
         self.row().reason
     }
+
+    /// The kind with JSON-RPC code `code`.
+    pub fn from_jsonrpc(code: i64) -> Option<A2aCode> {
+        TABLE.iter().find(|r| r.jsonrpc == code).map(|r| r.code)
+    }
 }
 
 /// Everything that can go wrong inside the proxy, before or instead of an
@@ -98,6 +103,9 @@ pub enum Failure {
     BadUpstreamResponse { detail: String },
     /// A request malformed at the HTTP level.
     BadRequest { detail: String },
+    /// A request that could not be translated to the upstream's version;
+    /// `code` is the JSON-RPC code the translator assigned.
+    Translate { code: i64, message: String },
     /// A bug or unexpected condition.
     Internal { detail: String },
 }
@@ -149,6 +157,12 @@ impl Failure {
                 None,
             ),
             Failure::BadRequest { detail } => (A2aCode::InvalidRequest, Some(400), detail.clone(), None),
+            Failure::Translate { code, message } => (
+                A2aCode::from_jsonrpc(*code).unwrap_or(A2aCode::InvalidRequest),
+                None,
+                message.clone(),
+                None,
+            ),
             Failure::Internal { detail } => (
                 A2aCode::Internal,
                 Some(500),
@@ -169,6 +183,7 @@ impl Failure {
             Failure::UpstreamTimeout => "upstream_timeout",
             Failure::BadUpstreamResponse { .. } => "bad_upstream_response",
             Failure::BadRequest { .. } => "bad_request",
+            Failure::Translate { .. } => "untranslatable",
             Failure::Internal { .. } => "internal",
         }
     }
@@ -206,31 +221,39 @@ fn error_info(reason: &str, metadata: &Map<String, Value>) -> Value {
     info
 }
 
-/// Renders `failure` for `target`. The only place error bodies are made.
-pub fn rescue(failure: &Failure, target: &ErrorTarget) -> ErrorResponse {
-    let (code, transport_status, message, grpc_override) = failure.describe();
-    let row = code.row();
-    let version = target.version.unwrap_or(Version::V10);
+fn metadata_of(failure: &Failure) -> Map<String, Value> {
     let mut metadata = Map::new();
     if let Failure::VersionNotSupported { requested } = failure {
         metadata.insert("requestedVersion".into(), Value::String(requested.clone()));
         metadata.insert("supportedVersions".into(), Value::String("0.3,1.0".into()));
     }
     metadata.insert("proxyReason".into(), Value::String(failure.label().into()));
+    metadata
+}
 
+/// The JSON-RPC error response for `failure` in `version` (v1.0: `data` is
+/// an array holding an `ErrorInfo`; v0.3: a free-form object).
+pub fn jsonrpc_envelope(failure: &Failure, version: Version, id: Option<Value>) -> Value {
+    let (code, _, message, _) = failure.describe();
+    let row = code.row();
+    let metadata = metadata_of(failure);
+    let mut error = json!({ "code": row.jsonrpc, "message": message });
+    error["data"] = match version {
+        Version::V03 => Value::Object(metadata),
+        Version::V10 => json!([error_info(row.reason, &metadata)]),
+    };
+    json!({ "jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": error })
+}
+
+/// Renders `failure` for `target`. The only place error bodies are made.
+pub fn rescue(failure: &Failure, target: &ErrorTarget) -> ErrorResponse {
+    let (code, transport_status, message, grpc_override) = failure.describe();
+    let row = code.row();
+    let version = target.version.unwrap_or(Version::V10);
+    let metadata = metadata_of(failure);
     match target.binding {
         Some(Binding::JsonRpc) => {
-            let id = target.jsonrpc_id.clone().unwrap_or(Value::Null);
-            let mut error = json!({ "code": row.jsonrpc, "message": message });
-            match version {
-                Version::V03 => {
-                    error["data"] = Value::Object(metadata);
-                }
-                Version::V10 => {
-                    error["data"] = json!([error_info(row.reason, &metadata)]);
-                }
-            }
-            let envelope = json!({ "jsonrpc": "2.0", "id": id, "error": error });
+            let envelope = jsonrpc_envelope(failure, version, target.jsonrpc_id.clone());
             // v0.3 resubscribe clients insist on an event stream (EDGE-CASES 21).
             if version == Version::V03 && target.operation == Some(Operation::SubscribeToTask) {
                 return ErrorResponse {

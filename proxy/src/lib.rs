@@ -4,7 +4,8 @@
 //! Modules: [`config`] (raw file vs resolved config), [`route`] (pure request
 //! classification), [`error`] (the one rescue function), [`card`] (upstream
 //! card cache and URL rewrite), [`metrics`], [`app`] (state and the work behind
-//! each hook), [`server`] (the thin `ProxyHttp` adapter), [`serve_cmd`] (the
+//! each hook), [`server`] (the thin `ProxyHttp` adapter), [`sse`] (event framing),
+//! [`translation`] (JSON-RPC cross-version bodies), [`serve_cmd`] (the
 //! `serve` subcommand). [`start`] runs the proxy in-process for tests.
 
 pub mod app;
@@ -15,6 +16,8 @@ pub mod metrics;
 pub mod route;
 pub mod serve_cmd;
 pub mod server;
+pub mod sse;
+pub mod translation;
 pub mod version;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -18,11 +18,26 @@ use crate::app::{App, LocalResponse};
 use crate::error::{ErrorTarget, Failure};
 use crate::metrics::RequestLabels;
 use crate::route::{self, Binding, RequestInfo, Route};
+use crate::sse::SseRewriter;
+use crate::translation::RpcTranslation;
 
 /// Bodies up to this size are read before routing (pingora replays at most
 /// 64 KiB from its retry buffer, and one read may return up to 64 KiB, so
 /// only a body announced by `Content-Length` within the limit is read).
 const PREBUFFER_LIMIT: usize = 64 * 1024;
+
+/// Largest upstream JSON response or SSE event held for translation.
+const MAX_TRANSLATED_BODY: usize = 16 * 1024 * 1024;
+
+/// How the response body is treated.
+enum RespRewrite {
+    /// Forwarded as it arrives.
+    Pass,
+    /// A whole JSON body, translated at its end.
+    Json(BytesMut),
+    /// An SSE stream, translated event by event.
+    Sse(SseRewriter),
+}
 
 /// Per-request state.
 pub struct Ctx {
@@ -38,6 +53,13 @@ pub struct Ctx {
     status: Option<u16>,
     /// What went wrong, when the proxy answered with an error itself.
     failure: Option<Failure>,
+    /// The upstream's version, once known (sent as its `A2A-Version`).
+    upstream_version: Option<crate::version::Version>,
+    /// Set when the client's and the upstream's versions differ.
+    rpc: Option<RpcTranslation>,
+    /// The translated request body, sent in place of the original.
+    new_req_body: Option<Bytes>,
+    resp: RespRewrite,
 }
 
 /// The proxy service: a thin adapter from pingora's hooks to [`App`].
@@ -139,12 +161,12 @@ impl ProxyService {
     }
 
     /// Reads a small JSON-RPC body (retry-buffered, so pingora replays it
-    /// upstream byte for byte) and returns its method and id.
+    /// upstream byte for byte) and returns it with its method and id.
     async fn sniff_jsonrpc(
         &self,
         session: &mut Session,
         expected: usize,
-    ) -> Result<(Option<String>, Option<Value>)> {
+    ) -> Result<(Bytes, Option<String>, Option<Value>)> {
         session.enable_retry_buffering();
         let mut buf = BytesMut::with_capacity(expected);
         while let Some(chunk) = session.read_request_body().await? {
@@ -153,10 +175,11 @@ impl ProxyService {
                 break;
             }
         }
-        Ok(match serde_json::from_slice::<Envelope>(&buf) {
+        let (method, id) = match serde_json::from_slice::<Envelope>(&buf) {
             Ok(env) => (env.method, env.id),
             Err(_) => (None, None),
-        })
+        };
+        Ok((buf.freeze(), method, id))
     }
 }
 
@@ -174,6 +197,10 @@ impl ProxyHttp for ProxyService {
             stream_open: false,
             status: None,
             failure: None,
+            upstream_version: None,
+            rpc: None,
+            new_req_body: None,
+            resp: RespRewrite::Pass,
         }
     }
 
@@ -201,9 +228,11 @@ impl ProxyHttp for ProxyService {
         // Too large by its own account: refuse before reading a byte.
         let too_large = length.is_some_and(|n| n > app.config.limits.max_body_bytes);
         let mut rpc_method = None;
+        let mut prebuffered = None;
         if is_jsonrpc && !too_large {
             if let Some(n) = length.filter(|n| *n > 0 && *n <= PREBUFFER_LIMIT) {
-                let (m, id) = self.sniff_jsonrpc(session, n).await?;
+                let (body, m, id) = self.sniff_jsonrpc(session, n).await?;
+                prebuffered = Some(body);
                 ctx.target.jsonrpc_id = id;
                 rpc_method = m;
                 info.jsonrpc_method = rpc_method.as_deref();
@@ -274,7 +303,40 @@ impl ProxyHttp for ProxyService {
                 }
                 self.respond(session, ctx, r).await
             }
-            Binding::JsonRpc | Binding::Rest if route.operation.is_some() => {
+            Binding::JsonRpc if route.operation.is_some() => {
+                let up = match app.upstream_version().await {
+                    Ok(up) => up,
+                    Err(f) => return self.respond_failure(session, ctx, f).await,
+                };
+                ctx.upstream_version = Some(up);
+                if up == route.client_version {
+                    return Ok(false);
+                }
+                let (Some(body), Some(method)) = (prebuffered, rpc_method) else {
+                    let f = Failure::CannotTranslate {
+                        client: route.client_version,
+                        upstream: up,
+                    };
+                    return self.respond_failure(session, ctx, f).await;
+                };
+                let rpc = RpcTranslation {
+                    client: route.client_version,
+                    upstream: up,
+                    method,
+                    id: ctx.target.jsonrpc_id.clone(),
+                };
+                match rpc.request(&body) {
+                    Ok(new_body) => {
+                        ctx.new_req_body = Some(Bytes::from(new_body));
+                        ctx.rpc = Some(rpc);
+                        Ok(false)
+                    }
+                    Err(f) => self.respond_failure(session, ctx, f).await,
+                }
+            }
+            Binding::JsonRpc if prebuffered.is_none() && !matches!(length, Some(0)) => {
+                // Too large to read before routing: the method is unknown, so
+                // only a same-version call (by header) can go through.
                 match app.upstream_version().await {
                     Ok(up) if up == route.client_version => Ok(false),
                     Ok(up) => {
@@ -287,6 +349,20 @@ impl ProxyHttp for ProxyService {
                     Err(f) => self.respond_failure(session, ctx, f).await,
                 }
             }
+            Binding::Rest if route.operation.is_some() => match app.upstream_version().await {
+                Ok(up) if up == route.client_version => {
+                    ctx.upstream_version = Some(up);
+                    Ok(false)
+                }
+                Ok(up) => {
+                    let f = Failure::CannotTranslate {
+                        client: route.client_version,
+                        upstream: up,
+                    };
+                    self.respond_failure(session, ctx, f).await
+                }
+                Err(f) => self.respond_failure(session, ctx, f).await,
+            },
             // Unknown methods and non-A2A paths go through untouched.
             _ => Ok(false),
         }
@@ -326,10 +402,30 @@ impl ProxyHttp for ProxyService {
         &self,
         session: &mut Session,
         upstream_request: &mut RequestHeader,
-        _ctx: &mut Ctx,
+        ctx: &mut Ctx,
     ) -> Result<()> {
         let app = &self.app;
         upstream_request.insert_header("Host", app.config.upstream.authority())?;
+        if let Some(v) = ctx.upstream_version {
+            // Always the upstream's own version (EDGE-CASES 4): a v1.0 agent
+            // rejects header-less calls even when the method says v1.0.
+            upstream_request.insert_header("A2A-Version", v.as_str())?;
+        }
+        if let (Some(rpc), Some(body)) = (&ctx.rpc, &ctx.new_req_body) {
+            upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
+            upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
+            // Extensions: send the upstream's spelling (EDGE-CASES 30).
+            let (from, to) = match rpc.upstream {
+                crate::version::Version::V10 => ("x-a2a-extensions", "A2A-Extensions"),
+                crate::version::Version::V03 => ("a2a-extensions", "X-A2A-Extensions"),
+            };
+            if let Some(v) = upstream_request.headers.get(from).cloned() {
+                upstream_request.remove_header(from);
+                if !upstream_request.headers.contains_key(to) {
+                    upstream_request.insert_header(to, v)?;
+                }
+            }
+        }
         if app.config.public_url.base_path != app.config.upstream.base_path {
             let uri = &session.req_header().uri;
             let rel = app.relative_path(uri.path());
@@ -357,6 +453,10 @@ impl ProxyHttp for ProxyService {
                 return Error::e_explain(ErrorType::HTTPStatus(413), "request body over the limit");
             }
         }
+        if ctx.rpc.is_some() && body.is_some() {
+            // The replayed original is swapped for its translation, once.
+            *body = Some(ctx.new_req_body.take().unwrap_or_default());
+        }
         Ok(())
     }
 
@@ -381,16 +481,64 @@ impl ProxyHttp for ProxyService {
             self.app.metrics.stream_opened();
             resp.insert_header("X-Accel-Buffering", "no")?;
         }
+        if ctx.rpc.is_some() {
+            let json = resp
+                .headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|ct| {
+                    let ct = ct.to_ascii_lowercase();
+                    ct.contains("/json") || ct.contains("+json")
+                });
+            if sse || json {
+                // The length changes: send the rewritten body chunked.
+                resp.remove_header(&http::header::CONTENT_LENGTH);
+                resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
+                ctx.resp = if sse {
+                    RespRewrite::Sse(SseRewriter::new(MAX_TRANSLATED_BODY))
+                } else {
+                    RespRewrite::Json(BytesMut::new())
+                };
+            }
+        }
         Ok(())
     }
 
     fn response_body_filter(
         &self,
         _session: &mut Session,
-        _body: &mut Option<Bytes>,
+        body: &mut Option<Bytes>,
         end_of_stream: bool,
         ctx: &mut Ctx,
     ) -> Result<Option<Duration>> {
+        if let Some(rpc) = &ctx.rpc {
+            match &mut ctx.resp {
+                RespRewrite::Pass => {}
+                RespRewrite::Json(buf) => {
+                    if let Some(b) = body.take() {
+                        if buf.len() + b.len() <= MAX_TRANSLATED_BODY {
+                            buf.extend_from_slice(&b);
+                        }
+                    }
+                    *body = if end_of_stream {
+                        Some(Bytes::from(rpc.response(buf)))
+                    } else {
+                        Some(Bytes::new())
+                    };
+                }
+                RespRewrite::Sse(rw) => {
+                    let mut f = |data: &str| rpc.event(data);
+                    let mut out = match body.take() {
+                        Some(b) => rw.push(&b, &mut f),
+                        None => Vec::new(),
+                    };
+                    if end_of_stream {
+                        out.extend(rw.finish(&mut f));
+                    }
+                    *body = Some(Bytes::from(out));
+                }
+            }
+        }
         if ctx.stream_open
             && !end_of_stream
             && ctx.started.elapsed() > self.app.config.limits.stream_max_duration
