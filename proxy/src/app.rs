@@ -177,7 +177,8 @@ impl App {
     /// The public card for a client of `client`'s version.
     ///
     /// Same-version clients get the upstream card unchanged except for its
-    /// interface URLs. Cross-version card translation is not wired yet.
+    /// interface URLs; other clients get it translated, with only the
+    /// JSON-RPC interfaces (the binding the proxy translates today).
     pub async fn serve_card(
         &self,
         client: Version,
@@ -196,14 +197,21 @@ impl App {
             Ok(c) => c,
             Err(f) => return LocalResponse::failure(&f, target),
         };
-        if card.version != client {
-            let f = Failure::CannotTranslate {
-                client,
-                upstream: card.version,
-            };
-            return LocalResponse::failure(&f, target);
-        }
-        let mut json = card.json.clone();
+        let mut json = if card.version == client {
+            card.json.clone()
+        } else {
+            match card::translate_card(&card.json, client) {
+                Ok(j) => j,
+                Err(detail) => {
+                    tracing::warn!(%detail, "cannot serve a translated card");
+                    let f = Failure::CannotTranslate {
+                        client,
+                        upstream: card.version,
+                    };
+                    return LocalResponse::failure(&f, target);
+                }
+            }
+        };
         card::rewrite_card(&mut json, &self.config.upstream, &self.config.public_url);
         let body = Bytes::from(json.to_string());
         let etag = card::etag_for(client, &body);

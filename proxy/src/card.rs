@@ -117,6 +117,58 @@ pub fn rewrite_card(card: &mut Value, upstream: &HttpUrl, public: &HttpUrl) {
     }
 }
 
+/// The card translated for a client of version `to`, advertising only what
+/// the proxy can translate today: JSON-RPC interfaces, stamped with `to`.
+pub fn translate_card(card: &Value, to: Version) -> Result<Value, String> {
+    let raw = serde_json::to_vec(card).map_err(|e| e.to_string())?;
+    let out = translate::document::translate(translate::document::Kind::Card, to, None, &raw)
+        .map_err(|e| format!("card translation failed: {e}"))?;
+    let mut out: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
+    match to {
+        Version::V10 => {
+            let Some(Value::Array(list)) = out.get_mut("supportedInterfaces") else {
+                return Err("translated card has no supportedInterfaces".into());
+            };
+            list.retain(|i| i.get("protocolBinding").and_then(Value::as_str) == Some("JSONRPC"));
+            for i in list.iter_mut() {
+                i["protocolVersion"] = Value::from("1.0");
+            }
+            if list.is_empty() {
+                return Err("the agent has no JSON-RPC interface to translate".into());
+            }
+        }
+        Version::V03 => {
+            let jsonrpc = |i: &Value| {
+                i.get("transport")
+                    .and_then(Value::as_str)
+                    .unwrap_or("JSONRPC")
+                    == "JSONRPC"
+            };
+            let mut list = match out.get("additionalInterfaces") {
+                Some(Value::Array(l)) => l.clone(),
+                _ => Vec::new(),
+            };
+            if list.is_empty() {
+                if let Some(u) = out.get("url") {
+                    let t = out
+                        .get("preferredTransport")
+                        .cloned()
+                        .unwrap_or(Value::from("JSONRPC"));
+                    list.push(serde_json::json!({"url": u, "transport": t}));
+                }
+            }
+            list.retain(jsonrpc);
+            let Some(first) = list.first().cloned() else {
+                return Err("the agent has no JSON-RPC interface to translate".into());
+            };
+            out["url"] = first["url"].clone();
+            out["preferredTransport"] = Value::from("JSONRPC");
+            out["additionalInterfaces"] = Value::Array(list);
+        }
+    }
+    Ok(out)
+}
+
 /// A strong ETag for a served card body, distinct per version.
 pub fn etag_for(version: Version, body: &[u8]) -> String {
     use std::hash::{Hash, Hasher};
@@ -389,6 +441,36 @@ mod tests {
             "http://proxy:8080/v10"
         );
         assert_eq!(card["provider"]["url"], "https://vendor.example");
+    }
+
+    #[test]
+    fn translated_cards_keep_jsonrpc_only() {
+        let v03 = json!({
+            "name": "a", "description": "d", "version": "1", "protocolVersion": "0.3.0",
+            "url": "http://u/rest", "preferredTransport": "HTTP+JSON",
+            "additionalInterfaces": [
+                {"url": "http://u/rest", "transport": "HTTP+JSON"},
+                {"url": "http://u/rpc", "transport": "JSONRPC"}
+            ],
+            "capabilities": {}, "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"], "skills": []
+        });
+        let v10 = translate_card(&v03, Version::V10).unwrap();
+        let ifs = v10["supportedInterfaces"].as_array().unwrap();
+        assert_eq!(ifs.len(), 1, "{v10}");
+        assert_eq!(ifs[0]["url"], "http://u/rpc");
+        assert_eq!(ifs[0]["protocolVersion"], "1.0");
+        assert_eq!(card_version(&v10), Version::V10);
+
+        let back = translate_card(&v10, Version::V03).unwrap();
+        assert_eq!(back["url"], "http://u/rpc");
+        assert_eq!(back["preferredTransport"], "JSONRPC");
+        assert_eq!(card_version(&back), Version::V03);
+
+        let rest_only = json!({"name": "a", "description": "d", "version": "1",
+            "supportedInterfaces": [{"url": "http://u/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
+            "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []});
+        assert!(translate_card(&rest_only, Version::V03).is_err());
     }
 
     #[test]

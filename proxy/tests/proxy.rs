@@ -14,9 +14,9 @@ use support::*;
 use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
-const CARD_V03: &str = r#"{"name":"fake","protocolVersion":"0.3.0","url":"http://UP/rpc","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"http://UP/rpc","transport":"JSONRPC"},{"url":"http://UP/rest","transport":"HTTP+JSON"}],"capabilities":{"streaming":true},"skills":[]}"#;
+const CARD_V03: &str = r#"{"name":"fake","description":"a fake agent","version":"1.0.0","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://UP/rpc","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"http://UP/rpc","transport":"JSONRPC"},{"url":"http://UP/rest","transport":"HTTP+JSON"}],"capabilities":{"streaming":true},"skills":[]}"#;
 
-const CARD_V10: &str = r#"{"name":"fake","supportedInterfaces":[{"url":"http://UP/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"http://UP/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"skills":[]}"#;
+const CARD_V10: &str = r#"{"name":"fake","description":"a fake agent","version":"1.0.0","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"supportedInterfaces":[{"url":"http://UP/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"http://UP/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"skills":[]}"#;
 
 fn card_reply(card: &str, up: &str) -> Reply {
     Reply::json(200, &card.replace("UP", up))
@@ -586,18 +586,22 @@ async fn card_is_rewritten_and_revalidated_with_etags() {
     let fetches = up.recorded();
     assert!(fetches.len() >= 2, "{fetches:?}");
     assert_eq!(fetches[1].header("if-none-match"), Some("\"up-1\""));
-    // A v1.0 client of this v0.3 agent: no card translation yet.
+    // A v1.0 client of this v0.3 agent: a translated card, JSON-RPC only,
+    // with its own ETag.
     let r = get(
         px.addr,
         "/a2a/.well-known/agent-card.json",
         &[("A2A-Version", "1.0")],
     )
     .await;
-    assert_eq!(r.status, 400);
-    assert_eq!(
-        r.json()["error"]["details"][0]["reason"],
-        "VERSION_NOT_SUPPORTED"
-    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_ne!(r.header("etag"), Some(etag.as_str()));
+    let card = r.json();
+    let ifs = card["supportedInterfaces"].as_array().unwrap();
+    assert_eq!(ifs.len(), 1, "{card}");
+    assert_eq!(ifs[0]["url"], "https://agents.example.com/a2a/rpc");
+    assert_eq!(ifs[0]["protocolBinding"], "JSONRPC");
+    assert_eq!(ifs[0]["protocolVersion"], "1.0");
 
     // A v1.0 card: every supportedInterfaces URL is rewritten.
     let up10 = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
@@ -614,6 +618,13 @@ async fn card_is_rewritten_and_revalidated_with_etags() {
         let url = card["supportedInterfaces"][i]["url"].as_str().unwrap();
         assert!(url.starts_with(&px10.url()), "{url}");
     }
+    // A header-less (v0.3) client gets a v0.3 card pointing at the proxy.
+    let r = get(px10.addr, "/.well-known/agent.json", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let card = r.json();
+    assert_eq!(card["url"], format!("{}/rpc", px10.url()));
+    assert_eq!(card["preferredTransport"], "JSONRPC");
+    assert!(card.get("supportedInterfaces").is_none(), "{card}");
 }
 
 #[test]
