@@ -59,6 +59,9 @@ pub struct Ctx {
     rpc: Option<RpcTranslation>,
     /// The translated request body, sent in place of the original.
     new_req_body: Option<Bytes>,
+    /// A cross-version body too large to read before routing, held back
+    /// until its end, then translated and sent chunked.
+    accumulate: Option<BytesMut>,
     resp: RespRewrite,
 }
 
@@ -183,6 +186,48 @@ impl ProxyService {
     }
 }
 
+impl ProxyService {
+    /// The end of an accumulated cross-version body: now the method is
+    /// known. A method of the upstream's own version goes through as it is
+    /// (the method wins over the header, see `route`).
+    fn translate_accumulated(
+        &self,
+        ctx: &mut Ctx,
+        whole: Bytes,
+    ) -> std::result::Result<Bytes, Failure> {
+        let (method, id) = match serde_json::from_slice::<Envelope>(&whole) {
+            Ok(env) => (env.method, env.id),
+            Err(_) => (None, None),
+        };
+        ctx.target.jsonrpc_id = id.clone();
+        let known = method.as_deref().and_then(route::jsonrpc_method);
+        let Some(mut rpc) = ctx.rpc.take() else {
+            return Ok(whole);
+        };
+        let Some((version, op)) = known else {
+            return Err(Failure::Translate {
+                code: -32601,
+                message: format!("method not found: {}", method.unwrap_or_default()),
+            });
+        };
+        ctx.target.version = Some(version);
+        ctx.target.operation = Some(op);
+        if let Some(r) = ctx.route.as_mut() {
+            r.operation = Some(op);
+            r.client_version = version;
+        }
+        if version == rpc.upstream {
+            return Ok(whole);
+        }
+        rpc.client = version;
+        rpc.method = method.unwrap_or_default();
+        rpc.id = id;
+        let out = rpc.request(&whole)?;
+        ctx.rpc = Some(rpc);
+        Ok(Bytes::from(out))
+    }
+}
+
 #[async_trait]
 impl ProxyHttp for ProxyService {
     type CTX = Ctx;
@@ -200,6 +245,7 @@ impl ProxyHttp for ProxyService {
             upstream_version: None,
             rpc: None,
             new_req_body: None,
+            accumulate: None,
             resp: RespRewrite::Pass,
         }
     }
@@ -335,19 +381,23 @@ impl ProxyHttp for ProxyService {
                 }
             }
             Binding::JsonRpc if prebuffered.is_none() && !matches!(length, Some(0)) => {
-                // Too large to read before routing: the method is unknown, so
-                // only a same-version call (by header) can go through.
-                match app.upstream_version().await {
-                    Ok(up) if up == route.client_version => Ok(false),
-                    Ok(up) => {
-                        let f = Failure::CannotTranslate {
-                            client: route.client_version,
-                            upstream: up,
-                        };
-                        self.respond_failure(session, ctx, f).await
-                    }
-                    Err(f) => self.respond_failure(session, ctx, f).await,
+                // Too large to read before routing: the method is unknown
+                // until the body has passed, so the header decides for now.
+                let up = match app.upstream_version().await {
+                    Ok(up) => up,
+                    Err(f) => return self.respond_failure(session, ctx, f).await,
+                };
+                ctx.upstream_version = Some(up);
+                if up != route.client_version {
+                    ctx.accumulate = Some(BytesMut::new());
+                    ctx.rpc = Some(RpcTranslation {
+                        client: route.client_version,
+                        upstream: up,
+                        method: String::new(),
+                        id: None,
+                    });
                 }
+                Ok(false)
             }
             Binding::Rest if route.operation.is_some() => match app.upstream_version().await {
                 Ok(up) if up == route.client_version => {
@@ -411,9 +461,17 @@ impl ProxyHttp for ProxyService {
             // rejects header-less calls even when the method says v1.0.
             upstream_request.insert_header("A2A-Version", v.as_str())?;
         }
-        if let (Some(rpc), Some(body)) = (&ctx.rpc, &ctx.new_req_body) {
-            upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
-            upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
+        if let Some(rpc) = &ctx.rpc {
+            match &ctx.new_req_body {
+                Some(body) => {
+                    upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
+                    upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
+                }
+                // Accumulated: the length is unknown yet, pingora sends chunked.
+                None => {
+                    upstream_request.remove_header(&http::header::CONTENT_LENGTH);
+                }
+            }
             // Extensions: send the upstream's spelling (EDGE-CASES 30).
             let (from, to) = match rpc.upstream {
                 crate::version::Version::V10 => ("x-a2a-extensions", "A2A-Extensions"),
@@ -442,7 +500,7 @@ impl ProxyHttp for ProxyService {
         &self,
         _session: &mut Session,
         body: &mut Option<Bytes>,
-        _end_of_stream: bool,
+        end_of_stream: bool,
         ctx: &mut Ctx,
     ) -> Result<()> {
         if let Some(b) = body {
@@ -452,6 +510,26 @@ impl ProxyHttp for ProxyService {
                 ctx.failure = Some(Failure::PayloadTooLarge { limit });
                 return Error::e_explain(ErrorType::HTTPStatus(413), "request body over the limit");
             }
+        }
+        if let Some(acc) = ctx.accumulate.as_mut() {
+            if let Some(b) = body.take() {
+                acc.extend_from_slice(&b);
+            }
+            if !end_of_stream {
+                *body = Some(Bytes::new());
+                return Ok(());
+            }
+            let whole = ctx.accumulate.take().unwrap_or_default().freeze();
+            return match self.translate_accumulated(ctx, whole) {
+                Ok(out) => {
+                    *body = Some(out);
+                    Ok(())
+                }
+                Err(f) => {
+                    ctx.failure = Some(f);
+                    Error::e_explain(ErrorType::InternalError, "untranslatable request body")
+                }
+            };
         }
         if ctx.rpc.is_some() && body.is_some() {
             // The replayed original is swapped for its translation, once.

@@ -647,3 +647,48 @@ fn start_and_stop_are_bounded() {
     });
     assert!(closed, "{addr} still accepts connections after stop()");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_cross_version_bodies_are_accumulated_and_translated() {
+    let answer = r#"{"jsonrpc":"2.0","id":"big","result":{"message":{"messageId":"r1","role":"ROLE_AGENT","parts":[{"text":"ok"}]}}}"#;
+    let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let text = "x".repeat(150_000);
+    let req = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"message/send","params":{{"message":{{"kind":"message","messageId":"m1","role":"user","parts":[{{"kind":"text","text":"{text}"}}]}}}}}}"#
+    );
+    let r = post(px.addr, "/", &[], req.as_bytes()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["result"]["kind"], "message", "{v}");
+    assert_eq!(v["result"]["role"], "agent");
+    let call = &up.calls()[0];
+    assert_eq!(call.header("transfer-encoding"), Some("chunked"));
+    let sent: Value = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent["method"], "SendMessage");
+    assert_eq!(
+        sent["params"]["message"]["parts"][0]["text"]
+            .as_str()
+            .map(str::len),
+        Some(150_000)
+    );
+
+    // A large v1.0 call without the header: the method wins, bytes untouched.
+    let req10 = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"SendMessage","params":{{"message":{{"messageId":"m1","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}}}}}"#
+    );
+    let r = post(px.addr, "/", &[], req10.as_bytes()).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, answer.as_bytes());
+    assert_eq!(up.calls()[1].body, req10.as_bytes());
+
+    // A large body with an unknown method: -32601 in the header's dialect.
+    let bad = format!(r#"{{"jsonrpc":"2.0","id":"u","method":"nope","params":{{"x":"{text}"}}}}"#);
+    let r = post(px.addr, "/", &[], bad.as_bytes()).await;
+    let v = r.json();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (Value::from("u"), Value::from(-32601)),
+        "{v}"
+    );
+}
