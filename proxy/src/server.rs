@@ -631,9 +631,25 @@ impl ProxyHttp for ProxyService {
 
     async fn fail_to_proxy(&self, session: &mut Session, e: &Error, ctx: &mut Ctx) -> FailToProxy {
         if let Some(written) = session.response_written() {
-            // Mid-response: the status line is out; all we can do is close.
+            // Mid-response: the status line is out. A JSON-RPC stream gets a
+            // last `data:` frame carrying the error envelope in the client's
+            // version (EDGE-CASES 21); anything else is just closed.
+            let code = written.status.as_u16();
+            let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
+            if ctx.stream_open && jsonrpc {
+                let f = ctx.failure.clone().or_else(|| failure_of(e));
+                if let (Some(f), Some(v)) = (f, ctx.target.version) {
+                    let env = crate::error::jsonrpc_envelope(&f, v, ctx.target.jsonrpc_id.clone());
+                    let frame = Bytes::from(format!("data: {env}\n\n"));
+                    tracing::warn!(error = %e, failure = f.label(), "stream failed; sent an error frame");
+                    ctx.failure = Some(f);
+                    if let Err(we) = session.write_response_body(Some(frame), true).await {
+                        tracing::debug!(error = %we, "could not write the error frame");
+                    }
+                }
+            }
             return FailToProxy {
-                error_code: written.status.as_u16(),
+                error_code: code,
                 can_reuse_downstream: false,
             };
         }

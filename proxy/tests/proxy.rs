@@ -692,3 +692,37 @@ async fn large_cross_version_bodies_are_accumulated_and_translated() {
         "{v}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_stream_ends_with_an_error_frame() {
+    // The second event never comes (no permits): the read timeout fires.
+    let gate = Arc::new(Semaphore::new(0));
+    let events = vec![
+        "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"kind\":\"task\"}}\n\n".to_string(),
+        "data: never\n\n".to_string(),
+    ];
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Sse {
+        events: events.clone(),
+        gate: gate.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |c| {
+        c.limits.read_timeout = Duration::from_millis(300)
+    });
+    let body = br#"{"jsonrpc":"2.0","id":5,"method":"message/stream","params":{}}"#;
+    let mut s = open(px.addr, &request("POST", "/", &[], body)).await;
+    assert_eq!(s.status, 200);
+    let mut text = String::new();
+    while let Ok(Some(c)) = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .expect("no end")
+    {
+        text.push_str(std::str::from_utf8(&c).unwrap());
+    }
+    let frames: Vec<&str> = text.split("\n\n").filter(|f| !f.is_empty()).collect();
+    assert_eq!(frames.len(), 2, "{text:?}");
+    let last: Value = serde_json::from_str(frames[1].strip_prefix("data: ").unwrap()).unwrap();
+    assert_eq!(last["id"], 5);
+    assert_eq!(last["error"]["code"], -32603);
+    assert_eq!(last["error"]["data"]["proxyReason"], "upstream_timeout");
+}
