@@ -174,6 +174,27 @@ impl App {
         }
     }
 
+    /// An extended-card answer (a bare card for REST, a JSON-RPC response
+    /// whose `result` is the card) with every interface URL pointing here.
+    /// Bodies that are not such JSON are returned unchanged.
+    pub fn rewrite_card_body(&self, body: &[u8], jsonrpc: bool) -> Vec<u8> {
+        let Ok(mut v) = serde_json::from_slice::<Value>(body) else {
+            return body.to_vec();
+        };
+        let card = if jsonrpc {
+            v.get_mut("result")
+        } else {
+            Some(&mut v)
+        };
+        match card {
+            Some(c) if c.is_object() => {
+                card::rewrite_card(c, &self.config.upstream, &self.config.public_url);
+                v.to_string().into_bytes()
+            }
+            _ => body.to_vec(),
+        }
+    }
+
     /// The public card for a client of `client`'s version.
     ///
     /// Same-version clients get the upstream card unchanged except for its

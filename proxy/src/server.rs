@@ -559,7 +559,11 @@ impl ProxyHttp for ProxyService {
             self.app.metrics.stream_opened();
             resp.insert_header("X-Accel-Buffering", "no")?;
         }
-        if ctx.rpc.is_some() {
+        // The extended card's interface URLs must point here too (EDGE-CASES 7).
+        let card = ctx.route.as_ref().and_then(|r| r.operation)
+            == Some(route::Operation::GetExtendedAgentCard)
+            && resp.status.as_u16() == 200;
+        if ctx.rpc.is_some() || card {
             let json = resp
                 .headers
                 .get(http::header::CONTENT_TYPE)
@@ -568,7 +572,7 @@ impl ProxyHttp for ProxyService {
                     let ct = ct.to_ascii_lowercase();
                     ct.contains("/json") || ct.contains("+json")
                 });
-            if sse || json {
+            if (sse && ctx.rpc.is_some()) || json {
                 // The length changes: send the rewritten body chunked.
                 resp.remove_header(&http::header::CONTENT_LENGTH);
                 resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
@@ -589,22 +593,32 @@ impl ProxyHttp for ProxyService {
         end_of_stream: bool,
         ctx: &mut Ctx,
     ) -> Result<Option<Duration>> {
-        if let Some(rpc) = &ctx.rpc {
-            match &mut ctx.resp {
-                RespRewrite::Pass => {}
-                RespRewrite::Json(buf) => {
-                    if let Some(b) = body.take() {
-                        if buf.len() + b.len() <= MAX_TRANSLATED_BODY {
-                            buf.extend_from_slice(&b);
-                        }
+        match &mut ctx.resp {
+            RespRewrite::Pass => {}
+            RespRewrite::Json(buf) => {
+                if let Some(b) = body.take() {
+                    if buf.len() + b.len() <= MAX_TRANSLATED_BODY {
+                        buf.extend_from_slice(&b);
                     }
-                    *body = if end_of_stream {
-                        Some(Bytes::from(rpc.response(buf)))
-                    } else {
-                        Some(Bytes::new())
-                    };
                 }
-                RespRewrite::Sse(rw) => {
+                *body = if end_of_stream {
+                    let mut out = match &ctx.rpc {
+                        Some(rpc) => rpc.response(buf),
+                        None => buf.to_vec(),
+                    };
+                    if ctx.route.as_ref().and_then(|r| r.operation)
+                        == Some(route::Operation::GetExtendedAgentCard)
+                    {
+                        let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
+                        out = self.app.rewrite_card_body(&out, jsonrpc);
+                    }
+                    Some(Bytes::from(out))
+                } else {
+                    Some(Bytes::new())
+                };
+            }
+            RespRewrite::Sse(rw) => {
+                if let Some(rpc) = &ctx.rpc {
                     let mut f = |data: &str| rpc.event(data);
                     let mut out = match body.take() {
                         Some(b) => rw.push(&b, &mut f),

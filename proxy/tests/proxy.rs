@@ -726,3 +726,38 @@ async fn a_stalled_stream_ends_with_an_error_frame() {
     assert_eq!(last["error"]["code"], -32603);
     assert_eq!(last["error"]["data"]["proxyReason"], "upstream_timeout");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extended_cards_point_at_the_proxy() {
+    let up = {
+        let host = Arc::new(std::sync::OnceLock::<String>::new());
+        let h = host.clone();
+        let up = FakeUpstream::start(move |r| {
+            let card = CARD_V10.replace("UP", h.get().unwrap());
+            if r.target == "/" {
+                Reply::json(
+                    200,
+                    &format!(r#"{{"jsonrpc":"2.0","id":1,"result":{card}}}"#),
+                )
+            } else {
+                card_reply(CARD_V10, h.get().unwrap())
+            }
+        })
+        .await;
+        host.set(up.addr.to_string()).unwrap();
+        up
+    };
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let r = get(px.addr, "/extendedAgentCard", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 200);
+    let url = r.json()["supportedInterfaces"][1]["url"].clone();
+    assert_eq!(url, format!("{}/rest", px.url()));
+    let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard"}"#;
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], rpc).await;
+    let v = r.json();
+    assert_eq!(v["id"], 1);
+    assert_eq!(
+        v["result"]["supportedInterfaces"][0]["url"],
+        format!("{}/rpc", px.url())
+    );
+}
