@@ -1,84 +1,47 @@
 //! The one rescue function: any failure → a well-formed error in the client's
 //! wire version and binding (invariant 5).
 //!
-//! The code table here is a stand-in for `translate::code` (MAPPING-FACTS §6).
+//! Codes, statuses and reasons come from `translate::code` (MAPPING-FACTS §6).
 
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
+use translate::code::ErrorCode;
 
 use crate::route::{Binding, Operation};
 use crate::version::Version;
 
-/// The A2A / JSON-RPC error kinds, named as in v1.0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum A2aCode {
-    JsonParse,
-    InvalidRequest,
-    MethodNotFound,
-    InvalidParams,
-    Internal,
-    TaskNotFound,
-    TaskNotCancelable,
-    PushNotificationNotSupported,
-    UnsupportedOperation,
-    ContentTypeNotSupported,
-    InvalidAgentResponse,
-    ExtendedAgentCardNotConfigured,
-    ExtensionSupportRequired,
-    VersionNotSupported,
-}
+/// The A2A / JSON-RPC error kinds (the `translate` table).
+pub type A2aCode = ErrorCode;
 
-/// One row of the code table.
+/// The row of the code table the proxy renders with.
 struct Row {
-    code: A2aCode,
     jsonrpc: i64,
-    /// `ErrorInfo.reason`.
     reason: &'static str,
-    /// v1.0 gRPC status name used in `google.rpc.Status.status`.
     grpc: &'static str,
-    /// v1.0 REST status (spec v1.0.1 §5.4).
     http_v10: u16,
-    /// v0.3 REST status as a2a-python 0.3 answers.
     http_v03: u16,
 }
 
-#[rustfmt::skip]
-const TABLE: &[Row] = &[
-    Row { code: A2aCode::JsonParse, jsonrpc: -32700, reason: "JSON_PARSE", grpc: "INVALID_ARGUMENT", http_v10: 400, http_v03: 400 },
-    Row { code: A2aCode::InvalidRequest, jsonrpc: -32600, reason: "INVALID_REQUEST", grpc: "INVALID_ARGUMENT", http_v10: 400, http_v03: 400 },
-    Row { code: A2aCode::MethodNotFound, jsonrpc: -32601, reason: "METHOD_NOT_FOUND", grpc: "UNIMPLEMENTED", http_v10: 404, http_v03: 404 },
-    Row { code: A2aCode::InvalidParams, jsonrpc: -32602, reason: "INVALID_PARAMS", grpc: "INVALID_ARGUMENT", http_v10: 400, http_v03: 422 },
-    Row { code: A2aCode::Internal, jsonrpc: -32603, reason: "INTERNAL", grpc: "INTERNAL", http_v10: 500, http_v03: 500 },
-    Row { code: A2aCode::TaskNotFound, jsonrpc: -32001, reason: "TASK_NOT_FOUND", grpc: "NOT_FOUND", http_v10: 404, http_v03: 404 },
-    Row { code: A2aCode::TaskNotCancelable, jsonrpc: -32002, reason: "TASK_NOT_CANCELABLE", grpc: "FAILED_PRECONDITION", http_v10: 400, http_v03: 409 },
-    Row { code: A2aCode::PushNotificationNotSupported, jsonrpc: -32003, reason: "PUSH_NOTIFICATION_NOT_SUPPORTED", grpc: "FAILED_PRECONDITION", http_v10: 400, http_v03: 501 },
-    Row { code: A2aCode::UnsupportedOperation, jsonrpc: -32004, reason: "UNSUPPORTED_OPERATION", grpc: "FAILED_PRECONDITION", http_v10: 400, http_v03: 501 },
-    Row { code: A2aCode::ContentTypeNotSupported, jsonrpc: -32005, reason: "CONTENT_TYPE_NOT_SUPPORTED", grpc: "INVALID_ARGUMENT", http_v10: 400, http_v03: 415 },
-    Row { code: A2aCode::InvalidAgentResponse, jsonrpc: -32006, reason: "INVALID_AGENT_RESPONSE", grpc: "INTERNAL", http_v10: 500, http_v03: 502 },
-    Row { code: A2aCode::ExtendedAgentCardNotConfigured, jsonrpc: -32007, reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED", grpc: "FAILED_PRECONDITION", http_v10: 400, http_v03: 404 },
-    Row { code: A2aCode::ExtensionSupportRequired, jsonrpc: -32008, reason: "EXTENSION_SUPPORT_REQUIRED", grpc: "FAILED_PRECONDITION", http_v10: 400, http_v03: 400 },
-    Row { code: A2aCode::VersionNotSupported, jsonrpc: -32009, reason: "VERSION_NOT_SUPPORTED", grpc: "FAILED_PRECONDITION", http_v10: 400, http_v03: 400 },
-];
+/// `ErrorInfo.reason` for every code: the spec names reasons for A2A errors
+/// only; the JSON-RPC standard errors get one by the same rule (UPPER_SNAKE
+/// of the name without `Error`), so a v1.0 client always finds an ErrorInfo.
+pub fn reason_of(code: ErrorCode) -> &'static str {
+    code.reason().unwrap_or(match code {
+        ErrorCode::JsonParse => "JSON_PARSE",
+        ErrorCode::InvalidRequest => "INVALID_REQUEST",
+        ErrorCode::MethodNotFound => "METHOD_NOT_FOUND",
+        ErrorCode::InvalidParams => "INVALID_PARAMS",
+        _ => "INTERNAL",
+    })
+}
 
-impl A2aCode {
-    fn row(self) -> &'static Row {
-        // Every variant has a row (checked by a test).
-        TABLE.iter().find(|r| r.code == self).unwrap_or(&TABLE[4])
-    }
-
-    /// The JSON-RPC error code (same in both versions).
-    pub fn jsonrpc_code(self) -> i64 {
-        self.row().jsonrpc
-    }
-
-    /// `ErrorInfo.reason`.
-    pub fn reason(self) -> &'static str {
-        self.row().reason
-    }
-
-    /// The kind with JSON-RPC code `code`.
-    pub fn from_jsonrpc(code: i64) -> Option<A2aCode> {
-        TABLE.iter().find(|r| r.jsonrpc == code).map(|r| r.code)
+fn row(code: ErrorCode) -> Row {
+    Row {
+        jsonrpc: code.code(),
+        reason: reason_of(code),
+        grpc: code.grpc_code().name(),
+        http_v10: code.http_status(),
+        http_v03: code.v03_rest_status(),
     }
 }
 
@@ -99,6 +62,8 @@ pub enum Failure {
     UpstreamUnavailable { detail: String },
     /// The upstream did not answer in time.
     UpstreamTimeout,
+    /// An SSE stream reached its maximum duration.
+    StreamExpired { limit_secs: u64 },
     /// The upstream answered with something unusable.
     BadUpstreamResponse { detail: String },
     /// A request malformed at the HTTP level.
@@ -150,6 +115,12 @@ impl Failure {
                 "upstream agent did not answer in time".to_string(),
                 Some("DEADLINE_EXCEEDED"),
             ),
+            Failure::StreamExpired { limit_secs } => (
+                A2aCode::Internal,
+                Some(504),
+                format!("stream closed at its maximum duration of {limit_secs} s; resubscribe to continue"),
+                Some("DEADLINE_EXCEEDED"),
+            ),
             Failure::BadUpstreamResponse { detail } => (
                 A2aCode::InvalidAgentResponse,
                 Some(502),
@@ -158,7 +129,7 @@ impl Failure {
             ),
             Failure::BadRequest { detail } => (A2aCode::InvalidRequest, Some(400), detail.clone(), None),
             Failure::Translate { code, message } => (
-                A2aCode::from_jsonrpc(*code).unwrap_or(A2aCode::InvalidRequest),
+                ErrorCode::from_code(*code).unwrap_or(ErrorCode::InvalidRequest),
                 None,
                 message.clone(),
                 None,
@@ -181,6 +152,7 @@ impl Failure {
             Failure::Overloaded { .. } => "overloaded",
             Failure::UpstreamUnavailable { .. } => "upstream_unavailable",
             Failure::UpstreamTimeout => "upstream_timeout",
+            Failure::StreamExpired { .. } => "stream_max_duration",
             Failure::BadUpstreamResponse { .. } => "bad_upstream_response",
             Failure::BadRequest { .. } => "bad_request",
             Failure::Translate { .. } => "untranslatable",
@@ -235,7 +207,7 @@ fn metadata_of(failure: &Failure) -> Map<String, Value> {
 /// an array holding an `ErrorInfo`; v0.3: a free-form object).
 pub fn jsonrpc_envelope(failure: &Failure, version: Version, id: Option<Value>) -> Value {
     let (code, _, message, _) = failure.describe();
-    let row = code.row();
+    let row = row(code);
     let metadata = metadata_of(failure);
     let mut error = json!({ "code": row.jsonrpc, "message": message });
     error["data"] = match version {
@@ -248,7 +220,7 @@ pub fn jsonrpc_envelope(failure: &Failure, version: Version, id: Option<Value>) 
 /// Renders `failure` for `target`. The only place error bodies are made.
 pub fn rescue(failure: &Failure, target: &ErrorTarget) -> ErrorResponse {
     let (code, transport_status, message, grpc_override) = failure.describe();
-    let row = code.row();
+    let row = row(code);
     let version = target.version.unwrap_or(Version::V10);
     let metadata = metadata_of(failure);
     match target.binding {
@@ -314,30 +286,16 @@ mod tests {
     }
 
     #[test]
-    fn every_code_has_one_row() {
-        use A2aCode::*;
-        let all = [
-            JsonParse,
-            InvalidRequest,
-            MethodNotFound,
-            InvalidParams,
-            Internal,
-            TaskNotFound,
-            TaskNotCancelable,
-            PushNotificationNotSupported,
-            UnsupportedOperation,
-            ContentTypeNotSupported,
-            InvalidAgentResponse,
-            ExtendedAgentCardNotConfigured,
-            ExtensionSupportRequired,
-            VersionNotSupported,
-        ];
-        assert_eq!(all.len(), TABLE.len());
-        for c in all {
-            assert_eq!(TABLE.iter().filter(|r| r.code == c).count(), 1, "{c:?}");
+    fn every_code_has_a_reason() {
+        for c in ErrorCode::ALL {
+            assert!(!reason_of(c).is_empty(), "{c:?}");
         }
-        assert_eq!(VersionNotSupported.jsonrpc_code(), -32009);
-        assert_eq!(TaskNotFound.reason(), "TASK_NOT_FOUND");
+        assert_eq!(
+            reason_of(ErrorCode::VersionNotSupported),
+            "VERSION_NOT_SUPPORTED"
+        );
+        assert_eq!(reason_of(ErrorCode::Internal), "INTERNAL");
+        assert_eq!(row(ErrorCode::TaskNotCancelable).http_v03, 409);
     }
 
     #[test]

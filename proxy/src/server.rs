@@ -635,6 +635,9 @@ impl ProxyHttp for ProxyService {
             && !end_of_stream
             && ctx.started.elapsed() > self.app.config.limits.stream_max_duration
         {
+            ctx.failure = Some(Failure::StreamExpired {
+                limit_secs: self.app.config.limits.stream_max_duration.as_secs(),
+            });
             return Error::e_explain(
                 ErrorType::Custom("stream max duration"),
                 "closing an SSE stream at its maximum duration",

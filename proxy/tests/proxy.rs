@@ -761,3 +761,42 @@ async fn extended_cards_point_at_the_proxy() {
         format!("{}/rpc", px.url())
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_end_at_their_maximum_duration() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let events = vec![
+        "data: {\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"kind\":\"task\"}}\n\n".to_string(),
+        "data: {\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"late\":true}}\n\n".to_string(),
+    ];
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Sse {
+        events: events.clone(),
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |c| {
+        c.limits.stream_max_duration = Duration::from_millis(200)
+    });
+    let body = br#"{"jsonrpc":"2.0","id":8,"method":"message/stream","params":{}}"#;
+    let mut s = open(px.addr, &request("POST", "/", &[], body)).await;
+    let first = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(first.starts_with(b"data: "));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    gate.add_permits(1);
+    let mut text = String::new();
+    while let Ok(Some(c)) = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .expect("no end")
+    {
+        text.push_str(std::str::from_utf8(&c).unwrap());
+    }
+    assert!(!text.contains("late"), "{text}");
+    let last: Value = serde_json::from_str(text.trim().strip_prefix("data: ").unwrap()).unwrap();
+    assert_eq!(last["id"], 8);
+    assert_eq!(last["error"]["data"]["proxyReason"], "stream_max_duration");
+}
