@@ -413,7 +413,35 @@ impl ProxyHttp for ProxyService {
                 }
                 Err(f) => self.respond_failure(session, ctx, f).await,
             },
-            // Unknown methods and non-A2A paths go through untouched.
+            Binding::JsonRpc if prebuffered.is_some() => {
+                // No A2A method. Same version: the upstream answers itself.
+                // Across versions: answer in the caller's dialect (EDGE-CASES 3).
+                let up = match app.upstream_version().await {
+                    Ok(up) => up,
+                    Err(f) => return self.respond_failure(session, ctx, f).await,
+                };
+                ctx.upstream_version = Some(up);
+                if up == route.client_version {
+                    return Ok(false);
+                }
+                let body = prebuffered.unwrap_or_default();
+                let f = match (&rpc_method, serde_json::from_slice::<Value>(&body)) {
+                    (Some(m), _) => Failure::Translate {
+                        code: -32601,
+                        message: format!("method not found: {m}"),
+                    },
+                    (None, Ok(_)) => Failure::Translate {
+                        code: -32600,
+                        message: "not a JSON-RPC request (no `method`)".into(),
+                    },
+                    (None, Err(e)) => Failure::Translate {
+                        code: -32700,
+                        message: format!("invalid JSON: {e}"),
+                    },
+                };
+                self.respond_failure(session, ctx, f).await
+            }
+            // Non-A2A paths go through untouched.
             _ => Ok(false),
         }
     }
@@ -719,13 +747,27 @@ impl ProxyHttp for ProxyService {
             (None, Some(_), None) => "ok".into(),
             (None, None, None) => "aborted".into(),
         };
+        let binding = binding_label(route.map(|r| &r.binding));
+        let elapsed = ctx.started.elapsed();
+        tracing::info!(
+            target: "access",
+            method = %method,
+            binding,
+            client_version = ?route.map(|r| r.client_version.as_str()),
+            upstream_version = ?ctx.upstream_version.map(|v| v.as_str()),
+            translated = ctx.rpc.is_some(),
+            status = ?ctx.status,
+            outcome = %outcome,
+            ms = elapsed.as_millis() as u64,
+            "request"
+        );
         self.app.metrics.record(
             RequestLabels {
                 method,
-                binding: binding_label(route.map(|r| &r.binding)),
+                binding,
                 outcome,
             },
-            ctx.started.elapsed(),
+            elapsed,
         );
     }
 }

@@ -527,6 +527,22 @@ async fn untranslatable_calls_get_errors_in_the_clients_shape() {
     assert_eq!(v["id"], 4);
     assert_eq!(v["error"]["code"], -32006);
     assert_eq!(v["error"]["data"][0]["reason"], "INVALID_AGENT_RESPONSE");
+    // No A2A method across versions: answered in the caller's dialect.
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "1.0")],
+        br#"{"jsonrpc":"2.0","id":6,"method":"tasks/list"}"#,
+    )
+    .await;
+    assert_eq!(r.json()["error"]["code"], -32601);
+    assert_eq!(r.json()["error"]["data"][0]["reason"], "METHOD_NOT_FOUND");
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], b"{oops").await;
+    assert_eq!(r.json()["error"]["code"], -32700);
+    assert!(up
+        .calls()
+        .iter()
+        .all(|c| !String::from_utf8_lossy(&c.body).contains("tasks/list")));
     // REST across versions is not translated yet.
     let r = get(px.addr, "/tasks/t", &[("A2A-Version", "1.0")]).await;
     assert_eq!(r.status, 400);
