@@ -92,6 +92,11 @@ impl App {
         self.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 
+    /// Requests counted in right now.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
     /// Resolves the upstream host (asynchronously; never the blocking resolver).
     pub async fn upstream_addr(&self) -> Result<SocketAddr, Failure> {
         let authority = self.config.upstream.authority();
@@ -204,8 +209,7 @@ impl App {
         &self,
         client: Version,
         if_none_match: Option<&str>,
-        target: &ErrorTarget,
-    ) -> LocalResponse {
+    ) -> Result<LocalResponse, Failure> {
         let fetched = match self.upstream_addr().await {
             Ok(addr) => self
                 .cards
@@ -216,7 +220,7 @@ impl App {
         };
         let card = match fetched {
             Ok(c) => c,
-            Err(f) => return LocalResponse::failure(&f, target),
+            Err(f) => return Err(f),
         };
         let mut json = if card.version == client {
             card.json.clone()
@@ -229,7 +233,7 @@ impl App {
                         client,
                         upstream: card.version,
                     };
-                    return LocalResponse::failure(&f, target);
+                    return Err(f);
                 }
             }
         };
@@ -243,17 +247,17 @@ impl App {
             ("Cache-Control", format!("max-age={max_age}")),
         ];
         if if_none_match.is_some_and(|inm| card::etag_matches(inm, &etag)) {
-            return LocalResponse {
+            return Ok(LocalResponse {
                 status: 304,
                 headers,
                 body: Bytes::new(),
-            };
+            });
         }
         headers.insert(0, ("Content-Type", "application/json".into()));
-        LocalResponse {
+        Ok(LocalResponse {
             status: 200,
             headers,
             body,
-        }
+        })
     }
 }

@@ -313,14 +313,21 @@ impl ProxyHttp for ProxyService {
         ctx.target.operation = route.operation;
         ctx.route = Some(route.clone());
 
-        if !app.enter() {
-            session.set_keepalive(None);
-            let f = Failure::Overloaded {
-                limit: app.config.limits.max_connections,
-            };
-            return self.respond_failure(session, ctx, f).await;
+        // Local endpoints stay answerable under load; everything else counts.
+        let local = matches!(
+            route.binding,
+            Binding::Health | Binding::Ready | Binding::Metrics
+        );
+        if !local {
+            if !app.enter() {
+                session.set_keepalive(None);
+                let f = Failure::Overloaded {
+                    limit: app.config.limits.max_connections,
+                };
+                return self.respond_failure(session, ctx, f).await;
+            }
+            ctx.entered = true;
         }
-        ctx.entered = true;
 
         if too_large {
             session.set_keepalive(None);
@@ -341,13 +348,10 @@ impl ProxyHttp for ProxyService {
                 let inm = headers
                     .get(http::header::IF_NONE_MATCH)
                     .and_then(|v| v.to_str().ok());
-                let r = app.serve_card(route.client_version, inm, &ctx.target).await;
-                if r.status >= 400 {
-                    ctx.failure = Some(Failure::UpstreamUnavailable {
-                        detail: "card".into(),
-                    });
+                match app.serve_card(route.client_version, inm).await {
+                    Ok(r) => self.respond(session, ctx, r).await,
+                    Err(f) => self.respond_failure(session, ctx, f).await,
                 }
-                self.respond(session, ctx, r).await
             }
             Binding::JsonRpc if route.operation.is_some() => {
                 let up = match app.upstream_version().await {
@@ -591,6 +595,17 @@ impl ProxyHttp for ProxyService {
         let card = ctx.route.as_ref().and_then(|r| r.operation)
             == Some(route::Operation::GetExtendedAgentCard)
             && resp.status.as_u16() == 200;
+        if let Some(rpc) = &ctx.rpc {
+            // Echoed extensions in the client's spelling (EDGE-CASES 30).
+            let (from, to) = match rpc.client {
+                crate::version::Version::V03 => ("a2a-extensions", "X-A2A-Extensions"),
+                crate::version::Version::V10 => ("x-a2a-extensions", "A2A-Extensions"),
+            };
+            if let Some(v) = resp.headers.get(from).cloned() {
+                resp.remove_header(from);
+                resp.insert_header(to, v)?;
+            }
+        }
         if ctx.rpc.is_some() || card {
             let json = resp
                 .headers

@@ -407,7 +407,10 @@ async fn malformed_version_is_version_not_supported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_jsonrpc_client_to_v10_agent_is_translated_both_ways() {
     let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
-    let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
+    let up = upstream_with_card(CARD_V10, move |_| {
+        Reply::json(200, answer).with_header("A2A-Extensions", "urn:x")
+    })
+    .await;
     let px = proxy_for(&up.url(), None, |_| {});
     let req = br#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
     let r = post(
@@ -425,6 +428,8 @@ async fn v03_jsonrpc_client_to_v10_agent_is_translated_both_ways() {
     assert_eq!(v["id"], 1);
     assert_eq!(v["result"]["kind"], "task", "{v}");
     assert_eq!(v["result"]["status"]["state"], "completed");
+    assert_eq!(r.header("x-a2a-extensions"), Some("urn:x"));
+    assert_eq!(r.header("a2a-extensions"), None);
     let call = &up.calls()[0];
     assert_eq!(call.header("a2a-version"), Some("1.0"));
     assert_eq!(call.header("a2a-extensions"), Some("urn:x"));
@@ -815,4 +820,47 @@ async fn streams_end_at_their_maximum_duration() {
     let last: Value = serde_json::from_str(text.trim().strip_prefix("data: ").unwrap()).unwrap();
     assert_eq!(last["id"], 8);
     assert_eq!(last["error"]["data"]["proxyReason"], "stream_max_duration");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_over_max_connections_get_503_in_the_clients_shape() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let up = upstream_with_card(CARD_V10, move |_| Reply::Sse {
+        events: vec!["data: {}\n\n".into(), "data: {}\n\n".into()],
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |c| {
+        c.limits.max_connections = 1
+    });
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{}}"#;
+    let mut held = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], body),
+    )
+    .await;
+    assert_eq!(held.status, 200);
+    let r = get(px.addr, "/tasks/t", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.json()["error"]["status"], "UNAVAILABLE");
+    // Local endpoints are not counted.
+    assert_eq!(get(px.addr, "/health", &[]).await.status, 200);
+    assert_eq!(px.app.in_flight(), 1);
+    gate.add_permits(1);
+    while let Ok(Some(_)) = timeout(WAIT, held.reader.chunk(&mut held.sock))
+        .await
+        .expect("no end")
+    {}
+    drop(held);
+    // Once the stream is done the slot is free again.
+    let mut free = false;
+    for _ in 0..100 {
+        if px.app.in_flight() == 0 {
+            free = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(free);
 }
