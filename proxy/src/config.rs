@@ -205,7 +205,8 @@ impl HttpUrl {
 pub struct Limits {
     /// Largest request body accepted; larger ones get 413.
     pub max_body_bytes: usize,
-    /// Largest number of requests (streams included) handled at once; more get 503.
+    /// Largest number of proxied requests (streams included; local endpoints
+    /// not counted) handled at once; more get 503.
     pub max_connections: usize,
     pub connect_timeout: Duration,
     /// Longest wait for upstream bytes (also the longest gap between SSE events).
