@@ -864,3 +864,47 @@ async fn requests_over_max_connections_get_503_in_the_clients_shape() {
     }
     assert!(free);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_clients_are_served_on_the_same_port() {
+    let answer = "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"id\":\"t\"}}";
+    let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let run = async {
+        let tcp = tokio::net::TcpStream::connect(px.addr).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let conn_task = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.unwrap();
+        let req = http::Request::builder()
+            .method("POST")
+            .uri(format!("http://{}/", px.addr))
+            .header("a2a-version", "1.0")
+            .header("content-type", "application/json")
+            .body(())
+            .unwrap();
+        let (resp, mut send) = client.send_request(req, false).unwrap();
+        let body = br#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t"}}"#;
+        send.send_data(bytes::Bytes::from_static(body), true)
+            .unwrap();
+        let resp = resp.await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let mut recv = resp.into_body();
+        let mut got = Vec::new();
+        while let Some(chunk) = recv.data().await {
+            let chunk = chunk.unwrap();
+            let _ = recv.flow_control().release_capacity(chunk.len());
+            got.extend_from_slice(&chunk);
+        }
+        drop(client);
+        conn_task.abort();
+        got
+    };
+    let got = timeout(WAIT, run).await.expect("h2c exchange timed out");
+    assert_eq!(got, answer.as_bytes());
+    assert_eq!(
+        up.calls()[0].body,
+        br#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t"}}"#
+    );
+}
