@@ -1,4 +1,151 @@
-//! a2a-compat-proxy: the library behind the binary.
+//! a2a-compat-proxy: a Pingora reverse proxy between A2A v0.3 and v1.0
+//! clients and agents.
+//!
+//! Modules: [`config`] (raw file vs resolved config), [`route`] (pure request
+//! classification), [`error`] (the one rescue function), [`card`] (upstream
+//! card cache and URL rewrite), [`metrics`], [`app`] (state and the work behind
+//! each hook), [`server`] (the thin `ProxyHttp` adapter), [`sse`] (event framing),
+//! [`translation`] (JSON-RPC cross-version bodies), [`serve_cmd`] (the
+//! `serve` subcommand), [`cli`] and [`translate_cmd`] (the `translate` subcommand). [`start`] runs the proxy in-process for tests.
 
+pub mod app;
+pub mod card;
 pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod error;
+pub mod metrics;
+pub mod route;
+pub mod serve_cmd;
+pub mod server;
+pub mod sse;
 pub mod translate_cmd;
+pub mod translation;
+pub mod version;
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use pingora::apps::HttpServerOptions;
+use pingora::server::configuration::ServerConf;
+use pingora::server::{RunArgs, Server, ShutdownSignal, ShutdownSignalWatch};
+use tokio::sync::oneshot;
+
+use crate::app::App;
+use crate::config::Config;
+use crate::server::ProxyService;
+
+/// Builds the pingora server for `config` (not yet running).
+pub fn build_server(config: Config, grace: Duration) -> (Server, Arc<App>) {
+    let conf = ServerConf {
+        threads: config.threads,
+        grace_period_seconds: Some(grace.as_secs()),
+        graceful_shutdown_timeout_seconds: Some(grace.as_secs().max(1)),
+        ..ServerConf::default()
+    };
+    let mut server = Server::new_with_opt_and_conf(None, conf);
+    server.bootstrap();
+    let listen = config.listen;
+    let app = Arc::new(App::new(config));
+    let mut svc = pingora::proxy::http_proxy_service(
+        &server.configuration,
+        ProxyService { app: app.clone() },
+    );
+    let mut options = HttpServerOptions::default();
+    options.h2c = true;
+    if let Some(logic) = svc.app_logic_mut() {
+        logic.server_options = Some(options);
+    }
+    svc.add_tcp(&listen.to_string());
+    server.add_service(svc);
+    (server, app)
+}
+
+/// Shuts the server down when the channel fires (or its sender is dropped).
+struct ChannelShutdown(tokio::sync::Mutex<Option<oneshot::Receiver<()>>>);
+
+#[async_trait]
+impl ShutdownSignalWatch for ChannelShutdown {
+    async fn recv(&self) -> ShutdownSignal {
+        if let Some(rx) = self.0.lock().await.take() {
+            let _ = rx.await;
+        }
+        ShutdownSignal::FastShutdown
+    }
+}
+
+/// A proxy running on its own thread; stopped by [`RunningProxy::stop`] or drop.
+pub struct RunningProxy {
+    pub addr: SocketAddr,
+    pub app: Arc<App>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RunningProxy {
+    /// `http://addr`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops the server and waits for its thread.
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for RunningProxy {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A free 127.0.0.1 address (bound, read, released; a small race remains,
+/// since pingora cannot report a port-0 bind back).
+pub fn free_local_addr() -> std::io::Result<SocketAddr> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    l.local_addr()
+}
+
+/// Runs the proxy for `config` on a std thread and waits (at most 10 s)
+/// until it accepts connections.
+pub fn start(config: Config) -> std::io::Result<RunningProxy> {
+    let addr = config.listen;
+    let (server, app) = build_server(config, Duration::ZERO);
+    let (tx, rx) = oneshot::channel();
+    let thread = std::thread::Builder::new()
+        .name(format!("a2a-proxy-{}", addr.port()))
+        .spawn(move || {
+            server.run(RunArgs {
+                shutdown_signal: Box::new(ChannelShutdown(tokio::sync::Mutex::new(Some(rx)))),
+            });
+        })?;
+    let mut running = RunningProxy {
+        addr,
+        app,
+        shutdown: Some(tx),
+        thread: Some(thread),
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(running);
+        }
+        if Instant::now() > deadline {
+            running.stop();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("proxy did not start listening on {addr}"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

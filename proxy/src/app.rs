@@ -1,0 +1,263 @@
+//! The proxy's state and the work behind each hook of [`crate::server`]:
+//! upstream resolution, version decisions, local endpoints, card serving.
+//! Hooks call these; nothing here knows pingora's phase order.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+
+use crate::card::{self, CardCache};
+use crate::config::{Config, UpstreamVersion};
+use crate::error::{rescue, ErrorTarget, Failure};
+use crate::metrics::Metrics;
+use crate::version::Version;
+
+/// A response the proxy writes itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalResponse {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Bytes,
+}
+
+impl LocalResponse {
+    fn json(status: u16, value: Value) -> LocalResponse {
+        LocalResponse {
+            status,
+            headers: vec![("Content-Type", "application/json".into())],
+            body: Bytes::from(value.to_string()),
+        }
+    }
+
+    /// The rendered form of a failure.
+    pub fn failure(failure: &Failure, target: &ErrorTarget) -> LocalResponse {
+        let r = rescue(failure, target);
+        let mut headers = vec![("Content-Type", r.content_type.to_string())];
+        if r.content_type == "text/event-stream" {
+            headers.push(("Cache-Control", "no-cache".into()));
+        }
+        LocalResponse {
+            status: r.status,
+            headers,
+            body: r.body,
+        }
+    }
+}
+
+/// Shared state of one running proxy.
+pub struct App {
+    pub config: Config,
+    pub cards: CardCache,
+    pub metrics: Metrics,
+    in_flight: AtomicUsize,
+}
+
+impl App {
+    pub fn new(config: Config) -> App {
+        let send_version = match config.upstream_version {
+            UpstreamVersion::Fixed(v) => v,
+            UpstreamVersion::Auto => Version::V10,
+        };
+        let cards = CardCache::new(
+            config.upstream.clone(),
+            send_version,
+            config.limits.connect_timeout,
+            config.limits.read_timeout,
+            config.limits.card_default_ttl,
+        );
+        App {
+            config,
+            cards,
+            metrics: Metrics::default(),
+            in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    /// Counts a request in; `false` when over `max_connections` (not counted).
+    pub fn enter(&self) -> bool {
+        let limit = self.config.limits.max_connections;
+        let prev = self.in_flight.fetch_add(1, Ordering::AcqRel);
+        if prev >= limit {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    /// Counts a request out (after a successful [`App::enter`]).
+    pub fn leave(&self) {
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Requests counted in right now.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
+    /// Resolves the upstream host (asynchronously; never the blocking resolver).
+    pub async fn upstream_addr(&self) -> Result<SocketAddr, Failure> {
+        let authority = self.config.upstream.authority();
+        let mut addrs = tokio::net::lookup_host(authority.as_str())
+            .await
+            .map_err(|e| Failure::UpstreamUnavailable {
+                detail: format!("cannot resolve {authority}: {e}"),
+            })?;
+        addrs.next().ok_or_else(|| Failure::UpstreamUnavailable {
+            detail: format!("{authority} resolves to no address"),
+        })
+    }
+
+    /// The upstream's version: configured, or read from its card.
+    pub async fn upstream_version(&self) -> Result<Version, Failure> {
+        match self.config.upstream_version {
+            UpstreamVersion::Fixed(v) => Ok(v),
+            UpstreamVersion::Auto => {
+                let addr = self.upstream_addr().await?;
+                let card = self
+                    .cards
+                    .get(addr, true)
+                    .await
+                    .map_err(|detail| Failure::UpstreamUnavailable { detail })?;
+                Ok(card.version)
+            }
+        }
+    }
+
+    /// The request path relative to the public base path.
+    pub fn relative_path<'a>(&self, path: &'a str) -> &'a str {
+        let base = self.config.public_url.base_path.as_str();
+        if base.is_empty() {
+            return path;
+        }
+        match path.strip_prefix(base) {
+            Some("") => "/",
+            Some(rest) if rest.starts_with('/') => rest,
+            _ => path,
+        }
+    }
+
+    /// The upstream path (and query) for a relative path.
+    pub fn upstream_path_and_query(&self, relative: &str, query: Option<&str>) -> String {
+        let mut p = format!("{}{}", self.config.upstream.base_path, relative);
+        if let Some(q) = query {
+            p.push('?');
+            p.push_str(q);
+        }
+        p
+    }
+
+    pub fn health(&self) -> LocalResponse {
+        LocalResponse::json(200, json!({"status": "ok"}))
+    }
+
+    /// Ready when the upstream card can be had now (fresh in cache or refetched).
+    pub async fn ready(&self) -> LocalResponse {
+        let probe = async {
+            let addr = self.upstream_addr().await.map_err(|f| format!("{f:?}"))?;
+            self.cards.get(addr, false).await
+        };
+        match probe.await {
+            Ok(card) => LocalResponse::json(
+                200,
+                json!({"status": "ready", "upstreamVersion": card.version.as_str()}),
+            ),
+            Err(e) => LocalResponse::json(503, json!({"status": "not ready", "reason": e})),
+        }
+    }
+
+    pub fn metrics_text(&self) -> LocalResponse {
+        LocalResponse {
+            status: 200,
+            headers: vec![(
+                "Content-Type",
+                "text/plain; version=0.0.4; charset=utf-8".into(),
+            )],
+            body: Bytes::from(self.metrics.render()),
+        }
+    }
+
+    /// An extended-card answer (a bare card for REST, a JSON-RPC response
+    /// whose `result` is the card) with every interface URL pointing here.
+    /// Bodies that are not such JSON are returned unchanged.
+    pub fn rewrite_card_body(&self, body: &[u8], jsonrpc: bool) -> Vec<u8> {
+        let Ok(mut v) = serde_json::from_slice::<Value>(body) else {
+            return body.to_vec();
+        };
+        let card = if jsonrpc {
+            v.get_mut("result")
+        } else {
+            Some(&mut v)
+        };
+        match card {
+            Some(c) if c.is_object() => {
+                card::rewrite_card(c, &self.config.upstream, &self.config.public_url);
+                v.to_string().into_bytes()
+            }
+            _ => body.to_vec(),
+        }
+    }
+
+    /// The public card for a client of `client`'s version.
+    ///
+    /// Same-version clients get the upstream card unchanged except for its
+    /// interface URLs; other clients get it translated, with only the
+    /// JSON-RPC interfaces (the binding the proxy translates today).
+    pub async fn serve_card(
+        &self,
+        client: Version,
+        if_none_match: Option<&str>,
+    ) -> Result<LocalResponse, Failure> {
+        let fetched = match self.upstream_addr().await {
+            Ok(addr) => self
+                .cards
+                .get(addr, true)
+                .await
+                .map_err(|detail| Failure::UpstreamUnavailable { detail }),
+            Err(f) => Err(f),
+        };
+        let card = match fetched {
+            Ok(c) => c,
+            Err(f) => return Err(f),
+        };
+        let mut json = if card.version == client {
+            card.json.clone()
+        } else {
+            match card::translate_card(&card.json, client) {
+                Ok(j) => j,
+                Err(detail) => {
+                    tracing::warn!(%detail, "cannot serve a translated card");
+                    let f = Failure::CannotTranslate {
+                        client,
+                        upstream: card.version,
+                    };
+                    return Err(f);
+                }
+            }
+        };
+        card::rewrite_card(&mut json, &self.config.upstream, &self.config.public_url);
+        let body = Bytes::from(json.to_string());
+        let etag = card::etag_for(client, &body);
+        let max_age = card.remaining(Instant::now());
+        let mut headers = vec![
+            ("ETag", etag.clone()),
+            ("Vary", "A2A-Version".into()),
+            ("Cache-Control", format!("max-age={max_age}")),
+        ];
+        if if_none_match.is_some_and(|inm| card::etag_matches(inm, &etag)) {
+            return Ok(LocalResponse {
+                status: 304,
+                headers,
+                body: Bytes::new(),
+            });
+        }
+        headers.insert(0, ("Content-Type", "application/json".into()));
+        Ok(LocalResponse {
+            status: 200,
+            headers,
+            body,
+        })
+    }
+}

@@ -1,0 +1,498 @@
+//! The upstream agent card: fetched with pingora's client, cached (max-age,
+//! ETag / If-None-Match), inspected for the upstream version, and served to
+//! same-version clients with every interface URL pointing at the proxy.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use pingora::connectors::http::Connector;
+use pingora::http::RequestHeader;
+use pingora::upstreams::peer::HttpPeer;
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::config::HttpUrl;
+use crate::version::Version;
+
+/// The well-known card path (v0.3.0 and v1.0).
+pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+
+/// Largest card accepted from the upstream.
+const MAX_CARD_BYTES: usize = 1024 * 1024;
+
+/// One fetched card.
+#[derive(Debug, Clone)]
+pub struct CachedCard {
+    /// The card as the upstream sent it.
+    pub raw: Bytes,
+    pub json: Value,
+    /// The upstream's validator, sent back as `If-None-Match`.
+    pub etag: Option<String>,
+    pub fetched: Instant,
+    pub ttl: Duration,
+    /// The version the card is written in.
+    pub version: Version,
+}
+
+impl CachedCard {
+    pub fn is_fresh(&self, now: Instant) -> bool {
+        now.duration_since(self.fetched) < self.ttl
+    }
+
+    /// Seconds of freshness left (for `Cache-Control: max-age`).
+    pub fn remaining(&self, now: Instant) -> u64 {
+        self.ttl
+            .saturating_sub(now.duration_since(self.fetched))
+            .as_secs()
+    }
+}
+
+/// A v1.0 card has `supportedInterfaces`; anything else is read as v0.3.
+pub fn card_version(card: &Value) -> Version {
+    if card.get("supportedInterfaces").is_some_and(Value::is_array) {
+        Version::V10
+    } else {
+        Version::V03
+    }
+}
+
+/// Cache lifetime from `Cache-Control` (`no-store`/`no-cache` = 0, `max-age=N`).
+pub fn ttl_from_cache_control(value: Option<&str>, default: Duration) -> Duration {
+    let Some(v) = value else { return default };
+    let mut ttl = None;
+    for directive in v.split(',') {
+        let d = directive.trim().to_ascii_lowercase();
+        if d == "no-store" || d == "no-cache" {
+            return Duration::ZERO;
+        }
+        if let Some(n) = d.strip_prefix("max-age=") {
+            if let Ok(n) = n.trim_matches('"').parse::<u64>() {
+                ttl = Some(Duration::from_secs(n));
+            }
+        }
+    }
+    ttl.unwrap_or(default)
+}
+
+/// Points one interface URL at the proxy: the upstream's origin and base path
+/// (or, for a URL on another host, just its origin) become the public URL.
+pub fn rewrite_url(url: &str, upstream: &HttpUrl, public: &HttpUrl) -> String {
+    let Some(after_scheme) = url.split_once("://").map(|(_, r)| r) else {
+        return url.to_string();
+    };
+    let path_start = after_scheme
+        .find(['/', '?', '#'])
+        .unwrap_or(after_scheme.len());
+    let mut path = &after_scheme[path_start..];
+    if !upstream.base_path.is_empty() {
+        if let Some(rest) = path.strip_prefix(upstream.base_path.as_str()) {
+            if rest.is_empty() || rest.starts_with(['/', '?', '#']) {
+                path = rest;
+            }
+        }
+    }
+    format!("{}{}", public.as_string(), path)
+}
+
+/// Rewrites `url`, `additionalInterfaces[].url` and `supportedInterfaces[].url`.
+pub fn rewrite_card(card: &mut Value, upstream: &HttpUrl, public: &HttpUrl) {
+    let fix = |v: &mut Value| {
+        if let Some(s) = v.as_str() {
+            *v = Value::String(rewrite_url(s, upstream, public));
+        }
+    };
+    if let Some(u) = card.get_mut("url") {
+        fix(u);
+    }
+    for list in ["additionalInterfaces", "supportedInterfaces"] {
+        if let Some(Value::Array(items)) = card.get_mut(list) {
+            for item in items {
+                if let Some(u) = item.get_mut("url") {
+                    fix(u);
+                }
+            }
+        }
+    }
+}
+
+/// The card translated for a client of version `to`, advertising only what
+/// the proxy can translate today: JSON-RPC interfaces, stamped with `to`.
+pub fn translate_card(card: &Value, to: Version) -> Result<Value, String> {
+    let raw = serde_json::to_vec(card).map_err(|e| e.to_string())?;
+    let out = translate::document::translate(translate::document::Kind::Card, to, None, &raw)
+        .map_err(|e| format!("card translation failed: {e}"))?;
+    let mut out: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
+    match to {
+        Version::V10 => {
+            let Some(Value::Array(list)) = out.get_mut("supportedInterfaces") else {
+                return Err("translated card has no supportedInterfaces".into());
+            };
+            list.retain(|i| i.get("protocolBinding").and_then(Value::as_str) == Some("JSONRPC"));
+            for i in list.iter_mut() {
+                i["protocolVersion"] = Value::from("1.0");
+            }
+            if list.is_empty() {
+                return Err("the agent has no JSON-RPC interface to translate".into());
+            }
+        }
+        Version::V03 => {
+            let jsonrpc = |i: &Value| {
+                i.get("transport")
+                    .and_then(Value::as_str)
+                    .unwrap_or("JSONRPC")
+                    == "JSONRPC"
+            };
+            let mut list = match out.get("additionalInterfaces") {
+                Some(Value::Array(l)) => l.clone(),
+                _ => Vec::new(),
+            };
+            if list.is_empty() {
+                if let Some(u) = out.get("url") {
+                    let t = out
+                        .get("preferredTransport")
+                        .cloned()
+                        .unwrap_or(Value::from("JSONRPC"));
+                    list.push(serde_json::json!({"url": u, "transport": t}));
+                }
+            }
+            list.retain(jsonrpc);
+            let Some(first) = list.first().cloned() else {
+                return Err("the agent has no JSON-RPC interface to translate".into());
+            };
+            out["url"] = first["url"].clone();
+            out["preferredTransport"] = Value::from("JSONRPC");
+            out["additionalInterfaces"] = Value::Array(list);
+        }
+    }
+    Ok(out)
+}
+
+/// A strong ETag for a served card body, distinct per version.
+pub fn etag_for(version: Version, body: &[u8]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    body.hash(&mut h);
+    format!("\"a2a-{}-{:016x}\"", version.as_str(), h.finish())
+}
+
+/// Whether an `If-None-Match` value matches `etag` (list, `*`, weak forms).
+pub fn etag_matches(if_none_match: &str, etag: &str) -> bool {
+    let bare = etag.trim_start_matches("W/");
+    if_none_match
+        .split(',')
+        .map(str::trim)
+        .any(|t| t == "*" || t.trim_start_matches("W/") == bare)
+}
+
+/// The outcome of one upstream fetch.
+enum Fetched {
+    Card(CachedCard),
+    NotModified { ttl: Duration },
+}
+
+/// Fetches and caches the upstream card.
+pub struct CardCache {
+    upstream: HttpUrl,
+    /// Sent as `A2A-Version` on the fetch: the configured upstream version,
+    /// or 1.0 in auto mode (a v0.3 agent ignores it, a v1.0 agent needs it).
+    send_version: Version,
+    connect_timeout: Duration,
+    read_timeout: Duration,
+    default_ttl: Duration,
+    connector: Connector,
+    slot: Mutex<Option<Arc<CachedCard>>>,
+}
+
+impl CardCache {
+    pub fn new(
+        upstream: HttpUrl,
+        send_version: Version,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+        default_ttl: Duration,
+    ) -> CardCache {
+        CardCache {
+            upstream,
+            send_version,
+            connect_timeout,
+            read_timeout,
+            default_ttl,
+            connector: Connector::new(None),
+            slot: Mutex::new(None),
+        }
+    }
+
+    /// The cached card if fresh, else a (conditional) refetch. With
+    /// `allow_stale`, a failed refetch falls back to the old copy.
+    pub async fn get(
+        &self,
+        addr: SocketAddr,
+        allow_stale: bool,
+    ) -> Result<Arc<CachedCard>, String> {
+        let mut slot = self.slot.lock().await;
+        let now = Instant::now();
+        if let Some(c) = slot.as_ref() {
+            if c.is_fresh(now) {
+                return Ok(c.clone());
+            }
+        }
+        let etag = slot.as_ref().and_then(|c| c.etag.clone());
+        match self.fetch(addr, etag.as_deref()).await {
+            Ok(Fetched::Card(card)) => {
+                let card = Arc::new(card);
+                *slot = Some(card.clone());
+                Ok(card)
+            }
+            Ok(Fetched::NotModified { ttl }) => match slot.as_ref() {
+                Some(old) => {
+                    let mut renewed = (**old).clone();
+                    renewed.fetched = Instant::now();
+                    renewed.ttl = ttl;
+                    let renewed = Arc::new(renewed);
+                    *slot = Some(renewed.clone());
+                    Ok(renewed)
+                }
+                None => Err("upstream answered 304 to an unconditional card fetch".into()),
+            },
+            Err(e) => match slot.as_ref() {
+                Some(old) if allow_stale => {
+                    tracing::warn!(error = %e, "card refetch failed; serving the stale copy");
+                    Ok(old.clone())
+                }
+                _ => Err(e),
+            },
+        }
+    }
+
+    async fn fetch(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
+        let total = self.connect_timeout + self.read_timeout;
+        match tokio::time::timeout(total, self.fetch_inner(addr, etag)).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("card fetch timed out after {total:?}")),
+        }
+    }
+
+    async fn fetch_inner(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
+        let mut peer = HttpPeer::new(addr, false, String::new());
+        peer.options.connection_timeout = Some(self.connect_timeout);
+        peer.options.total_connection_timeout = Some(self.connect_timeout);
+        peer.options.read_timeout = Some(self.read_timeout);
+        let err = |what: &str, e: Box<pingora::Error>| format!("card fetch: {what}: {e}");
+        let (mut session, _reused) = self
+            .connector
+            .get_http_session(&peer)
+            .await
+            .map_err(|e| err("connect", e))?;
+        let path = format!("{}{}", self.upstream.base_path, CARD_PATH);
+        let mut req =
+            RequestHeader::build("GET", path.as_bytes(), None).map_err(|e| err("request", e))?;
+        let headers = [
+            ("Host", self.upstream.authority()),
+            ("Accept", "application/json".to_string()),
+            ("A2A-Version", self.send_version.as_str().to_string()),
+        ];
+        for (k, v) in headers {
+            req.insert_header(k, v).map_err(|e| err("header", e))?;
+        }
+        if let Some(tag) = etag {
+            req.insert_header("If-None-Match", tag.to_string())
+                .map_err(|e| err("header", e))?;
+        }
+        session
+            .write_request_header(Box::new(req))
+            .await
+            .map_err(|e| err("write", e))?;
+        session
+            .finish_request_body()
+            .await
+            .map_err(|e| err("write", e))?;
+        session
+            .read_response_header()
+            .await
+            .map_err(|e| err("read", e))?;
+        let resp = session
+            .response_header()
+            .ok_or("card fetch: no response header")?;
+        let status = resp.status.as_u16();
+        let header = |name: &str| {
+            resp.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let ttl = ttl_from_cache_control(header("cache-control").as_deref(), self.default_ttl);
+        let new_etag = header("etag");
+        if status == 304 {
+            self.connector
+                .release_http_session(session, &peer, None)
+                .await;
+            return Ok(Fetched::NotModified { ttl });
+        }
+        if status != 200 {
+            return Err(format!("card fetch: upstream answered HTTP {status}"));
+        }
+        let mut body = BytesMut::new();
+        while let Some(chunk) = session
+            .read_response_body()
+            .await
+            .map_err(|e| err("read body", e))?
+        {
+            if body.len() + chunk.len() > MAX_CARD_BYTES {
+                return Err(format!(
+                    "card fetch: card larger than {MAX_CARD_BYTES} bytes"
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        self.connector
+            .release_http_session(session, &peer, None)
+            .await;
+        let raw = body.freeze();
+        let json: Value =
+            serde_json::from_slice(&raw).map_err(|e| format!("card fetch: not JSON: {e}"))?;
+        if !json.is_object() {
+            return Err("card fetch: card is not a JSON object".into());
+        }
+        Ok(Fetched::Card(CachedCard {
+            version: card_version(&json),
+            raw,
+            json,
+            etag: new_etag,
+            fetched: Instant::now(),
+            ttl,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn url(s: &str) -> HttpUrl {
+        HttpUrl::parse("t", s).unwrap()
+    }
+
+    #[test]
+    fn versions() {
+        assert_eq!(
+            card_version(&json!({"url": "x", "protocolVersion": "0.3.0"})),
+            Version::V03
+        );
+        assert_eq!(
+            card_version(&json!({"supportedInterfaces": []})),
+            Version::V10
+        );
+        assert_eq!(
+            card_version(&json!({"supportedInterfaces": null})),
+            Version::V03
+        );
+    }
+
+    #[test]
+    fn url_rewrite() {
+        let up = url("http://10.0.0.5:9000/agent");
+        let public = url("https://proxy.example.com/a2a");
+        let cases = [
+            (
+                "http://10.0.0.5:9000/agent",
+                "https://proxy.example.com/a2a",
+            ),
+            (
+                "http://10.0.0.5:9000/agent/jsonrpc",
+                "https://proxy.example.com/a2a/jsonrpc",
+            ),
+            (
+                "http://agent.internal/rest",
+                "https://proxy.example.com/a2a/rest",
+            ),
+            (
+                "http://10.0.0.5:9000/agentx",
+                "https://proxy.example.com/a2a/agentx",
+            ),
+            ("not a url", "not a url"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(rewrite_url(input, &up, &public), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn card_rewrite_covers_every_interface() {
+        let up = url("http://127.0.0.1:9000");
+        let public = url("http://proxy:8080");
+        let mut card = json!({
+            "name": "a",
+            "url": "http://127.0.0.1:9000/rpc",
+            "additionalInterfaces": [{"url": "http://127.0.0.1:9000/rest", "transport": "HTTP+JSON"}],
+            "supportedInterfaces": [{"url": "http://127.0.0.1:9000/v10", "protocolBinding": "JSONRPC"}],
+            "provider": {"url": "https://vendor.example"},
+        });
+        rewrite_card(&mut card, &up, &public);
+        assert_eq!(card["url"], "http://proxy:8080/rpc");
+        assert_eq!(
+            card["additionalInterfaces"][0]["url"],
+            "http://proxy:8080/rest"
+        );
+        assert_eq!(
+            card["supportedInterfaces"][0]["url"],
+            "http://proxy:8080/v10"
+        );
+        assert_eq!(card["provider"]["url"], "https://vendor.example");
+    }
+
+    #[test]
+    fn translated_cards_keep_jsonrpc_only() {
+        let v03 = json!({
+            "name": "a", "description": "d", "version": "1", "protocolVersion": "0.3.0",
+            "url": "http://u/rest", "preferredTransport": "HTTP+JSON",
+            "additionalInterfaces": [
+                {"url": "http://u/rest", "transport": "HTTP+JSON"},
+                {"url": "http://u/rpc", "transport": "JSONRPC"}
+            ],
+            "capabilities": {}, "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"], "skills": []
+        });
+        let v10 = translate_card(&v03, Version::V10).unwrap();
+        let ifs = v10["supportedInterfaces"].as_array().unwrap();
+        assert_eq!(ifs.len(), 1, "{v10}");
+        assert_eq!(ifs[0]["url"], "http://u/rpc");
+        assert_eq!(ifs[0]["protocolVersion"], "1.0");
+        assert_eq!(card_version(&v10), Version::V10);
+
+        let back = translate_card(&v10, Version::V03).unwrap();
+        assert_eq!(back["url"], "http://u/rpc");
+        assert_eq!(back["preferredTransport"], "JSONRPC");
+        assert_eq!(card_version(&back), Version::V03);
+
+        let rest_only = json!({"name": "a", "description": "d", "version": "1",
+            "supportedInterfaces": [{"url": "http://u/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
+            "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []});
+        assert!(translate_card(&rest_only, Version::V03).is_err());
+    }
+
+    #[test]
+    fn cache_control() {
+        let d = Duration::from_secs(60);
+        assert_eq!(ttl_from_cache_control(None, d), d);
+        assert_eq!(
+            ttl_from_cache_control(Some("public, max-age=300"), d),
+            Duration::from_secs(300)
+        );
+        assert_eq!(ttl_from_cache_control(Some("no-cache"), d), Duration::ZERO);
+        assert_eq!(ttl_from_cache_control(Some("max-age=x"), d), d);
+    }
+
+    #[test]
+    fn etags() {
+        let a = etag_for(Version::V03, b"{}");
+        let b = etag_for(Version::V10, b"{}");
+        assert_ne!(a, b);
+        assert!(etag_matches(&a, &a));
+        assert!(etag_matches(&format!("W/{a}, \"x\""), &a));
+        assert!(etag_matches("*", &a));
+        assert!(!etag_matches("\"x\"", &a));
+    }
+}

@@ -1,0 +1,490 @@
+//! Configuration: the raw file form (TOML, `deny_unknown_fields`) and the
+//! resolved, validated [`Config`] the server runs with.
+//!
+//! Raw input (file + command-line overrides) is kept apart from the resolved
+//! config, so every value is checked in one place ([`Config::resolve`]) and a
+//! bad value is reported with the key that carried it.
+//!
+//! Example file:
+//!
+//! ```toml
+//! listen = "0.0.0.0:8080"
+//! public_url = "https://agent.example.com"
+//! log_json = true
+//!
+//! [upstream]
+//! url = "http://127.0.0.1:9000"
+//! version = "auto"            # auto | 0.3 | 1.0
+//!
+//! [limits]
+//! max_body_bytes = 4194304
+//! max_connections = 1024
+//! connect_timeout_ms = 5000
+//! read_timeout_ms = 60000
+//! stream_max_duration_secs = 3600
+//! card_default_ttl_secs = 60
+//! ```
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::version::Version;
+
+/// Default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// The configuration file as written (every member optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub listen: Option<String>,
+    pub public_url: Option<String>,
+    pub log_json: Option<bool>,
+    pub threads: Option<usize>,
+    #[serde(default)]
+    pub upstream: RawUpstream,
+    #[serde(default)]
+    pub limits: RawLimits,
+}
+
+/// `[upstream]` of the file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpstream {
+    pub url: Option<String>,
+    pub version: Option<String>,
+}
+
+/// `[limits]` of the file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub max_body_bytes: Option<u64>,
+    pub max_connections: Option<u64>,
+    pub connect_timeout_ms: Option<u64>,
+    pub read_timeout_ms: Option<u64>,
+    pub stream_max_duration_secs: Option<u64>,
+    pub card_default_ttl_secs: Option<u64>,
+}
+
+impl RawConfig {
+    /// Parses TOML text; `origin` names the file in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<RawConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError {
+            key: origin.to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Reads and parses a TOML file.
+    pub fn from_file(path: &Path) -> Result<RawConfig, ConfigError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            key: origin.clone(),
+            message: format!("cannot read config file: {e}"),
+        })?;
+        RawConfig::from_toml(&text, &origin)
+    }
+}
+
+/// A configuration value that failed validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The key (`upstream.url`, `limits.max_body_bytes`, …) or file name.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid configuration `{}`: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn bad(key: &str, value: impl fmt::Debug, why: impl fmt::Display) -> ConfigError {
+    ConfigError {
+        key: key.to_string(),
+        message: format!("{value:?}: {why}"),
+    }
+}
+
+/// Which version the upstream agent speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpstreamVersion {
+    /// Read it from the upstream's agent card (v1.0 card = has `supportedInterfaces`).
+    Auto,
+    Fixed(Version),
+}
+
+/// An `http://host:port/base` URL, split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpUrl {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// Host name or IP literal (IPv6 without brackets).
+    pub host: String,
+    pub port: u16,
+    /// Path prefix without a trailing `/` (empty for the root).
+    pub base_path: String,
+}
+
+impl HttpUrl {
+    /// Parses an absolute http(s) URL without query or fragment.
+    pub fn parse(key: &str, s: &str) -> Result<HttpUrl, ConfigError> {
+        let uri: http::Uri = s.parse().map_err(|e| bad(key, s, e))?;
+        let scheme = uri
+            .scheme_str()
+            .ok_or_else(|| bad(key, s, "needs a scheme (http://…)"))?
+            .to_ascii_lowercase();
+        let default_port = match scheme.as_str() {
+            "http" => 80,
+            "https" => 443,
+            _ => return Err(bad(key, s, "scheme must be http or https")),
+        };
+        let auth = uri.authority().ok_or_else(|| bad(key, s, "needs a host"))?;
+        if auth.as_str().contains('@') {
+            return Err(bad(key, s, "user info is not allowed"));
+        }
+        if uri.query().is_some() {
+            return Err(bad(key, s, "a query string is not allowed"));
+        }
+        let host = auth.host().trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() {
+            return Err(bad(key, s, "needs a host"));
+        }
+        let base_path = uri.path().trim_end_matches('/').to_string();
+        Ok(HttpUrl {
+            scheme,
+            host: host.to_string(),
+            port: auth.port_u16().unwrap_or(default_port),
+            base_path,
+        })
+    }
+
+    /// `scheme://host[:port]` (port omitted when it is the scheme's default).
+    pub fn origin(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        let default = matches!(
+            (self.scheme.as_str(), self.port),
+            ("http", 80) | ("https", 443)
+        );
+        if default {
+            format!("{}://{}", self.scheme, host)
+        } else {
+            format!("{}://{}:{}", self.scheme, host, self.port)
+        }
+    }
+
+    /// `host:port` for connecting and for the `Host` header.
+    pub fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// The URL as a string, `origin + base_path`.
+    pub fn as_string(&self) -> String {
+        format!("{}{}", self.origin(), self.base_path)
+    }
+}
+
+/// Resource limits and timeouts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest request body accepted; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// Largest number of proxied requests (streams included; local endpoints
+    /// not counted) handled at once; more get 503.
+    pub max_connections: usize,
+    pub connect_timeout: Duration,
+    /// Longest wait for upstream bytes (also the longest gap between SSE events).
+    pub read_timeout: Duration,
+    /// Longest life of one SSE stream.
+    pub stream_max_duration: Duration,
+    /// Card cache lifetime when the upstream sends no `max-age`.
+    pub card_default_ttl: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 4 * 1024 * 1024,
+            max_connections: 1024,
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(60),
+            stream_max_duration: Duration::from_secs(3600),
+            card_default_ttl: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub upstream: HttpUrl,
+    pub upstream_version: UpstreamVersion,
+    /// Where clients reach the proxy; card interface URLs are rewritten to it.
+    pub public_url: HttpUrl,
+    pub log_json: bool,
+    /// Pingora worker threads.
+    pub threads: usize,
+    pub limits: Limits,
+}
+
+impl Config {
+    /// Validates raw input. Missing values get the safe defaults.
+    pub fn resolve(raw: RawConfig) -> Result<Config, ConfigError> {
+        let listen_s = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let listen: SocketAddr = listen_s
+            .parse()
+            .map_err(|e| bad("listen", listen_s, format!("not an IP:port ({e})")))?;
+
+        let up_s = raw.upstream.url.as_deref().ok_or_else(|| ConfigError {
+            key: "upstream.url".into(),
+            message: "is required (--upstream URL or [upstream] url = …)".into(),
+        })?;
+        let upstream = HttpUrl::parse("upstream.url", up_s)?;
+        if upstream.scheme != "http" {
+            return Err(bad(
+                "upstream.url",
+                up_s,
+                "only http:// upstreams are supported (this build has no TLS)",
+            ));
+        }
+
+        let upstream_version = match raw.upstream.version.as_deref().map(str::trim) {
+            None | Some("auto") => UpstreamVersion::Auto,
+            Some("0.3") => UpstreamVersion::Fixed(Version::V03),
+            Some("1.0") => UpstreamVersion::Fixed(Version::V10),
+            Some(other) => {
+                return Err(bad(
+                    "upstream.version",
+                    other,
+                    "must be one of auto, 0.3, 1.0",
+                ))
+            }
+        };
+
+        let public_url = match raw.public_url.as_deref() {
+            Some(s) => HttpUrl::parse("public_url", s)?,
+            None => HttpUrl {
+                scheme: "http".into(),
+                host: listen.ip().to_string(),
+                port: listen.port(),
+                base_path: String::new(),
+            },
+        };
+
+        let threads = raw.threads.unwrap_or(2);
+        if threads == 0 || threads > 256 {
+            return Err(bad("threads", threads, "must be between 1 and 256"));
+        }
+
+        let limits = resolve_limits(&raw.limits)?;
+        Ok(Config {
+            listen,
+            upstream,
+            upstream_version,
+            public_url,
+            log_json: raw.log_json.unwrap_or(false),
+            threads,
+            limits,
+        })
+    }
+
+    /// A config for `upstream` on `listen` with every default (tests, embedding).
+    pub fn new(listen: SocketAddr, upstream: &str) -> Result<Config, ConfigError> {
+        Config::resolve(RawConfig {
+            listen: Some(listen.to_string()),
+            upstream: RawUpstream {
+                url: Some(upstream.to_string()),
+                version: None,
+            },
+            ..RawConfig::default()
+        })
+    }
+}
+
+fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
+    let d = Limits::default();
+    let positive = |key: &str, v: Option<u64>, default: u64| -> Result<u64, ConfigError> {
+        match v {
+            None => Ok(default),
+            Some(0) => Err(bad(key, 0, "must be greater than 0")),
+            Some(n) => Ok(n),
+        }
+    };
+    let max_body = positive(
+        "limits.max_body_bytes",
+        raw.max_body_bytes,
+        d.max_body_bytes as u64,
+    )?;
+    if max_body > 1 << 30 {
+        return Err(bad(
+            "limits.max_body_bytes",
+            max_body,
+            "must be at most 1 GiB",
+        ));
+    }
+    let max_conn = positive(
+        "limits.max_connections",
+        raw.max_connections,
+        d.max_connections as u64,
+    )?;
+    if max_conn > 1_000_000 {
+        return Err(bad(
+            "limits.max_connections",
+            max_conn,
+            "must be at most 1000000",
+        ));
+    }
+    let ms = |key: &str, v: Option<u64>, default: Duration| -> Result<Duration, ConfigError> {
+        positive(key, v, default.as_millis() as u64).map(Duration::from_millis)
+    };
+    let secs = |key: &str, v: Option<u64>, default: Duration| -> Result<Duration, ConfigError> {
+        positive(key, v, default.as_secs()).map(Duration::from_secs)
+    };
+    Ok(Limits {
+        max_body_bytes: max_body as usize,
+        max_connections: max_conn as usize,
+        connect_timeout: ms(
+            "limits.connect_timeout_ms",
+            raw.connect_timeout_ms,
+            d.connect_timeout,
+        )?,
+        read_timeout: ms(
+            "limits.read_timeout_ms",
+            raw.read_timeout_ms,
+            d.read_timeout,
+        )?,
+        stream_max_duration: secs(
+            "limits.stream_max_duration_secs",
+            raw.stream_max_duration_secs,
+            d.stream_max_duration,
+        )?,
+        card_default_ttl: match raw.card_default_ttl_secs {
+            // 0 is allowed here: revalidate on every request.
+            Some(n) => Duration::from_secs(n),
+            None => d.card_default_ttl,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Result<Config, ConfigError> {
+        Config::resolve(RawConfig::from_toml(text, "test.toml")?)
+    }
+
+    #[test]
+    fn defaults_are_safe() {
+        let c = raw("[upstream]\nurl = \"http://127.0.0.1:9000\"\n").unwrap();
+        assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);
+        assert_eq!(c.limits, Limits::default());
+        assert_eq!(c.limits.max_body_bytes, 4 * 1024 * 1024);
+        assert_eq!(c.limits.connect_timeout, Duration::from_secs(5));
+        assert_eq!(c.limits.read_timeout, Duration::from_secs(60));
+        assert_eq!(c.limits.stream_max_duration, Duration::from_secs(3600));
+        assert_eq!(c.limits.max_connections, 1024);
+        assert_eq!(c.upstream_version, UpstreamVersion::Auto);
+        assert_eq!(c.public_url.as_string(), "http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn full_file() {
+        let c = raw(r#"
+            listen = "0.0.0.0:9999"
+            public_url = "https://agent.example.com/a2a/"
+            log_json = true
+            threads = 4
+            [upstream]
+            url = "http://agent.internal:7000/base"
+            version = "1.0"
+            [limits]
+            max_body_bytes = 1024
+            max_connections = 10
+            connect_timeout_ms = 100
+            read_timeout_ms = 200
+            stream_max_duration_secs = 30
+            card_default_ttl_secs = 0
+        "#)
+        .unwrap();
+        assert_eq!(c.upstream.host, "agent.internal");
+        assert_eq!(c.upstream.port, 7000);
+        assert_eq!(c.upstream.base_path, "/base");
+        assert_eq!(c.upstream_version, UpstreamVersion::Fixed(Version::V10));
+        assert_eq!(c.public_url.as_string(), "https://agent.example.com/a2a");
+        assert_eq!(c.limits.max_body_bytes, 1024);
+        assert_eq!(c.limits.card_default_ttl, Duration::ZERO);
+        assert!(c.log_json);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "listen = \"nope\"\n[upstream]\nurl = \"http://a\"",
+                "listen",
+            ),
+            ("[upstream]\nversion = \"1.0\"", "upstream.url"),
+            ("[upstream]\nurl = \"ftp://a\"", "upstream.url"),
+            ("[upstream]\nurl = \"https://a\"", "upstream.url"),
+            (
+                "[upstream]\nurl = \"http://a\"\nversion = \"2.0\"",
+                "upstream.version",
+            ),
+            (
+                "[upstream]\nurl = \"http://a\"\n[limits]\nmax_body_bytes = 0",
+                "limits.max_body_bytes",
+            ),
+            (
+                "[upstream]\nurl = \"http://a\"\n[limits]\nread_timeout_ms = 0",
+                "limits.read_timeout_ms",
+            ),
+            (
+                "public_url = \"x\"\n[upstream]\nurl = \"http://a\"",
+                "public_url",
+            ),
+            ("threads = 0\n[upstream]\nurl = \"http://a\"", "threads"),
+        ];
+        for (text, key) in cases {
+            let e = raw(text).unwrap_err();
+            assert_eq!(e.key, *key, "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let e = raw("[upstream]\nurl = \"http://a\"\nversoin = \"1.0\"").unwrap_err();
+        assert_eq!(e.key, "test.toml");
+        assert!(e.message.contains("versoin"), "{e}");
+        let e = raw("[limit]\nmax_body_bytes = 1").unwrap_err();
+        assert!(e.message.contains("limit"), "{e}");
+    }
+
+    #[test]
+    fn url_parts() {
+        let u = HttpUrl::parse("k", "http://[::1]:8080/x/").unwrap();
+        assert_eq!(u.host, "::1");
+        assert_eq!(u.authority(), "[::1]:8080");
+        assert_eq!(u.as_string(), "http://[::1]:8080/x");
+        let u = HttpUrl::parse("k", "http://example.com").unwrap();
+        assert_eq!(u.port, 80);
+        assert_eq!(u.as_string(), "http://example.com");
+    }
+}

@@ -1,0 +1,379 @@
+//! The one rescue function: any failure → a well-formed error in the client's
+//! wire version and binding (invariant 5).
+//!
+//! Codes, statuses and reasons come from `translate::code` (MAPPING-FACTS §6).
+
+use bytes::Bytes;
+use serde_json::{json, Map, Value};
+use translate::code::ErrorCode;
+
+use crate::route::{Binding, Operation};
+use crate::version::Version;
+
+/// The A2A / JSON-RPC error kinds (the `translate` table).
+pub type A2aCode = ErrorCode;
+
+/// The row of the code table the proxy renders with.
+struct Row {
+    jsonrpc: i64,
+    reason: &'static str,
+    grpc: &'static str,
+    http_v10: u16,
+    http_v03: u16,
+}
+
+/// `ErrorInfo.reason` for every code: the spec names reasons for A2A errors
+/// only; the JSON-RPC standard errors get one by the same rule (UPPER_SNAKE
+/// of the name without `Error`), so a v1.0 client always finds an ErrorInfo.
+pub fn reason_of(code: ErrorCode) -> &'static str {
+    code.reason().unwrap_or(match code {
+        ErrorCode::JsonParse => "JSON_PARSE",
+        ErrorCode::InvalidRequest => "INVALID_REQUEST",
+        ErrorCode::MethodNotFound => "METHOD_NOT_FOUND",
+        ErrorCode::InvalidParams => "INVALID_PARAMS",
+        _ => "INTERNAL",
+    })
+}
+
+fn row(code: ErrorCode) -> Row {
+    Row {
+        jsonrpc: code.code(),
+        reason: reason_of(code),
+        grpc: code.grpc_code().name(),
+        http_v10: code.http_status(),
+        http_v03: code.v03_rest_status(),
+    }
+}
+
+/// Everything that can go wrong inside the proxy, before or instead of an
+/// upstream answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The `A2A-Version` value names no supported version.
+    VersionNotSupported { requested: String },
+    /// The client's version differs from the upstream's and translation is
+    /// not available (yet) for this request.
+    CannotTranslate { client: Version, upstream: Version },
+    /// The request body exceeds the configured limit.
+    PayloadTooLarge { limit: usize },
+    /// Too many requests in flight.
+    Overloaded { limit: usize },
+    /// The upstream could not be reached (refused, reset, DNS).
+    UpstreamUnavailable { detail: String },
+    /// The upstream did not answer in time.
+    UpstreamTimeout,
+    /// An SSE stream reached its maximum duration.
+    StreamExpired { limit_secs: u64 },
+    /// The upstream answered with something unusable.
+    BadUpstreamResponse { detail: String },
+    /// A request malformed at the HTTP level.
+    BadRequest { detail: String },
+    /// A request that could not be translated to the upstream's version;
+    /// `code` is the JSON-RPC code the translator assigned.
+    Translate { code: i64, message: String },
+    /// A bug or unexpected condition.
+    Internal { detail: String },
+}
+
+impl Failure {
+    /// (A2A code, HTTP status override for transport conditions, message).
+    fn describe(&self) -> (A2aCode, Option<u16>, String, Option<&'static str>) {
+        match self {
+            Failure::VersionNotSupported { requested } => (
+                A2aCode::VersionNotSupported,
+                None,
+                format!("A2A-Version {requested:?} is not supported; supported versions: 0.3, 1.0"),
+                None,
+            ),
+            Failure::CannotTranslate { client, upstream } => (
+                A2aCode::VersionNotSupported,
+                None,
+                format!("the agent speaks A2A {upstream}; translation from {client} is not available for this request"),
+                None,
+            ),
+            Failure::PayloadTooLarge { limit } => (
+                A2aCode::InvalidRequest,
+                Some(413),
+                format!("request body exceeds the limit of {limit} bytes"),
+                Some("INVALID_ARGUMENT"),
+            ),
+            Failure::Overloaded { limit } => (
+                A2aCode::Internal,
+                Some(503),
+                format!("too many requests in flight (limit {limit})"),
+                Some("UNAVAILABLE"),
+            ),
+            Failure::UpstreamUnavailable { detail } => (
+                A2aCode::Internal,
+                Some(502),
+                format!("upstream agent unavailable: {detail}"),
+                Some("UNAVAILABLE"),
+            ),
+            Failure::UpstreamTimeout => (
+                A2aCode::Internal,
+                Some(504),
+                "upstream agent did not answer in time".to_string(),
+                Some("DEADLINE_EXCEEDED"),
+            ),
+            Failure::StreamExpired { limit_secs } => (
+                A2aCode::Internal,
+                Some(504),
+                format!("stream closed at its maximum duration of {limit_secs} s; resubscribe to continue"),
+                Some("DEADLINE_EXCEEDED"),
+            ),
+            Failure::BadUpstreamResponse { detail } => (
+                A2aCode::InvalidAgentResponse,
+                Some(502),
+                format!("invalid upstream response: {detail}"),
+                None,
+            ),
+            Failure::BadRequest { detail } => (A2aCode::InvalidRequest, Some(400), detail.clone(), None),
+            Failure::Translate { code, message } => (
+                ErrorCode::from_code(*code).unwrap_or(ErrorCode::InvalidRequest),
+                None,
+                message.clone(),
+                None,
+            ),
+            Failure::Internal { detail } => (
+                A2aCode::Internal,
+                Some(500),
+                format!("internal proxy error: {detail}"),
+                None,
+            ),
+        }
+    }
+
+    /// A short label for metrics and logs.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Failure::VersionNotSupported { .. } => "version_not_supported",
+            Failure::CannotTranslate { .. } => "cannot_translate",
+            Failure::PayloadTooLarge { .. } => "payload_too_large",
+            Failure::Overloaded { .. } => "overloaded",
+            Failure::UpstreamUnavailable { .. } => "upstream_unavailable",
+            Failure::UpstreamTimeout => "upstream_timeout",
+            Failure::StreamExpired { .. } => "stream_max_duration",
+            Failure::BadUpstreamResponse { .. } => "bad_upstream_response",
+            Failure::BadRequest { .. } => "bad_request",
+            Failure::Translate { .. } => "untranslatable",
+            Failure::Internal { .. } => "internal",
+        }
+    }
+}
+
+/// Who the error is for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ErrorTarget {
+    pub version: Option<Version>,
+    /// `None` = not known; rendered as a REST error.
+    pub binding: Option<Binding>,
+    pub operation: Option<Operation>,
+    /// The JSON-RPC request `id` (`null` when unknown).
+    pub jsonrpc_id: Option<Value>,
+}
+
+/// A rendered error response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorResponse {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Bytes,
+}
+
+/// `google.rpc.ErrorInfo` as a ProtoJSON `Any`.
+fn error_info(reason: &str, metadata: &Map<String, Value>) -> Value {
+    let mut info = json!({
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": reason,
+        "domain": "a2a-protocol.org",
+    });
+    if !metadata.is_empty() {
+        info["metadata"] = Value::Object(metadata.clone());
+    }
+    info
+}
+
+fn metadata_of(failure: &Failure) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    if let Failure::VersionNotSupported { requested } = failure {
+        metadata.insert("requestedVersion".into(), Value::String(requested.clone()));
+        metadata.insert("supportedVersions".into(), Value::String("0.3,1.0".into()));
+    }
+    metadata.insert("proxyReason".into(), Value::String(failure.label().into()));
+    metadata
+}
+
+/// The JSON-RPC error response for `failure` in `version` (v1.0: `data` is
+/// an array holding an `ErrorInfo`; v0.3: a free-form object).
+pub fn jsonrpc_envelope(failure: &Failure, version: Version, id: Option<Value>) -> Value {
+    let (code, _, message, _) = failure.describe();
+    let row = row(code);
+    let metadata = metadata_of(failure);
+    let mut error = json!({ "code": row.jsonrpc, "message": message });
+    error["data"] = match version {
+        Version::V03 => Value::Object(metadata),
+        Version::V10 => json!([error_info(row.reason, &metadata)]),
+    };
+    json!({ "jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": error })
+}
+
+/// Renders `failure` for `target`. The only place error bodies are made.
+pub fn rescue(failure: &Failure, target: &ErrorTarget) -> ErrorResponse {
+    let (code, transport_status, message, grpc_override) = failure.describe();
+    let row = row(code);
+    let version = target.version.unwrap_or(Version::V10);
+    let metadata = metadata_of(failure);
+    match target.binding {
+        Some(Binding::JsonRpc) => {
+            let envelope = jsonrpc_envelope(failure, version, target.jsonrpc_id.clone());
+            // v0.3 resubscribe clients insist on an event stream (EDGE-CASES 21).
+            if version == Version::V03 && target.operation == Some(Operation::SubscribeToTask) {
+                return ErrorResponse {
+                    status: 200,
+                    content_type: "text/event-stream",
+                    body: Bytes::from(format!("data: {envelope}\n\n")),
+                };
+            }
+            // A2A errors travel with 200 like any JSON-RPC answer; transport
+            // conditions keep their HTTP status.
+            ErrorResponse {
+                status: transport_status.unwrap_or(200),
+                content_type: "application/json",
+                body: Bytes::from(envelope.to_string()),
+            }
+        }
+        _ => match version {
+            Version::V10 => {
+                let status = transport_status.unwrap_or(row.http_v10);
+                let body = json!({ "error": {
+                    "code": status,
+                    "status": grpc_override.unwrap_or(row.grpc),
+                    "message": message,
+                    "details": [error_info(row.reason, &metadata)],
+                }});
+                ErrorResponse {
+                    status,
+                    content_type: "application/a2a+json",
+                    body: Bytes::from(body.to_string()),
+                }
+            }
+            Version::V03 => ErrorResponse {
+                status: transport_status.unwrap_or(row.http_v03),
+                content_type: "application/json",
+                body: Bytes::from(json!({ "code": row.jsonrpc, "message": message }).to_string()),
+            },
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(r: &ErrorResponse) -> Value {
+        let text = std::str::from_utf8(&r.body).unwrap();
+        let text = text.strip_prefix("data: ").unwrap_or(text);
+        serde_json::from_str(text.trim_end()).unwrap()
+    }
+
+    fn target(v: Version, b: Binding) -> ErrorTarget {
+        ErrorTarget {
+            version: Some(v),
+            binding: Some(b),
+            operation: None,
+            jsonrpc_id: Some(json!(0)),
+        }
+    }
+
+    #[test]
+    fn every_code_has_a_reason() {
+        for c in ErrorCode::ALL {
+            assert!(!reason_of(c).is_empty(), "{c:?}");
+        }
+        assert_eq!(
+            reason_of(ErrorCode::VersionNotSupported),
+            "VERSION_NOT_SUPPORTED"
+        );
+        assert_eq!(reason_of(ErrorCode::Internal), "INTERNAL");
+        assert_eq!(row(ErrorCode::TaskNotCancelable).http_v03, 409);
+    }
+
+    #[test]
+    fn jsonrpc_v03() {
+        let f = Failure::VersionNotSupported {
+            requested: "2.0".into(),
+        };
+        let r = rescue(&f, &target(Version::V03, Binding::JsonRpc));
+        assert_eq!(r.status, 200);
+        let v = parse(&r);
+        assert_eq!(v["jsonrpc"], "2.0");
+        assert_eq!(v["id"], 0);
+        assert_eq!(v["error"]["code"], -32009);
+        assert!(v["error"]["data"].is_object());
+    }
+
+    #[test]
+    fn jsonrpc_v10_has_error_info() {
+        let f = Failure::UpstreamTimeout;
+        let r = rescue(&f, &target(Version::V10, Binding::JsonRpc));
+        assert_eq!(r.status, 504);
+        let v = parse(&r);
+        assert_eq!(v["error"]["code"], -32603);
+        let info = &v["error"]["data"][0];
+        assert_eq!(info["@type"], "type.googleapis.com/google.rpc.ErrorInfo");
+        assert_eq!(info["reason"], "INTERNAL");
+        assert_eq!(info["domain"], "a2a-protocol.org");
+    }
+
+    #[test]
+    fn rest_v10_status_body() {
+        let f = Failure::VersionNotSupported {
+            requested: "0.2".into(),
+        };
+        let r = rescue(&f, &target(Version::V10, Binding::Rest));
+        assert_eq!(r.status, 400);
+        assert_eq!(r.content_type, "application/a2a+json");
+        let v = parse(&r);
+        assert_eq!(v["error"]["code"], 400);
+        assert_eq!(v["error"]["status"], "FAILED_PRECONDITION");
+        assert_eq!(v["error"]["details"][0]["reason"], "VERSION_NOT_SUPPORTED");
+        assert_eq!(
+            v["error"]["details"][0]["metadata"]["requestedVersion"],
+            "0.2"
+        );
+
+        let r = rescue(
+            &Failure::PayloadTooLarge { limit: 10 },
+            &target(Version::V10, Binding::Rest),
+        );
+        assert_eq!(r.status, 413);
+        assert_eq!(parse(&r)["error"]["code"], 413);
+    }
+
+    #[test]
+    fn rest_v03_bare_body() {
+        let r = rescue(
+            &Failure::UpstreamUnavailable {
+                detail: "refused".into(),
+            },
+            &target(Version::V03, Binding::Rest),
+        );
+        assert_eq!(r.status, 502);
+        assert_eq!(r.content_type, "application/json");
+        let v = parse(&r);
+        assert_eq!(v["code"], -32603);
+        assert!(v["message"].as_str().unwrap().contains("refused"));
+        assert_eq!(v.as_object().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn v03_resubscribe_gets_sse() {
+        let mut t = target(Version::V03, Binding::JsonRpc);
+        t.operation = Some(Operation::SubscribeToTask);
+        let r = rescue(&Failure::UpstreamTimeout, &t);
+        assert_eq!(r.content_type, "text/event-stream");
+        assert!(r.body.starts_with(b"data: {"));
+        assert!(r.body.ends_with(b"\n\n"));
+        assert_eq!(parse(&r)["id"], 0);
+    }
+}

@@ -1,0 +1,171 @@
+//! The `serve` subcommand: flags, config resolution, logging, run.
+//!
+//! Precedence: command-line flag > `--config` file (TOML) > built-in default.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pingora::server::RunArgs;
+
+use crate::config::{Config, ConfigError, RawConfig};
+
+/// Flags of `a2a-compat-proxy serve`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, value_name = "IP:PORT")]
+    pub listen: Option<String>,
+    /// The agent behind the proxy (http://host:port[/base]).
+    #[arg(long, value_name = "URL")]
+    pub upstream: Option<String>,
+    /// The upstream's A2A version [default: auto = read from its agent card].
+    #[arg(long, value_name = "auto|0.3|1.0", value_parser = ["auto", "0.3", "1.0"])]
+    pub upstream_version: Option<String>,
+    /// The URL clients use to reach the proxy; card interface URLs are
+    /// rewritten to it [default: http://<listen>].
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// A TOML config file (see the `config` module for its keys).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Log as JSON lines instead of text.
+    #[arg(long)]
+    pub log_json: bool,
+    /// Pingora worker threads [default: 2].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Largest request body in bytes [default: 4194304].
+    #[arg(long, value_name = "BYTES")]
+    pub max_body_bytes: Option<u64>,
+    /// Most requests handled at once [default: 1024].
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<u64>,
+    /// Upstream connect timeout [default: 5000].
+    #[arg(long, value_name = "MS")]
+    pub connect_timeout_ms: Option<u64>,
+    /// Upstream read timeout, also the longest gap between SSE events [default: 60000].
+    #[arg(long, value_name = "MS")]
+    pub read_timeout_ms: Option<u64>,
+    /// Longest life of one SSE stream [default: 3600].
+    #[arg(long, value_name = "SECS")]
+    pub stream_max_duration_secs: Option<u64>,
+}
+
+impl ServeArgs {
+    /// The file (if any) with the flags laid over it.
+    pub fn to_raw(&self) -> Result<RawConfig, ConfigError> {
+        let mut raw = match &self.config {
+            Some(path) => RawConfig::from_file(path)?,
+            None => RawConfig::default(),
+        };
+        let set = |slot: &mut Option<String>, v: &Option<String>| {
+            if v.is_some() {
+                slot.clone_from(v);
+            }
+        };
+        set(&mut raw.listen, &self.listen);
+        set(&mut raw.upstream.url, &self.upstream);
+        set(&mut raw.upstream.version, &self.upstream_version);
+        set(&mut raw.public_url, &self.public_url);
+        if self.log_json {
+            raw.log_json = Some(true);
+        }
+        let l = &mut raw.limits;
+        l.max_body_bytes = self.max_body_bytes.or(l.max_body_bytes);
+        l.max_connections = self.max_connections.or(l.max_connections);
+        l.connect_timeout_ms = self.connect_timeout_ms.or(l.connect_timeout_ms);
+        l.read_timeout_ms = self.read_timeout_ms.or(l.read_timeout_ms);
+        l.stream_max_duration_secs = self.stream_max_duration_secs.or(l.stream_max_duration_secs);
+        raw.threads = self.threads.or(raw.threads);
+        Ok(raw)
+    }
+
+    /// The resolved config.
+    pub fn resolve(&self) -> Result<Config, ConfigError> {
+        Config::resolve(self.to_raw()?)
+    }
+}
+
+fn init_logging(json: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+}
+
+/// Runs the proxy until SIGINT (fast) or SIGTERM (graceful, 5 s). Returns
+/// the process exit code: 0 after shutdown, 2 for a bad configuration.
+pub fn main(args: &ServeArgs) -> i32 {
+    let config = match args.resolve() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("a2a-compat-proxy serve: {e}");
+            return 2;
+        }
+    };
+    init_logging(config.log_json);
+    tracing::info!(
+        listen = %config.listen,
+        upstream = %config.upstream.as_string(),
+        upstream_version = ?config.upstream_version,
+        public_url = %config.public_url.as_string(),
+        "starting"
+    );
+    let (server, _app) = crate::build_server(config, Duration::from_secs(5));
+    server.run(RunArgs::default());
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    #[test]
+    fn flags_override_file() {
+        let dir = std::env::temp_dir().join(format!("a2a-serve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:1\"\n[upstream]\nurl = \"http://127.0.0.1:2\"\nversion = \"0.3\"\n[limits]\nmax_body_bytes = 10\n",
+        )
+        .unwrap();
+        let cli = Cli::parse_from([
+            "x",
+            "--config",
+            file.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:3",
+            "--max-body-bytes",
+            "20",
+        ]);
+        let c = cli.serve.resolve().unwrap();
+        assert_eq!(c.listen.port(), 3);
+        assert_eq!(c.upstream.port, 2);
+        assert_eq!(c.limits.max_body_bytes, 20);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bad_config_exits_2() {
+        let args = ServeArgs {
+            upstream: Some("ftp://x".into()),
+            ..ServeArgs::default()
+        };
+        assert_eq!(main(&args), 2);
+        assert!(Cli::try_parse_from(["x", "--upstream-version", "2.0"]).is_err());
+    }
+}

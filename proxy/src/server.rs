@@ -1,0 +1,788 @@
+//! The pingora [`ProxyHttp`] implementation. Each hook only gathers what it
+//! needs from the session and delegates to [`crate::app`], [`crate::route`]
+//! and [`crate::error`].
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use bytes::{Bytes, BytesMut};
+use pingora::http::{RequestHeader, ResponseHeader};
+use pingora::prelude::HttpPeer;
+use pingora::proxy::{FailToProxy, ProxyHttp, Session};
+use pingora::{Error, ErrorSource, ErrorType, Result};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::app::{App, LocalResponse};
+use crate::error::{ErrorTarget, Failure};
+use crate::metrics::RequestLabels;
+use crate::route::{self, Binding, RequestInfo, Route};
+use crate::sse::SseRewriter;
+use crate::translation::RpcTranslation;
+
+/// Bodies up to this size are read before routing (pingora replays at most
+/// 64 KiB from its retry buffer, and one read may return up to 64 KiB, so
+/// only a body announced by `Content-Length` within the limit is read).
+const PREBUFFER_LIMIT: usize = 64 * 1024;
+
+/// Largest upstream JSON response or SSE event held for translation.
+const MAX_TRANSLATED_BODY: usize = 16 * 1024 * 1024;
+
+/// How the response body is treated.
+enum RespRewrite {
+    /// Forwarded as it arrives.
+    Pass,
+    /// A whole JSON body, translated at its end.
+    Json(BytesMut),
+    /// An SSE stream, translated event by event.
+    Sse(SseRewriter),
+}
+
+/// Per-request state.
+pub struct Ctx {
+    started: Instant,
+    route: Option<Route>,
+    target: ErrorTarget,
+    /// Counted in `App::enter`.
+    entered: bool,
+    /// Request body bytes seen so far.
+    body_seen: usize,
+    /// The response is an SSE stream (counted as open).
+    stream_open: bool,
+    status: Option<u16>,
+    /// What went wrong, when the proxy answered with an error itself.
+    failure: Option<Failure>,
+    /// The upstream's version, once known (sent as its `A2A-Version`).
+    upstream_version: Option<crate::version::Version>,
+    /// Set when the client's and the upstream's versions differ.
+    rpc: Option<RpcTranslation>,
+    /// The translated request body, sent in place of the original.
+    new_req_body: Option<Bytes>,
+    /// A cross-version body too large to read before routing, held back
+    /// until its end, then translated and sent chunked.
+    accumulate: Option<BytesMut>,
+    resp: RespRewrite,
+}
+
+/// The proxy service: a thin adapter from pingora's hooks to [`App`].
+pub struct ProxyService {
+    pub app: Arc<App>,
+}
+
+/// The two members of a JSON-RPC request the router needs.
+#[derive(Deserialize)]
+struct Envelope {
+    method: Option<String>,
+    id: Option<Value>,
+}
+
+fn content_length(req: &RequestHeader) -> Option<usize> {
+    req.headers
+        .get(http::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn binding_label(b: Option<&Binding>) -> &'static str {
+    match b {
+        Some(Binding::JsonRpc) => "jsonrpc",
+        Some(Binding::Rest) => "rest",
+        Some(Binding::Health) => "health",
+        Some(Binding::Ready) => "ready",
+        Some(Binding::Metrics) => "metrics",
+        Some(Binding::AgentCard { .. }) => "card",
+        Some(Binding::Other) | None => "other",
+    }
+}
+
+/// Maps a pingora error to the failure the client is told about; `None`
+/// when the client is gone.
+fn failure_of(e: &Error) -> Option<Failure> {
+    use ErrorType::*;
+    let detail = e.to_string();
+    Some(match (e.etype(), e.esource()) {
+        (ConnectTimedout, _) => Failure::UpstreamTimeout,
+        (ConnectRefused | ConnectNoRoute | ConnectError | SocketError, _) => {
+            Failure::UpstreamUnavailable { detail }
+        }
+        (ReadTimedout | WriteTimedout, ErrorSource::Upstream) => Failure::UpstreamTimeout,
+        (InvalidHTTPHeader | H1Error | H2Error | InvalidH2, ErrorSource::Upstream) => {
+            Failure::BadUpstreamResponse { detail }
+        }
+        (_, ErrorSource::Upstream) => Failure::UpstreamUnavailable { detail },
+        (
+            ReadError | WriteError | ConnectionClosed | ReadTimedout | WriteTimedout,
+            ErrorSource::Downstream,
+        ) => return None,
+        (_, ErrorSource::Downstream) => Failure::BadRequest { detail },
+        (_, ErrorSource::Internal | ErrorSource::Unset) => Failure::Internal { detail },
+    })
+}
+
+impl ProxyService {
+    /// Writes a local response; always "already responded".
+    async fn respond(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        r: LocalResponse,
+    ) -> Result<bool> {
+        let mut h = ResponseHeader::build(r.status, Some(r.headers.len() + 1))?;
+        for (k, v) in &r.headers {
+            h.insert_header(*k, v.as_str())?;
+        }
+        if r.status != 304 {
+            h.set_content_length(r.body.len())?;
+        }
+        ctx.status = Some(r.status);
+        let empty = r.body.is_empty();
+        session.write_response_header(Box::new(h), empty).await?;
+        if !empty {
+            session.write_response_body(Some(r.body), true).await?;
+        }
+        Ok(true)
+    }
+
+    async fn respond_failure(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        f: Failure,
+    ) -> Result<bool> {
+        let r = LocalResponse::failure(&f, &ctx.target);
+        tracing::info!(
+            failure = f.label(),
+            status = r.status,
+            "answered with an error"
+        );
+        ctx.failure = Some(f);
+        self.respond(session, ctx, r).await
+    }
+
+    /// Reads a small JSON-RPC body (retry-buffered, so pingora replays it
+    /// upstream byte for byte) and returns it with its method and id.
+    async fn sniff_jsonrpc(
+        &self,
+        session: &mut Session,
+        expected: usize,
+    ) -> Result<(Bytes, Option<String>, Option<Value>)> {
+        session.enable_retry_buffering();
+        let mut buf = BytesMut::with_capacity(expected);
+        while let Some(chunk) = session.read_request_body().await? {
+            buf.extend_from_slice(&chunk);
+            if buf.len() > expected {
+                break;
+            }
+        }
+        let (method, id) = match serde_json::from_slice::<Envelope>(&buf) {
+            Ok(env) => (env.method, env.id),
+            Err(_) => (None, None),
+        };
+        Ok((buf.freeze(), method, id))
+    }
+}
+
+impl ProxyService {
+    /// The end of an accumulated cross-version body: now the method is
+    /// known. A method of the upstream's own version goes through as it is
+    /// (the method wins over the header, see `route`).
+    fn translate_accumulated(
+        &self,
+        ctx: &mut Ctx,
+        whole: Bytes,
+    ) -> std::result::Result<Bytes, Failure> {
+        let (method, id) = match serde_json::from_slice::<Envelope>(&whole) {
+            Ok(env) => (env.method, env.id),
+            Err(_) => (None, None),
+        };
+        ctx.target.jsonrpc_id = id.clone();
+        let known = method.as_deref().and_then(route::jsonrpc_method);
+        let Some(mut rpc) = ctx.rpc.take() else {
+            return Ok(whole);
+        };
+        let Some((version, op)) = known else {
+            return Err(Failure::Translate {
+                code: -32601,
+                message: format!("method not found: {}", method.unwrap_or_default()),
+            });
+        };
+        ctx.target.version = Some(version);
+        ctx.target.operation = Some(op);
+        if let Some(r) = ctx.route.as_mut() {
+            r.operation = Some(op);
+            r.client_version = version;
+        }
+        if version == rpc.upstream {
+            return Ok(whole);
+        }
+        rpc.client = version;
+        rpc.method = method.unwrap_or_default();
+        rpc.id = id;
+        let out = rpc.request(&whole)?;
+        ctx.rpc = Some(rpc);
+        Ok(Bytes::from(out))
+    }
+}
+
+#[async_trait]
+impl ProxyHttp for ProxyService {
+    type CTX = Ctx;
+
+    fn new_ctx(&self) -> Ctx {
+        Ctx {
+            started: Instant::now(),
+            route: None,
+            target: ErrorTarget::default(),
+            entered: false,
+            body_seen: 0,
+            stream_open: false,
+            status: None,
+            failure: None,
+            upstream_version: None,
+            rpc: None,
+            new_req_body: None,
+            accumulate: None,
+            resp: RespRewrite::Pass,
+        }
+    }
+
+    async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+        let app = &self.app;
+        let req = session.req_header();
+        let method = req.method.clone();
+        let path = app.relative_path(req.uri.path()).to_string();
+        let query = req.uri.query().map(str::to_string);
+        let headers = req.headers.clone();
+        let length = content_length(req);
+        let mut info = RequestInfo {
+            method: &method,
+            path: &path,
+            query: query.as_deref(),
+            headers: &headers,
+            jsonrpc_method: None,
+        };
+        let mut routed = route::classify(&info);
+        let is_jsonrpc = match &routed {
+            Ok(r) => r.binding == Binding::JsonRpc,
+            Err(e) => e.binding == Binding::JsonRpc,
+        };
+
+        // Too large by its own account: refuse before reading a byte.
+        let too_large = length.is_some_and(|n| n > app.config.limits.max_body_bytes);
+        let mut rpc_method = None;
+        let mut prebuffered = None;
+        if is_jsonrpc && !too_large {
+            if let Some(n) = length.filter(|n| *n > 0 && *n <= PREBUFFER_LIMIT) {
+                let (body, m, id) = self.sniff_jsonrpc(session, n).await?;
+                prebuffered = Some(body);
+                ctx.target.jsonrpc_id = id;
+                rpc_method = m;
+                info.jsonrpc_method = rpc_method.as_deref();
+                routed = route::classify(&info);
+            }
+        }
+
+        let route = match routed {
+            Ok(r) => r,
+            Err(e) => {
+                ctx.target.version = Some(e.render_version);
+                ctx.target.binding = Some(e.binding.clone());
+                ctx.target.operation = e.operation;
+                ctx.route = Some(Route {
+                    client_version: e.render_version,
+                    binding: e.binding,
+                    operation: e.operation,
+                    params: Default::default(),
+                    version_conflict: false,
+                });
+                let f = Failure::VersionNotSupported {
+                    requested: e.unsupported.0,
+                };
+                return self.respond_failure(session, ctx, f).await;
+            }
+        };
+        if route.version_conflict {
+            tracing::debug!(method = ?rpc_method, "A2A-Version disagrees with the JSON-RPC method; the method wins");
+        }
+        ctx.target.version = Some(route.client_version);
+        ctx.target.binding = Some(route.binding.clone());
+        ctx.target.operation = route.operation;
+        ctx.route = Some(route.clone());
+
+        // Local endpoints stay answerable under load; everything else counts.
+        let local = matches!(
+            route.binding,
+            Binding::Health | Binding::Ready | Binding::Metrics
+        );
+        if !local {
+            if !app.enter() {
+                session.set_keepalive(None);
+                let f = Failure::Overloaded {
+                    limit: app.config.limits.max_connections,
+                };
+                return self.respond_failure(session, ctx, f).await;
+            }
+            ctx.entered = true;
+        }
+
+        if too_large {
+            session.set_keepalive(None);
+            let f = Failure::PayloadTooLarge {
+                limit: app.config.limits.max_body_bytes,
+            };
+            return self.respond_failure(session, ctx, f).await;
+        }
+
+        match route.binding {
+            Binding::Health => self.respond(session, ctx, app.health()).await,
+            Binding::Ready => {
+                let r = app.ready().await;
+                self.respond(session, ctx, r).await
+            }
+            Binding::Metrics => self.respond(session, ctx, app.metrics_text()).await,
+            Binding::AgentCard { .. } => {
+                let inm = headers
+                    .get(http::header::IF_NONE_MATCH)
+                    .and_then(|v| v.to_str().ok());
+                match app.serve_card(route.client_version, inm).await {
+                    Ok(r) => self.respond(session, ctx, r).await,
+                    Err(f) => self.respond_failure(session, ctx, f).await,
+                }
+            }
+            Binding::JsonRpc if route.operation.is_some() => {
+                let up = match app.upstream_version().await {
+                    Ok(up) => up,
+                    Err(f) => return self.respond_failure(session, ctx, f).await,
+                };
+                ctx.upstream_version = Some(up);
+                if up == route.client_version {
+                    return Ok(false);
+                }
+                let (Some(body), Some(method)) = (prebuffered, rpc_method) else {
+                    let f = Failure::CannotTranslate {
+                        client: route.client_version,
+                        upstream: up,
+                    };
+                    return self.respond_failure(session, ctx, f).await;
+                };
+                let rpc = RpcTranslation {
+                    client: route.client_version,
+                    upstream: up,
+                    method,
+                    id: ctx.target.jsonrpc_id.clone(),
+                };
+                match rpc.request(&body) {
+                    Ok(new_body) => {
+                        ctx.new_req_body = Some(Bytes::from(new_body));
+                        ctx.rpc = Some(rpc);
+                        Ok(false)
+                    }
+                    Err(f) => self.respond_failure(session, ctx, f).await,
+                }
+            }
+            Binding::JsonRpc if prebuffered.is_none() && !matches!(length, Some(0)) => {
+                // Too large to read before routing: the method is unknown
+                // until the body has passed, so the header decides for now.
+                let up = match app.upstream_version().await {
+                    Ok(up) => up,
+                    Err(f) => return self.respond_failure(session, ctx, f).await,
+                };
+                ctx.upstream_version = Some(up);
+                if up != route.client_version {
+                    ctx.accumulate = Some(BytesMut::new());
+                    ctx.rpc = Some(RpcTranslation {
+                        client: route.client_version,
+                        upstream: up,
+                        method: String::new(),
+                        id: None,
+                    });
+                }
+                Ok(false)
+            }
+            Binding::Rest if route.operation.is_some() => match app.upstream_version().await {
+                Ok(up) if up == route.client_version => {
+                    ctx.upstream_version = Some(up);
+                    Ok(false)
+                }
+                Ok(up) => {
+                    let f = Failure::CannotTranslate {
+                        client: route.client_version,
+                        upstream: up,
+                    };
+                    self.respond_failure(session, ctx, f).await
+                }
+                Err(f) => self.respond_failure(session, ctx, f).await,
+            },
+            Binding::JsonRpc if prebuffered.is_some() => {
+                // No A2A method. Same version: the upstream answers itself.
+                // Across versions: answer in the caller's dialect (EDGE-CASES 3).
+                let up = match app.upstream_version().await {
+                    Ok(up) => up,
+                    Err(f) => return self.respond_failure(session, ctx, f).await,
+                };
+                ctx.upstream_version = Some(up);
+                if up == route.client_version {
+                    return Ok(false);
+                }
+                let body = prebuffered.unwrap_or_default();
+                let f = match (&rpc_method, serde_json::from_slice::<Value>(&body)) {
+                    (Some(m), _) => Failure::Translate {
+                        code: -32601,
+                        message: format!("method not found: {m}"),
+                    },
+                    (None, Ok(_)) => Failure::Translate {
+                        code: -32600,
+                        message: "not a JSON-RPC request (no `method`)".into(),
+                    },
+                    (None, Err(e)) => Failure::Translate {
+                        code: -32700,
+                        message: format!("invalid JSON: {e}"),
+                    },
+                };
+                self.respond_failure(session, ctx, f).await
+            }
+            // Non-A2A paths go through untouched.
+            _ => Ok(false),
+        }
+    }
+
+    async fn upstream_peer(&self, _session: &mut Session, ctx: &mut Ctx) -> Result<Box<HttpPeer>> {
+        let addr = match self.app.upstream_addr().await {
+            Ok(a) => a,
+            Err(f) => {
+                ctx.failure = Some(f);
+                return Error::e_explain(ErrorType::ConnectError, "resolving the upstream");
+            }
+        };
+        let limits = &self.app.config.limits;
+        let mut peer = HttpPeer::new(addr, false, String::new());
+        peer.options.connection_timeout = Some(limits.connect_timeout);
+        peer.options.total_connection_timeout = Some(limits.connect_timeout);
+        peer.options.read_timeout = Some(limits.read_timeout);
+        peer.options.write_timeout = Some(limits.read_timeout);
+        peer.options.idle_timeout = Some(Duration::from_secs(60));
+        Ok(Box::new(peer))
+    }
+
+    fn fail_to_connect(
+        &self,
+        _session: &mut Session,
+        _peer: &HttpPeer,
+        _ctx: &mut Ctx,
+        mut e: Box<Error>,
+    ) -> Box<Error> {
+        // One upstream: retrying the same address only delays the error.
+        e.set_retry(false);
+        e
+    }
+
+    async fn upstream_request_filter(
+        &self,
+        session: &mut Session,
+        upstream_request: &mut RequestHeader,
+        ctx: &mut Ctx,
+    ) -> Result<()> {
+        let app = &self.app;
+        upstream_request.insert_header("Host", app.config.upstream.authority())?;
+        if let Some(v) = ctx.upstream_version {
+            // Always the upstream's own version (EDGE-CASES 4): a v1.0 agent
+            // rejects header-less calls even when the method says v1.0.
+            upstream_request.insert_header("A2A-Version", v.as_str())?;
+        }
+        if let Some(rpc) = &ctx.rpc {
+            match &ctx.new_req_body {
+                Some(body) => {
+                    upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
+                    upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
+                }
+                // Accumulated: the length is unknown yet, pingora sends chunked.
+                None => {
+                    upstream_request.remove_header(&http::header::CONTENT_LENGTH);
+                }
+            }
+            // Extensions: send the upstream's spelling (EDGE-CASES 30).
+            let (from, to) = match rpc.upstream {
+                crate::version::Version::V10 => ("x-a2a-extensions", "A2A-Extensions"),
+                crate::version::Version::V03 => ("a2a-extensions", "X-A2A-Extensions"),
+            };
+            if let Some(v) = upstream_request.headers.get(from).cloned() {
+                upstream_request.remove_header(from);
+                if !upstream_request.headers.contains_key(to) {
+                    upstream_request.insert_header(to, v)?;
+                }
+            }
+        }
+        if app.config.public_url.base_path != app.config.upstream.base_path {
+            let uri = &session.req_header().uri;
+            let rel = app.relative_path(uri.path());
+            let pq = app.upstream_path_and_query(rel, uri.query());
+            let new_uri: http::Uri = pq.parse().map_err(|_| {
+                Error::explain(ErrorType::InternalError, "building the upstream path")
+            })?;
+            upstream_request.set_uri(new_uri);
+        }
+        Ok(())
+    }
+
+    async fn request_body_filter(
+        &self,
+        _session: &mut Session,
+        body: &mut Option<Bytes>,
+        end_of_stream: bool,
+        ctx: &mut Ctx,
+    ) -> Result<()> {
+        if let Some(b) = body {
+            ctx.body_seen += b.len();
+            let limit = self.app.config.limits.max_body_bytes;
+            if ctx.body_seen > limit {
+                ctx.failure = Some(Failure::PayloadTooLarge { limit });
+                return Error::e_explain(ErrorType::HTTPStatus(413), "request body over the limit");
+            }
+        }
+        if let Some(acc) = ctx.accumulate.as_mut() {
+            if let Some(b) = body.take() {
+                acc.extend_from_slice(&b);
+            }
+            if !end_of_stream {
+                *body = Some(Bytes::new());
+                return Ok(());
+            }
+            let whole = ctx.accumulate.take().unwrap_or_default().freeze();
+            return match self.translate_accumulated(ctx, whole) {
+                Ok(out) => {
+                    *body = Some(out);
+                    Ok(())
+                }
+                Err(f) => {
+                    ctx.failure = Some(f);
+                    Error::e_explain(ErrorType::InternalError, "untranslatable request body")
+                }
+            };
+        }
+        if ctx.rpc.is_some() && body.is_some() {
+            // The replayed original is swapped for its translation, once.
+            *body = Some(ctx.new_req_body.take().unwrap_or_default());
+        }
+        Ok(())
+    }
+
+    async fn response_filter(
+        &self,
+        _session: &mut Session,
+        resp: &mut ResponseHeader,
+        ctx: &mut Ctx,
+    ) -> Result<()> {
+        ctx.status = Some(resp.status.as_u16());
+        let sse = resp
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| {
+                ct.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            });
+        if sse && !ctx.stream_open {
+            ctx.stream_open = true;
+            self.app.metrics.stream_opened();
+            resp.insert_header("X-Accel-Buffering", "no")?;
+        }
+        // The extended card's interface URLs must point here too (EDGE-CASES 7).
+        let card = ctx.route.as_ref().and_then(|r| r.operation)
+            == Some(route::Operation::GetExtendedAgentCard)
+            && resp.status.as_u16() == 200;
+        if let Some(rpc) = &ctx.rpc {
+            // Echoed extensions in the client's spelling (EDGE-CASES 30).
+            let (from, to) = match rpc.client {
+                crate::version::Version::V03 => ("a2a-extensions", "X-A2A-Extensions"),
+                crate::version::Version::V10 => ("x-a2a-extensions", "A2A-Extensions"),
+            };
+            if let Some(v) = resp.headers.get(from).cloned() {
+                resp.remove_header(from);
+                resp.insert_header(to, v)?;
+            }
+        }
+        if ctx.rpc.is_some() || card {
+            let json = resp
+                .headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|ct| {
+                    let ct = ct.to_ascii_lowercase();
+                    ct.contains("/json") || ct.contains("+json")
+                });
+            if (sse && ctx.rpc.is_some()) || json {
+                // The length changes: send the rewritten body chunked.
+                resp.remove_header(&http::header::CONTENT_LENGTH);
+                resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
+                ctx.resp = if sse {
+                    RespRewrite::Sse(SseRewriter::new(MAX_TRANSLATED_BODY))
+                } else {
+                    RespRewrite::Json(BytesMut::new())
+                };
+            }
+        }
+        Ok(())
+    }
+
+    fn response_body_filter(
+        &self,
+        _session: &mut Session,
+        body: &mut Option<Bytes>,
+        end_of_stream: bool,
+        ctx: &mut Ctx,
+    ) -> Result<Option<Duration>> {
+        match &mut ctx.resp {
+            RespRewrite::Pass => {}
+            RespRewrite::Json(buf) => {
+                if let Some(b) = body.take() {
+                    if buf.len() + b.len() <= MAX_TRANSLATED_BODY {
+                        buf.extend_from_slice(&b);
+                    }
+                }
+                *body = if end_of_stream {
+                    let mut out = match &ctx.rpc {
+                        Some(rpc) => rpc.response(buf),
+                        None => buf.to_vec(),
+                    };
+                    if ctx.route.as_ref().and_then(|r| r.operation)
+                        == Some(route::Operation::GetExtendedAgentCard)
+                    {
+                        let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
+                        out = self.app.rewrite_card_body(&out, jsonrpc);
+                    }
+                    Some(Bytes::from(out))
+                } else {
+                    Some(Bytes::new())
+                };
+            }
+            RespRewrite::Sse(rw) => {
+                if let Some(rpc) = &ctx.rpc {
+                    let mut f = |data: &str| rpc.event(data);
+                    let mut out = match body.take() {
+                        Some(b) => rw.push(&b, &mut f),
+                        None => Vec::new(),
+                    };
+                    if end_of_stream {
+                        out.extend(rw.finish(&mut f));
+                    }
+                    *body = Some(Bytes::from(out));
+                }
+            }
+        }
+        if ctx.stream_open
+            && !end_of_stream
+            && ctx.started.elapsed() > self.app.config.limits.stream_max_duration
+        {
+            ctx.failure = Some(Failure::StreamExpired {
+                limit_secs: self.app.config.limits.stream_max_duration.as_secs(),
+            });
+            return Error::e_explain(
+                ErrorType::Custom("stream max duration"),
+                "closing an SSE stream at its maximum duration",
+            );
+        }
+        Ok(None)
+    }
+
+    async fn fail_to_proxy(&self, session: &mut Session, e: &Error, ctx: &mut Ctx) -> FailToProxy {
+        if let Some(written) = session.response_written() {
+            // Mid-response: the status line is out. A JSON-RPC stream gets a
+            // last `data:` frame carrying the error envelope in the client's
+            // version (EDGE-CASES 21); anything else is just closed.
+            let code = written.status.as_u16();
+            let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
+            if ctx.stream_open && jsonrpc {
+                let f = ctx.failure.clone().or_else(|| failure_of(e));
+                if let (Some(f), Some(v)) = (f, ctx.target.version) {
+                    let env = crate::error::jsonrpc_envelope(&f, v, ctx.target.jsonrpc_id.clone());
+                    let frame = Bytes::from(format!("data: {env}\n\n"));
+                    tracing::warn!(error = %e, failure = f.label(), "stream failed; sent an error frame");
+                    ctx.failure = Some(f);
+                    if let Err(we) = session.write_response_body(Some(frame), true).await {
+                        tracing::debug!(error = %we, "could not write the error frame");
+                    }
+                }
+            }
+            return FailToProxy {
+                error_code: code,
+                can_reuse_downstream: false,
+            };
+        }
+        let failure = match ctx.failure.clone().or_else(|| failure_of(e)) {
+            Some(f) => f,
+            None => {
+                return FailToProxy {
+                    error_code: 0,
+                    can_reuse_downstream: false,
+                }
+            }
+        };
+        tracing::warn!(error = %e, failure = failure.label(), "proxying failed");
+        let r = LocalResponse::failure(&failure, &ctx.target);
+        let code = r.status;
+        ctx.failure = Some(failure);
+        session.set_keepalive(None);
+        if let Err(we) = self.respond(session, ctx, r).await {
+            tracing::debug!(error = %we, "could not write the error response");
+        }
+        FailToProxy {
+            error_code: code,
+            can_reuse_downstream: false,
+        }
+    }
+
+    async fn logging(&self, _session: &mut Session, e: Option<&Error>, ctx: &mut Ctx) {
+        if ctx.stream_open {
+            self.app.metrics.stream_closed();
+            ctx.stream_open = false;
+        }
+        if ctx.entered {
+            self.app.leave();
+            ctx.entered = false;
+        }
+        let route = ctx.route.as_ref();
+        let method = match route {
+            Some(r) => match (r.operation, &r.binding) {
+                (Some(op), _) => op.as_str().to_string(),
+                (None, Binding::JsonRpc | Binding::Rest) => "unknown".into(),
+                (None, _) => "none".into(),
+            },
+            None => "none".into(),
+        };
+        let outcome = match (&ctx.failure, ctx.status, e) {
+            (Some(f), _, _) => f.label().to_string(),
+            (None, _, Some(_)) => "aborted".into(),
+            (None, Some(s), None) if s >= 500 => "server_error".into(),
+            (None, Some(s), None) if s >= 400 => "client_error".into(),
+            (None, Some(_), None) => "ok".into(),
+            (None, None, None) => "aborted".into(),
+        };
+        let binding = binding_label(route.map(|r| &r.binding));
+        let elapsed = ctx.started.elapsed();
+        tracing::info!(
+            target: "access",
+            method = %method,
+            binding,
+            client_version = ?route.map(|r| r.client_version.as_str()),
+            upstream_version = ?ctx.upstream_version.map(|v| v.as_str()),
+            translated = ctx.rpc.is_some(),
+            status = ?ctx.status,
+            outcome = %outcome,
+            ms = elapsed.as_millis() as u64,
+            "request"
+        );
+        self.app.metrics.record(
+            RequestLabels {
+                method,
+                binding,
+                outcome,
+            },
+            elapsed,
+        );
+    }
+}

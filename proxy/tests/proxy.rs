@@ -1,0 +1,910 @@
+//! End-to-end tests of the proxy on real 127.0.0.1 sockets: a fake upstream
+//! agent, the in-process proxy, a raw HTTP/1.1 client.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use proxy::config::{Config, UpstreamVersion};
+use proxy::version::Version;
+use proxy::RunningProxy;
+use serde_json::Value;
+use support::*;
+use tokio::sync::Semaphore;
+use tokio::time::timeout;
+
+const CARD_V03: &str = r#"{"name":"fake","description":"a fake agent","version":"1.0.0","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://UP/rpc","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"http://UP/rpc","transport":"JSONRPC"},{"url":"http://UP/rest","transport":"HTTP+JSON"}],"capabilities":{"streaming":true},"skills":[]}"#;
+
+const CARD_V10: &str = r#"{"name":"fake","description":"a fake agent","version":"1.0.0","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"supportedInterfaces":[{"url":"http://UP/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"http://UP/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"skills":[]}"#;
+
+fn card_reply(card: &str, up: &str) -> Reply {
+    Reply::json(200, &card.replace("UP", up))
+}
+
+/// A fake upstream that serves `card` and answers everything else with `f`.
+async fn upstream_with_card(
+    card: &'static str,
+    f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+) -> FakeUpstream {
+    let host = Arc::new(std::sync::OnceLock::<String>::new());
+    let h = host.clone();
+    let up = FakeUpstream::start(move |r| {
+        if r.target == "/.well-known/agent-card.json" {
+            card_reply(card, h.get().map(String::as_str).unwrap_or("?"))
+        } else {
+            f(r)
+        }
+    })
+    .await;
+    host.set(up.addr.to_string()).unwrap();
+    up
+}
+
+fn proxy_for(
+    upstream: &str,
+    version: Option<Version>,
+    tweak: impl FnOnce(&mut Config),
+) -> RunningProxy {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = match version {
+        Some(v) => UpstreamVersion::Fixed(v),
+        None => UpstreamVersion::Auto,
+    };
+    tweak(&mut config);
+    proxy::start(config).unwrap()
+}
+
+/// An address nothing listens on.
+fn dead_upstream() -> String {
+    format!("http://{}", proxy::free_local_addr().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jsonrpc_passthrough_is_byte_for_byte() {
+    // Odd spacing, escapes and key order: any re-serialisation would show.
+    let answer = "{ \"jsonrpc\":\"2.0\",  \"result\":{\"task\":{\"id\":\"t\\u0031\"}},\"id\":7 }\n";
+    let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let sent = b"{\"id\":7,  \"method\":\"SendMessage\",\"jsonrpc\":\"2.0\",\"params\":{\"message\":{\"messageId\":\"m\\u00e9\",\"parts\":[]}}}";
+    let r = post(
+        px.addr,
+        "/rpc",
+        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
+        sent,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, answer.as_bytes());
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].target, "/rpc");
+    assert_eq!(calls[0].body, sent);
+    assert_eq!(calls[0].header("a2a-version"), Some("1.0"));
+
+    // v0.3 client, v0.3 upstream, a body over the 64 KiB prebuffer limit.
+    let answer03 = "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{\"kind\":\"message\"}}";
+    let up03 = upstream_with_card(CARD_V03, move |_| Reply::json(200, answer03)).await;
+    let px03 = proxy_for(&up03.url(), Some(Version::V03), |_| {});
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"message/send\",\"params\":{{\"message\":{{\"kind\":\"message\",\"messageId\":\"m\",\"role\":\"user\",\"parts\":[{{\"kind\":\"text\",\"text\":\"{}\"}}]}}}}}}",
+        "x".repeat(100_000)
+    );
+    let r = post(
+        px03.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        big.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, answer03.as_bytes());
+    assert_eq!(up03.calls()[0].body, big.as_bytes());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_passthrough_is_byte_for_byte() {
+    let up = upstream_with_card(CARD_V10, |r| {
+        let body = format!(
+            "{{\"id\" : \"t1\", \"seen\":\"{} {}\"}}",
+            r.method, r.target
+        );
+        Reply::json(200, &body).with_header("Content-Type", "application/a2a+json")
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let r = get(
+        px.addr,
+        "/acme/tasks/t1?historyLength=2",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.text(),
+        "{\"id\" : \"t1\", \"seen\":\"GET /acme/tasks/t1?historyLength=2\"}"
+    );
+    // Tenant `v1` under a v1.0 header passes untouched too.
+    let sent = b"{\"message\": {\"messageId\":\"m\"} }";
+    let r = post(px.addr, "/v1/message:send", &[("A2A-Version", "1.0")], sent).await;
+    assert_eq!(r.status, 200);
+    let calls = up.calls();
+    assert_eq!(calls[1].target, "/v1/message:send");
+    assert_eq!(calls[1].body, sent);
+    assert!(calls
+        .iter()
+        .all(|c| c.header("host") == Some(up.addr.to_string().as_str())));
+
+    let up03 =
+        upstream_with_card(CARD_V03, |_| Reply::json(200, "{\"task\":{\"id\":\"x\"}}")).await;
+    let px03 = proxy_for(&up03.url(), Some(Version::V03), |_| {});
+    let sent = b"{\"message\":{\"content\":[{\"text\":\"hi\"}]}}";
+    let r = post(px03.addr, "/v1/message:send", &[], sent).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, b"{\"task\":{\"id\":\"x\"}}");
+    assert_eq!(up03.calls()[0].body, sent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_events_arrive_one_by_one() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let events: Vec<String> = (1..=3)
+        .map(|i| format!("data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"n\":{i}}}}}\n\n"))
+        .collect();
+    let evs = events.clone();
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Sse {
+        events: evs.clone(),
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{}}"#;
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("Accept", "text/event-stream")], body),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    assert_eq!(
+        s.headers.get("content-type").map(String::as_str),
+        Some("text/event-stream")
+    );
+    assert_eq!(
+        s.headers.get("x-accel-buffering").map(String::as_str),
+        Some("no")
+    );
+    assert_eq!(px.app.metrics.open_streams(), 1);
+    let mut received = String::new();
+    for (i, ev) in events.iter().enumerate() {
+        // Event i+1 is only sent after event i arrived here: a buffering
+        // proxy would time out.
+        let want: String = events[..=i].concat();
+        while received.len() < want.len() {
+            let chunk = timeout(WAIT, s.reader.chunk(&mut s.sock))
+                .await
+                .unwrap_or_else(|_| panic!("event {} did not arrive", i + 1))
+                .unwrap()
+                .expect("stream ended early");
+            received.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+        assert_eq!(received, want, "event {ev:?}");
+        gate.add_permits(1);
+    }
+    let end = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(end.is_none());
+    drop(s);
+    // logging() runs after the response ended.
+    for _ in 0..100 {
+        if px.app.metrics.open_streams() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(px.app.metrics.open_streams(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_ready_metrics() {
+    let up = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), None, |_| {});
+    let r = get(px.addr, "/health", &[]).await;
+    assert_eq!(
+        (r.status, r.json()["status"].clone()),
+        (200, Value::from("ok"))
+    );
+    let r = get(px.addr, "/ready", &[]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["upstreamVersion"], "1.0");
+    // Auto mode fetches the card as a v1.0 client would.
+    let card_fetch = &up.recorded()[0];
+    assert_eq!(card_fetch.target, "/.well-known/agent-card.json");
+    assert_eq!(card_fetch.header("a2a-version"), Some("1.0"));
+
+    let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#;
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], rpc).await;
+    assert_eq!(r.status, 200);
+    let r = get(px.addr, "/metrics", &[]).await;
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    let text = r.text();
+    assert!(
+        text.contains(
+            "a2a_proxy_requests_total{method=\"GetTask\",binding=\"jsonrpc\",outcome=\"ok\"} 1"
+        ),
+        "{text}"
+    );
+    assert!(text
+        .contains("a2a_proxy_requests_total{method=\"none\",binding=\"ready\",outcome=\"ok\"} 1"));
+    assert!(text.contains("a2a_proxy_request_duration_seconds_count"));
+    assert!(text.contains("a2a_proxy_open_streams 0"));
+
+    let px_down = proxy_for(&dead_upstream(), None, |_| {});
+    let r = get(px_down.addr, "/ready", &[]).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(get(px_down.addr, "/health", &[]).await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversize_body_is_413_in_the_clients_shape() {
+    let up = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |c| {
+        c.limits.max_body_bytes = 1024
+    });
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"SendMessage\",\"params\":{{\"x\":\"{}\"}}}}",
+        "y".repeat(2000)
+    );
+    // JSON-RPC v1.0: envelope with ErrorInfo. The id is unknown (not read).
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], big.as_bytes()).await;
+    assert_eq!(r.status, 413);
+    let v = r.json();
+    assert_eq!(v["jsonrpc"], "2.0");
+    assert_eq!(v["error"]["code"], -32600);
+    assert_eq!(
+        v["error"]["data"][0]["@type"],
+        "type.googleapis.com/google.rpc.ErrorInfo"
+    );
+    // REST v1.0: google.rpc.Status.
+    let r = post(
+        px.addr,
+        "/message:send",
+        &[("A2A-Version", "1.0")],
+        big.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.json()["error"]["code"], 413);
+    assert_eq!(
+        r.json()["error"]["details"][0]["domain"],
+        "a2a-protocol.org"
+    );
+    // REST v0.3: bare {code, message}.
+    let r = post(px.addr, "/v1/message:send", &[], big.as_bytes()).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.json()["code"], -32600);
+    assert!(r.json()["message"].as_str().unwrap().contains("1024"));
+    // Chunked (no Content-Length): caught while streaming the body.
+    let mut raw = b"POST /message:send HTTP/1.1\r\nHost: t\r\nConnection: close\r\nA2A-Version: 1.0\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..3 {
+        raw.extend_from_slice(format!("{:x}\r\n{}\r\n", 600, "z".repeat(600)).as_bytes());
+    }
+    raw.extend_from_slice(b"0\r\n\r\n");
+    let r = send(px.addr, &raw).await;
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], 413);
+    assert!(up.calls().iter().all(|c| c.body.len() <= 1024));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_down_is_an_error_in_the_clients_shape() {
+    let px = proxy_for(&dead_upstream(), Some(Version::V03), |c| {
+        c.limits.connect_timeout = Duration::from_millis(500)
+    });
+    let r = post(
+        px.addr,
+        "/",
+        &[],
+        br#"{"jsonrpc":"2.0","id":0,"method":"tasks/get","params":{"id":"t"}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 502);
+    let v = r.json();
+    assert_eq!(v["id"], 0);
+    assert_eq!(v["error"]["code"], -32603);
+    assert!(
+        v["error"]["data"].is_object(),
+        "v0.3 data is free-form: {v}"
+    );
+    let r = get(px.addr, "/v1/tasks/t", &[]).await;
+    assert_eq!(r.status, 502);
+    assert_eq!(r.json()["code"], -32603);
+    // v0.3 resubscribe gets an event stream even for errors.
+    let r = post(
+        px.addr,
+        "/",
+        &[],
+        br#"{"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id":"t"}}"#,
+    )
+    .await;
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert!(r.text().starts_with("data: {"), "{}", r.text());
+
+    let px10 = proxy_for(&dead_upstream(), Some(Version::V10), |_| {});
+    let r = get(px10.addr, "/tasks/t", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 502);
+    assert_eq!(r.header("content-type"), Some("application/a2a+json"));
+    assert_eq!(r.json()["error"]["status"], "UNAVAILABLE");
+    assert_eq!(r.json()["error"]["details"][0]["reason"], "INTERNAL");
+
+    // A hanging upstream: read timeout -> 504.
+    let hang = upstream_with_card(CARD_V10, |_| Reply::Hang).await;
+    let pxh = proxy_for(&hang.url(), Some(Version::V10), |c| {
+        c.limits.read_timeout = Duration::from_millis(300)
+    });
+    let r = post(
+        pxh.addr,
+        "/",
+        &[("A2A-Version", "1.0")],
+        br#"{"jsonrpc":"2.0","id":"h","method":"GetTask","params":{"id":"t"}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 504, "{}", r.text());
+    assert_eq!(r.json()["id"], "h");
+    assert_eq!(r.json()["error"]["data"][0]["reason"], "INTERNAL");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_version_is_version_not_supported() {
+    let up = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    // JSON-RPC, v1.0 method: v1.0 envelope with ErrorInfo, id echoed.
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "2.0")],
+        br#"{"jsonrpc":"2.0","id":9,"method":"SendMessage","params":{}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["id"], 9);
+    assert_eq!(v["error"]["code"], -32009);
+    assert_eq!(v["error"]["data"][0]["reason"], "VERSION_NOT_SUPPORTED");
+    // JSON-RPC, v0.3 method: v0.3 envelope (free-form data).
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "banana")],
+        br#"{"jsonrpc":"2.0","id":"q","method":"message/send","params":{}}"#,
+    )
+    .await;
+    let v = r.json();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (Value::from("q"), Value::from(-32009))
+    );
+    assert!(v["error"]["data"].is_object());
+    // REST: google.rpc.Status with HTTP 400.
+    let r = get(px.addr, "/tasks/t", &[("A2A-Version", "0.2")]).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["status"], "FAILED_PRECONDITION");
+    assert_eq!(
+        r.json()["error"]["details"][0]["reason"],
+        "VERSION_NOT_SUPPORTED"
+    );
+    // Query-parameter form.
+    let r = get(px.addr, "/tasks/t?A2A-Version=9.9", &[]).await;
+    assert_eq!(r.status, 400);
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_jsonrpc_client_to_v10_agent_is_translated_both_ways() {
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
+    let up = upstream_with_card(CARD_V10, move |_| {
+        Reply::json(200, answer).with_header("A2A-Extensions", "urn:x")
+    })
+    .await;
+    let px = proxy_for(&up.url(), None, |_| {});
+    let req = br#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
+    let r = post(
+        px.addr,
+        "/rpc",
+        &[
+            ("Content-Type", "application/json"),
+            ("X-A2A-Extensions", "urn:x"),
+        ],
+        req,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["id"], 1);
+    assert_eq!(v["result"]["kind"], "task", "{v}");
+    assert_eq!(v["result"]["status"]["state"], "completed");
+    assert_eq!(r.header("x-a2a-extensions"), Some("urn:x"));
+    assert_eq!(r.header("a2a-extensions"), None);
+    let call = &up.calls()[0];
+    assert_eq!(call.header("a2a-version"), Some("1.0"));
+    assert_eq!(call.header("a2a-extensions"), Some("urn:x"));
+    assert_eq!(call.header("x-a2a-extensions"), None);
+    let sent: Value = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent["method"], "SendMessage");
+    assert_eq!(sent["params"]["message"]["role"], "ROLE_USER");
+    assert_eq!(sent["params"]["message"]["parts"][0]["text"], "hi");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_streaming_client_to_v03_agent_gets_v10_events_one_by_one() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let events: Vec<String> = vec![
+        r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"submitted"}}}"#.to_string() + "\n\n",
+        r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"working"},"final":false}}"#.to_string() + "\r\n\r\n",
+        r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}}"#.to_string() + "\n\n",
+    ];
+    let evs = events.clone();
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Sse {
+        events: evs.clone(),
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let body = br#"{"jsonrpc":"2.0","id":"s","method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}}"#;
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], body),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    let mut buf = String::new();
+    let mut got: Vec<Value> = Vec::new();
+    while got.len() < 3 {
+        let chunk = timeout(WAIT, s.reader.chunk(&mut s.sock))
+            .await
+            .unwrap_or_else(|_| panic!("event {} did not arrive", got.len() + 1))
+            .unwrap()
+            .expect("stream ended early");
+        buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(i) = buf.find("\n\n") {
+            let ev: String = buf.drain(..i + 2).collect();
+            let data = ev
+                .trim()
+                .strip_prefix("data: ")
+                .unwrap_or_else(|| panic!("{ev:?}"));
+            got.push(serde_json::from_str(data).unwrap());
+            gate.add_permits(1);
+        }
+    }
+    assert_eq!(got[0]["id"], "s");
+    assert_eq!(
+        got[0]["result"]["task"]["status"]["state"], "TASK_STATE_SUBMITTED",
+        "{}",
+        got[0]
+    );
+    assert_eq!(
+        got[1]["result"]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_WORKING"
+    );
+    assert!(got[1]["result"]["statusUpdate"].get("final").is_none());
+    assert_eq!(
+        got[2]["result"]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    let sent: Value = serde_json::from_slice(&up.calls()[0].body).unwrap();
+    assert_eq!(sent["method"], "message/stream");
+    assert_eq!(sent["params"]["message"]["kind"], "message");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untranslatable_calls_get_errors_in_the_clients_shape() {
+    let up = upstream_with_card(CARD_V03, |_| Reply::json(200, "{\"not\":\"json-rpc\"}")).await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    // ListTasks has no v0.3 counterpart: -32004, never sent upstream.
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "1.0")],
+        br#"{"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["id"], 3);
+    assert_eq!(v["error"]["code"], -32004);
+    assert_eq!(v["error"]["data"][0]["reason"], "UNSUPPORTED_OPERATION");
+    assert!(up.calls().is_empty());
+    // The upstream answers nonsense: InvalidAgentResponse -32006, id kept.
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "1.0")],
+        br#"{"jsonrpc":"2.0","id":4,"method":"GetTask","params":{"id":"t"}}"#,
+    )
+    .await;
+    let v = r.json();
+    assert_eq!(v["id"], 4);
+    assert_eq!(v["error"]["code"], -32006);
+    assert_eq!(v["error"]["data"][0]["reason"], "INVALID_AGENT_RESPONSE");
+    // No A2A method across versions: answered in the caller's dialect.
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "1.0")],
+        br#"{"jsonrpc":"2.0","id":6,"method":"tasks/list"}"#,
+    )
+    .await;
+    assert_eq!(r.json()["error"]["code"], -32601);
+    assert_eq!(r.json()["error"]["data"][0]["reason"], "METHOD_NOT_FOUND");
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], b"{oops").await;
+    assert_eq!(r.json()["error"]["code"], -32700);
+    assert!(up
+        .calls()
+        .iter()
+        .all(|c| !String::from_utf8_lossy(&c.body).contains("tasks/list")));
+    // REST across versions is not translated yet.
+    let r = get(px.addr, "/tasks/t", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.json()["error"]["details"][0]["reason"],
+        "VERSION_NOT_SUPPORTED"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn card_is_rewritten_and_revalidated_with_etags() {
+    let up = {
+        let host = Arc::new(std::sync::OnceLock::<String>::new());
+        let h = host.clone();
+        let up = FakeUpstream::start(move |r| {
+            if r.header("if-none-match") == Some("\"up-1\"") {
+                return Reply::Full {
+                    status: 304,
+                    headers: vec![("ETag".into(), "\"up-1\"".into())],
+                    body: vec![],
+                };
+            }
+            card_reply(CARD_V03, h.get().unwrap())
+                .with_header("ETag", "\"up-1\"")
+                .with_header("Cache-Control", "max-age=0")
+        })
+        .await;
+        host.set(up.addr.to_string()).unwrap();
+        up
+    };
+    let px = proxy_for(&up.url(), None, |c| {
+        c.public_url =
+            proxy::config::HttpUrl::parse("public_url", "https://agents.example.com/a2a").unwrap();
+    });
+    let r = get(px.addr, "/a2a/.well-known/agent-card.json", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("vary"), Some("A2A-Version"));
+    let etag = r.header("etag").unwrap().to_string();
+    let card = r.json();
+    assert_eq!(card["url"], "https://agents.example.com/a2a/rpc");
+    assert_eq!(
+        card["additionalInterfaces"][1]["url"],
+        "https://agents.example.com/a2a/rest"
+    );
+    assert_eq!(card["name"], "fake");
+    // Legacy path, same card; conditional request -> 304.
+    let r = get(
+        px.addr,
+        "/a2a/.well-known/agent.json",
+        &[("If-None-Match", &etag)],
+    )
+    .await;
+    assert_eq!(r.status, 304);
+    assert_eq!(r.header("etag"), Some(etag.as_str()));
+    assert!(r.body.is_empty());
+    // max-age=0: each serve revalidated upstream with If-None-Match.
+    let fetches = up.recorded();
+    assert!(fetches.len() >= 2, "{fetches:?}");
+    assert_eq!(fetches[1].header("if-none-match"), Some("\"up-1\""));
+    // A v1.0 client of this v0.3 agent: a translated card, JSON-RPC only,
+    // with its own ETag.
+    let r = get(
+        px.addr,
+        "/a2a/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_ne!(r.header("etag"), Some(etag.as_str()));
+    let card = r.json();
+    let ifs = card["supportedInterfaces"].as_array().unwrap();
+    assert_eq!(ifs.len(), 1, "{card}");
+    assert_eq!(ifs[0]["url"], "https://agents.example.com/a2a/rpc");
+    assert_eq!(ifs[0]["protocolBinding"], "JSONRPC");
+    assert_eq!(ifs[0]["protocolVersion"], "1.0");
+
+    // A v1.0 card: every supportedInterfaces URL is rewritten.
+    let up10 = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px10 = proxy_for(&up10.url(), None, |_| {});
+    let r = get(
+        px10.addr,
+        "/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let card = r.json();
+    for i in 0..2 {
+        let url = card["supportedInterfaces"][i]["url"].as_str().unwrap();
+        assert!(url.starts_with(&px10.url()), "{url}");
+    }
+    // A header-less (v0.3) client gets a v0.3 card pointing at the proxy.
+    let r = get(px10.addr, "/.well-known/agent.json", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let card = r.json();
+    assert_eq!(card["url"], format!("{}/rpc", px10.url()));
+    assert_eq!(card["preferredTransport"], "JSONRPC");
+    assert!(card.get("supportedInterfaces").is_none(), "{card}");
+}
+
+#[test]
+fn start_and_stop_are_bounded() {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, "http://127.0.0.1:9").unwrap();
+    config.threads = 1;
+    let started = std::time::Instant::now();
+    let mut px = proxy::start(config).unwrap();
+    px.stop();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // The listener goes away shortly after run() returns.
+    let closed = (0..50).any(|_| {
+        let refused =
+            std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err();
+        if !refused {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        refused
+    });
+    assert!(closed, "{addr} still accepts connections after stop()");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_cross_version_bodies_are_accumulated_and_translated() {
+    let answer = r#"{"jsonrpc":"2.0","id":"big","result":{"message":{"messageId":"r1","role":"ROLE_AGENT","parts":[{"text":"ok"}]}}}"#;
+    let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let text = "x".repeat(150_000);
+    let req = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"message/send","params":{{"message":{{"kind":"message","messageId":"m1","role":"user","parts":[{{"kind":"text","text":"{text}"}}]}}}}}}"#
+    );
+    let r = post(px.addr, "/", &[], req.as_bytes()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["result"]["kind"], "message", "{v}");
+    assert_eq!(v["result"]["role"], "agent");
+    let call = &up.calls()[0];
+    assert_eq!(call.header("transfer-encoding"), Some("chunked"));
+    let sent: Value = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent["method"], "SendMessage");
+    assert_eq!(
+        sent["params"]["message"]["parts"][0]["text"]
+            .as_str()
+            .map(str::len),
+        Some(150_000)
+    );
+
+    // A large v1.0 call without the header: the method wins, bytes untouched.
+    let req10 = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"SendMessage","params":{{"message":{{"messageId":"m1","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}}}}}"#
+    );
+    let r = post(px.addr, "/", &[], req10.as_bytes()).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, answer.as_bytes());
+    assert_eq!(up.calls()[1].body, req10.as_bytes());
+
+    // A large body with an unknown method: -32601 in the header's dialect.
+    let bad = format!(r#"{{"jsonrpc":"2.0","id":"u","method":"nope","params":{{"x":"{text}"}}}}"#);
+    let r = post(px.addr, "/", &[], bad.as_bytes()).await;
+    let v = r.json();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (Value::from("u"), Value::from(-32601)),
+        "{v}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_stream_ends_with_an_error_frame() {
+    // The second event never comes (no permits): the read timeout fires.
+    let gate = Arc::new(Semaphore::new(0));
+    let events = vec![
+        "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"kind\":\"task\"}}\n\n".to_string(),
+        "data: never\n\n".to_string(),
+    ];
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Sse {
+        events: events.clone(),
+        gate: gate.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |c| {
+        c.limits.read_timeout = Duration::from_millis(300)
+    });
+    let body = br#"{"jsonrpc":"2.0","id":5,"method":"message/stream","params":{}}"#;
+    let mut s = open(px.addr, &request("POST", "/", &[], body)).await;
+    assert_eq!(s.status, 200);
+    let mut text = String::new();
+    while let Ok(Some(c)) = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .expect("no end")
+    {
+        text.push_str(std::str::from_utf8(&c).unwrap());
+    }
+    let frames: Vec<&str> = text.split("\n\n").filter(|f| !f.is_empty()).collect();
+    assert_eq!(frames.len(), 2, "{text:?}");
+    let last: Value = serde_json::from_str(frames[1].strip_prefix("data: ").unwrap()).unwrap();
+    assert_eq!(last["id"], 5);
+    assert_eq!(last["error"]["code"], -32603);
+    assert_eq!(last["error"]["data"]["proxyReason"], "upstream_timeout");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extended_cards_point_at_the_proxy() {
+    let up = {
+        let host = Arc::new(std::sync::OnceLock::<String>::new());
+        let h = host.clone();
+        let up = FakeUpstream::start(move |r| {
+            let card = CARD_V10.replace("UP", h.get().unwrap());
+            if r.target == "/" {
+                Reply::json(
+                    200,
+                    &format!(r#"{{"jsonrpc":"2.0","id":1,"result":{card}}}"#),
+                )
+            } else {
+                card_reply(CARD_V10, h.get().unwrap())
+            }
+        })
+        .await;
+        host.set(up.addr.to_string()).unwrap();
+        up
+    };
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let r = get(px.addr, "/extendedAgentCard", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 200);
+    let url = r.json()["supportedInterfaces"][1]["url"].clone();
+    assert_eq!(url, format!("{}/rest", px.url()));
+    let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard"}"#;
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], rpc).await;
+    let v = r.json();
+    assert_eq!(v["id"], 1);
+    assert_eq!(
+        v["result"]["supportedInterfaces"][0]["url"],
+        format!("{}/rpc", px.url())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_end_at_their_maximum_duration() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let events = vec![
+        "data: {\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"kind\":\"task\"}}\n\n".to_string(),
+        "data: {\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"late\":true}}\n\n".to_string(),
+    ];
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Sse {
+        events: events.clone(),
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |c| {
+        c.limits.stream_max_duration = Duration::from_millis(200)
+    });
+    let body = br#"{"jsonrpc":"2.0","id":8,"method":"message/stream","params":{}}"#;
+    let mut s = open(px.addr, &request("POST", "/", &[], body)).await;
+    let first = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(first.starts_with(b"data: "));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    gate.add_permits(1);
+    let mut text = String::new();
+    while let Ok(Some(c)) = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .expect("no end")
+    {
+        text.push_str(std::str::from_utf8(&c).unwrap());
+    }
+    assert!(!text.contains("late"), "{text}");
+    let last: Value = serde_json::from_str(text.trim().strip_prefix("data: ").unwrap()).unwrap();
+    assert_eq!(last["id"], 8);
+    assert_eq!(last["error"]["data"]["proxyReason"], "stream_max_duration");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_over_max_connections_get_503_in_the_clients_shape() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let up = upstream_with_card(CARD_V10, move |_| Reply::Sse {
+        events: vec!["data: {}\n\n".into(), "data: {}\n\n".into()],
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |c| {
+        c.limits.max_connections = 1
+    });
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{}}"#;
+    let mut held = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], body),
+    )
+    .await;
+    assert_eq!(held.status, 200);
+    let r = get(px.addr, "/tasks/t", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.json()["error"]["status"], "UNAVAILABLE");
+    // Local endpoints are not counted.
+    assert_eq!(get(px.addr, "/health", &[]).await.status, 200);
+    assert_eq!(px.app.in_flight(), 1);
+    gate.add_permits(1);
+    while let Ok(Some(_)) = timeout(WAIT, held.reader.chunk(&mut held.sock))
+        .await
+        .expect("no end")
+    {}
+    drop(held);
+    // Once the stream is done the slot is free again.
+    let mut free = false;
+    for _ in 0..100 {
+        if px.app.in_flight() == 0 {
+            free = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(free);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_clients_are_served_on_the_same_port() {
+    let answer = "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"id\":\"t\"}}";
+    let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let run = async {
+        let tcp = tokio::net::TcpStream::connect(px.addr).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let conn_task = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.unwrap();
+        let req = http::Request::builder()
+            .method("POST")
+            .uri(format!("http://{}/", px.addr))
+            .header("a2a-version", "1.0")
+            .header("content-type", "application/json")
+            .body(())
+            .unwrap();
+        let (resp, mut send) = client.send_request(req, false).unwrap();
+        let body = br#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t"}}"#;
+        send.send_data(bytes::Bytes::from_static(body), true)
+            .unwrap();
+        let resp = resp.await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let mut recv = resp.into_body();
+        let mut got = Vec::new();
+        while let Some(chunk) = recv.data().await {
+            let chunk = chunk.unwrap();
+            let _ = recv.flow_control().release_capacity(chunk.len());
+            got.extend_from_slice(&chunk);
+        }
+        drop(client);
+        conn_task.abort();
+        got
+    };
+    let got = timeout(WAIT, run).await.expect("h2c exchange timed out");
+    assert_eq!(got, answer.as_bytes());
+    assert_eq!(
+        up.calls()[0].body,
+        br#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t"}}"#
+    );
+}

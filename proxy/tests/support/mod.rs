@@ -1,0 +1,421 @@
+//! Test doubles on 127.0.0.1: a scriptable fake upstream agent and a raw
+//! HTTP/1.1 client, both on plain tokio sockets so the bytes on the wire are
+//! exactly what the tests say. Every wait is bounded.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio::time::timeout;
+
+/// Upper bound for any single wait in these tests.
+pub const WAIT: Duration = Duration::from_secs(5);
+
+/// A request as the fake upstream received it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub target: String,
+    /// Header names lower-cased.
+    pub headers: HashMap<String, String>,
+    /// The decoded body (chunked framing removed).
+    pub body: Vec<u8>,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+}
+
+/// What the fake upstream answers.
+#[derive(Clone)]
+pub enum Reply {
+    Full {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    },
+    /// SSE, chunked; before each event after the first, one permit of `gate`
+    /// is awaited (bounded by [`WAIT`]), so the test controls the pace.
+    Sse {
+        events: Vec<String>,
+        gate: Arc<Semaphore>,
+    },
+    /// Never answers (until the connection is dropped).
+    Hang,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: &str) -> Reply {
+        Reply::Full {
+            status,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    pub fn with_header(mut self, k: &str, v: &str) -> Reply {
+        if let Reply::Full { headers, .. } = &mut self {
+            headers.push((k.into(), v.into()));
+        }
+        self
+    }
+}
+
+type Handler = dyn Fn(&Recorded) -> Reply + Send + Sync;
+
+/// A fake agent on 127.0.0.1:0.
+pub struct FakeUpstream {
+    pub addr: SocketAddr,
+    pub requests: Arc<Mutex<Vec<Recorded>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeUpstream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeUpstream {
+    pub async fn start(
+        handler: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+    ) -> FakeUpstream {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let recs = requests.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
+                let handler = handler.clone();
+                let recs = recs.clone();
+                tokio::spawn(async move {
+                    let _ = serve_conn(sock, handler, recs).await;
+                });
+            }
+        });
+        FakeUpstream {
+            addr,
+            requests,
+            task,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// Requests other than card fetches.
+    pub fn calls(&self) -> Vec<Recorded> {
+        self.recorded()
+            .into_iter()
+            .filter(|r| !r.target.starts_with("/.well-known/"))
+            .collect()
+    }
+}
+
+async fn serve_conn(
+    mut sock: TcpStream,
+    handler: Arc<Handler>,
+    recs: Arc<Mutex<Vec<Recorded>>>,
+) -> std::io::Result<()> {
+    let mut reader = Reader::default();
+    loop {
+        let Some(head) = reader.head(&mut sock).await? else {
+            return Ok(());
+        };
+        let (start, headers) = parse_head(&head);
+        let mut parts = start.split(' ');
+        let method = parts.next().unwrap_or("").to_string();
+        let target = parts.next().unwrap_or("").to_string();
+        let body = reader.body(&mut sock, &headers, false).await?;
+        let rec = Recorded {
+            method,
+            target,
+            headers,
+            body,
+        };
+        recs.lock().unwrap().push(rec.clone());
+        match handler(&rec) {
+            Reply::Full {
+                status,
+                headers,
+                body,
+            } => {
+                let mut out = format!("HTTP/1.1 {status} X\r\n");
+                for (k, v) in headers {
+                    out.push_str(&format!("{k}: {v}\r\n"));
+                }
+                if status != 304 {
+                    out.push_str(&format!("Content-Length: {}\r\n", body.len()));
+                }
+                out.push_str("\r\n");
+                let mut bytes = out.into_bytes();
+                bytes.extend_from_slice(&body);
+                sock.write_all(&bytes).await?;
+            }
+            Reply::Sse { events, gate } => {
+                sock.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n",
+                )
+                .await?;
+                for (i, ev) in events.iter().enumerate() {
+                    if i > 0 {
+                        match timeout(WAIT, gate.acquire()).await {
+                            Ok(Ok(p)) => p.forget(),
+                            _ => return Ok(()),
+                        }
+                    }
+                    let chunk = format!("{:x}\r\n{ev}\r\n", ev.len());
+                    sock.write_all(chunk.as_bytes()).await?;
+                    sock.flush().await?;
+                }
+                sock.write_all(b"0\r\n\r\n").await?;
+                return Ok(());
+            }
+            Reply::Hang => {
+                let mut sink = [0u8; 1024];
+                let _ = timeout(Duration::from_secs(30), sock.read(&mut sink)).await;
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Buffered reading of HTTP/1.1 heads and bodies.
+#[derive(Default)]
+pub struct Reader {
+    buf: Vec<u8>,
+}
+
+impl Reader {
+    async fn fill(&mut self, sock: &mut TcpStream) -> std::io::Result<bool> {
+        let mut tmp = [0u8; 16 * 1024];
+        let n = sock.read(&mut tmp).await?;
+        self.buf.extend_from_slice(&tmp[..n]);
+        Ok(n > 0)
+    }
+
+    /// The head up to and including the blank line; `None` at a clean EOF.
+    pub async fn head(&mut self, sock: &mut TcpStream) -> std::io::Result<Option<String>> {
+        loop {
+            if let Some(i) = find(&self.buf, b"\r\n\r\n") {
+                let head: Vec<u8> = self.buf.drain(..i + 4).collect();
+                return Ok(Some(String::from_utf8_lossy(&head).into_owned()));
+            }
+            if !self.fill(sock).await? {
+                return Ok(None);
+            }
+        }
+    }
+
+    async fn exact(&mut self, sock: &mut TcpStream, n: usize) -> std::io::Result<Vec<u8>> {
+        while self.buf.len() < n {
+            if !self.fill(sock).await? {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+        Ok(self.buf.drain(..n).collect())
+    }
+
+    async fn line(&mut self, sock: &mut TcpStream) -> std::io::Result<String> {
+        loop {
+            if let Some(i) = find(&self.buf, b"\r\n") {
+                let l: Vec<u8> = self.buf.drain(..i + 2).collect();
+                return Ok(String::from_utf8_lossy(&l[..i]).into_owned());
+            }
+            if !self.fill(sock).await? {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+    }
+
+    /// One decoded chunk of a chunked body (`None` at the last chunk).
+    pub async fn chunk(&mut self, sock: &mut TcpStream) -> std::io::Result<Option<Vec<u8>>> {
+        let size_line = self.line(sock).await?;
+        let size = usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|_| std::io::Error::other(format!("bad chunk size {size_line:?}")))?;
+        if size == 0 {
+            // Trailers (none expected) end with a blank line.
+            loop {
+                if self.line(sock).await?.is_empty() {
+                    return Ok(None);
+                }
+            }
+        }
+        let data = self.exact(sock, size).await?;
+        self.exact(sock, 2).await?;
+        Ok(Some(data))
+    }
+
+    /// A whole body per its headers; `to_eof` reads until close when neither
+    /// length nor chunking is given (responses only).
+    pub async fn body(
+        &mut self,
+        sock: &mut TcpStream,
+        headers: &HashMap<String, String>,
+        to_eof: bool,
+    ) -> std::io::Result<Vec<u8>> {
+        if headers
+            .get("transfer-encoding")
+            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
+        {
+            let mut out = Vec::new();
+            while let Some(c) = self.chunk(sock).await? {
+                out.extend_from_slice(&c);
+            }
+            return Ok(out);
+        }
+        if let Some(n) = headers
+            .get("content-length")
+            .and_then(|v| v.trim().parse().ok())
+        {
+            return self.exact(sock, n).await;
+        }
+        if to_eof {
+            while self.fill(sock).await? {}
+            return Ok(std::mem::take(&mut self.buf));
+        }
+        Ok(Vec::new())
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Start line and lower-cased headers.
+pub fn parse_head(head: &str) -> (String, HashMap<String, String>) {
+    let mut lines = head.split("\r\n");
+    let start = lines.next().unwrap_or("").to_string();
+    let mut headers = HashMap::new();
+    for l in lines {
+        if let Some((k, v)) = l.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    (start, headers)
+}
+
+/// A response as the test client saw it.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Builds a raw HTTP/1.1 request.
+pub fn request(method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut out = format!("{method} {target} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        out.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    out.push_str("\r\n");
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+/// An open client connection with its response head read.
+pub struct Streaming {
+    pub sock: TcpStream,
+    pub reader: Reader,
+    pub status: u16,
+    pub headers: HashMap<String, String>,
+}
+
+/// Sends raw request bytes and reads the response head.
+pub async fn open(addr: SocketAddr, raw: &[u8]) -> Streaming {
+    let fut = async {
+        let mut sock = TcpStream::connect(addr).await.unwrap();
+        sock.write_all(raw).await.unwrap();
+        let mut reader = Reader::default();
+        let head = reader
+            .head(&mut sock)
+            .await
+            .unwrap()
+            .expect("no response head");
+        let (start, headers) = parse_head(&head);
+        let status = start
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        Streaming {
+            sock,
+            reader,
+            status,
+            headers,
+        }
+    };
+    timeout(WAIT, fut).await.expect("response head timed out")
+}
+
+/// Sends raw request bytes and reads the whole response.
+pub async fn send(addr: SocketAddr, raw: &[u8]) -> Response {
+    let mut s = open(addr, raw).await;
+    let body = if s.status == 304 || s.status == 204 {
+        Vec::new()
+    } else {
+        timeout(WAIT, s.reader.body(&mut s.sock, &s.headers, true))
+            .await
+            .expect("response body timed out")
+            .unwrap()
+    };
+    Response {
+        status: s.status,
+        headers: s.headers,
+        body,
+    }
+}
+
+pub async fn get(addr: SocketAddr, target: &str, headers: &[(&str, &str)]) -> Response {
+    send(addr, &request("GET", target, headers, b"")).await
+}
+
+pub async fn post(
+    addr: SocketAddr,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    send(addr, &request("POST", target, headers, body)).await
+}
