@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 use translate::document::{translate, Kind};
 use translate::Version;
 
-/// A v0.3 Task of about 20 KB: 24 history messages, 4 artifacts with text, data and file parts.
+/// A v0.3 Task of about 20 KB: 40 history messages, 4 artifacts with text, data and file parts.
 fn task_v03() -> Vec<u8> {
-    let history: Vec<Value> = (0..24)
+    let history: Vec<Value> = (0..40)
         .map(|i| {
             json!({
                 "kind": "message",

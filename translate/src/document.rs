@@ -98,14 +98,21 @@ impl Kind {
     }
 }
 
-/// Parses `input` as `A`, translates it with `f` and renders the result.
+/// Parses `input` straight into `A` (no intermediate `Value`), translates it
+/// with `f` and renders the result. Syntax errors are `Json`, shape errors
+/// `Invalid`.
 fn via<A: DeserializeOwned, B: Serialize>(
     what: &'static str,
-    input: Value,
+    input: &[u8],
     f: impl FnOnce(A) -> Result<B, TranslateError>,
 ) -> Result<Vec<u8>, TranslateError> {
-    let a: A =
-        serde_json::from_value(input).map_err(|e| TranslateError::invalid(what, e.to_string()))?;
+    let a: A = serde_json::from_slice(input).map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            TranslateError::Json(e.to_string())
+        } else {
+            TranslateError::invalid(what, e.to_string())
+        }
+    })?;
     Ok(json::render(&f(a)?))
 }
 
@@ -154,8 +161,10 @@ pub fn translate(
     method: Option<&str>,
     input: &[u8],
 ) -> Result<Vec<u8>, TranslateError> {
-    let value: Value = json::parse(input)?;
     let m = method_of(method)?;
+    // Whole documents of one entity parse straight from the bytes; envelopes
+    // go through a `Value` first to tell envelopes from bare params/results.
+    let value = input;
     match kind {
         Kind::Part => pick!(to, value, "Part", part::to_v10, part::to_v03),
         Kind::Message => pick!(to, value, "Message", message::to_v10, message::to_v03),
@@ -218,10 +227,10 @@ pub fn translate(
             code::error_to_v10,
             code::error_to_v03
         ),
-        Kind::Request => request(to, m, value),
+        Kind::Request => request(to, m, json::parse(input)?),
         Kind::Response => {
             let m = need_method(m, kind)?;
-            response(to, m, value)
+            response(to, m, json::parse(input)?)
         }
         Kind::Event => {
             let m = m.unwrap_or(Method::SendStreamingMessage);
@@ -231,7 +240,7 @@ pub fn translate(
                     format!("{m:?} is not a streaming method"),
                 ));
             }
-            response(to, m, value)
+            response(to, m, json::parse(input)?)
         }
     }
 }
