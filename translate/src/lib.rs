@@ -9,6 +9,7 @@
 //! No IO, no async, no panics: every input either translates or yields a
 //! [`TranslateError`] that carries its JSON-RPC code.
 
+pub mod envelope;
 pub mod error;
 pub mod json;
 pub mod lossy;
