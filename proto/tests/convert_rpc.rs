@@ -937,15 +937,50 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..96)) {
-        let b = b.as_slice();
-        macro_rules! try_all {
-            ($($ty:ty => $from:path),* $(,)?) => {$(
-                if let Ok(p) = <$ty>::decode(b) {
-                    let _ = $from(p);
-                }
-            )*};
+        decode_and_convert_all(&b);
+    }
+
+    #[test]
+    fn mutated_encodings_never_panic(
+        seed in prop_oneof![
+            sr::v03_task_push_config()
+                .prop_map(|c| c03::create_push_config_to_pb(c).map(|p| p.encode_to_vec())),
+            sr::v03_send_params().prop_map(|x| c03::send_params_to_pb(x).map(|p| p.encode_to_vec())),
+            sr::v03_get_push().prop_map(|x| c03::get_push_config_to_pb(x).map(|p| p.encode_to_vec())),
+            sr::v03_push_config_list()
+                .prop_map(|x| c03::list_push_configs_response_to_pb(x).map(|p| p.encode_to_vec())),
+            sr::v10_send_request().prop_map(|x| c10::send_request_to_pb(x).map(|p| p.encode_to_vec())),
+            sr::v10_push_config_list()
+                .prop_map(|x| c10::list_push_configs_response_to_pb(x).map(|p| p.encode_to_vec())),
+        ],
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let mut b = seed.expect("strategy values convert");
+        for (i, v) in edits {
+            if !b.is_empty() {
+                let i = i.index(b.len());
+                b[i] = v;
+            }
         }
-        try_all!(
+        decode_and_convert_all(&b);
+        let n = cut.index(b.len() + 1);
+        decode_and_convert_all(&b[..n]);
+    }
+}
+
+/// Decodes `b` as every request / response message of both versions and
+/// converts whatever decodes (the results do not matter, only that nothing
+/// panics).
+fn decode_and_convert_all(b: &[u8]) {
+    macro_rules! try_all {
+        ($($ty:ty => $from:path),* $(,)?) => {$(
+            if let Ok(p) = <$ty>::decode(b) {
+                let _ = $from(p);
+            }
+        )*};
+    }
+    try_all!(
             v03::PushNotificationConfig => c03::push_config_from_pb,
             v03::TaskPushNotificationConfig => c03::task_push_config_from_pb,
             v03::SendMessageRequest => c03::send_params_from_pb,
@@ -972,6 +1007,5 @@ proptest! {
             v10::ListTaskPushNotificationConfigsResponse => c10::list_push_configs_response_from_pb,
             v10::DeleteTaskPushNotificationConfigRequest => c10::delete_push_config_from_pb,
             v10::GetExtendedAgentCardRequest => c10::get_extended_card_from_pb,
-        );
-    }
+    );
 }
