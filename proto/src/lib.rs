@@ -11,12 +11,17 @@
 //! [`convert_v03`] / [`convert_v10`] convert between these prost messages and
 //! the `translate::v03` / `translate::v10` models (payload entities and the
 //! agent card), returning `Result<_, TranslateError>` and never panicking;
+//! [`convert_v03_rpc`] / [`convert_v10_rpc`] do the same for push-notification
+//! configs and the RPC request / response messages (v0.3 resource names
+//! parsed and validated);
 //! [`wkt`] holds the `Struct`/`Value`/`Timestamp` <-> JSON helpers.
 
 pub use pbjson_types;
 
 pub mod convert_v03;
+pub mod convert_v03_rpc;
 pub mod convert_v10;
+pub mod convert_v10_rpc;
 pub mod wkt;
 
 /// A2A v0.3 messages, enums and the `a2a.v1.A2AService` client/server.
