@@ -16,6 +16,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the proxy in front of an A2A agent.
     Serve(crate::serve_cmd::ServeArgs),
+    /// Fetch the upstream's agent card and report what the proxy would serve.
+    CheckUpstream(crate::serve_cmd::ServeArgs),
     /// Run the proxy in front of a built-in A2A v0.3 echo agent.
     Demo(crate::demo::DemoArgs),
     /// Translate one A2A JSON document from stdin to stdout.

@@ -10,6 +10,7 @@
 
 pub mod app;
 pub mod card;
+pub mod check_cmd;
 pub mod cli;
 pub mod config;
 pub mod demo;

@@ -86,3 +86,33 @@ async fn demo_echo_agent_answers_v10_and_v03_clients() {
         "{v}"
     );
 }
+
+#[tokio::test]
+async fn check_upstream_reports_the_echo_agent_and_a_dead_one() {
+    let agent = proxy::demo::start_echo_agent().expect("echo agent");
+    let config = Config::new(
+        proxy::free_local_addr().expect("port"),
+        &format!("http://{agent}"),
+    )
+    .expect("config");
+    let app = proxy::app::App::new(config);
+    let (ok, report) = proxy::check_cmd::report(&app).await;
+    assert!(ok, "{report}");
+    assert_eq!(report["card_version"], "0.3");
+    assert_eq!(report["clients"]["0.3"]["mode"], "passthrough");
+    assert_eq!(report["clients"]["1.0"]["mode"], "translated");
+
+    let dead = proxy::free_local_addr().expect("port");
+    let config = Config::new(
+        proxy::free_local_addr().expect("port"),
+        &format!("http://{dead}"),
+    )
+    .expect("config");
+    let (ok, report) = proxy::check_cmd::report(&proxy::app::App::new(config)).await;
+    assert!(!ok);
+    assert_eq!(report["ok"], false);
+    assert!(
+        report["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{report}"
+    );
+}
