@@ -1,0 +1,185 @@
+"""A2A v0.3 client on the real a2a-sdk 0.3.x, JSON-RPC only.
+
+Drives BASE_URL: card discovery, send, stream, get, cancel, resubscribe.
+Prints one JSON line per step (`{"step": ..., "ok": true, ...observed}` or
+`{"step": ..., "ok": false, "error": ...}`); exits 1 if any step failed.
+
+    python client_v03.py BASE_URL
+"""
+
+import asyncio
+import json
+import sys
+import uuid
+
+import httpx
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.types import (
+    Message,
+    Part,
+    Role,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskIdParams,
+    TaskQueryParams,
+    TaskStatusUpdateEvent,
+    TextPart,
+    TransportProtocol,
+)
+
+STEP_TIMEOUT = 20.0
+
+
+def user_message(text: str) -> Message:
+    return Message(
+        role=Role.user,
+        message_id=str(uuid.uuid4()),
+        parts=[Part(root=TextPart(text=text))],
+    )
+
+
+def texts(artifacts) -> list:
+    return [
+        p.root.text
+        for a in artifacts or []
+        for p in a.parts
+        if isinstance(p.root, TextPart)
+    ]
+
+
+def task_summary(task: Task) -> dict:
+    return {
+        "kind": "task",
+        "task_id": task.id,
+        "context_id": task.context_id,
+        "state": task.status.state.value,
+        "artifact_texts": texts(task.artifacts),
+    }
+
+
+def event_summary(ev) -> dict:
+    if isinstance(ev, Message):
+        return {"kind": "message", "text": [p.root.text for p in ev.parts]}
+    task, update = ev
+    if update is None:
+        return task_summary(task)
+    if isinstance(update, TaskStatusUpdateEvent):
+        return {
+            "kind": "status-update",
+            "task_id": update.task_id,
+            "state": update.status.state.value,
+            "final": update.final,
+        }
+    if isinstance(update, TaskArtifactUpdateEvent):
+        return {
+            "kind": "artifact-update",
+            "task_id": update.task_id,
+            "artifact_texts": texts([update.artifact]),
+        }
+    return {"kind": type(update).__name__}
+
+
+async def collect(stream) -> dict:
+    events, last_task = [], None
+    async for ev in stream:
+        events.append(event_summary(ev))
+        if isinstance(ev, tuple):
+            last_task = ev[0]
+    out = {"events": events}
+    if last_task is not None:
+        out.update(
+            task_id=last_task.id,
+            final_state=last_task.status.state.value,
+            artifact_texts=texts(last_task.artifacts),
+        )
+    return out
+
+
+async def run(base: str) -> bool:
+    ok = True
+    state: dict = {}
+
+    def report(step: str, data: dict) -> None:
+        print(json.dumps({"step": step, **data}), flush=True)
+
+    async with httpx.AsyncClient(timeout=15.0) as http:
+        resolver = A2ACardResolver(http, base)
+        card = await asyncio.wait_for(resolver.get_agent_card(), STEP_TIMEOUT)
+        report(
+            "card",
+            {
+                "ok": True,
+                "name": card.name,
+                "url": card.url,
+                "protocol_version": card.protocol_version,
+                "preferred_transport": card.preferred_transport,
+                "streaming": bool(card.capabilities.streaming),
+            },
+        )
+        transports = [TransportProtocol.jsonrpc]
+        blocking = ClientFactory(
+            ClientConfig(streaming=False, httpx_client=http, supported_transports=transports)
+        ).create(card)
+        polling = ClientFactory(
+            ClientConfig(
+                streaming=False, polling=True, httpx_client=http, supported_transports=transports
+            )
+        ).create(card)
+        streaming = ClientFactory(
+            ClientConfig(streaming=True, httpx_client=http, supported_transports=transports)
+        ).create(card)
+
+        async def send(text: str) -> dict:
+            out = [event_summary(ev) async for ev in blocking.send_message(user_message(text))]
+            return out[-1]
+
+        async def send_nonblocking(text: str) -> dict:
+            out = [event_summary(ev) async for ev in polling.send_message(user_message(text))]
+            return out[-1]
+
+        async def stream() -> dict:
+            return await collect(streaming.send_message(user_message("stream me")))
+
+        async def get() -> dict:
+            task = await streaming.get_task(TaskQueryParams(id=state["send"]["task_id"]))
+            return task_summary(task)
+
+        async def cancel() -> dict:
+            started = await send_nonblocking("slow cancel")
+            task = await streaming.cancel_task(TaskIdParams(id=started["task_id"]))
+            return {"started": started, **task_summary(task)}
+
+        async def resubscribe() -> dict:
+            started = await send_nonblocking("slow resubscribe")
+            got = await collect(streaming.resubscribe(TaskIdParams(id=started["task_id"])))
+            return {"started": started, **got}
+
+        steps = [
+            ("send", lambda: send("hello")),
+            ("stream", stream),
+            ("get", get),
+            ("cancel", cancel),
+            ("resubscribe", resubscribe),
+        ]
+        for name, fn in steps:
+            try:
+                data = await asyncio.wait_for(fn(), STEP_TIMEOUT)
+                state[name] = data
+                report(name, {"ok": True, **data})
+            except Exception as e:  # noqa: BLE001 - every failure is reported
+                ok = False
+                report(name, {"ok": False, "error": f"{type(e).__name__}: {e}"})
+    return ok
+
+
+def main() -> int:
+    base = sys.argv[1].rstrip("/")
+    try:
+        return 0 if asyncio.run(run(base)) else 1
+    except Exception as e:  # noqa: BLE001
+        print(json.dumps({"step": "card", "ok": False, "error": f"{type(e).__name__}: {e}"}), flush=True)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

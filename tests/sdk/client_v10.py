@@ -1,0 +1,196 @@
+"""A2A v1.0 client on the real a2a-sdk 1.x, JSON-RPC 1.0 only (the SDK's
+own v0.3 fallback transport is never used: a card without a 1.0 JSON-RPC
+interface is a failure).
+
+Drives BASE_URL: card discovery, send, stream, get, cancel, resubscribe.
+Prints one JSON line per step (`{"step": ..., "ok": true, ...observed}` or
+`{"step": ..., "ok": false, "error": ...}`); exits 1 if any step failed.
+States are printed as the SDK's enum names (TASK_STATE_*).
+
+    python client_v10.py BASE_URL
+"""
+
+import asyncio
+import json
+import sys
+import uuid
+
+import httpx
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client.transports.jsonrpc import JsonRpcTransport
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskState,
+)
+
+STEP_TIMEOUT = 20.0
+
+
+def user_message(text: str) -> Message:
+    return Message(
+        role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)]
+    )
+
+
+def texts(artifacts) -> list:
+    return [p.text for a in artifacts for p in a.parts if p.HasField("text")]
+
+
+def state_name(s) -> str:
+    return TaskState.Name(s)
+
+
+def task_summary(task: Task) -> dict:
+    return {
+        "kind": "task",
+        "task_id": task.id,
+        "context_id": task.context_id,
+        "state": state_name(task.status.state),
+        "artifact_texts": texts(task.artifacts),
+    }
+
+
+def event_summary(ev) -> dict:
+    which = ev.WhichOneof("payload")
+    if which == "task":
+        return task_summary(ev.task)
+    if which == "message":
+        return {"kind": "message", "text": [p.text for p in ev.message.parts]}
+    if which == "status_update":
+        return {
+            "kind": "status-update",
+            "task_id": ev.status_update.task_id,
+            "state": state_name(ev.status_update.status.state),
+        }
+    if which == "artifact_update":
+        return {
+            "kind": "artifact-update",
+            "task_id": ev.artifact_update.task_id,
+            "artifact_texts": texts([ev.artifact_update.artifact]),
+        }
+    return {"kind": str(which)}
+
+
+async def collect(stream) -> dict:
+    events = []
+    task_id, final_state, artifact_texts = None, None, []
+    async for ev in stream:
+        s = event_summary(ev)
+        events.append(s)
+        task_id = s.get("task_id", task_id)
+        if "state" in s:
+            final_state = s["state"]
+        if s["kind"] == "artifact-update":
+            artifact_texts += s["artifact_texts"]
+        elif s["kind"] == "task" and s["artifact_texts"]:
+            artifact_texts = list(s["artifact_texts"])
+    return {
+        "events": events,
+        "task_id": task_id,
+        "final_state": final_state,
+        "artifact_texts": artifact_texts,
+    }
+
+
+def jsonrpc_v10_only(factory: ClientFactory) -> None:
+    """Replaces the SDK's JSON-RPC producer (which falls back to its v0.3
+    compat transport for 0.3 interfaces) by the plain 1.0 transport."""
+
+    def producer(card, url, config):
+        return JsonRpcTransport(config.httpx_client, card, url, is_shared_httpx=True)
+
+    factory.register("JSONRPC", producer)
+
+
+async def run(base: str) -> bool:
+    ok = True
+    state: dict = {}
+
+    def report(step: str, data: dict) -> None:
+        print(json.dumps({"step": step, **data}), flush=True)
+
+    async with httpx.AsyncClient(timeout=15.0, headers={"A2A-Version": "1.0"}) as http:
+        card = await asyncio.wait_for(A2ACardResolver(http, base).get_agent_card(), STEP_TIMEOUT)
+        jsonrpc = [
+            {"url": i.url, "protocol_version": i.protocol_version}
+            for i in card.supported_interfaces
+            if i.protocol_binding == "JSONRPC"
+        ]
+        report(
+            "card",
+            {
+                "ok": True,
+                "name": card.name,
+                "jsonrpc_interfaces": jsonrpc,
+                "streaming": bool(card.capabilities.streaming),
+            },
+        )
+        if not any(i["protocol_version"].startswith("1.0") for i in jsonrpc):
+            report("send", {"ok": False, "error": "card has no JSON-RPC 1.0 interface"})
+            return False
+
+        def client(**kw):
+            f = ClientFactory(ClientConfig(httpx_client=http, supported_protocol_bindings=["JSONRPC"], **kw))
+            jsonrpc_v10_only(f)
+            return f.create(card)
+
+        blocking = client(streaming=False)
+        polling = client(streaming=False, polling=True)
+        streaming = client(streaming=True)
+
+        async def send_with(c, text: str) -> dict:
+            out = [event_summary(ev) async for ev in c.send_message(SendMessageRequest(message=user_message(text)))]
+            return out[-1]
+
+        async def stream() -> dict:
+            return await collect(streaming.send_message(SendMessageRequest(message=user_message("stream me"))))
+
+        async def get() -> dict:
+            return task_summary(await streaming.get_task(GetTaskRequest(id=state["send"]["task_id"])))
+
+        async def cancel() -> dict:
+            started = await send_with(polling, "slow cancel")
+            task = await streaming.cancel_task(CancelTaskRequest(id=started["task_id"]))
+            return {"started": started, **task_summary(task)}
+
+        async def resubscribe() -> dict:
+            started = await send_with(polling, "slow resubscribe")
+            got = await collect(streaming.subscribe(SubscribeToTaskRequest(id=started["task_id"])))
+            return {"started": started, **got}
+
+        steps = [
+            ("send", lambda: send_with(blocking, "hello")),
+            ("stream", stream),
+            ("get", get),
+            ("cancel", cancel),
+            ("resubscribe", resubscribe),
+        ]
+        for name, fn in steps:
+            try:
+                data = await asyncio.wait_for(fn(), STEP_TIMEOUT)
+                state[name] = data
+                report(name, {"ok": True, **data})
+            except Exception as e:  # noqa: BLE001 - every failure is reported
+                ok = False
+                report(name, {"ok": False, "error": f"{type(e).__name__}: {e}"})
+    return ok
+
+
+def main() -> int:
+    base = sys.argv[1].rstrip("/")
+    try:
+        return 0 if asyncio.run(run(base)) else 1
+    except Exception as e:  # noqa: BLE001
+        print(json.dumps({"step": "card", "ok": False, "error": f"{type(e).__name__}: {e}"}), flush=True)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
