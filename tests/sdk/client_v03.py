@@ -1,6 +1,7 @@
 """A2A v0.3 client on the real a2a-sdk 0.3.x, JSON-RPC only.
 
-Drives BASE_URL: card discovery, send, stream, get, cancel, resubscribe.
+Drives BASE_URL: card discovery, send, stream, get, cancel, resubscribe,
+and two expected errors (get of an unknown task, cancel of a completed one).
 Prints one JSON line per step (`{"step": ..., "ok": true, ...observed}` or
 `{"step": ..., "ok": false, "error": ...}`); exits 1 if any step failed.
 
@@ -14,6 +15,7 @@ import uuid
 
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client.errors import A2AClientJSONRPCError
 from a2a.types import (
     Message,
     Part,
@@ -154,12 +156,27 @@ async def run(base: str) -> bool:
             got = await collect(streaming.resubscribe(TaskIdParams(id=started["task_id"])))
             return {"started": started, **got}
 
+        async def expect_error(call) -> dict:
+            try:
+                got = await call
+            except A2AClientJSONRPCError as e:
+                return {"error_type": type(e).__name__, "code": e.error.code, "message": e.error.message}
+            raise AssertionError(f"no error, got {got!r}")
+
+        async def get_missing() -> dict:
+            return await expect_error(streaming.get_task(TaskQueryParams(id="no-such-task")))
+
+        async def cancel_done() -> dict:
+            return await expect_error(streaming.cancel_task(TaskIdParams(id=state["send"]["task_id"])))
+
         steps = [
             ("send", lambda: send("hello")),
             ("stream", stream),
             ("get", get),
             ("cancel", cancel),
             ("resubscribe", resubscribe),
+            ("get_missing", get_missing),
+            ("cancel_done", cancel_done),
         ]
         for name, fn in steps:
             try:

@@ -2,7 +2,8 @@
 own v0.3 fallback transport is never used: a card without a 1.0 JSON-RPC
 interface is a failure).
 
-Drives BASE_URL: card discovery, send, stream, get, cancel, resubscribe.
+Drives BASE_URL: card discovery, send, stream, get, cancel, resubscribe,
+and two expected errors (get of an unknown task, cancel of a completed one).
 Prints one JSON line per step (`{"step": ..., "ok": true, ...observed}` or
 `{"step": ..., "ok": false, "error": ...}`); exits 1 if any step failed.
 States are printed as the SDK's enum names (TASK_STATE_*).
@@ -18,6 +19,7 @@ import uuid
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.transports.jsonrpc import JsonRpcTransport
+from a2a.utils.errors import A2AError
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -165,12 +167,27 @@ async def run(base: str) -> bool:
             got = await collect(streaming.subscribe(SubscribeToTaskRequest(id=started["task_id"])))
             return {"started": started, **got}
 
+        async def expect_error(call) -> dict:
+            try:
+                got = await call
+            except A2AError as e:
+                return {"error_type": type(e).__name__, "message": str(e)}
+            raise AssertionError(f"no error, got {got!r}")
+
+        async def get_missing() -> dict:
+            return await expect_error(streaming.get_task(GetTaskRequest(id="no-such-task")))
+
+        async def cancel_done() -> dict:
+            return await expect_error(streaming.cancel_task(CancelTaskRequest(id=state["send"]["task_id"])))
+
         steps = [
             ("send", lambda: send_with(blocking, "hello")),
             ("stream", stream),
             ("get", get),
             ("cancel", cancel),
             ("resubscribe", resubscribe),
+            ("get_missing", get_missing),
+            ("cancel_done", cancel_done),
         ]
         for name, fn in steps:
             try:
