@@ -32,11 +32,12 @@ from a2a.types import (
 STEP_TIMEOUT = 20.0
 
 
-def user_message(text: str) -> Message:
+def user_message(text: str, context_id: str | None = None) -> Message:
     return Message(
         role=Role.user,
         message_id=str(uuid.uuid4()),
         parts=[Part(root=TextPart(text=text))],
+        context_id=context_id,
     )
 
 
@@ -56,6 +57,13 @@ def task_summary(task: Task) -> dict:
         "context_id": task.context_id,
         "state": task.status.state.value,
         "artifact_texts": texts(task.artifacts),
+        "history": [
+            {
+                "role": m.role.value,
+                "text": [p.root.text for p in m.parts if isinstance(p.root, TextPart)],
+            }
+            for m in task.history or []
+        ],
     }
 
 
@@ -131,8 +139,9 @@ async def run(base: str) -> bool:
             ClientConfig(streaming=True, httpx_client=http, supported_transports=transports)
         ).create(card)
 
-        async def send(text: str) -> dict:
-            out = [event_summary(ev) async for ev in blocking.send_message(user_message(text))]
+        async def send(text: str, context_id: str | None = None) -> dict:
+            msg = user_message(text, context_id)
+            out = [event_summary(ev) async for ev in blocking.send_message(msg)]
             return out[-1]
 
         async def send_nonblocking(text: str) -> dict:
@@ -175,6 +184,7 @@ async def run(base: str) -> bool:
             ("get", get),
             ("cancel", cancel),
             ("resubscribe", resubscribe),
+            ("follow_up", lambda: send("again", state["send"]["context_id"])),
             ("get_missing", get_missing),
             ("cancel_done", cancel_done),
         ]

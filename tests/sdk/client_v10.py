@@ -35,9 +35,12 @@ from a2a.types import (
 STEP_TIMEOUT = 20.0
 
 
-def user_message(text: str) -> Message:
+def user_message(text: str, context_id: str = "") -> Message:
     return Message(
-        role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)]
+        role=Role.ROLE_USER,
+        message_id=str(uuid.uuid4()),
+        parts=[Part(text=text)],
+        context_id=context_id,
     )
 
 
@@ -56,6 +59,13 @@ def task_summary(task: Task) -> dict:
         "context_id": task.context_id,
         "state": state_name(task.status.state),
         "artifact_texts": texts(task.artifacts),
+        "history": [
+            {
+                "role": Role.Name(m.role),
+                "text": [p.text for p in m.parts if p.HasField("text")],
+            }
+            for m in task.history
+        ],
     }
 
 
@@ -147,8 +157,9 @@ async def run(base: str) -> bool:
         polling = client(streaming=False, polling=True)
         streaming = client(streaming=True)
 
-        async def send_with(c, text: str) -> dict:
-            out = [event_summary(ev) async for ev in c.send_message(SendMessageRequest(message=user_message(text)))]
+        async def send_with(c, text: str, context_id: str = "") -> dict:
+            req = SendMessageRequest(message=user_message(text, context_id))
+            out = [event_summary(ev) async for ev in c.send_message(req)]
             return out[-1]
 
         async def stream() -> dict:
@@ -186,6 +197,7 @@ async def run(base: str) -> bool:
             ("get", get),
             ("cancel", cancel),
             ("resubscribe", resubscribe),
+            ("follow_up", lambda: send_with(blocking, "again", state["send"]["context_id"])),
             ("get_missing", get_missing),
             ("cancel_done", cancel_done),
         ]

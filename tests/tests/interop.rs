@@ -80,13 +80,18 @@ impl Checks {
 }
 
 /// Runs `client` against `agent` behind the proxy (upstream version fixed
-/// to the agent's) and returns the client's run and the time it took.
-fn run_pair(client: Sdk, agent: Sdk) -> (ClientRun, String, Duration) {
+/// to the agent's, or read from its card when `auto`) and returns the
+/// client's run, the proxy URL and the time the client took.
+fn run_pair(client: Sdk, agent: Sdk, auto: bool) -> (ClientRun, String, Duration) {
     let up = start_agent(&agent.python(), &agent.script("agent"), AGENT_START);
     let mut config =
         Config::new(proxy::free_local_addr().expect("port"), &up.url()).expect("config");
     config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(agent.version());
+    config.upstream_version = if auto {
+        UpstreamVersion::Auto
+    } else {
+        UpstreamVersion::Fixed(agent.version())
+    };
     config.limits.read_timeout = Duration::from_secs(20);
     let px = proxy::start(config).expect("proxy");
     let started = Instant::now();
@@ -119,6 +124,7 @@ fn check_run(
         "get",
         "cancel",
         "resubscribe",
+        "follow_up",
         "get_missing",
         "cancel_done",
     ] {
@@ -246,6 +252,34 @@ fn check_run(
         format!("get: artifacts {}", get["artifact_texts"])
     });
 
+    // History: the user's message, role and text intact, in send and get.
+    for (name, s, text) in [("send", &send, "hello"), ("get", &get, "hello")] {
+        let h = s["history"].as_array().cloned().unwrap_or_default();
+        c.check(
+            h.iter().any(|m| {
+                matches!(m["role"].as_str(), Some("user" | "ROLE_USER"))
+                    && texts(&m["text"]) == [text]
+            }),
+            || format!("{name}: history without the user's {text:?}: {h:?}"),
+        );
+    }
+
+    // Follow-up in the same context: a new task, same context id, echoed.
+    let follow = step("follow_up");
+    c.check(follow["context_id"] == send["context_id"], || {
+        format!(
+            "follow_up: context id {} vs {}",
+            follow["context_id"], send["context_id"]
+        )
+    });
+    c.check(
+        follow["task_id"].is_string() && follow["task_id"] != send["task_id"],
+        || format!("follow_up: task id {}", follow["task_id"]),
+    );
+    c.check(texts(&follow["artifact_texts"]) == ["echo: again"], || {
+        format!("follow_up: artifacts {}", follow["artifact_texts"])
+    });
+
     // Cancel: a running task becomes canceled.
     let cancel = step("cancel");
     let started = &cancel["started"];
@@ -315,28 +349,40 @@ fn check_run(
     );
 }
 
-fn interop(client: Sdk, agent: Sdk) {
-    let label = format!("{client:?} client -> proxy -> {agent:?} agent");
-    let (run, url, took) = run_pair(client, agent);
+fn interop(client: Sdk, agent: Sdk, auto: bool) {
+    let mode = if auto { "auto" } else { "fixed" };
+    let label = format!("{client:?} client -> proxy (upstream version {mode}) -> {agent:?} agent");
+    let (run, url, took) = run_pair(client, agent, auto);
     check_run(&label, client, agent, &run, &url, took);
 }
 
 #[test]
 fn v10_client_to_v03_agent() {
-    interop(Sdk::V10, Sdk::V03);
+    interop(Sdk::V10, Sdk::V03, false);
 }
 
 #[test]
 fn v03_client_to_v10_agent() {
-    interop(Sdk::V03, Sdk::V10);
+    interop(Sdk::V03, Sdk::V10, false);
 }
 
 #[test]
 fn v03_client_to_v03_agent_passthrough() {
-    interop(Sdk::V03, Sdk::V03);
+    interop(Sdk::V03, Sdk::V03, false);
 }
 
 #[test]
 fn v10_client_to_v10_agent_passthrough() {
-    interop(Sdk::V10, Sdk::V10);
+    interop(Sdk::V10, Sdk::V10, false);
+}
+
+/// The default configuration: the proxy learns the agent's version from its card.
+#[test]
+fn v10_client_to_v03_agent_auto_version() {
+    interop(Sdk::V10, Sdk::V03, true);
+}
+
+#[test]
+fn v03_client_to_v10_agent_auto_version() {
+    interop(Sdk::V03, Sdk::V10, true);
 }
