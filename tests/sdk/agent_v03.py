@@ -1,7 +1,8 @@
 """A2A v0.3 echo agent on the real a2a-sdk 0.3.x (JSON-RPC, streaming on).
 
 Every message becomes a Task: submitted -> working -> artifact "echo: <text>"
--> completed. A text starting with "slow" waits SLOW_SECS while working (so
+-> completed; the message's other parts and its metadata are echoed in
+the artifact too. A text starting with "slow" waits SLOW_SECS while working (so
 it can be canceled or resubscribed to). Prints `PORT <n>` once listening.
 
     python agent_v03.py [--port N]   (0 = pick a free one)
@@ -35,8 +36,11 @@ class EchoExecutor(AgentExecutor):
         await updater.start_work()
         if text.startswith("slow"):
             await asyncio.sleep(SLOW_SECS)
+        others = [p for p in context.message.parts if not isinstance(p.root, TextPart)]
         await updater.add_artifact(
-            [Part(root=TextPart(text=f"echo: {text}"))], name="echo"
+            [Part(root=TextPart(text=f"echo: {text}")), *others],
+            name="echo",
+            metadata=context.message.metadata,
         )
         await updater.complete()
 

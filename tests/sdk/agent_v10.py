@@ -2,7 +2,8 @@
 the SDK's own v0.3 compatibility switched off: v0.3 callers need the proxy).
 
 Every message becomes a Task: submitted -> working -> artifact "echo: <text>"
--> completed. A text starting with "slow" waits SLOW_SECS while working (so
+-> completed; the message's other parts and its metadata are echoed in
+the artifact too. A text starting with "slow" waits SLOW_SECS while working (so
 it can be canceled or resubscribed to). Prints `PORT <n>` once listening.
 
     python agent_v10.py [--port N]   (0 = pick a free one)
@@ -27,6 +28,7 @@ from a2a.types import (
     AgentSkill,
     TaskState,
 )
+from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
 
 SLOW_SECS = 2.0
@@ -48,7 +50,11 @@ class EchoExecutor(AgentExecutor):
         await updater.start_work()
         if text.startswith("slow"):
             await asyncio.sleep(SLOW_SECS)
-        await updater.add_artifact([new_text_part(f"echo: {text}")], name="echo")
+        others = [p for p in context.message.parts if not p.HasField("text")]
+        metadata = MessageToDict(context.message.metadata) or None
+        await updater.add_artifact(
+            [new_text_part(f"echo: {text}"), *others], name="echo", metadata=metadata
+        )
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

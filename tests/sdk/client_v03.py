@@ -9,6 +9,7 @@ Prints one JSON line per step (`{"step": ..., "ok": true, ...observed}` or
 """
 
 import asyncio
+import base64
 import json
 import sys
 import uuid
@@ -17,6 +18,10 @@ import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientJSONRPCError
 from a2a.types import (
+    DataPart,
+    FilePart,
+    FileWithBytes,
+    FileWithUri,
     Message,
     Part,
     Role,
@@ -30,6 +35,26 @@ from a2a.types import (
 )
 
 STEP_TIMEOUT = 20.0
+
+# The "parts" step: one part of every kind, and message metadata.
+PARTS_DATA = {"k": [1, "x", True, None], "nested": {"z": 2.5}}
+PARTS_BYTES = b"\x00\x01binary\xff"
+PARTS_URI = "https://example.com/f.txt"
+PARTS_METADATA = {"trace": "abc", "n": 2}
+
+
+def part_summary(p) -> dict:
+    """One common shape for both SDKs: text / data / bytes (base64) / uri."""
+    r = p.root
+    if isinstance(r, TextPart):
+        return {"text": r.text}
+    if isinstance(r, DataPart):
+        return {"data": r.data}
+    f = r.file
+    if isinstance(f, FileWithBytes):
+        raw = base64.b64decode(f.bytes)
+        return {"bytes": base64.b64encode(raw).decode(), "name": f.name, "mime": f.mime_type}
+    return {"uri": f.uri, "name": f.name, "mime": f.mime_type}
 
 
 def user_message(text: str, context_id: str | None = None) -> Message:
@@ -172,6 +197,28 @@ async def run(base: str) -> bool:
                 return {"error_type": type(e).__name__, "code": e.error.code, "message": e.error.message}
             raise AssertionError(f"no error, got {got!r}")
 
+        async def parts() -> dict:
+            msg = Message(
+                role=Role.user,
+                message_id=str(uuid.uuid4()),
+                parts=[
+                    Part(root=TextPart(text="parts")),
+                    Part(root=DataPart(data=PARTS_DATA)),
+                    Part(root=FilePart(file=FileWithBytes(
+                        bytes=base64.b64encode(PARTS_BYTES).decode(), name="b.bin", mime_type="application/octet-stream"))),
+                    Part(root=FilePart(file=FileWithUri(uri=PARTS_URI, name="f.txt", mime_type="text/plain"))),
+                ],
+                metadata=PARTS_METADATA,
+            )
+            out = [ev async for ev in blocking.send_message(msg)]
+            task = out[-1][0]
+            art = task.artifacts[-1]
+            return {
+                **task_summary(task),
+                "artifact_parts": [part_summary(p) for p in art.parts],
+                "artifact_metadata": art.metadata,
+            }
+
         async def get_missing() -> dict:
             return await expect_error(streaming.get_task(TaskQueryParams(id="no-such-task")))
 
@@ -185,6 +232,7 @@ async def run(base: str) -> bool:
             ("cancel", cancel),
             ("resubscribe", resubscribe),
             ("follow_up", lambda: send("again", state["send"]["context_id"])),
+            ("parts", parts),
             ("get_missing", get_missing),
             ("cancel_done", cancel_done),
         ]

@@ -12,11 +12,14 @@ States are printed as the SDK's enum names (TASK_STATE_*).
 """
 
 import asyncio
+import base64
 import json
 import sys
 import uuid
 
 import httpx
+from google.protobuf import struct_pb2
+from google.protobuf.json_format import MessageToDict, ParseDict
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.transports.jsonrpc import JsonRpcTransport
 from a2a.utils.errors import A2AError
@@ -33,6 +36,24 @@ from a2a.types import (
 )
 
 STEP_TIMEOUT = 20.0
+
+# The "parts" step: one part of every kind, and message metadata.
+PARTS_DATA = {"k": [1, "x", True, None], "nested": {"z": 2.5}}
+PARTS_BYTES = b"\x00\x01binary\xff"
+PARTS_URI = "https://example.com/f.txt"
+PARTS_METADATA = {"trace": "abc", "n": 2}
+
+
+def part_summary(p) -> dict:
+    """One common shape for both SDKs: text / data / bytes (base64) / uri."""
+    which = p.WhichOneof("content")
+    if which == "text":
+        return {"text": p.text}
+    if which == "data":
+        return {"data": MessageToDict(p.data)}
+    if which == "raw":
+        return {"bytes": base64.b64encode(p.raw).decode(), "name": p.filename or None, "mime": p.media_type or None}
+    return {"uri": p.url, "name": p.filename or None, "mime": p.media_type or None}
 
 
 def user_message(text: str, context_id: str = "") -> Message:
@@ -185,6 +206,27 @@ async def run(base: str) -> bool:
                 return {"error_type": type(e).__name__, "message": str(e)}
             raise AssertionError(f"no error, got {got!r}")
 
+        async def parts() -> dict:
+            msg = Message(
+                role=Role.ROLE_USER,
+                message_id=str(uuid.uuid4()),
+                parts=[
+                    Part(text="parts"),
+                    Part(data=ParseDict(PARTS_DATA, struct_pb2.Value())),
+                    Part(raw=PARTS_BYTES, filename="b.bin", media_type="application/octet-stream"),
+                    Part(url=PARTS_URI, filename="f.txt", media_type="text/plain"),
+                ],
+                metadata=PARTS_METADATA,
+            )
+            out = [ev async for ev in blocking.send_message(SendMessageRequest(message=msg))]
+            task = out[-1].task
+            art = task.artifacts[-1]
+            return {
+                **task_summary(task),
+                "artifact_parts": [part_summary(p) for p in art.parts],
+                "artifact_metadata": MessageToDict(art.metadata),
+            }
+
         async def get_missing() -> dict:
             return await expect_error(streaming.get_task(GetTaskRequest(id="no-such-task")))
 
@@ -198,6 +240,7 @@ async def run(base: str) -> bool:
             ("cancel", cancel),
             ("resubscribe", resubscribe),
             ("follow_up", lambda: send_with(blocking, "again", state["send"]["context_id"])),
+            ("parts", parts),
             ("get_missing", get_missing),
             ("cancel_done", cancel_done),
         ]

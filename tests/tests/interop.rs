@@ -1,7 +1,8 @@
 //! Interop through the proxy with the REAL Python A2A SDKs, JSON-RPC binding,
 //! on 127.0.0.1: an SDK echo agent (`tests/sdk/agent_v*.py`), the in-process
 //! proxy in front of it, an SDK client (`tests/sdk/client_v*.py`) driving
-//! card discovery, send, stream, get, cancel and resubscribe, and two
+//! card discovery, send, stream, get, cancel, resubscribe, a follow-up in
+//! the same context, parts of every kind with metadata echoed, and two
 //! expected errors (unknown task, cancel of a completed task).
 //!
 //! Every step's observation is checked, and every failing check of a run is
@@ -12,11 +13,12 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use e2e::json_eq;
 use e2e::peer::{run_client, start_agent, ClientRun};
 use e2e::sdk::{python_v03, python_v10, repo_root};
 use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(90);
@@ -125,6 +127,7 @@ fn check_run(
         "cancel",
         "resubscribe",
         "follow_up",
+        "parts",
         "get_missing",
         "cancel_done",
     ] {
@@ -279,6 +282,32 @@ fn check_run(
     c.check(texts(&follow["artifact_texts"]) == ["echo: again"], || {
         format!("follow_up: artifacts {}", follow["artifact_texts"])
     });
+
+    // Parts of every kind and the message metadata, echoed back by the agent.
+    let parts = step("parts");
+    let want_parts = json!([
+        {"text": "echo: parts"},
+        {"data": {"k": [1, "x", true, null], "nested": {"z": 2.5}}},
+        {"bytes": "AAFiaW5hcnn/", "name": "b.bin", "mime": "application/octet-stream"},
+        {"uri": "https://example.com/f.txt", "name": "f.txt", "mime": "text/plain"}
+    ]);
+    c.check(json_eq::same(&parts["artifact_parts"], &want_parts), || {
+        format!(
+            "parts: artifact parts {} (want {want_parts}); differ at {:?}",
+            parts["artifact_parts"],
+            json_eq::diff(&parts["artifact_parts"], &want_parts)
+        )
+    });
+    let want_meta = json!({"trace": "abc", "n": 2});
+    c.check(
+        json_eq::same(&parts["artifact_metadata"], &want_meta),
+        || {
+            format!(
+                "parts: artifact metadata {} (want {want_meta})",
+                parts["artifact_metadata"]
+            )
+        },
+    );
 
     // Cancel: a running task becomes canceled.
     let cancel = step("cancel");
