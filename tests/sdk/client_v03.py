@@ -42,6 +42,9 @@ PARTS_BYTES = b"\x00\x01binary\xff"
 PARTS_URI = "https://example.com/f.txt"
 PARTS_METADATA = {"trace": "abc", "n": 2}
 
+# The "big" steps: bodies past the proxy's 64 KiB read-ahead, both ways.
+BIG_TEXT = "big " + "0123456789abcdef" * 6400
+
 
 def part_summary(p) -> dict:
     """One common shape for both SDKs: text / data / bytes (base64) / uri."""
@@ -219,6 +222,23 @@ async def run(base: str) -> bool:
                 "artifact_metadata": art.metadata,
             }
 
+        def big_summary(got: dict) -> dict:
+            arts = got.get("artifact_texts", [])
+            return {
+                "task_id": got.get("task_id"),
+                "state": got.get("final_state", got.get("state")),
+                "sent_len": len(BIG_TEXT),
+                "echo_len": len(arts[0]) if arts else None,
+                "echo_ok": arts == ["echo: " + BIG_TEXT],
+            }
+
+        async def big() -> dict:
+            return big_summary(await send(BIG_TEXT))
+
+        async def big_stream() -> dict:
+            got = await collect(streaming.send_message(user_message(BIG_TEXT)))
+            return {"events": len(got["events"]), **big_summary(got)}
+
         async def get_missing() -> dict:
             return await expect_error(streaming.get_task(TaskQueryParams(id="no-such-task")))
 
@@ -233,6 +253,8 @@ async def run(base: str) -> bool:
             ("resubscribe", resubscribe),
             ("follow_up", lambda: send("again", state["send"]["context_id"])),
             ("parts", parts),
+            ("big", big),
+            ("big_stream", big_stream),
             ("get_missing", get_missing),
             ("cancel_done", cancel_done),
         ]

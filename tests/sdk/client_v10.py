@@ -43,6 +43,9 @@ PARTS_BYTES = b"\x00\x01binary\xff"
 PARTS_URI = "https://example.com/f.txt"
 PARTS_METADATA = {"trace": "abc", "n": 2}
 
+# The "big" steps: bodies past the proxy's 64 KiB read-ahead, both ways.
+BIG_TEXT = "big " + "0123456789abcdef" * 6400
+
 
 def part_summary(p) -> dict:
     """One common shape for both SDKs: text / data / bytes (base64) / uri."""
@@ -227,6 +230,23 @@ async def run(base: str) -> bool:
                 "artifact_metadata": MessageToDict(art.metadata),
             }
 
+        def big_summary(got: dict) -> dict:
+            arts = got.get("artifact_texts", [])
+            return {
+                "task_id": got.get("task_id"),
+                "state": got.get("final_state", got.get("state")),
+                "sent_len": len(BIG_TEXT),
+                "echo_len": len(arts[0]) if arts else None,
+                "echo_ok": arts == ["echo: " + BIG_TEXT],
+            }
+
+        async def big() -> dict:
+            return big_summary(await send_with(blocking, BIG_TEXT))
+
+        async def big_stream() -> dict:
+            got = await collect(streaming.send_message(SendMessageRequest(message=user_message(BIG_TEXT))))
+            return {"events": len(got["events"]), **big_summary(got)}
+
         async def get_missing() -> dict:
             return await expect_error(streaming.get_task(GetTaskRequest(id="no-such-task")))
 
@@ -241,6 +261,8 @@ async def run(base: str) -> bool:
             ("resubscribe", resubscribe),
             ("follow_up", lambda: send_with(blocking, "again", state["send"]["context_id"])),
             ("parts", parts),
+            ("big", big),
+            ("big_stream", big_stream),
             ("get_missing", get_missing),
             ("cancel_done", cancel_done),
         ]

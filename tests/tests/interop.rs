@@ -2,7 +2,8 @@
 //! on 127.0.0.1: an SDK echo agent (`tests/sdk/agent_v*.py`), the in-process
 //! proxy in front of it, an SDK client (`tests/sdk/client_v*.py`) driving
 //! card discovery, send, stream, get, cancel, resubscribe, a follow-up in
-//! the same context, parts of every kind with metadata echoed, and two
+//! the same context, parts of every kind with metadata echoed, ~100 KB bodies (blocking and
+//! streamed), and two
 //! expected errors (unknown task, cancel of a completed task).
 //!
 //! Every step's observation is checked, and every failing check of a run is
@@ -128,6 +129,8 @@ fn check_run(
         "resubscribe",
         "follow_up",
         "parts",
+        "big",
+        "big_stream",
         "get_missing",
         "cancel_done",
     ] {
@@ -308,6 +311,15 @@ fn check_run(
             )
         },
     );
+
+    // ~100 KB bodies (past the proxy's 64 KiB read-ahead): echoed intact.
+    for name in ["big", "big_stream"] {
+        let b = step(name);
+        c.check(
+            b["echo_ok"] == true && norm_state(&b["state"]) == "completed",
+            || format!("{name}: {b}"),
+        );
+    }
 
     // Cancel: a running task becomes canceled.
     let cancel = step("cancel");
