@@ -37,6 +37,26 @@ impl RpcTranslation {
         }
     }
 
+    /// True when a plain JSON answer of the upstream must reach the client as
+    /// an event stream: a v0.3 client's streaming call (a2a-python 0.3
+    /// clients reject anything but `text/event-stream` there, while v1.0
+    /// agents answer streaming errors as plain JSON).
+    pub fn json_answer_as_sse(&self) -> bool {
+        self.client == Version::V03
+            && matches!(self.method.as_str(), "message/stream" | "tasks/resubscribe")
+    }
+
+    /// A whole JSON-RPC response body in the client's version, as one SSE
+    /// `data:` frame.
+    pub fn response_as_sse(&self, body: &[u8]) -> Vec<u8> {
+        let json = self.response(body);
+        let mut out = Vec::with_capacity(json.len() + 8);
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(&json);
+        out.extend_from_slice(b"\n\n");
+        out
+    }
+
     /// One SSE `data` value (a JSON-RPC response envelope) in the client's version.
     pub fn event(&self, data: &str) -> String {
         match document::translate(
@@ -100,6 +120,24 @@ mod tests {
             matches!(f, Failure::Translate { code: -32004, .. }),
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn v03_stream_calls_get_json_answers_as_one_sse_frame() {
+        let rpc = t(Version::V03, "tasks/resubscribe");
+        assert!(rpc.json_answer_as_sse());
+        assert!(t(Version::V03, "message/stream").json_answer_as_sse());
+        assert!(!t(Version::V03, "tasks/get").json_answer_as_sse());
+        assert!(!t(Version::V10, "SubscribeToTask").json_answer_as_sse());
+        let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"terminal","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNSUPPORTED_OPERATION","domain":"a2a-protocol.org"}]}}"#;
+        let out = String::from_utf8(rpc.response_as_sse(body)).unwrap();
+        let data = out
+            .strip_prefix("data: ")
+            .and_then(|r| r.strip_suffix("\n\n"))
+            .expect("one data frame");
+        let v: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(v["error"]["code"], -32004);
+        assert_eq!(v["id"], 1);
     }
 
     #[test]
