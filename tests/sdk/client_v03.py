@@ -239,6 +239,19 @@ async def run(base: str) -> bool:
             got = await collect(streaming.send_message(user_message(BIG_TEXT)))
             return {"events": len(got["events"]), **big_summary(got)}
 
+        async def get_no_history() -> dict:
+            task = await streaming.get_task(TaskQueryParams(id=state["send"]["task_id"], history_length=0))
+            return task_summary(task)
+
+        async def resubscribe_done() -> dict:
+            try:
+                got = await collect(streaming.resubscribe(TaskIdParams(id=state["send"]["task_id"])))
+            except A2AClientJSONRPCError as e:
+                return {"error_type": type(e).__name__, "code": e.error.code, "message": e.error.message}
+            except Exception as e:  # noqa: BLE001 - observed as is
+                return {"error_type": type(e).__name__, "message": str(e)}
+            return got
+
         async def get_missing() -> dict:
             return await expect_error(streaming.get_task(TaskQueryParams(id="no-such-task")))
 
@@ -255,6 +268,8 @@ async def run(base: str) -> bool:
             ("parts", parts),
             ("big", big),
             ("big_stream", big_stream),
+            ("get_no_history", get_no_history),
+            ("resubscribe_done", resubscribe_done),
             ("get_missing", get_missing),
             ("cancel_done", cancel_done),
         ]

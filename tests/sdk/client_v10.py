@@ -247,6 +247,16 @@ async def run(base: str) -> bool:
             got = await collect(streaming.send_message(SendMessageRequest(message=user_message(BIG_TEXT))))
             return {"events": len(got["events"]), **big_summary(got)}
 
+        async def get_no_history() -> dict:
+            req = GetTaskRequest(id=state["send"]["task_id"], history_length=0)
+            return task_summary(await streaming.get_task(req))
+
+        async def resubscribe_done() -> dict:
+            try:
+                return await collect(streaming.subscribe(SubscribeToTaskRequest(id=state["send"]["task_id"])))
+            except Exception as e:  # noqa: BLE001 - observed as is
+                return {"error_type": type(e).__name__, "message": str(e)}
+
         async def get_missing() -> dict:
             return await expect_error(streaming.get_task(GetTaskRequest(id="no-such-task")))
 
@@ -263,6 +273,8 @@ async def run(base: str) -> bool:
             ("parts", parts),
             ("big", big),
             ("big_stream", big_stream),
+            ("get_no_history", get_no_history),
+            ("resubscribe_done", resubscribe_done),
             ("get_missing", get_missing),
             ("cancel_done", cancel_done),
         ]

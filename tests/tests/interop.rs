@@ -131,6 +131,8 @@ fn check_run(
         "parts",
         "big",
         "big_stream",
+        "get_no_history",
+        "resubscribe_done",
         "get_missing",
         "cancel_done",
     ] {
@@ -426,4 +428,16 @@ fn v10_client_to_v03_agent_auto_version() {
 #[test]
 fn v03_client_to_v10_agent_auto_version() {
     interop(Sdk::V03, Sdk::V10, true);
+}
+
+/// Known proxy gap (kept as an assertion): a v1.0 client's
+/// `GetTask {historyLength: 0}` ("no history") reaches a v0.3 agent as
+/// `tasks/get {historyLength: 0}`, which a2a-python 0.3 reads as
+/// "unlimited", so the client gets the whole history back.
+#[test]
+#[ignore = "proxy gap: v1.0 historyLength 0 is forwarded to v0.3 as 0 (= unlimited there)"]
+fn v10_client_history_length_zero_from_v03_agent() {
+    let (run, _, _) = run_pair(Sdk::V10, Sdk::V03, false);
+    let h = run.step("get_no_history").cloned().unwrap_or(Value::Null);
+    assert_eq!(h["history"], json!([]), "{}", run.raw);
 }
