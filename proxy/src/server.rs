@@ -372,11 +372,12 @@ impl ProxyHttp for ProxyService {
                     };
                     return self.respond_failure(session, ctx, f).await;
                 };
-                let rpc = RpcTranslation {
+                let mut rpc = RpcTranslation {
                     client: route.client_version,
                     upstream: up,
                     method,
                     id: ctx.target.jsonrpc_id.clone(),
+                    drop_history: false,
                 };
                 match rpc.request(&body) {
                     Ok(new_body) => {
@@ -402,6 +403,7 @@ impl ProxyHttp for ProxyService {
                         upstream: up,
                         method: String::new(),
                         id: None,
+                        drop_history: false,
                     });
                 }
                 Ok(false)

@@ -18,11 +18,20 @@ pub struct RpcTranslation {
     pub method: String,
     /// The request id, echoed in errors the proxy makes up.
     pub id: Option<Value>,
+    /// Set by [`RpcTranslation::request`]: a v1.0 `historyLength: 0` ("no
+    /// history") went to a v0.3 agent, which reads 0 as "unlimited", so the
+    /// answer's task history is removed here.
+    pub drop_history: bool,
 }
 
 impl RpcTranslation {
-    /// The request body in the upstream's version.
-    pub fn request(&self, body: &[u8]) -> Result<Vec<u8>, Failure> {
+    /// The request body in the upstream's version (also notes whether the
+    /// answer must lose its history, see `drop_history`).
+    pub fn request(&mut self, body: &[u8]) -> Result<Vec<u8>, Failure> {
+        self.drop_history = self.client == Version::V10
+            && self.upstream == Version::V03
+            && matches!(self.method.as_str(), "GetTask" | "SendMessage")
+            && asks_no_history(body);
         document::translate(Kind::Request, self.upstream, None, body).map_err(|e| failure_of(&e))
     }
 
@@ -30,6 +39,7 @@ impl RpcTranslation {
     /// untranslatable answer becomes InvalidAgentResponse (-32006).
     pub fn response(&self, body: &[u8]) -> Vec<u8> {
         match document::translate(Kind::Response, self.client, Some(&self.method), body) {
+            Ok(out) if self.drop_history => without_history(out),
             Ok(out) => out,
             Err(e) => self.error_body(&Failure::BadUpstreamResponse {
                 detail: e.to_string(),
@@ -81,6 +91,42 @@ impl RpcTranslation {
     }
 }
 
+/// True when a v1.0 GetTask / SendMessage request asks for `historyLength: 0`.
+fn asks_no_history(body: &[u8]) -> bool {
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return false;
+    };
+    let p = &v["params"];
+    let holder = if p.get("configuration").is_some() {
+        &p["configuration"]
+    } else {
+        p
+    };
+    ["historyLength", "history_length"]
+        .iter()
+        .any(|k| holder.get(*k).and_then(Value::as_i64) == Some(0))
+}
+
+/// A v1.0 response body without the task history (`result.history` of
+/// GetTask, `result.task.history` of SendMessage).
+fn without_history(out: Vec<u8>) -> Vec<u8> {
+    let Ok(mut v) = serde_json::from_slice::<Value>(&out) else {
+        return out;
+    };
+    let Some(result) = v.get_mut("result") else {
+        return out;
+    };
+    let task = if result.get("task").is_some() {
+        &mut result["task"]
+    } else {
+        result
+    };
+    match task.as_object_mut().and_then(|t| t.remove("history")) {
+        Some(_) => serde_json::to_vec(&v).unwrap_or(out),
+        None => out,
+    }
+}
+
 fn failure_of(e: &TranslateError) -> Failure {
     Failure::Translate {
         code: i64::from(e.jsonrpc_code()),
@@ -99,6 +145,7 @@ mod tests {
             upstream: client.other(),
             method: method.into(),
             id: Some(json!(1)),
+            drop_history: false,
         }
     }
 
@@ -110,6 +157,32 @@ mod tests {
         assert_eq!(v["method"], "GetTask");
         assert_eq!(v["params"]["id"], "t1");
         assert_eq!(v["id"], 1);
+    }
+
+    #[test]
+    fn v10_history_length_zero_drops_a_v03_agents_history() {
+        let mut rpc = t(Version::V10, "GetTask");
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1","historyLength":0}}"#;
+        rpc.request(body).unwrap();
+        assert!(rpc.drop_history);
+        let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"},"history":[{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}]}}"#;
+        let v: Value = serde_json::from_slice(&rpc.response(answer)).unwrap();
+        assert_eq!(v["result"]["id"], "t1");
+        assert!(v["result"].get("history").is_none(), "{v}");
+
+        let mut rpc = t(Version::V10, "SendMessage");
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":0}}}"#;
+        rpc.request(body).unwrap();
+        let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"},"history":[{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}]}}"#;
+        let v: Value = serde_json::from_slice(&rpc.response(answer)).unwrap();
+        assert!(v["result"]["task"].get("history").is_none(), "{v}");
+
+        // Absent or positive: the history stays.
+        let mut rpc = t(Version::V10, "GetTask");
+        rpc.request(br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1","historyLength":1}}"#).unwrap();
+        assert!(!rpc.drop_history);
+        let v: Value = serde_json::from_slice(&rpc.response(answer)).unwrap();
+        assert!(v["result"]["history"].is_array(), "{v}");
     }
 
     #[test]
