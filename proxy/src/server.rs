@@ -35,6 +35,9 @@ enum RespRewrite {
     Pass,
     /// A whole JSON body, translated at its end.
     Json(BytesMut),
+    /// A whole JSON body, translated at its end and sent as one SSE frame
+    /// (see [`crate::translation::RpcTranslation::json_answer_as_sse`]).
+    JsonAsSse(BytesMut),
     /// An SSE stream, translated event by event.
     Sse(SseRewriter),
 }
@@ -369,11 +372,12 @@ impl ProxyHttp for ProxyService {
                     };
                     return self.respond_failure(session, ctx, f).await;
                 };
-                let rpc = RpcTranslation {
+                let mut rpc = RpcTranslation {
                     client: route.client_version,
                     upstream: up,
                     method,
                     id: ctx.target.jsonrpc_id.clone(),
+                    drop_history: false,
                 };
                 match rpc.request(&body) {
                     Ok(new_body) => {
@@ -399,6 +403,7 @@ impl ProxyHttp for ProxyService {
                         upstream: up,
                         method: String::new(),
                         id: None,
+                        drop_history: false,
                     });
                 }
                 Ok(false)
@@ -619,8 +624,14 @@ impl ProxyHttp for ProxyService {
                 // The length changes: send the rewritten body chunked.
                 resp.remove_header(&http::header::CONTENT_LENGTH);
                 resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
+                let as_sse = !sse
+                    && resp.status.as_u16() == 200
+                    && ctx.rpc.as_ref().is_some_and(|r| r.json_answer_as_sse());
                 ctx.resp = if sse {
                     RespRewrite::Sse(SseRewriter::new(MAX_TRANSLATED_BODY))
+                } else if as_sse {
+                    resp.insert_header(http::header::CONTENT_TYPE, "text/event-stream")?;
+                    RespRewrite::JsonAsSse(BytesMut::new())
                 } else {
                     RespRewrite::Json(BytesMut::new())
                 };
@@ -638,6 +649,18 @@ impl ProxyHttp for ProxyService {
     ) -> Result<Option<Duration>> {
         match &mut ctx.resp {
             RespRewrite::Pass => {}
+            RespRewrite::JsonAsSse(buf) => {
+                if let Some(b) = body.take() {
+                    if buf.len() + b.len() <= MAX_TRANSLATED_BODY {
+                        buf.extend_from_slice(&b);
+                    }
+                }
+                *body = match (&ctx.rpc, end_of_stream) {
+                    (Some(rpc), true) => Some(Bytes::from(rpc.response_as_sse(buf))),
+                    (None, true) => Some(Bytes::from(buf.to_vec())),
+                    (_, false) => Some(Bytes::new()),
+                };
+            }
             RespRewrite::Json(buf) => {
                 if let Some(b) = body.take() {
                     if buf.len() + b.len() <= MAX_TRANSLATED_BODY {

@@ -18,11 +18,20 @@ pub struct RpcTranslation {
     pub method: String,
     /// The request id, echoed in errors the proxy makes up.
     pub id: Option<Value>,
+    /// Set by [`RpcTranslation::request`]: a v1.0 `historyLength: 0` ("no
+    /// history") went to a v0.3 agent, which reads 0 as "unlimited", so the
+    /// answer's task history is removed here.
+    pub drop_history: bool,
 }
 
 impl RpcTranslation {
-    /// The request body in the upstream's version.
-    pub fn request(&self, body: &[u8]) -> Result<Vec<u8>, Failure> {
+    /// The request body in the upstream's version (also notes whether the
+    /// answer must lose its history, see `drop_history`).
+    pub fn request(&mut self, body: &[u8]) -> Result<Vec<u8>, Failure> {
+        self.drop_history = self.client == Version::V10
+            && self.upstream == Version::V03
+            && matches!(self.method.as_str(), "GetTask" | "SendMessage")
+            && asks_no_history(body);
         document::translate(Kind::Request, self.upstream, None, body).map_err(|e| failure_of(&e))
     }
 
@@ -30,11 +39,32 @@ impl RpcTranslation {
     /// untranslatable answer becomes InvalidAgentResponse (-32006).
     pub fn response(&self, body: &[u8]) -> Vec<u8> {
         match document::translate(Kind::Response, self.client, Some(&self.method), body) {
+            Ok(out) if self.drop_history => without_history(out),
             Ok(out) => out,
             Err(e) => self.error_body(&Failure::BadUpstreamResponse {
                 detail: e.to_string(),
             }),
         }
+    }
+
+    /// True when a plain JSON answer of the upstream must reach the client as
+    /// an event stream: a v0.3 client's streaming call (a2a-python 0.3
+    /// clients reject anything but `text/event-stream` there, while v1.0
+    /// agents answer streaming errors as plain JSON).
+    pub fn json_answer_as_sse(&self) -> bool {
+        self.client == Version::V03
+            && matches!(self.method.as_str(), "message/stream" | "tasks/resubscribe")
+    }
+
+    /// A whole JSON-RPC response body in the client's version, as one SSE
+    /// `data:` frame.
+    pub fn response_as_sse(&self, body: &[u8]) -> Vec<u8> {
+        let json = self.response(body);
+        let mut out = Vec::with_capacity(json.len() + 8);
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(&json);
+        out.extend_from_slice(b"\n\n");
+        out
     }
 
     /// One SSE `data` value (a JSON-RPC response envelope) in the client's version.
@@ -61,6 +91,42 @@ impl RpcTranslation {
     }
 }
 
+/// True when a v1.0 GetTask / SendMessage request asks for `historyLength: 0`.
+fn asks_no_history(body: &[u8]) -> bool {
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return false;
+    };
+    let p = &v["params"];
+    let holder = if p.get("configuration").is_some() {
+        &p["configuration"]
+    } else {
+        p
+    };
+    ["historyLength", "history_length"]
+        .iter()
+        .any(|k| holder.get(*k).and_then(Value::as_i64) == Some(0))
+}
+
+/// A v1.0 response body without the task history (`result.history` of
+/// GetTask, `result.task.history` of SendMessage).
+fn without_history(out: Vec<u8>) -> Vec<u8> {
+    let Ok(mut v) = serde_json::from_slice::<Value>(&out) else {
+        return out;
+    };
+    let Some(result) = v.get_mut("result") else {
+        return out;
+    };
+    let task = if result.get("task").is_some() {
+        &mut result["task"]
+    } else {
+        result
+    };
+    match task.as_object_mut().and_then(|t| t.remove("history")) {
+        Some(_) => serde_json::to_vec(&v).unwrap_or(out),
+        None => out,
+    }
+}
+
 fn failure_of(e: &TranslateError) -> Failure {
     Failure::Translate {
         code: i64::from(e.jsonrpc_code()),
@@ -79,6 +145,7 @@ mod tests {
             upstream: client.other(),
             method: method.into(),
             id: Some(json!(1)),
+            drop_history: false,
         }
     }
 
@@ -93,6 +160,32 @@ mod tests {
     }
 
     #[test]
+    fn v10_history_length_zero_drops_a_v03_agents_history() {
+        let mut rpc = t(Version::V10, "GetTask");
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1","historyLength":0}}"#;
+        rpc.request(body).unwrap();
+        assert!(rpc.drop_history);
+        let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"},"history":[{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}]}}"#;
+        let v: Value = serde_json::from_slice(&rpc.response(answer)).unwrap();
+        assert_eq!(v["result"]["id"], "t1");
+        assert!(v["result"].get("history").is_none(), "{v}");
+
+        let mut rpc = t(Version::V10, "SendMessage");
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":0}}}"#;
+        rpc.request(body).unwrap();
+        let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"},"history":[{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}]}}"#;
+        let v: Value = serde_json::from_slice(&rpc.response(answer)).unwrap();
+        assert!(v["result"]["task"].get("history").is_none(), "{v}");
+
+        // Absent or positive: the history stays.
+        let mut rpc = t(Version::V10, "GetTask");
+        rpc.request(br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1","historyLength":1}}"#).unwrap();
+        assert!(!rpc.drop_history);
+        let v: Value = serde_json::from_slice(&rpc.response(answer)).unwrap();
+        assert!(v["result"]["history"].is_array(), "{v}");
+    }
+
+    #[test]
     fn untranslatable_request_keeps_its_code() {
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}"#;
         let f = t(Version::V10, "ListTasks").request(body).unwrap_err();
@@ -100,6 +193,24 @@ mod tests {
             matches!(f, Failure::Translate { code: -32004, .. }),
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn v03_stream_calls_get_json_answers_as_one_sse_frame() {
+        let rpc = t(Version::V03, "tasks/resubscribe");
+        assert!(rpc.json_answer_as_sse());
+        assert!(t(Version::V03, "message/stream").json_answer_as_sse());
+        assert!(!t(Version::V03, "tasks/get").json_answer_as_sse());
+        assert!(!t(Version::V10, "SubscribeToTask").json_answer_as_sse());
+        let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"terminal","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNSUPPORTED_OPERATION","domain":"a2a-protocol.org"}]}}"#;
+        let out = String::from_utf8(rpc.response_as_sse(body)).unwrap();
+        let data = out
+            .strip_prefix("data: ")
+            .and_then(|r| r.strip_suffix("\n\n"))
+            .expect("one data frame");
+        let v: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(v["error"]["code"], -32004);
+        assert_eq!(v["id"], 1);
     }
 
     #[test]

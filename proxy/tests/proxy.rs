@@ -908,3 +908,47 @@ async fn h2c_clients_are_served_on_the_same_port() {
         br#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t"}}"#
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_resubscribe_error_from_v10_upstream_arrives_as_sse() {
+    // a2a-python 1.x answers SubscribeToTask of a terminal task with plain
+    // JSON; a2a-python 0.3 clients read tasks/resubscribe only as SSE.
+    let answer = r#"{"error":{"code":-32004,"message":"Task t is in terminal state: TASK_STATE_COMPLETED","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNSUPPORTED_OPERATION","domain":"a2a-protocol.org","metadata":{}}]},"id":"r","jsonrpc":"2.0"}"#;
+    let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let r = post(
+        px.addr,
+        "/",
+        &[],
+        br#"{"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id":"t"}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    let text = r.text();
+    let data = text
+        .strip_prefix("data: ")
+        .and_then(|t| t.strip_suffix("\n\n"))
+        .unwrap_or_else(|| panic!("one SSE data frame: {text:?}"));
+    let v: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(v["id"], "r");
+    assert_eq!(v["error"]["code"], -32004);
+    assert!(
+        v["error"]["data"].is_object() || v["error"].get("data").is_none(),
+        "{v}"
+    );
+
+    // A v0.3 non-streaming call keeps its JSON answer.
+    let r = post(
+        px.addr,
+        "/",
+        &[],
+        br#"{"jsonrpc":"2.0","id":"r","method":"tasks/get","params":{"id":"t"}}"#,
+    )
+    .await;
+    assert!(
+        r.header("content-type").is_some_and(|c| c.contains("json")),
+        "{:?}",
+        r.headers
+    );
+}

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# Creates the Python venvs of the real A2A SDK peers (idempotent).
-#   .venv-v10: a2a-sdk 1.x (its v0.3 compat converters are the translation oracle)
+# Creates the Python venvs of the real A2A SDK peers (idempotent: a venv whose
+# stamp equals its requirements file is left alone).
+#   .venv-v10: a2a-sdk 1.x with its HTTP server (the translation oracle's
+#              v0.3 compat converters; the v1.0 interop agent and client)
+#   .venv-v03: a2a-sdk 0.3.x with its HTTP server (the v0.3 interop agent and client)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-venv="$root/.venv-v10"
-req="$root/tests/sdk/requirements-v10.txt"
-stamp="$venv/.installed"
-if [ -f "$stamp" ] && cmp -s "$stamp" "$req"; then
-  exit 0
-fi
-python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
-cp "$req" "$stamp"
+# One installer at a time (parallel test binaries may all call this).
+exec 9>"$root/.venv-setup.lock"
+flock -w 600 9
+
+make_venv() {
+  local venv="$root/$1" req="$root/tests/sdk/$2"
+  local stamp="$venv/.installed"
+  if [ -f "$stamp" ] && cmp -s "$stamp" "$req"; then
+    return 0
+  fi
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+  cp "$req" "$stamp"
+}
+
+make_venv .venv-v10 requirements-v10.txt
+make_venv .venv-v03 requirements-v03.txt

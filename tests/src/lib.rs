@@ -1,5 +1,6 @@
-//! End-to-end test support: the real A2A SDK peers (Python venvs) and JSON
-//! comparison helpers.
+//! End-to-end test support: the real A2A SDK peers (Python venvs), their
+//! processes, and JSON comparison helpers.
 
 pub mod json_eq;
+pub mod peer;
 pub mod sdk;

@@ -12,18 +12,33 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The Python interpreter of the a2a-sdk 1.x venv, creating the venv first if needed.
-pub fn python_v10() -> PathBuf {
-    let root = repo_root();
-    let status = Command::new("bash")
-        .arg(root.join("tests/sdk/setup.sh"))
-        .status()
-        .expect("run tests/sdk/setup.sh");
+/// Runs `tests/sdk/setup.sh` once per process (it is idempotent and locked
+/// across processes); panics if the venvs cannot be made.
+pub fn ensure_venvs() {
+    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *DONE.get_or_init(|| {
+        Command::new("bash")
+            .arg(repo_root().join("tests/sdk/setup.sh"))
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    });
     assert!(
-        status.success(),
-        "tests/sdk/setup.sh failed: cannot install a2a-sdk 1.x"
+        ok,
+        "tests/sdk/setup.sh failed: cannot install the a2a-sdk venvs"
     );
-    root.join(".venv-v10/bin/python")
+}
+
+/// The Python interpreter of the a2a-sdk 1.x venv, creating the venvs first if needed.
+pub fn python_v10() -> PathBuf {
+    ensure_venvs();
+    repo_root().join(".venv-v10/bin/python")
+}
+
+/// The Python interpreter of the a2a-sdk 0.3.x venv, creating the venvs first if needed.
+pub fn python_v03() -> PathBuf {
+    ensure_venvs();
+    repo_root().join(".venv-v03/bin/python")
 }
 
 /// One request to the SDK translation oracle (`tests/sdk/oracle.py`).

@@ -1,0 +1,85 @@
+"""A2A v0.3 echo agent on the real a2a-sdk 0.3.x (JSON-RPC, streaming on).
+
+Every message becomes a Task: submitted -> working -> artifact "echo: <text>"
+-> completed; the message's other parts and its metadata are echoed in
+the artifact too. A text starting with "slow" waits SLOW_SECS while working (so
+it can be canceled or resubscribed to). Prints `PORT <n>` once listening.
+
+    python agent_v03.py [--port N]   (0 = pick a free one)
+"""
+
+import argparse
+import asyncio
+import socket
+import sys
+
+import uvicorn
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.apps import A2AStarletteApplication
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
+from a2a.utils import new_task
+
+SLOW_SECS = 2.0
+
+
+class EchoExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input()
+        task = context.current_task
+        if task is None:
+            task = new_task(context.message)
+            await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        if text.startswith("slow"):
+            await asyncio.sleep(SLOW_SECS)
+        others = [p for p in context.message.parts if not isinstance(p.root, TextPart)]
+        await updater.add_artifact(
+            [Part(root=TextPart(text=f"echo: {text}")), *others],
+            name="echo",
+            metadata=context.message.metadata,
+        )
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.cancel()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
+    args = ap.parse_args()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", args.port))
+    port = sock.getsockname()[1]
+    card = AgentCard(
+        name="echo-v03",
+        description="a2a-sdk 0.3 echo agent",
+        url=f"http://127.0.0.1:{port}/",
+        version="1.0.0",
+        protocol_version="0.3.0",
+        preferred_transport="JSONRPC",
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        capabilities=AgentCapabilities(streaming=True),
+        skills=[
+            AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])
+        ],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore()
+    )
+    app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
+    config = uvicorn.Config(app, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    print(f"PORT {port}", flush=True)
+    server.run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
