@@ -226,8 +226,15 @@ pub fn rescue(failure: &Failure, target: &ErrorTarget) -> ErrorResponse {
     match target.binding {
         Some(Binding::JsonRpc) => {
             let envelope = jsonrpc_envelope(failure, version, target.jsonrpc_id.clone());
-            // v0.3 resubscribe clients insist on an event stream (EDGE-CASES 21).
-            if version == Version::V03 && target.operation == Some(Operation::SubscribeToTask) {
+            // v0.3 streaming clients (a2a-python 0.3: resubscribe, and
+            // message/stream alike) insist on an event stream (EDGE-CASES 21),
+            // so their errors travel as one `data:` frame.
+            if version == Version::V03
+                && matches!(
+                    target.operation,
+                    Some(Operation::SubscribeToTask | Operation::SendStreamingMessage)
+                )
+            {
                 return ErrorResponse {
                     status: 200,
                     content_type: "text/event-stream",
