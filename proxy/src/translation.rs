@@ -4,6 +4,9 @@
 
 use serde_json::Value;
 use translate::document::{self, Kind};
+use translate::envelope::{Request, Response};
+use translate::jsonrpc;
+use translate::method::Method;
 use translate::TranslateError;
 
 use crate::error::{jsonrpc_envelope, Failure};
@@ -32,13 +35,42 @@ impl RpcTranslation {
             && self.upstream == Version::V03
             && matches!(self.method.as_str(), "GetTask" | "SendMessage")
             && asks_no_history(body);
+        if let Some(out) = self.fast_request(body) {
+            return Ok(out);
+        }
         document::translate(Kind::Request, self.upstream, None, body).map_err(|e| failure_of(&e))
+    }
+
+    /// The common case in one typed pass (bytes -> envelope -> bytes, no
+    /// intermediate `Value` of the whole document). `None` on any problem:
+    /// the caller then takes `document::translate`, whose errors are exact.
+    fn fast_request(&self, body: &[u8]) -> Option<Vec<u8>> {
+        let r: Request = serde_json::from_slice(body).ok()?;
+        let out = match self.upstream {
+            Version::V10 => jsonrpc::request_to_v10(r).ok()?,
+            Version::V03 => jsonrpc::request_to_v03(r).ok()?,
+        };
+        Some(translate::json::render(&out))
+    }
+
+    /// [`Self::fast_request`] for a response or stream event to the client.
+    fn fast_response(&self, body: &[u8]) -> Option<Vec<u8>> {
+        let (m, _) = Method::from_name(&self.method)?;
+        let r: Response = serde_json::from_slice(body).ok()?;
+        let out = match self.client {
+            Version::V10 => jsonrpc::response_to_v10_for(r, m).ok()?,
+            Version::V03 => jsonrpc::response_to_v03_for(r, m).ok()?,
+        };
+        Some(translate::json::render(&out))
     }
 
     /// A whole JSON-RPC response body in the client's version; an
     /// untranslatable answer becomes InvalidAgentResponse (-32006).
     pub fn response(&self, body: &[u8]) -> Vec<u8> {
-        match document::translate(Kind::Response, self.client, Some(&self.method), body) {
+        let fast = self.fast_response(body).ok_or(());
+        match fast.or_else(|()| {
+            document::translate(Kind::Response, self.client, Some(&self.method), body)
+        }) {
             Ok(out) if self.drop_history => without_history(out),
             Ok(out) => out,
             Err(e) => self.error_body(&Failure::BadUpstreamResponse {
@@ -69,12 +101,15 @@ impl RpcTranslation {
 
     /// One SSE `data` value (a JSON-RPC response envelope) in the client's version.
     pub fn event(&self, data: &str) -> String {
-        match document::translate(
-            Kind::Event,
-            self.client,
-            Some(&self.method),
-            data.as_bytes(),
-        ) {
+        let fast = self.fast_response(data.as_bytes()).ok_or(());
+        match fast.or_else(|()| {
+            document::translate(
+                Kind::Event,
+                self.client,
+                Some(&self.method),
+                data.as_bytes(),
+            )
+        }) {
             Ok(out) => String::from_utf8_lossy(&out).into_owned(),
             Err(e) => String::from_utf8_lossy(&self.error_body(&Failure::BadUpstreamResponse {
                 detail: e.to_string(),
@@ -93,6 +128,11 @@ impl RpcTranslation {
 
 /// True when a v1.0 GetTask / SendMessage request asks for `historyLength: 0`.
 fn asks_no_history(body: &[u8]) -> bool {
+    // Most requests never name it: skip the parse.
+    let named = |k: &[u8]| body.windows(k.len()).any(|w| w == k);
+    if !named(b"istoryLength") && !named(b"istory_length") {
+        return false;
+    }
     let Ok(v) = serde_json::from_slice::<Value>(body) else {
         return false;
     };
