@@ -52,6 +52,8 @@ pub struct App {
     pub config: Config,
     pub cards: CardCache,
     pub metrics: Metrics,
+    /// Tasks seen in translated answers, for ListTasks emulation.
+    pub tasks: crate::tasks::TaskIndex,
     in_flight: AtomicUsize,
 }
 
@@ -72,6 +74,7 @@ impl App {
             config,
             cards,
             metrics: Metrics::default(),
+            tasks: crate::tasks::TaskIndex::new(10_000),
             in_flight: AtomicUsize::new(0),
         }
     }

@@ -20,6 +20,7 @@ pub mod route;
 pub mod serve_cmd;
 pub mod server;
 pub mod sse;
+pub mod tasks;
 pub mod translate_cmd;
 pub mod translation;
 pub mod version;

@@ -90,6 +90,26 @@ fn content_length(req: &RequestHeader) -> Option<usize> {
         .ok()
 }
 
+/// A v1.0 client's `ListTasks` toward a v0.3 agent, answered from
+/// [`crate::tasks::TaskIndex`].
+fn list_tasks_locally(
+    app: &App,
+    body: &[u8],
+    id: Option<Value>,
+) -> std::result::Result<LocalResponse, Failure> {
+    let req: Value = serde_json::from_slice(body).map_err(|e| Failure::Translate {
+        code: -32700,
+        message: format!("invalid JSON: {e}"),
+    })?;
+    let result = app.tasks.list(req.get("params"))?;
+    let env = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+    Ok(LocalResponse {
+        status: 200,
+        headers: vec![("Content-Type", "application/json".to_string())],
+        body: Bytes::from(env.to_string()),
+    })
+}
+
 fn binding_label(b: Option<&Binding>) -> &'static str {
     match b {
         Some(Binding::JsonRpc) => "jsonrpc",
@@ -372,6 +392,13 @@ impl ProxyHttp for ProxyService {
                     };
                     return self.respond_failure(session, ctx, f).await;
                 };
+                if up == crate::version::Version::V03 && method == "ListTasks" {
+                    // v0.3 has no list: answered from the tasks seen here.
+                    return match list_tasks_locally(app, &body, ctx.target.jsonrpc_id.clone()) {
+                        Ok(r) => self.respond(session, ctx, r).await,
+                        Err(f) => self.respond_failure(session, ctx, f).await,
+                    };
+                }
                 let mut rpc = RpcTranslation {
                     client: route.client_version,
                     upstream: up,
@@ -669,7 +696,13 @@ impl ProxyHttp for ProxyService {
                 }
                 *body = if end_of_stream {
                     let mut out = match &ctx.rpc {
-                        Some(rpc) => rpc.response(buf),
+                        Some(rpc) => {
+                            let out = rpc.response(buf);
+                            if rpc.client == crate::version::Version::V10 {
+                                self.app.tasks.record(&rpc.method, &out);
+                            }
+                            out
+                        }
                         None => buf.to_vec(),
                     };
                     if ctx.route.as_ref().and_then(|r| r.operation)
@@ -685,7 +718,14 @@ impl ProxyHttp for ProxyService {
             }
             RespRewrite::Sse(rw) => {
                 if let Some(rpc) = &ctx.rpc {
-                    let mut f = |data: &str| rpc.event(data);
+                    let tasks = &self.app.tasks;
+                    let mut f = |data: &str| {
+                        let out = rpc.event(data);
+                        if rpc.client == crate::version::Version::V10 {
+                            tasks.record(&rpc.method, out.as_bytes());
+                        }
+                        out
+                    };
                     let mut out = match body.take() {
                         Some(b) => rw.push(&b, &mut f),
                         None => Vec::new(),

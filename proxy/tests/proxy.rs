@@ -952,3 +952,79 @@ async fn v03_resubscribe_error_from_v10_upstream_arrives_as_sse() {
         r.headers
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_list_tasks_of_a_v03_agent_answers_from_tasks_seen() {
+    // The v0.3 agent answers each message/send with a task named after the
+    // message id, in context c1 or c2, status timestamps in send order.
+    let up = upstream_with_card(CARD_V03, |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let mid = req["params"]["message"]["messageId"].as_str().unwrap_or("?").to_string();
+        let n: u32 = mid.trim_start_matches('m').parse().unwrap_or(0);
+        let ctx = if n.is_multiple_of(2) { "c2" } else { "c1" };
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"kind":"task","id":"t{n}","contextId":"{ctx}","status":{{"state":"completed","timestamp":"2025-01-01T00:00:0{n}Z"}},"artifacts":[{{"artifactId":"a","parts":[{{"kind":"text","text":"x"}}]}}]}}}}"#,
+            req["id"]
+        );
+        Reply::json(200, &body)
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let h = [("A2A-Version", "1.0"), ("Content-Type", "application/json")];
+    for n in 1..=3 {
+        let req = format!(
+            r#"{{"jsonrpc":"2.0","id":{n},"method":"SendMessage","params":{{"message":{{"messageId":"m{n}","role":"ROLE_USER","parts":[{{"text":"hi"}}]}}}}}}"#
+        );
+        let r = post(px.addr, "/rpc", &h, req.as_bytes()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let calls_before = up.calls().len();
+    let list = |params: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":"L","method":"ListTasks","params":{params}}}"#)
+    };
+    let r = post(px.addr, "/rpc", &h, list(r#"{"pageSize":2}"#).as_bytes()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["id"], "L");
+    let ids: Vec<&str> = v["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["t3", "t2"], "{v}");
+    assert_eq!(
+        v["result"]["tasks"][0]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    assert!(v["result"]["tasks"][0].get("artifacts").is_none(), "{v}");
+    assert_eq!(v["result"]["totalSize"], 3);
+    let token = v["result"]["nextPageToken"].as_str().unwrap().to_string();
+    assert!(!token.is_empty());
+    let r = post(
+        px.addr,
+        "/rpc",
+        &h,
+        list(&format!(r#"{{"pageSize":2,"pageToken":"{token}"}}"#)).as_bytes(),
+    )
+    .await;
+    let v = r.json();
+    assert_eq!(v["result"]["tasks"][0]["id"], "t1", "{v}");
+    assert_eq!(v["result"]["nextPageToken"], "");
+    let r = post(
+        px.addr,
+        "/rpc",
+        &h,
+        list(r#"{"contextId":"c1","includeArtifacts":true}"#).as_bytes(),
+    )
+    .await;
+    let v = r.json();
+    assert_eq!(v["result"]["totalSize"], 2, "{v}");
+    assert!(v["result"]["tasks"][0]["artifacts"].is_array());
+    // Bad params: -32602 in the v1.0 shape; the agent is never asked.
+    let r = post(px.addr, "/rpc", &h, list(r#"{"pageSize":0}"#).as_bytes()).await;
+    let v = r.json();
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert_eq!(v["id"], "L");
+    assert_eq!(up.calls().len(), calls_before);
+}
