@@ -1,0 +1,674 @@
+//! The gRPC binding end to end on 127.0.0.1: tonic clients of both versions
+//! -> the proxy's gRPC listener -> fake JSON-RPC agents of both versions
+//! (recording every request). Asserts the exact upstream JSON-RPC request
+//! and the exact gRPC reply / status.
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use prost::Message as _;
+use proto::v03 as p03;
+use proto::v10 as p10;
+use proxy::config::{Config, UpstreamVersion};
+use proxy::grpc::GrpcServer;
+use proxy::version::Version;
+use proxy::RunningProxy;
+use serde_json::{json, Value};
+use support::*;
+use tokio::sync::Semaphore;
+use tokio::time::timeout;
+use tonic::Code;
+
+const CARD_V03: &str = r#"{"name":"fake","description":"a fake agent","version":"1.0.0","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://UP/rpc","preferredTransport":"JSONRPC","capabilities":{"streaming":true},"skills":[]}"#;
+const CARD_V10: &str = r#"{"name":"fake","description":"a fake agent","version":"1.0.0","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"supportedInterfaces":[{"url":"http://UP/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"skills":[]}"#;
+
+async fn agent(
+    version: Version,
+    f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+) -> FakeUpstream {
+    let card = match version {
+        Version::V03 => CARD_V03,
+        Version::V10 => CARD_V10,
+    };
+    let host = Arc::new(std::sync::OnceLock::<String>::new());
+    let h = host.clone();
+    let up = FakeUpstream::start(move |r| {
+        if r.target == "/.well-known/agent-card.json" {
+            Reply::json(
+                200,
+                &card.replace("UP", h.get().map(String::as_str).unwrap_or("?")),
+            )
+        } else {
+            f(r)
+        }
+    })
+    .await;
+    host.set(up.addr.to_string()).unwrap();
+    up
+}
+
+struct Px {
+    http: RunningProxy,
+    grpc: GrpcServer,
+}
+
+impl Px {
+    fn url(&self) -> String {
+        format!("http://{}", self.grpc.addr)
+    }
+    async fn v10(&self) -> p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
+        p10::a2a_service_client::A2aServiceClient::connect(self.url())
+            .await
+            .unwrap()
+    }
+    async fn v03(&self) -> p03::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
+        p03::a2a_service_client::A2aServiceClient::connect(self.url())
+            .await
+            .unwrap()
+    }
+}
+
+fn proxy(up: &FakeUpstream, version: Version) -> Px {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &up.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(version);
+    config.grpc_listen = Some("127.0.0.1:0".parse().unwrap());
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    Px { http, grpc }
+}
+
+/// The only non-card request the agent saw, as (target, a2a-version, body).
+fn one_call(up: &FakeUpstream) -> (String, Option<String>, Value) {
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let c = &calls[0];
+    assert_eq!(c.method, "POST");
+    assert_eq!(c.header("content-type"), Some("application/json"));
+    let mut body: Value = serde_json::from_slice(&c.body).unwrap();
+    assert!(body["id"].is_u64(), "{body}");
+    body.as_object_mut().unwrap().remove("id");
+    (
+        c.target.clone(),
+        c.header("a2a-version").map(String::from),
+        body,
+    )
+}
+
+/// Answers every JSON-RPC call with `result` (the request id echoed).
+fn result_of(result: Value) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let body = json!({"jsonrpc":"2.0","id":req["id"],"result":result});
+        Reply::json(200, &body.to_string())
+    }
+}
+
+fn error_of(error: Value) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let body = json!({"jsonrpc":"2.0","id":req["id"],"error":error});
+        Reply::json(200, &body.to_string())
+    }
+}
+
+fn sse_of(results: Vec<Value>) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let events = results
+            .iter()
+            .map(|res| {
+                format!(
+                    "data: {}\n\n",
+                    json!({"jsonrpc":"2.0","id":req["id"],"result":res})
+                )
+            })
+            .collect();
+        Reply::Sse {
+            events,
+            gate: Arc::new(Semaphore::new(100)),
+        }
+    }
+}
+
+fn v10_msg(id: &str, text: &str) -> p10::Message {
+    p10::Message {
+        message_id: id.into(),
+        role: p10::Role::User as i32,
+        parts: vec![p10::Part {
+            content: Some(p10::part::Content::Text(text.into())),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn v03_msg(id: &str, text: &str) -> p03::Message {
+    p03::Message {
+        message_id: id.into(),
+        role: p03::Role::User as i32,
+        content: vec![p03::Part {
+            part: Some(p03::part::Part::Text(text.into())),
+            metadata: None,
+        }],
+        ..Default::default()
+    }
+}
+
+fn v10_task(id: &str, state: p10::TaskState) -> p10::Task {
+    p10::Task {
+        id: id.into(),
+        context_id: "c1".into(),
+        status: Some(p10::TaskStatus {
+            state: state as i32,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn v03_task(id: &str, state: p03::TaskState) -> p03::Task {
+    p03::Task {
+        id: id.into(),
+        context_id: "c1".into(),
+        status: Some(p03::TaskStatus {
+            state: state as i32,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// `google.rpc.Status` / `ErrorInfo`, decoded independently of the proxy.
+#[derive(Clone, PartialEq, prost::Message)]
+struct RpcStatus {
+    #[prost(int32, tag = "1")]
+    code: i32,
+    #[prost(string, tag = "2")]
+    message: String,
+    #[prost(message, repeated, tag = "3")]
+    details: Vec<AnyMsg>,
+}
+#[derive(Clone, PartialEq, prost::Message)]
+struct AnyMsg {
+    #[prost(string, tag = "1")]
+    type_url: String,
+    #[prost(bytes = "vec", tag = "2")]
+    value: Vec<u8>,
+}
+#[derive(Clone, PartialEq, prost::Message)]
+struct ErrorInfo {
+    #[prost(string, tag = "1")]
+    reason: String,
+    #[prost(string, tag = "2")]
+    domain: String,
+    #[prost(map = "string, string", tag = "3")]
+    metadata: HashMap<String, String>,
+}
+
+fn error_info(s: &tonic::Status) -> ErrorInfo {
+    let st = RpcStatus::decode(s.details()).expect("grpc-status-details-bin");
+    assert_eq!(st.code, s.code() as i32);
+    assert_eq!(
+        st.details[0].type_url,
+        "type.googleapis.com/google.rpc.ErrorInfo"
+    );
+    ErrorInfo::decode(st.details[0].value.as_slice()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_send_message_to_v03_agent() {
+    let up = agent(
+        Version::V03,
+        result_of(json!({"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"}})),
+    )
+    .await;
+    let px = proxy(&up, Version::V03);
+    let mut req = tonic::Request::new(p10::SendMessageRequest {
+        message: Some(v10_msg("m1", "hi")),
+        ..Default::default()
+    });
+    req.metadata_mut()
+        .insert("a2a-version", "1.0".parse().unwrap());
+    let reply = px.v10().await.send_message(req).await.unwrap().into_inner();
+    assert_eq!(
+        reply,
+        p10::SendMessageResponse {
+            payload: Some(p10::send_message_response::Payload::Task(v10_task(
+                "t1",
+                p10::TaskState::Completed
+            ))),
+        }
+    );
+    let (target, version, body) = one_call(&up);
+    assert_eq!(target, "/rpc");
+    assert_eq!(version.as_deref(), Some("0.3"));
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]},"configuration":{"blocking":true}}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_send_message_to_v10_agent_gets_a_message() {
+    let up = agent(
+        Version::V10,
+        result_of(
+            json!({"message":{"messageId":"r1","role":"ROLE_AGENT","parts":[{"text":"yo"}]}}),
+        ),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let reply = px
+        .v03()
+        .await
+        .send_message(p03::SendMessageRequest {
+            request: Some(v03_msg("m1", "hi")),
+            configuration: None,
+            metadata: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut want = v03_msg("r1", "yo");
+    want.role = p03::Role::Agent as i32;
+    assert_eq!(
+        reply,
+        p03::SendMessageResponse {
+            payload: Some(p03::send_message_response::Payload::Msg(want)),
+        }
+    );
+    let (_, version, body) = one_call(&up);
+    assert_eq!(version.as_deref(), Some("1.0"));
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_delete_push_config_to_v10_agent() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    px.v03()
+        .await
+        .delete_task_push_notification_config(p03::DeleteTaskPushNotificationConfigRequest {
+            name: "tasks/t1/pushNotificationConfigs/p1".into(),
+        })
+        .await
+        .unwrap();
+    let (_, _, body) = one_call(&up);
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"DeleteTaskPushNotificationConfig","params":{"taskId":"t1","id":"p1"}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_get_task_to_v10_agent() {
+    let up = agent(
+        Version::V10,
+        result_of(json!({"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}})),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let reply = px
+        .v03()
+        .await
+        .get_task(p03::GetTaskRequest {
+            name: "tasks/t1".into(),
+            history_length: 2,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(reply, v03_task("t1", p03::TaskState::Working));
+    let (target, version, body) = one_call(&up);
+    assert_eq!(target, "/rpc");
+    assert_eq!(version.as_deref(), Some("1.0"));
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"GetTask","params":{"id":"t1","historyLength":2}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_v10_cancel_is_bridged() {
+    let up = agent(
+        Version::V10,
+        result_of(json!({"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_CANCELED"}})),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let reply = px
+        .v10()
+        .await
+        .cancel_task(p10::CancelTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(reply, v10_task("t1", p10::TaskState::Canceled));
+    let (_, version, body) = one_call(&up);
+    assert_eq!(version.as_deref(), Some("1.0"));
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"CancelTask","params":{"id":"t1"}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_stream_from_v03_agent_ends_at_final() {
+    let up = agent(
+        Version::V03,
+        sse_of(vec![
+            json!({"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}),
+            json!({"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}),
+        ]),
+    )
+    .await;
+    let px = proxy(&up, Version::V03);
+    let mut stream = px
+        .v10()
+        .await
+        .send_streaming_message(p10::SendMessageRequest {
+            message: Some(v10_msg("m1", "go")),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        match timeout(WAIT, stream.message()).await.unwrap().unwrap() {
+            Some(m) => got.push(m),
+            None => break,
+        }
+    }
+    assert_eq!(
+        got,
+        vec![
+            p10::StreamResponse {
+                payload: Some(p10::stream_response::Payload::Task(v10_task(
+                    "t1",
+                    p10::TaskState::Working
+                ))),
+            },
+            p10::StreamResponse {
+                payload: Some(p10::stream_response::Payload::StatusUpdate(
+                    p10::TaskStatusUpdateEvent {
+                        task_id: "t1".into(),
+                        context_id: "c1".into(),
+                        status: Some(p10::TaskStatus {
+                            state: p10::TaskState::Completed as i32,
+                            ..Default::default()
+                        }),
+                        metadata: None,
+                    }
+                )),
+            },
+        ]
+    );
+    let (_, _, body) = one_call(&up);
+    assert_eq!(body["method"], "message/stream");
+    assert_eq!(body["params"]["message"]["messageId"], "m1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_subscription_from_v10_agent() {
+    let up = agent(
+        Version::V10,
+        sse_of(vec![
+            json!({"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}),
+            json!({"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}),
+        ]),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let mut stream = px
+        .v03()
+        .await
+        .task_subscription(p03::TaskSubscriptionRequest {
+            name: "tasks/t1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        match timeout(WAIT, stream.message()).await.unwrap().unwrap() {
+            Some(m) => got.push(m),
+            None => break,
+        }
+    }
+    assert_eq!(
+        got,
+        vec![
+            p03::StreamResponse {
+                payload: Some(p03::stream_response::Payload::Task(v03_task(
+                    "t1",
+                    p03::TaskState::Working
+                ))),
+            },
+            p03::StreamResponse {
+                payload: Some(p03::stream_response::Payload::StatusUpdate(
+                    p03::TaskStatusUpdateEvent {
+                        task_id: "t1".into(),
+                        context_id: "c1".into(),
+                        status: Some(p03::TaskStatus {
+                            state: p03::TaskState::Completed as i32,
+                            ..Default::default()
+                        }),
+                        r#final: true,
+                        metadata: None,
+                    }
+                )),
+            },
+        ]
+    );
+    let (_, _, body) = one_call(&up);
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"SubscribeToTask","params":{"id":"t1"}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_not_found_in_both_dialects() {
+    let up = agent(
+        Version::V03,
+        error_of(json!({"code":-32001,"message":"Task not found","data":{"taskId":"t9"}})),
+    )
+    .await;
+    let px = proxy(&up, Version::V03);
+    let s = px
+        .v10()
+        .await
+        .get_task(p10::GetTaskRequest {
+            id: "t9".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::NotFound);
+    assert_eq!(s.message(), "Task not found");
+    let info = error_info(&s);
+    assert_eq!(info.reason, "TASK_NOT_FOUND");
+    assert_eq!(info.domain, "a2a-protocol.org");
+    assert_eq!(info.metadata.get("taskId").map(String::as_str), Some("t9"));
+
+    let s = px
+        .v03()
+        .await
+        .get_task(p03::GetTaskRequest {
+            name: "tasks/t9".into(),
+            history_length: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::NotFound);
+    assert_eq!(s.message(), "TaskNotFoundError: Task not found");
+    assert_eq!(error_info(&s).reason, "TASK_NOT_FOUND");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_tasks_toward_v03_is_unsupported_without_a_call() {
+    let up = agent(Version::V03, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V03);
+    let s = px
+        .v10()
+        .await
+        .list_tasks(p10::ListTasksRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::FailedPrecondition);
+    assert_eq!(error_info(&s).reason, "UNSUPPORTED_OPERATION");
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_a2a_version_and_bad_resource_name() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    let mut req = tonic::Request::new(p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    });
+    req.metadata_mut()
+        .insert("a2a-version", "2.0".parse().unwrap());
+    let s = px.v10().await.get_task(req).await.unwrap_err();
+    assert_eq!(s.code(), Code::FailedPrecondition);
+    let info = error_info(&s);
+    assert_eq!(info.reason, "VERSION_NOT_SUPPORTED");
+    assert_eq!(
+        info.metadata.get("requestedVersion").map(String::as_str),
+        Some("2.0")
+    );
+
+    let s = px
+        .v03()
+        .await
+        .get_task(p03::GetTaskRequest {
+            name: "not-a-name".into(),
+            history_length: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::InvalidArgument, "{s:?}");
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_upstream_is_unavailable() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let dead = format!("http://{}", proxy::free_local_addr().unwrap());
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &dead).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let px = Px { http, grpc };
+    let s = px
+        .v10()
+        .await
+        .get_task(p10::GetTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::Unavailable);
+    drop(up);
+}
+
+/// Sends one raw gRPC request over HTTP/2 (h2) and returns grpc-status.
+async fn raw_grpc(addr: std::net::SocketAddr, path: &str, message: &[u8]) -> String {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(conn);
+    let mut client = client.ready().await.unwrap();
+    let req = http::Request::post(format!("http://{addr}{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    let (resp, mut send) = client.send_request(req, false).unwrap();
+    let mut frame = vec![0u8];
+    frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    frame.extend_from_slice(message);
+    send.send_data(frame.into(), true).unwrap();
+    let resp = timeout(WAIT, resp).await.unwrap().unwrap();
+    if let Some(s) = resp.headers().get("grpc-status") {
+        return s.to_str().unwrap().to_string();
+    }
+    let mut body = resp.into_body();
+    while let Some(d) = timeout(WAIT, body.data()).await.unwrap() {
+        d.unwrap();
+    }
+    let trailers = timeout(WAIT, body.trailers())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    trailers["grpc-status"].to_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_protobuf_and_unknown_rpc() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    // Field 2 (id) declared as a 100-byte string with 1 byte present.
+    let status = raw_grpc(
+        px.grpc.addr,
+        "/lf.a2a.v1.A2AService/GetTask",
+        &[0x12, 100, b'x'],
+    )
+    .await;
+    assert_eq!(status, (Code::Internal as i32).to_string());
+    let status = raw_grpc(px.grpc.addr, "/lf.a2a.v1.A2AService/NoSuchRpc", &[]).await;
+    assert_eq!(status, (Code::Unimplemented as i32).to_string());
+    let status = raw_grpc(px.grpc.addr, "/a2a.v1.A2AService/ListTasks", &[]).await;
+    assert_eq!(status, (Code::Unimplemented as i32).to_string());
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cards_advertise_the_grpc_listener() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    let port = px.http.app.config.grpc_listen.unwrap().port();
+    let r = get(
+        px.http.addr,
+        "/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    let card = r.json();
+    let grpc: Vec<&Value> = card["supportedInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["protocolBinding"] == "GRPC")
+        .collect();
+    assert_eq!(
+        grpc,
+        vec![
+            &json!({"url": format!("127.0.0.1:{port}"), "protocolBinding":"GRPC","protocolVersion":"1.0"})
+        ]
+    );
+    let r = get(px.http.addr, "/.well-known/agent-card.json", &[]).await;
+    let card = r.json();
+    assert!(
+        card["additionalInterfaces"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"url": format!("127.0.0.1:{port}"), "transport":"GRPC"})),
+        "{card}"
+    );
+}
