@@ -672,3 +672,85 @@ async fn cards_advertise_the_grpc_listener() {
         "{card}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_timeout_bounds_the_upstream_call() {
+    let up = agent(Version::V10, |_| Reply::Hang).await;
+    let px = proxy(&up, Version::V10);
+    let mut req = tonic::Request::new(p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    });
+    req.set_timeout(std::time::Duration::from_millis(300));
+    let s = timeout(WAIT, px.v10().await.get_task(req))
+        .await
+        .expect("the deadline ends the call")
+        .unwrap_err();
+    assert!(
+        matches!(s.code(), Code::DeadlineExceeded | Code::Cancelled),
+        "{s:?}"
+    );
+    assert_eq!(up.calls().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_stream_closes_the_upstream_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A raw agent: 404 for the card, one SSE event for the call, then it
+    // reports whether the proxy closed the connection (EOF) in time.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (eof_tx, mut eof_rx) = tokio::sync::mpsc::channel::<bool>(1);
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let eof_tx = eof_tx.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16 * 1024];
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                if buf[..n].starts_with(b"GET") {
+                    let _ = sock
+                        .write_all(
+                            b"HTTP/1.1 404 X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                        )
+                        .await;
+                    return;
+                }
+                let ev = "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"taskId\":\"t1\",\"contextId\":\"c1\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}}\n\n";
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+                let chunk = format!("{head}{:x}\r\n{ev}\r\n", ev.len());
+                let _ = sock.write_all(chunk.as_bytes()).await;
+                let closed = matches!(
+                    timeout(WAIT, sock.read(&mut buf)).await,
+                    Ok(Ok(0)) | Ok(Err(_))
+                );
+                let _ = eof_tx.send(closed).await;
+            });
+        }
+    });
+    let px_addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(px_addr, &format!("http://{addr}")).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let px = Px { http, grpc };
+    let mut stream = px
+        .v10()
+        .await
+        .subscribe_to_task(p10::SubscribeToTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = timeout(WAIT, stream.message()).await.unwrap().unwrap();
+    assert!(first.is_some());
+    drop(stream);
+    let closed = timeout(WAIT, eof_rx.recv()).await.unwrap();
+    assert_eq!(
+        closed,
+        Some(true),
+        "the upstream stream outlived the gRPC caller"
+    );
+}

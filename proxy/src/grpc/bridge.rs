@@ -362,7 +362,14 @@ async fn pump<T>(
     }
     let mut framer = SseRewriter::new(SSE_EVENT_LIMIT);
     loop {
-        let next = tokio::time::timeout_at(end.min(Instant::now() + gap), body.frame()).await;
+        let next = tokio::select! {
+            // The caller went away: dropping the body closes the upstream call.
+            _ = tx.closed() => {
+                tracing::debug!("gRPC stream caller went away; upstream stream dropped");
+                return;
+            }
+            n = tokio::time::timeout_at(end.min(Instant::now() + gap), body.frame()) => n,
+        };
         let chunk = match next {
             Err(_) => {
                 let f = if Instant::now() >= end {
