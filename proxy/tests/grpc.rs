@@ -75,9 +75,11 @@ fn proxy(up: &FakeUpstream, version: Version) -> Px {
     let mut config = Config::new(addr, &up.url()).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(version);
-    config.grpc_listen = Some("127.0.0.1:0".parse().unwrap());
+    let grpc_addr = proxy::free_local_addr().unwrap();
+    config.grpc_listen = Some(grpc_addr);
     let http = proxy::start(config).unwrap();
-    let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
+    assert_eq!(grpc.addr, grpc_addr);
     Px { http, grpc }
 }
 
@@ -642,7 +644,8 @@ async fn malformed_protobuf_and_unknown_rpc() {
 async fn cards_advertise_the_grpc_listener() {
     let up = agent(Version::V10, result_of(json!(null))).await;
     let px = proxy(&up, Version::V10);
-    let port = px.http.app.config.grpc_listen.unwrap().port();
+    let port = px.grpc.addr.port();
+    assert_ne!(port, 0);
     let r = get(
         px.http.addr,
         "/.well-known/agent-card.json",
@@ -753,4 +756,162 @@ async fn dropped_stream_closes_the_upstream_connection() {
         Some(true),
         "the upstream stream outlived the gRPC caller"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_push_configs_to_v03_agent() {
+    let cfg03 = json!({"taskId":"t1","pushNotificationConfig":{"id":"p1","url":"http://127.0.0.1:1/hook","token":"tok"}});
+    let c = cfg03.clone();
+    let up = agent(Version::V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let result = match req["method"].as_str() {
+            Some("tasks/pushNotificationConfig/list") => json!([c]),
+            _ => c.clone(),
+        };
+        Reply::json(
+            200,
+            &json!({"jsonrpc":"2.0","id":req["id"],"result":result}).to_string(),
+        )
+    })
+    .await;
+    let px = proxy(&up, Version::V03);
+    let mut client = px.v10().await;
+    let want = p10::TaskPushNotificationConfig {
+        id: "p1".into(),
+        task_id: "t1".into(),
+        url: "http://127.0.0.1:1/hook".into(),
+        token: "tok".into(),
+        ..Default::default()
+    };
+    let got = client
+        .create_task_push_notification_config(want.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = client
+        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
+            task_id: "t1".into(),
+            id: "p1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = client
+        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
+            task_id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.configs, vec![want]);
+    let bodies: Vec<Value> = up
+        .calls()
+        .iter()
+        .map(|c| {
+            let mut v: Value = serde_json::from_slice(&c.body).unwrap();
+            v.as_object_mut().unwrap().remove("id");
+            v
+        })
+        .collect();
+    assert_eq!(
+        bodies,
+        vec![
+            json!({"jsonrpc":"2.0","method":"tasks/pushNotificationConfig/set","params":cfg03}),
+            json!({"jsonrpc":"2.0","method":"tasks/pushNotificationConfig/get","params":{"id":"t1","pushNotificationConfigId":"p1"}}),
+            json!({"jsonrpc":"2.0","method":"tasks/pushNotificationConfig/list","params":{"id":"t1"}}),
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_create_push_config_to_v10_agent() {
+    let up = agent(
+        Version::V10,
+        result_of(json!({"id":"p1","taskId":"t1","url":"http://127.0.0.1:1/hook"})),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let got = px
+        .v03()
+        .await
+        .create_task_push_notification_config(p03::CreateTaskPushNotificationConfigRequest {
+            parent: "tasks/t1".into(),
+            config_id: "p1".into(),
+            config: Some(p03::TaskPushNotificationConfig {
+                name: String::new(),
+                push_notification_config: Some(p03::PushNotificationConfig {
+                    url: "http://127.0.0.1:1/hook".into(),
+                    ..Default::default()
+                }),
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        got,
+        p03::TaskPushNotificationConfig {
+            name: "tasks/t1/pushNotificationConfigs/p1".into(),
+            push_notification_config: Some(p03::PushNotificationConfig {
+                id: "p1".into(),
+                url: "http://127.0.0.1:1/hook".into(),
+                ..Default::default()
+            }),
+        }
+    );
+    let (_, _, body) = one_call(&up);
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"CreateTaskPushNotificationConfig","params":{"id":"p1","taskId":"t1","url":"http://127.0.0.1:1/hook"}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_cards_over_grpc() {
+    let up = agent(Version::V03, |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let card: Value = serde_json::from_str(&CARD_V03.replace("UP", "127.0.0.1:9")).unwrap();
+        Reply::json(
+            200,
+            &json!({"jsonrpc":"2.0","id":req["id"],"result":card}).to_string(),
+        )
+    })
+    .await;
+    let px = proxy(&up, Version::V03);
+    // v1.0 extended card: bridged to agent/getAuthenticatedExtendedCard.
+    let card = px
+        .v10()
+        .await
+        .get_extended_agent_card(p10::GetExtendedAgentCardRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(card.name, "fake");
+    assert_eq!(card.supported_interfaces[0].protocol_binding, "JSONRPC");
+    let (_, _, body) = one_call(&up);
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"agent/getAuthenticatedExtendedCard","params":{}})
+    );
+    // v0.3 GetAgentCard: the public card the proxy serves, gRPC included.
+    let card = px
+        .v03()
+        .await
+        .get_agent_card(p03::GetAgentCardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(card.name, "fake");
+    let port = px.grpc.addr.port();
+    assert!(
+        card.additional_interfaces
+            .iter()
+            .any(|i| i.transport == "GRPC" && i.url == format!("127.0.0.1:{port}")),
+        "{card:?}"
+    );
+    assert_eq!(up.calls().len(), 1);
 }
