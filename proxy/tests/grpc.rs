@@ -915,3 +915,27 @@ async fn agent_cards_over_grpc() {
     );
     assert_eq!(up.calls().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_the_connection_limit_is_unavailable() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &up.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    config.limits.max_connections = 0;
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let px = Px { http, grpc };
+    let s = px
+        .v10()
+        .await
+        .get_task(p10::GetTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::Unavailable);
+    assert!(up.calls().is_empty());
+}

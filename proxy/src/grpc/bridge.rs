@@ -105,6 +105,15 @@ pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> 
     })
 }
 
+/// One call counted against `limits.max_connections` (left on drop).
+struct InFlight(Arc<App>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
+}
+
 /// The bridge shared by both services.
 pub struct Bridge {
     pub app: Arc<App>,
@@ -130,6 +139,16 @@ impl Bridge {
             app,
             http,
             next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Counts the call in, or Overloaded (UNAVAILABLE) beyond the limit.
+    fn enter(&self, client: Version) -> Result<InFlight, Status> {
+        if self.app.enter() {
+            Ok(InFlight(self.app.clone()))
+        } else {
+            let limit = self.app.config.limits.max_connections;
+            Err(from_failure(client, &Failure::Overloaded { limit }))
         }
     }
 
@@ -252,6 +271,7 @@ impl Bridge {
         params: Option<Value>,
         meta: &CallMeta,
     ) -> Result<Value, Status> {
+        let _slot = self.enter(client)?;
         let work = async {
             let upstream = self.upstream_version(client).await?;
             let p = self.prepare(client, upstream, method, params)?;
@@ -295,6 +315,7 @@ impl Bridge {
         meta: CallMeta,
         conv: fn(Value) -> Result<T, String>,
     ) -> Result<mpsc::Receiver<Result<T, Status>>, Status> {
+        let slot = self.enter(client)?;
         let upstream = self.upstream_version(client).await?;
         let p = self.prepare(client, upstream, method, params)?;
         let deadline = meta.timeout.map(|t| Instant::now() + t);
@@ -311,6 +332,7 @@ impl Bridge {
         tokio::spawn(async move {
             let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
             pump(client, upstream, rpc, resp, tx, conv, end, gap).await;
+            drop(slot);
         });
         Ok(rx)
     }
