@@ -57,6 +57,8 @@ pub fn start_echo_agent() -> std::io::Result<SocketAddr> {
                     return;
                 };
                 while let Ok((sock, _)) = listener.accept().await {
+                    // Head and body are separate writes: no Nagle delay.
+                    let _ = sock.set_nodelay(true);
                     let state = state.clone();
                     tokio::spawn(async move {
                         let _ = serve_connection(sock, state).await;
