@@ -136,13 +136,64 @@ pub fn advertise(card: &mut Value, version: Version, url: &str) {
             let Some(obj) = card.as_object_mut() else {
                 return;
             };
+            // A new list starts with the main interface (v0.3: the list
+            // SHOULD repeat it), so JSON-RPC stays listed.
+            let main = obj.get("url").cloned().map(|u| {
+                let t = obj
+                    .get("preferredTransport")
+                    .cloned()
+                    .unwrap_or_else(|| Value::from("JSONRPC"));
+                json!({"url": u, "transport": t})
+            });
             let list = obj
                 .entry("additionalInterfaces")
-                .or_insert_with(|| Value::Array(Vec::new()));
+                .or_insert_with(|| Value::Array(main.into_iter().collect()));
             if let Value::Array(list) = list {
                 list.retain(|i| i.get("transport").and_then(Value::as_str) != Some("GRPC"));
                 list.push(json!({"url": url, "transport": "GRPC"}));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, RawConfig};
+
+    #[test]
+    fn config_keys() {
+        let raw = RawConfig::from_toml(
+            "[upstream]\nurl = \"http://127.0.0.1:9\"\ngrpc_url = \"http://127.0.0.1:10\"\n[grpc]\nlisten = \"127.0.0.1:8081\"\n",
+            "t",
+        )
+        .unwrap();
+        let c = Config::resolve(raw).unwrap();
+        assert_eq!(c.grpc_listen, Some("127.0.0.1:8081".parse().unwrap()));
+        assert_eq!(c.upstream_grpc.map(|u| u.port), Some(10));
+        let raw = RawConfig::from_toml(
+            "[upstream]\nurl = \"http://127.0.0.1:9\"\n[grpc]\nlisten = \"nope\"\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(Config::resolve(raw).unwrap_err().key, "grpc.listen");
+        let c = Config::new("127.0.0.1:1".parse().unwrap(), "http://127.0.0.1:9").unwrap();
+        assert_eq!(c.grpc_listen, None);
+    }
+
+    #[test]
+    fn advertise_replaces_grpc_entries() {
+        let mut v10 = json!({"supportedInterfaces":[{"url":"http://a/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"up:1","protocolBinding":"GRPC","protocolVersion":"1.0"}]});
+        advertise(&mut v10, Version::V10, "px:2");
+        assert_eq!(
+            v10["supportedInterfaces"],
+            json!([{"url":"http://a/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"px:2","protocolBinding":"GRPC","protocolVersion":"1.0"}])
+        );
+        let mut v03 = json!({"url":"http://a/rpc"});
+        advertise(&mut v03, Version::V03, "px:2");
+        assert_eq!(
+            v03["additionalInterfaces"],
+            json!([{"url":"http://a/rpc","transport":"JSONRPC"},{"url":"px:2","transport":"GRPC"}])
+        );
     }
 }
