@@ -241,6 +241,9 @@ impl App {
             }
         };
         card::rewrite_card(&mut json, &self.config.upstream, &self.config.public_url);
+        if let Some(url) = crate::grpc::public_grpc_url(self) {
+            crate::grpc::advertise(&mut json, client, &url);
+        }
         let body = Bytes::from(json.to_string());
         let etag = card::etag_for(client, &body);
         let max_age = card.remaining(Instant::now());

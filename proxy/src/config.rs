@@ -49,6 +49,15 @@ pub struct RawConfig {
     pub upstream: RawUpstream,
     #[serde(default)]
     pub limits: RawLimits,
+    #[serde(default)]
+    pub grpc: RawGrpc,
+}
+
+/// `[grpc]` of the file: the gRPC listener (off unless `listen` is set).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGrpc {
+    pub listen: Option<String>,
 }
 
 /// `[upstream]` of the file.
@@ -57,6 +66,8 @@ pub struct RawConfig {
 pub struct RawUpstream {
     pub url: Option<String>,
     pub version: Option<String>,
+    /// The upstream's gRPC endpoint (`http://host:port`), if it has one.
+    pub grpc_url: Option<String>,
 }
 
 /// `[limits]` of the file.
@@ -242,6 +253,10 @@ pub struct Config {
     /// Pingora worker threads.
     pub threads: usize,
     pub limits: Limits,
+    /// The gRPC listener (both services), off when `None`.
+    pub grpc_listen: Option<SocketAddr>,
+    /// The upstream's gRPC endpoint; calls go there instead of its JSON-RPC.
+    pub upstream_grpc: Option<HttpUrl>,
 }
 
 impl Config {
@@ -294,7 +309,20 @@ impl Config {
         }
 
         let limits = resolve_limits(&raw.limits)?;
+        let grpc_listen = match raw.grpc.listen.as_deref() {
+            None => None,
+            Some(g) => Some(
+                g.parse()
+                    .map_err(|e| bad("grpc.listen", g, format!("not an IP:port ({e})")))?,
+            ),
+        };
+        let upstream_grpc = match raw.upstream.grpc_url.as_deref() {
+            None => None,
+            Some(g) => Some(HttpUrl::parse("upstream.grpc_url", g)?),
+        };
         Ok(Config {
+            grpc_listen,
+            upstream_grpc,
             listen,
             upstream,
             upstream_version,
@@ -312,6 +340,7 @@ impl Config {
             upstream: RawUpstream {
                 url: Some(upstream.to_string()),
                 version: None,
+                grpc_url: None,
             },
             ..RawConfig::default()
         })

@@ -57,6 +57,8 @@ pub fn start_echo_agent() -> std::io::Result<SocketAddr> {
                     return;
                 };
                 while let Ok((sock, _)) = listener.accept().await {
+                    // Head and body are separate writes: no Nagle delay.
+                    let _ = sock.set_nodelay(true);
                     let state = state.clone();
                     tokio::spawn(async move {
                         let _ = serve_connection(sock, state).await;
@@ -333,12 +335,14 @@ pub fn main(args: &DemoArgs) -> i32 {
          -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\",\"params\":{{\"message\":{{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{{\"text\":\"hello\"}}]}}}}}}'\n\n\
          Its agent card as a v1.0 client sees it:\n  curl -s {url}/.well-known/agent-card.json -H 'A2A-Version: 1.0'\n\n\
          As a v0.3 client (passed through untouched): the same without the header, with \"method\":\"message/send\".\n\
+         gRPC (a2a.v1 and lf.a2a.v1 A2AService) on 127.0.0.1:8081.\n\
          Ctrl-C stops it."
     );
     let serve = ServeArgs {
         listen: Some(args.listen.clone()),
         upstream: Some(format!("http://{agent}")),
         upstream_version: Some("0.3".into()),
+        grpc_listen: Some("127.0.0.1:8081".into()),
         ..ServeArgs::default()
     };
     crate::serve_cmd::main(&serve)

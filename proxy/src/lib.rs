@@ -15,6 +15,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod grpc;
 pub mod metrics;
 pub mod route;
 pub mod serve_cmd;

@@ -25,6 +25,9 @@ pub struct ServeArgs {
     /// rewritten to it [default: http://<listen>].
     #[arg(long, value_name = "URL")]
     pub public_url: Option<String>,
+    /// Also serve gRPC (both A2A services) on this address [default: off].
+    #[arg(long, value_name = "IP:PORT")]
+    pub grpc_listen: Option<String>,
     /// A TOML config file (see the `config` module for its keys).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -67,6 +70,7 @@ impl ServeArgs {
         set(&mut raw.upstream.url, &self.upstream);
         set(&mut raw.upstream.version, &self.upstream_version);
         set(&mut raw.public_url, &self.public_url);
+        set(&mut raw.grpc.listen, &self.grpc_listen);
         if self.log_json {
             raw.log_json = Some(true);
         }
@@ -117,8 +121,18 @@ pub fn main(args: &ServeArgs) -> i32 {
         public_url = %config.public_url.as_string(),
         "starting"
     );
-    let (server, _app) = crate::build_server(config, Duration::from_secs(5));
+    let (server, app) = crate::build_server(config, Duration::from_secs(5));
+    let grpc = match crate::grpc::GrpcServer::start_if_configured(app) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("a2a-compat-proxy serve: cannot start the gRPC listener: {e}");
+            return 2;
+        }
+    };
     server.run(RunArgs::default());
+    if let Some(mut g) = grpc {
+        g.stop();
+    }
     0
 }
 

@@ -1,0 +1,560 @@
+//! Binding bridge: one gRPC call of either version, sent as a JSON-RPC call
+//! over HTTP/1.1 to the upstream in the upstream's version (translated with
+//! the same [`RpcTranslation`] the JSON-RPC path uses), and the answer (a
+//! JSON-RPC response, or an SSE stream of them) turned back into the
+//! caller's version. The per-RPC prost <-> model conversions live in
+//! `svc_v03` / `svc_v10`; this module only moves JSON values.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tonic::metadata::MetadataMap;
+use tonic::Status;
+use translate::method::Method;
+
+use super::status::{from_failure, from_rpc_error};
+use crate::app::App;
+use crate::error::Failure;
+use crate::sse::SseRewriter;
+use crate::translation::RpcTranslation;
+use crate::version::Version;
+
+type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// Largest SSE event held while framing.
+const SSE_EVENT_LIMIT: usize = 4 * 1024 * 1024;
+
+/// What a gRPC call carries besides its message.
+#[derive(Debug, Clone, Default)]
+pub struct CallMeta {
+    /// From `grpc-timeout`.
+    pub timeout: Option<Duration>,
+    /// `a2a-extensions` / `x-a2a-extensions`, merged.
+    pub extensions: Option<String>,
+}
+
+/// Parses a `grpc-timeout` value (`<digits><H|M|S|m|u|n>`).
+pub fn parse_grpc_timeout(v: &str) -> Option<Duration> {
+    let v = v.trim();
+    if v.len() < 2 || v.len() > 9 {
+        return None;
+    }
+    let (digits, unit) = v.split_at(v.len() - 1);
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.checked_mul(3600)?),
+        "M" => Duration::from_secs(n.checked_mul(60)?),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+/// Checks `a2a-version` against the service's version and reads the rest.
+/// Missing or empty is accepted on both services: the service descriptor
+/// already names the version unambiguously (a2a-js routes the same way).
+/// An unparseable, unsupported or disagreeing value is VersionNotSupported.
+pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> {
+    if let Some(raw) = md.get("a2a-version") {
+        let text = raw.to_str().unwrap_or("?");
+        if !text.trim().is_empty() {
+            match Version::from_header(Some(text)) {
+                Ok(v) if v == client => {}
+                _ => {
+                    return Err(from_failure(
+                        client,
+                        &Failure::VersionNotSupported {
+                            requested: text.to_string(),
+                        },
+                    ))
+                }
+            }
+        }
+    }
+    let mut ext: Vec<String> = Vec::new();
+    for key in ["a2a-extensions", "x-a2a-extensions"] {
+        for v in md.get_all(key).iter() {
+            if let Ok(s) = v.to_str() {
+                ext.extend(
+                    s.split(',')
+                        .map(str::trim)
+                        .filter(|x| !x.is_empty())
+                        .map(String::from),
+                );
+            }
+        }
+    }
+    ext.dedup();
+    Ok(CallMeta {
+        timeout: md
+            .get("grpc-timeout")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_grpc_timeout),
+        extensions: (!ext.is_empty()).then(|| ext.join(",")),
+    })
+}
+
+/// One call counted against `limits.max_connections` (left on drop).
+struct InFlight(Arc<App>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
+}
+
+/// The bridge shared by both services.
+pub struct Bridge {
+    pub app: Arc<App>,
+    http: HttpClient,
+    next_id: AtomicU64,
+}
+
+/// A prepared upstream call.
+struct Prepared {
+    rpc: RpcTranslation,
+    body: Vec<u8>,
+}
+
+impl Bridge {
+    pub fn new(app: Arc<App>) -> Bridge {
+        let mut conn = HttpConnector::new();
+        conn.set_connect_timeout(Some(app.config.limits.connect_timeout));
+        conn.set_nodelay(true);
+        let http = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(conn);
+        Bridge {
+            app,
+            http,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Counts the call in, or Overloaded (UNAVAILABLE) beyond the limit.
+    fn enter(&self, client: Version) -> Result<InFlight, Status> {
+        if self.app.enter() {
+            Ok(InFlight(self.app.clone()))
+        } else {
+            let limit = self.app.config.limits.max_connections;
+            Err(from_failure(client, &Failure::Overloaded { limit }))
+        }
+    }
+
+    /// The upstream's version (a failure already rendered for `client`).
+    pub async fn upstream_version(&self, client: Version) -> Result<Version, Status> {
+        self.app
+            .upstream_version()
+            .await
+            .map_err(|f| from_failure(client, &f))
+    }
+
+    /// The JSON-RPC request for the upstream.
+    fn prepare(
+        &self,
+        client: Version,
+        upstream: Version,
+        method: Method,
+        params: Option<Value>,
+    ) -> Result<Prepared, Status> {
+        let name = method.name(client).ok_or_else(|| {
+            from_failure(
+                client,
+                &Failure::Internal {
+                    detail: format!("{method:?} has no {client} name"),
+                },
+            )
+        })?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut req = json!({"jsonrpc": "2.0", "id": id, "method": name});
+        if let Some(p) = params {
+            req["params"] = p;
+        }
+        let body = serde_json::to_vec(&req).unwrap_or_default();
+        let mut rpc = RpcTranslation {
+            client,
+            upstream,
+            method: name.to_string(),
+            id: Some(Value::from(id)),
+            drop_history: false,
+        };
+        let body = if client == upstream {
+            body
+        } else {
+            rpc.request(&body).map_err(|f| from_failure(client, &f))?
+        };
+        Ok(Prepared { rpc, body })
+    }
+
+    /// The path of the upstream's JSON-RPC interface: from its card when it
+    /// names one of its version, else the configured upstream URL's path.
+    async fn rpc_path(&self, upstream: Version) -> String {
+        let base = self.app.config.upstream.base_path.clone();
+        let fallback = if base.is_empty() {
+            "/".to_string()
+        } else {
+            base
+        };
+        let Ok(addr) = self.app.upstream_addr().await else {
+            return fallback;
+        };
+        let Ok(card) = self.app.cards.get(addr, true).await else {
+            return fallback;
+        };
+        jsonrpc_url(&card.json, upstream)
+            .and_then(|u| u.parse::<http::Uri>().ok())
+            .map(|u| u.path().to_string())
+            .filter(|p| !p.is_empty())
+            .unwrap_or(fallback)
+    }
+
+    async fn send(
+        &self,
+        upstream: Version,
+        body: Vec<u8>,
+        meta: &CallMeta,
+        stream: bool,
+    ) -> Result<hyper::Response<hyper::body::Incoming>, Failure> {
+        let cfg = &self.app.config;
+        let path = self.rpc_path(upstream).await;
+        let uri = format!("http://{}{}", cfg.upstream.authority(), path);
+        let mut b = hyper::Request::post(uri)
+            .header("Host", cfg.upstream.authority())
+            .header("Content-Type", "application/json")
+            .header(
+                "Accept",
+                if stream {
+                    "text/event-stream"
+                } else {
+                    "application/json"
+                },
+            )
+            .header("A2A-Version", upstream.as_str());
+        if let Some(ext) = &meta.extensions {
+            let key = match upstream {
+                Version::V10 => "A2A-Extensions",
+                Version::V03 => "X-A2A-Extensions",
+            };
+            b = b.header(key, ext.as_str());
+        }
+        let req = b
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| Failure::Internal {
+                detail: e.to_string(),
+            })?;
+        let fut = self.http.request(req);
+        match tokio::time::timeout(cfg.limits.read_timeout, fut).await {
+            Err(_) => Err(Failure::UpstreamTimeout),
+            Ok(Err(e)) => Err(Failure::UpstreamUnavailable {
+                detail: e.to_string(),
+            }),
+            Ok(Ok(r)) => Ok(r),
+        }
+    }
+
+    /// A unary call: the `result` of the answer in the caller's version.
+    pub async fn unary(
+        &self,
+        client: Version,
+        method: Method,
+        params: Option<Value>,
+        meta: &CallMeta,
+    ) -> Result<Value, Status> {
+        let _slot = self.enter(client)?;
+        let work = async {
+            let upstream = self.upstream_version(client).await?;
+            let p = self.prepare(client, upstream, method, params)?;
+            let resp = self
+                .send(upstream, p.body, meta, false)
+                .await
+                .map_err(|f| from_failure(client, &f))?;
+            let read = tokio::time::timeout(
+                self.app.config.limits.read_timeout,
+                resp.into_body().collect(),
+            );
+            let body = match read.await {
+                Err(_) => return Err(from_failure(client, &Failure::UpstreamTimeout)),
+                Ok(Err(e)) => {
+                    return Err(from_failure(
+                        client,
+                        &Failure::UpstreamUnavailable {
+                            detail: e.to_string(),
+                        },
+                    ))
+                }
+                Ok(Ok(c)) => c.to_bytes(),
+            };
+            let out = if client == upstream {
+                body.to_vec()
+            } else {
+                p.rpc.response(&body)
+            };
+            envelope_result(client, &out)
+        };
+        with_deadline(client, meta.timeout, work).await
+    }
+
+    /// A server-streaming call: each SSE event of the upstream, translated,
+    /// goes to `conv` and then to the returned channel as it arrives.
+    pub async fn stream<T: Send + 'static>(
+        self: &Arc<Self>,
+        client: Version,
+        method: Method,
+        params: Option<Value>,
+        meta: CallMeta,
+        conv: fn(Value) -> Result<T, String>,
+    ) -> Result<mpsc::Receiver<Result<T, Status>>, Status> {
+        let slot = self.enter(client)?;
+        let upstream = self.upstream_version(client).await?;
+        let p = self.prepare(client, upstream, method, params)?;
+        let deadline = meta.timeout.map(|t| Instant::now() + t);
+        let resp = with_deadline(client, meta.timeout, async {
+            self.send(upstream, p.body, &meta, true)
+                .await
+                .map_err(|f| from_failure(client, &f))
+        })
+        .await?;
+        let (tx, rx) = mpsc::channel::<Result<T, Status>>(16);
+        let max = self.app.config.limits.stream_max_duration;
+        let gap = self.app.config.limits.read_timeout;
+        let rpc = p.rpc;
+        tokio::spawn(async move {
+            let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
+            pump(client, upstream, rpc, resp, tx, conv, end, gap).await;
+            drop(slot);
+        });
+        Ok(rx)
+    }
+}
+
+/// Forwards the upstream's events until it ends, the caller goes away
+/// (send fails: the upstream body is dropped with this task), the deadline
+/// passes, or a v0.3 upstream sends its `final: true` status update.
+#[allow(clippy::too_many_arguments)]
+async fn pump<T>(
+    client: Version,
+    upstream: Version,
+    rpc: RpcTranslation,
+    resp: hyper::Response<hyper::body::Incoming>,
+    tx: mpsc::Sender<Result<T, Status>>,
+    conv: fn(Value) -> Result<T, String>,
+    end: Instant,
+    gap: Duration,
+) {
+    let sse = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let mut body = resp.into_body();
+    if !sse {
+        // A plain JSON answer to a streaming call: typically an error.
+        let collected = tokio::time::timeout_at(end, body.collect()).await;
+        let item = match collected {
+            Err(_) => Err(from_failure(client, &Failure::UpstreamTimeout)),
+            Ok(Err(e)) => Err(from_failure(
+                client,
+                &Failure::UpstreamUnavailable {
+                    detail: e.to_string(),
+                },
+            )),
+            Ok(Ok(c)) => {
+                let b = c.to_bytes();
+                let out = if client == upstream {
+                    b.to_vec()
+                } else {
+                    rpc.response(&b)
+                };
+                envelope_result(client, &out).and_then(|v| convert(client, conv, v))
+            }
+        };
+        let _ = tx.send(item).await;
+        return;
+    }
+    let mut framer = SseRewriter::new(SSE_EVENT_LIMIT);
+    loop {
+        let next = tokio::select! {
+            // The caller went away: dropping the body closes the upstream call.
+            _ = tx.closed() => {
+                tracing::debug!("gRPC stream caller went away; upstream stream dropped");
+                return;
+            }
+            n = tokio::time::timeout_at(end.min(Instant::now() + gap), body.frame()) => n,
+        };
+        let chunk = match next {
+            Err(_) => {
+                let f = if Instant::now() >= end {
+                    Failure::StreamExpired { limit_secs: 0 }
+                } else {
+                    Failure::UpstreamTimeout
+                };
+                let _ = tx.send(Err(from_failure(client, &f))).await;
+                return;
+            }
+            Ok(None) => None,
+            Ok(Some(Err(e))) => {
+                let f = Failure::UpstreamUnavailable {
+                    detail: e.to_string(),
+                };
+                let _ = tx.send(Err(from_failure(client, &f))).await;
+                return;
+            }
+            Ok(Some(Ok(frame))) => match frame.into_data() {
+                Ok(d) => Some(d),
+                Err(_) => continue,
+            },
+        };
+        let mut datas: Vec<String> = Vec::new();
+        let mut grab = |d: &str| {
+            datas.push(d.to_string());
+            d.to_string()
+        };
+        let done = chunk.is_none();
+        match &chunk {
+            Some(d) => {
+                framer.push(d, &mut grab);
+            }
+            None => {
+                framer.finish(&mut grab);
+            }
+        }
+        for data in datas {
+            if data.trim().is_empty() {
+                continue;
+            }
+            let last = upstream == Version::V03 && is_final_v03(&data);
+            let out = if client == upstream {
+                data
+            } else {
+                rpc.event(&data)
+            };
+            let item =
+                envelope_result(client, out.as_bytes()).and_then(|v| convert(client, conv, v));
+            let failed = item.is_err();
+            if tx.send(item).await.is_err() {
+                tracing::debug!("gRPC stream caller went away; upstream stream dropped");
+                return;
+            }
+            if failed || last {
+                return;
+            }
+        }
+        if done {
+            return;
+        }
+    }
+}
+
+fn convert<T>(
+    client: Version,
+    conv: fn(Value) -> Result<T, String>,
+    v: Value,
+) -> Result<T, Status> {
+    conv(v).map_err(|detail| from_failure(client, &Failure::BadUpstreamResponse { detail }))
+}
+
+/// A v0.3 stream event with `final: true` (the stream ends after it).
+fn is_final_v03(data: &str) -> bool {
+    serde_json::from_str::<Value>(data)
+        .ok()
+        .is_some_and(|v| v["result"]["final"] == Value::Bool(true))
+}
+
+/// `result` of a JSON-RPC response in the caller's version, or its error as
+/// a status.
+fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Status> {
+    let bad = |detail: String| from_failure(client, &Failure::BadUpstreamResponse { detail });
+    let mut v: Value =
+        serde_json::from_slice(body).map_err(|e| bad(format!("not a JSON-RPC response: {e}")))?;
+    if let Some(err) = v.get("error") {
+        return Err(from_rpc_error(client, err, None));
+    }
+    match v.get_mut("result") {
+        Some(r) => Ok(r.take()),
+        None => Err(bad("JSON-RPC response without result or error".into())),
+    }
+}
+
+async fn with_deadline<T>(
+    client: Version,
+    timeout: Option<Duration>,
+    fut: impl std::future::Future<Output = Result<T, Status>>,
+) -> Result<T, Status> {
+    match timeout {
+        None => fut.await,
+        Some(t) => match tokio::time::timeout(t, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(from_failure(client, &Failure::UpstreamTimeout)),
+        },
+    }
+}
+
+/// The JSON-RPC interface URL a card names for `version`.
+fn jsonrpc_url(card: &Value, version: Version) -> Option<String> {
+    let s = |v: &Value| v.as_str().map(String::from);
+    match version {
+        Version::V10 => card["supportedInterfaces"]
+            .as_array()?
+            .iter()
+            .find(|i| {
+                i["protocolBinding"] == "JSONRPC"
+                    && i["protocolVersion"]
+                        .as_str()
+                        .is_none_or(|pv| Version::from_header(Some(pv)) == Ok(Version::V10))
+            })
+            .and_then(|i| s(&i["url"])),
+        Version::V03 => {
+            let preferred = card["preferredTransport"].as_str().unwrap_or("JSONRPC");
+            if preferred == "JSONRPC" {
+                if let Some(u) = s(&card["url"]) {
+                    return Some(u);
+                }
+            }
+            card["additionalInterfaces"]
+                .as_array()?
+                .iter()
+                .find(|i| i["transport"] == "JSONRPC")
+                .and_then(|i| s(&i["url"]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts() {
+        assert_eq!(parse_grpc_timeout("100m"), Some(Duration::from_millis(100)));
+        assert_eq!(parse_grpc_timeout("2S"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_grpc_timeout("1H"), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_grpc_timeout("x"), None);
+        assert_eq!(parse_grpc_timeout("10x"), None);
+        assert_eq!(parse_grpc_timeout("1234567890S"), None);
+    }
+
+    #[test]
+    fn card_paths() {
+        let v10 = json!({"supportedInterfaces":[{"url":"http://h/g","protocolBinding":"GRPC"},{"url":"http://h/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]});
+        assert_eq!(
+            jsonrpc_url(&v10, Version::V10).as_deref(),
+            Some("http://h/rpc")
+        );
+        let v03 = json!({"url":"http://h/a","preferredTransport":"GRPC","additionalInterfaces":[{"url":"http://h/b","transport":"JSONRPC"}]});
+        assert_eq!(
+            jsonrpc_url(&v03, Version::V03).as_deref(),
+            Some("http://h/b")
+        );
+    }
+}

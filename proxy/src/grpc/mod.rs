@@ -1,0 +1,199 @@
+//! The gRPC binding: one tonic server on its own listener (`grpc.listen` /
+//! `--grpc-listen`, off unless set) hosting both A2A services side by side,
+//! `a2a.v1.A2AService` (v0.3, [`svc_v03`]) and `lf.a2a.v1.A2AService` (v1.0,
+//! [`svc_v10`]), on its own thread and tokio runtime next to Pingora.
+//!
+//! Every RPC is bridged to the upstream's JSON-RPC binding in the upstream's
+//! version ([`bridge`]); errors become statuses in the caller's dialect
+//! ([`status`]). Unknown RPCs get UNIMPLEMENTED and undecodable messages
+//! INTERNAL from tonic itself.
+
+pub mod bridge;
+pub mod status;
+pub mod svc_v03;
+pub mod svc_v10;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+use crate::app::App;
+use crate::version::Version;
+
+/// A running gRPC listener; stopped by [`GrpcServer::stop`] or drop.
+pub struct GrpcServer {
+    pub addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl GrpcServer {
+    /// Starts the listener when the config has `grpc_listen`.
+    pub fn start_if_configured(app: Arc<App>) -> std::io::Result<Option<GrpcServer>> {
+        match app.config.grpc_listen {
+            None => Ok(None),
+            Some(addr) => GrpcServer::start(app, addr).map(Some),
+        }
+    }
+
+    /// Binds `addr` now (errors are reported here) and serves on a new thread.
+    pub fn start(app: Arc<App>, addr: SocketAddr) -> std::io::Result<GrpcServer> {
+        let std_listener = std::net::TcpListener::bind(addr)?;
+        std_listener.set_nonblocking(true)?;
+        let addr = std_listener.local_addr()?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(app.config.threads.clamp(1, 4))
+            .thread_name("a2a-grpc")
+            .enable_all()
+            .build()?;
+        let (tx, rx) = oneshot::channel::<()>();
+        let bridge = Arc::new(bridge::Bridge::new(app));
+        let thread = std::thread::Builder::new()
+            .name(format!("a2a-grpc-{}", addr.port()))
+            .spawn(move || {
+                rt.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(std_listener) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            tracing::error!(error = %e, "gRPC listener unusable");
+                            return;
+                        }
+                    };
+                    tracing::info!(%addr, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
+                    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+                    let v03 = proto::v03::a2a_service_server::A2aServiceServer::new(
+                        svc_v03::V03Service {
+                            bridge: bridge.clone(),
+                        },
+                    );
+                    let v10 = proto::v10::a2a_service_server::A2aServiceServer::new(
+                        svc_v10::V10Service { bridge },
+                    );
+                    let served = tonic::transport::Server::builder()
+                        .tcp_nodelay(true)
+                        .add_service(v03)
+                        .add_service(v10)
+                        .serve_with_incoming_shutdown(incoming, async {
+                            let _ = rx.await;
+                        })
+                        .await;
+                    if let Err(e) = served {
+                        tracing::error!(error = %e, "gRPC server stopped");
+                    }
+                });
+                rt.shutdown_background();
+            })?;
+        Ok(GrpcServer {
+            addr,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Stops accepting, ends the server and waits for its thread.
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for GrpcServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The gRPC interface URL advertised in cards: `host:port` of the public
+/// host with the gRPC port (v1.0.1 says `host:port` for GRPC; EDGE-CASES 21).
+pub fn public_grpc_url(app: &App) -> Option<String> {
+    let port = app.config.grpc_listen?.port();
+    let host = &app.config.public_url.host;
+    Some(if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    })
+}
+
+/// Replaces any GRPC interface of a served card of `version` by the proxy's
+/// own (the one it really serves).
+pub fn advertise(card: &mut Value, version: Version, url: &str) {
+    match version {
+        Version::V10 => {
+            if let Some(Value::Array(list)) = card.get_mut("supportedInterfaces") {
+                list.retain(|i| i.get("protocolBinding").and_then(Value::as_str) != Some("GRPC"));
+                list.push(json!({"url": url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}));
+            }
+        }
+        Version::V03 => {
+            let Some(obj) = card.as_object_mut() else {
+                return;
+            };
+            // A new list starts with the main interface (v0.3: the list
+            // SHOULD repeat it), so JSON-RPC stays listed.
+            let main = obj.get("url").cloned().map(|u| {
+                let t = obj
+                    .get("preferredTransport")
+                    .cloned()
+                    .unwrap_or_else(|| Value::from("JSONRPC"));
+                json!({"url": u, "transport": t})
+            });
+            let list = obj
+                .entry("additionalInterfaces")
+                .or_insert_with(|| Value::Array(main.into_iter().collect()));
+            if let Value::Array(list) = list {
+                list.retain(|i| i.get("transport").and_then(Value::as_str) != Some("GRPC"));
+                list.push(json!({"url": url, "transport": "GRPC"}));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, RawConfig};
+
+    #[test]
+    fn config_keys() {
+        let raw = RawConfig::from_toml(
+            "[upstream]\nurl = \"http://127.0.0.1:9\"\ngrpc_url = \"http://127.0.0.1:10\"\n[grpc]\nlisten = \"127.0.0.1:8081\"\n",
+            "t",
+        )
+        .unwrap();
+        let c = Config::resolve(raw).unwrap();
+        assert_eq!(c.grpc_listen, Some("127.0.0.1:8081".parse().unwrap()));
+        assert_eq!(c.upstream_grpc.map(|u| u.port), Some(10));
+        let raw = RawConfig::from_toml(
+            "[upstream]\nurl = \"http://127.0.0.1:9\"\n[grpc]\nlisten = \"nope\"\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(Config::resolve(raw).unwrap_err().key, "grpc.listen");
+        let c = Config::new("127.0.0.1:1".parse().unwrap(), "http://127.0.0.1:9").unwrap();
+        assert_eq!(c.grpc_listen, None);
+    }
+
+    #[test]
+    fn advertise_replaces_grpc_entries() {
+        let mut v10 = json!({"supportedInterfaces":[{"url":"http://a/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"up:1","protocolBinding":"GRPC","protocolVersion":"1.0"}]});
+        advertise(&mut v10, Version::V10, "px:2");
+        assert_eq!(
+            v10["supportedInterfaces"],
+            json!([{"url":"http://a/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"px:2","protocolBinding":"GRPC","protocolVersion":"1.0"}])
+        );
+        let mut v03 = json!({"url":"http://a/rpc"});
+        advertise(&mut v03, Version::V03, "px:2");
+        assert_eq!(
+            v03["additionalInterfaces"],
+            json!([{"url":"http://a/rpc","transport":"JSONRPC"},{"url":"px:2","transport":"GRPC"}])
+        );
+    }
+}

@@ -1,0 +1,941 @@
+//! The gRPC binding end to end on 127.0.0.1: tonic clients of both versions
+//! -> the proxy's gRPC listener -> fake JSON-RPC agents of both versions
+//! (recording every request). Asserts the exact upstream JSON-RPC request
+//! and the exact gRPC reply / status.
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use prost::Message as _;
+use proto::v03 as p03;
+use proto::v10 as p10;
+use proxy::config::{Config, UpstreamVersion};
+use proxy::grpc::GrpcServer;
+use proxy::version::Version;
+use proxy::RunningProxy;
+use serde_json::{json, Value};
+use support::*;
+use tokio::sync::Semaphore;
+use tokio::time::timeout;
+use tonic::Code;
+
+const CARD_V03: &str = r#"{"name":"fake","description":"a fake agent","version":"1.0.0","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://UP/rpc","preferredTransport":"JSONRPC","capabilities":{"streaming":true},"skills":[]}"#;
+const CARD_V10: &str = r#"{"name":"fake","description":"a fake agent","version":"1.0.0","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"supportedInterfaces":[{"url":"http://UP/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"skills":[]}"#;
+
+async fn agent(
+    version: Version,
+    f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+) -> FakeUpstream {
+    let card = match version {
+        Version::V03 => CARD_V03,
+        Version::V10 => CARD_V10,
+    };
+    let host = Arc::new(std::sync::OnceLock::<String>::new());
+    let h = host.clone();
+    let up = FakeUpstream::start(move |r| {
+        if r.target == "/.well-known/agent-card.json" {
+            Reply::json(
+                200,
+                &card.replace("UP", h.get().map(String::as_str).unwrap_or("?")),
+            )
+        } else {
+            f(r)
+        }
+    })
+    .await;
+    host.set(up.addr.to_string()).unwrap();
+    up
+}
+
+struct Px {
+    http: RunningProxy,
+    grpc: GrpcServer,
+}
+
+impl Px {
+    fn url(&self) -> String {
+        format!("http://{}", self.grpc.addr)
+    }
+    async fn v10(&self) -> p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
+        p10::a2a_service_client::A2aServiceClient::connect(self.url())
+            .await
+            .unwrap()
+    }
+    async fn v03(&self) -> p03::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
+        p03::a2a_service_client::A2aServiceClient::connect(self.url())
+            .await
+            .unwrap()
+    }
+}
+
+fn proxy(up: &FakeUpstream, version: Version) -> Px {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &up.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(version);
+    let grpc_addr = proxy::free_local_addr().unwrap();
+    config.grpc_listen = Some(grpc_addr);
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
+    assert_eq!(grpc.addr, grpc_addr);
+    Px { http, grpc }
+}
+
+/// The only non-card request the agent saw, as (target, a2a-version, body).
+fn one_call(up: &FakeUpstream) -> (String, Option<String>, Value) {
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let c = &calls[0];
+    assert_eq!(c.method, "POST");
+    assert_eq!(c.header("content-type"), Some("application/json"));
+    let mut body: Value = serde_json::from_slice(&c.body).unwrap();
+    assert!(body["id"].is_u64(), "{body}");
+    body.as_object_mut().unwrap().remove("id");
+    (
+        c.target.clone(),
+        c.header("a2a-version").map(String::from),
+        body,
+    )
+}
+
+/// Answers every JSON-RPC call with `result` (the request id echoed).
+fn result_of(result: Value) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let body = json!({"jsonrpc":"2.0","id":req["id"],"result":result});
+        Reply::json(200, &body.to_string())
+    }
+}
+
+fn error_of(error: Value) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let body = json!({"jsonrpc":"2.0","id":req["id"],"error":error});
+        Reply::json(200, &body.to_string())
+    }
+}
+
+fn sse_of(results: Vec<Value>) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let events = results
+            .iter()
+            .map(|res| {
+                format!(
+                    "data: {}\n\n",
+                    json!({"jsonrpc":"2.0","id":req["id"],"result":res})
+                )
+            })
+            .collect();
+        Reply::Sse {
+            events,
+            gate: Arc::new(Semaphore::new(100)),
+        }
+    }
+}
+
+fn v10_msg(id: &str, text: &str) -> p10::Message {
+    p10::Message {
+        message_id: id.into(),
+        role: p10::Role::User as i32,
+        parts: vec![p10::Part {
+            content: Some(p10::part::Content::Text(text.into())),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn v03_msg(id: &str, text: &str) -> p03::Message {
+    p03::Message {
+        message_id: id.into(),
+        role: p03::Role::User as i32,
+        content: vec![p03::Part {
+            part: Some(p03::part::Part::Text(text.into())),
+            metadata: None,
+        }],
+        ..Default::default()
+    }
+}
+
+fn v10_task(id: &str, state: p10::TaskState) -> p10::Task {
+    p10::Task {
+        id: id.into(),
+        context_id: "c1".into(),
+        status: Some(p10::TaskStatus {
+            state: state as i32,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn v03_task(id: &str, state: p03::TaskState) -> p03::Task {
+    p03::Task {
+        id: id.into(),
+        context_id: "c1".into(),
+        status: Some(p03::TaskStatus {
+            state: state as i32,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// `google.rpc.Status` / `ErrorInfo`, decoded independently of the proxy.
+#[derive(Clone, PartialEq, prost::Message)]
+struct RpcStatus {
+    #[prost(int32, tag = "1")]
+    code: i32,
+    #[prost(string, tag = "2")]
+    message: String,
+    #[prost(message, repeated, tag = "3")]
+    details: Vec<AnyMsg>,
+}
+#[derive(Clone, PartialEq, prost::Message)]
+struct AnyMsg {
+    #[prost(string, tag = "1")]
+    type_url: String,
+    #[prost(bytes = "vec", tag = "2")]
+    value: Vec<u8>,
+}
+#[derive(Clone, PartialEq, prost::Message)]
+struct ErrorInfo {
+    #[prost(string, tag = "1")]
+    reason: String,
+    #[prost(string, tag = "2")]
+    domain: String,
+    #[prost(map = "string, string", tag = "3")]
+    metadata: HashMap<String, String>,
+}
+
+fn error_info(s: &tonic::Status) -> ErrorInfo {
+    let st = RpcStatus::decode(s.details()).expect("grpc-status-details-bin");
+    assert_eq!(st.code, s.code() as i32);
+    assert_eq!(
+        st.details[0].type_url,
+        "type.googleapis.com/google.rpc.ErrorInfo"
+    );
+    ErrorInfo::decode(st.details[0].value.as_slice()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_send_message_to_v03_agent() {
+    let up = agent(
+        Version::V03,
+        result_of(json!({"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"}})),
+    )
+    .await;
+    let px = proxy(&up, Version::V03);
+    let mut req = tonic::Request::new(p10::SendMessageRequest {
+        message: Some(v10_msg("m1", "hi")),
+        ..Default::default()
+    });
+    req.metadata_mut()
+        .insert("a2a-version", "1.0".parse().unwrap());
+    let reply = px.v10().await.send_message(req).await.unwrap().into_inner();
+    assert_eq!(
+        reply,
+        p10::SendMessageResponse {
+            payload: Some(p10::send_message_response::Payload::Task(v10_task(
+                "t1",
+                p10::TaskState::Completed
+            ))),
+        }
+    );
+    let (target, version, body) = one_call(&up);
+    assert_eq!(target, "/rpc");
+    assert_eq!(version.as_deref(), Some("0.3"));
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]},"configuration":{"blocking":true}}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_send_message_to_v10_agent_gets_a_message() {
+    let up = agent(
+        Version::V10,
+        result_of(
+            json!({"message":{"messageId":"r1","role":"ROLE_AGENT","parts":[{"text":"yo"}]}}),
+        ),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let reply = px
+        .v03()
+        .await
+        .send_message(p03::SendMessageRequest {
+            request: Some(v03_msg("m1", "hi")),
+            configuration: None,
+            metadata: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut want = v03_msg("r1", "yo");
+    want.role = p03::Role::Agent as i32;
+    assert_eq!(
+        reply,
+        p03::SendMessageResponse {
+            payload: Some(p03::send_message_response::Payload::Msg(want)),
+        }
+    );
+    let (_, version, body) = one_call(&up);
+    assert_eq!(version.as_deref(), Some("1.0"));
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_delete_push_config_to_v10_agent() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    px.v03()
+        .await
+        .delete_task_push_notification_config(p03::DeleteTaskPushNotificationConfigRequest {
+            name: "tasks/t1/pushNotificationConfigs/p1".into(),
+        })
+        .await
+        .unwrap();
+    let (_, _, body) = one_call(&up);
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"DeleteTaskPushNotificationConfig","params":{"taskId":"t1","id":"p1"}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_get_task_to_v10_agent() {
+    let up = agent(
+        Version::V10,
+        result_of(json!({"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}})),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let reply = px
+        .v03()
+        .await
+        .get_task(p03::GetTaskRequest {
+            name: "tasks/t1".into(),
+            history_length: 2,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(reply, v03_task("t1", p03::TaskState::Working));
+    let (target, version, body) = one_call(&up);
+    assert_eq!(target, "/rpc");
+    assert_eq!(version.as_deref(), Some("1.0"));
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"GetTask","params":{"id":"t1","historyLength":2}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_v10_cancel_is_bridged() {
+    let up = agent(
+        Version::V10,
+        result_of(json!({"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_CANCELED"}})),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let reply = px
+        .v10()
+        .await
+        .cancel_task(p10::CancelTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(reply, v10_task("t1", p10::TaskState::Canceled));
+    let (_, version, body) = one_call(&up);
+    assert_eq!(version.as_deref(), Some("1.0"));
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"CancelTask","params":{"id":"t1"}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_stream_from_v03_agent_ends_at_final() {
+    let up = agent(
+        Version::V03,
+        sse_of(vec![
+            json!({"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}),
+            json!({"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}),
+        ]),
+    )
+    .await;
+    let px = proxy(&up, Version::V03);
+    let mut stream = px
+        .v10()
+        .await
+        .send_streaming_message(p10::SendMessageRequest {
+            message: Some(v10_msg("m1", "go")),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        match timeout(WAIT, stream.message()).await.unwrap().unwrap() {
+            Some(m) => got.push(m),
+            None => break,
+        }
+    }
+    assert_eq!(
+        got,
+        vec![
+            p10::StreamResponse {
+                payload: Some(p10::stream_response::Payload::Task(v10_task(
+                    "t1",
+                    p10::TaskState::Working
+                ))),
+            },
+            p10::StreamResponse {
+                payload: Some(p10::stream_response::Payload::StatusUpdate(
+                    p10::TaskStatusUpdateEvent {
+                        task_id: "t1".into(),
+                        context_id: "c1".into(),
+                        status: Some(p10::TaskStatus {
+                            state: p10::TaskState::Completed as i32,
+                            ..Default::default()
+                        }),
+                        metadata: None,
+                    }
+                )),
+            },
+        ]
+    );
+    let (_, _, body) = one_call(&up);
+    assert_eq!(body["method"], "message/stream");
+    assert_eq!(body["params"]["message"]["messageId"], "m1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_subscription_from_v10_agent() {
+    let up = agent(
+        Version::V10,
+        sse_of(vec![
+            json!({"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}),
+            json!({"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}),
+        ]),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let mut stream = px
+        .v03()
+        .await
+        .task_subscription(p03::TaskSubscriptionRequest {
+            name: "tasks/t1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        match timeout(WAIT, stream.message()).await.unwrap().unwrap() {
+            Some(m) => got.push(m),
+            None => break,
+        }
+    }
+    assert_eq!(
+        got,
+        vec![
+            p03::StreamResponse {
+                payload: Some(p03::stream_response::Payload::Task(v03_task(
+                    "t1",
+                    p03::TaskState::Working
+                ))),
+            },
+            p03::StreamResponse {
+                payload: Some(p03::stream_response::Payload::StatusUpdate(
+                    p03::TaskStatusUpdateEvent {
+                        task_id: "t1".into(),
+                        context_id: "c1".into(),
+                        status: Some(p03::TaskStatus {
+                            state: p03::TaskState::Completed as i32,
+                            ..Default::default()
+                        }),
+                        r#final: true,
+                        metadata: None,
+                    }
+                )),
+            },
+        ]
+    );
+    let (_, _, body) = one_call(&up);
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"SubscribeToTask","params":{"id":"t1"}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_not_found_in_both_dialects() {
+    let up = agent(
+        Version::V03,
+        error_of(json!({"code":-32001,"message":"Task not found","data":{"taskId":"t9"}})),
+    )
+    .await;
+    let px = proxy(&up, Version::V03);
+    let s = px
+        .v10()
+        .await
+        .get_task(p10::GetTaskRequest {
+            id: "t9".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::NotFound);
+    assert_eq!(s.message(), "Task not found");
+    let info = error_info(&s);
+    assert_eq!(info.reason, "TASK_NOT_FOUND");
+    assert_eq!(info.domain, "a2a-protocol.org");
+    assert_eq!(info.metadata.get("taskId").map(String::as_str), Some("t9"));
+
+    let s = px
+        .v03()
+        .await
+        .get_task(p03::GetTaskRequest {
+            name: "tasks/t9".into(),
+            history_length: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::NotFound);
+    assert_eq!(s.message(), "TaskNotFoundError: Task not found");
+    assert_eq!(error_info(&s).reason, "TASK_NOT_FOUND");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_tasks_toward_v03_is_unsupported_without_a_call() {
+    let up = agent(Version::V03, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V03);
+    let s = px
+        .v10()
+        .await
+        .list_tasks(p10::ListTasksRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::FailedPrecondition);
+    assert_eq!(error_info(&s).reason, "UNSUPPORTED_OPERATION");
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_a2a_version_and_bad_resource_name() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    let mut req = tonic::Request::new(p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    });
+    req.metadata_mut()
+        .insert("a2a-version", "2.0".parse().unwrap());
+    let s = px.v10().await.get_task(req).await.unwrap_err();
+    assert_eq!(s.code(), Code::FailedPrecondition);
+    let info = error_info(&s);
+    assert_eq!(info.reason, "VERSION_NOT_SUPPORTED");
+    assert_eq!(
+        info.metadata.get("requestedVersion").map(String::as_str),
+        Some("2.0")
+    );
+
+    let s = px
+        .v03()
+        .await
+        .get_task(p03::GetTaskRequest {
+            name: "not-a-name".into(),
+            history_length: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::InvalidArgument, "{s:?}");
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_upstream_is_unavailable() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let dead = format!("http://{}", proxy::free_local_addr().unwrap());
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &dead).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let px = Px { http, grpc };
+    let s = px
+        .v10()
+        .await
+        .get_task(p10::GetTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::Unavailable);
+    drop(up);
+}
+
+/// Sends one raw gRPC request over HTTP/2 (h2) and returns grpc-status.
+async fn raw_grpc(addr: std::net::SocketAddr, path: &str, message: &[u8]) -> String {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(conn);
+    let mut client = client.ready().await.unwrap();
+    let req = http::Request::post(format!("http://{addr}{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    let (resp, mut send) = client.send_request(req, false).unwrap();
+    let mut frame = vec![0u8];
+    frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    frame.extend_from_slice(message);
+    send.send_data(frame.into(), true).unwrap();
+    let resp = timeout(WAIT, resp).await.unwrap().unwrap();
+    if let Some(s) = resp.headers().get("grpc-status") {
+        return s.to_str().unwrap().to_string();
+    }
+    let mut body = resp.into_body();
+    while let Some(d) = timeout(WAIT, body.data()).await.unwrap() {
+        d.unwrap();
+    }
+    let trailers = timeout(WAIT, body.trailers())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    trailers["grpc-status"].to_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_protobuf_and_unknown_rpc() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    // Field 2 (id) declared as a 100-byte string with 1 byte present.
+    let status = raw_grpc(
+        px.grpc.addr,
+        "/lf.a2a.v1.A2AService/GetTask",
+        &[0x12, 100, b'x'],
+    )
+    .await;
+    assert_eq!(status, (Code::Internal as i32).to_string());
+    let status = raw_grpc(px.grpc.addr, "/lf.a2a.v1.A2AService/NoSuchRpc", &[]).await;
+    assert_eq!(status, (Code::Unimplemented as i32).to_string());
+    let status = raw_grpc(px.grpc.addr, "/a2a.v1.A2AService/ListTasks", &[]).await;
+    assert_eq!(status, (Code::Unimplemented as i32).to_string());
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cards_advertise_the_grpc_listener() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    let port = px.grpc.addr.port();
+    assert_ne!(port, 0);
+    let r = get(
+        px.http.addr,
+        "/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    let card = r.json();
+    let grpc: Vec<&Value> = card["supportedInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["protocolBinding"] == "GRPC")
+        .collect();
+    assert_eq!(
+        grpc,
+        vec![
+            &json!({"url": format!("127.0.0.1:{port}"), "protocolBinding":"GRPC","protocolVersion":"1.0"})
+        ]
+    );
+    let r = get(px.http.addr, "/.well-known/agent-card.json", &[]).await;
+    let card = r.json();
+    assert!(
+        card["additionalInterfaces"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"url": format!("127.0.0.1:{port}"), "transport":"GRPC"})),
+        "{card}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_timeout_bounds_the_upstream_call() {
+    let up = agent(Version::V10, |_| Reply::Hang).await;
+    let px = proxy(&up, Version::V10);
+    let mut req = tonic::Request::new(p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    });
+    req.set_timeout(std::time::Duration::from_millis(300));
+    let s = timeout(WAIT, px.v10().await.get_task(req))
+        .await
+        .expect("the deadline ends the call")
+        .unwrap_err();
+    assert!(
+        matches!(s.code(), Code::DeadlineExceeded | Code::Cancelled),
+        "{s:?}"
+    );
+    assert_eq!(up.calls().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_stream_closes_the_upstream_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A raw agent: 404 for the card, one SSE event for the call, then it
+    // reports whether the proxy closed the connection (EOF) in time.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (eof_tx, mut eof_rx) = tokio::sync::mpsc::channel::<bool>(1);
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let eof_tx = eof_tx.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16 * 1024];
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                if buf[..n].starts_with(b"GET") {
+                    let _ = sock
+                        .write_all(
+                            b"HTTP/1.1 404 X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                        )
+                        .await;
+                    return;
+                }
+                let ev = "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"taskId\":\"t1\",\"contextId\":\"c1\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}}\n\n";
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+                let chunk = format!("{head}{:x}\r\n{ev}\r\n", ev.len());
+                let _ = sock.write_all(chunk.as_bytes()).await;
+                let closed = matches!(
+                    timeout(WAIT, sock.read(&mut buf)).await,
+                    Ok(Ok(0)) | Ok(Err(_))
+                );
+                let _ = eof_tx.send(closed).await;
+            });
+        }
+    });
+    let px_addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(px_addr, &format!("http://{addr}")).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let px = Px { http, grpc };
+    let mut stream = px
+        .v10()
+        .await
+        .subscribe_to_task(p10::SubscribeToTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = timeout(WAIT, stream.message()).await.unwrap().unwrap();
+    assert!(first.is_some());
+    drop(stream);
+    let closed = timeout(WAIT, eof_rx.recv()).await.unwrap();
+    assert_eq!(
+        closed,
+        Some(true),
+        "the upstream stream outlived the gRPC caller"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_push_configs_to_v03_agent() {
+    let cfg03 = json!({"taskId":"t1","pushNotificationConfig":{"id":"p1","url":"http://127.0.0.1:1/hook","token":"tok"}});
+    let c = cfg03.clone();
+    let up = agent(Version::V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let result = match req["method"].as_str() {
+            Some("tasks/pushNotificationConfig/list") => json!([c]),
+            _ => c.clone(),
+        };
+        Reply::json(
+            200,
+            &json!({"jsonrpc":"2.0","id":req["id"],"result":result}).to_string(),
+        )
+    })
+    .await;
+    let px = proxy(&up, Version::V03);
+    let mut client = px.v10().await;
+    let want = p10::TaskPushNotificationConfig {
+        id: "p1".into(),
+        task_id: "t1".into(),
+        url: "http://127.0.0.1:1/hook".into(),
+        token: "tok".into(),
+        ..Default::default()
+    };
+    let got = client
+        .create_task_push_notification_config(want.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = client
+        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
+            task_id: "t1".into(),
+            id: "p1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = client
+        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
+            task_id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.configs, vec![want]);
+    let bodies: Vec<Value> = up
+        .calls()
+        .iter()
+        .map(|c| {
+            let mut v: Value = serde_json::from_slice(&c.body).unwrap();
+            v.as_object_mut().unwrap().remove("id");
+            v
+        })
+        .collect();
+    assert_eq!(
+        bodies,
+        vec![
+            json!({"jsonrpc":"2.0","method":"tasks/pushNotificationConfig/set","params":cfg03}),
+            json!({"jsonrpc":"2.0","method":"tasks/pushNotificationConfig/get","params":{"id":"t1","pushNotificationConfigId":"p1"}}),
+            json!({"jsonrpc":"2.0","method":"tasks/pushNotificationConfig/list","params":{"id":"t1"}}),
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_create_push_config_to_v10_agent() {
+    let up = agent(
+        Version::V10,
+        result_of(json!({"id":"p1","taskId":"t1","url":"http://127.0.0.1:1/hook"})),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let got = px
+        .v03()
+        .await
+        .create_task_push_notification_config(p03::CreateTaskPushNotificationConfigRequest {
+            parent: "tasks/t1".into(),
+            config_id: "p1".into(),
+            config: Some(p03::TaskPushNotificationConfig {
+                name: String::new(),
+                push_notification_config: Some(p03::PushNotificationConfig {
+                    url: "http://127.0.0.1:1/hook".into(),
+                    ..Default::default()
+                }),
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        got,
+        p03::TaskPushNotificationConfig {
+            name: "tasks/t1/pushNotificationConfigs/p1".into(),
+            push_notification_config: Some(p03::PushNotificationConfig {
+                id: "p1".into(),
+                url: "http://127.0.0.1:1/hook".into(),
+                ..Default::default()
+            }),
+        }
+    );
+    let (_, _, body) = one_call(&up);
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"CreateTaskPushNotificationConfig","params":{"id":"p1","taskId":"t1","url":"http://127.0.0.1:1/hook"}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_cards_over_grpc() {
+    let up = agent(Version::V03, |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let card: Value = serde_json::from_str(&CARD_V03.replace("UP", "127.0.0.1:9")).unwrap();
+        Reply::json(
+            200,
+            &json!({"jsonrpc":"2.0","id":req["id"],"result":card}).to_string(),
+        )
+    })
+    .await;
+    let px = proxy(&up, Version::V03);
+    // v1.0 extended card: bridged to agent/getAuthenticatedExtendedCard.
+    let card = px
+        .v10()
+        .await
+        .get_extended_agent_card(p10::GetExtendedAgentCardRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(card.name, "fake");
+    assert_eq!(card.supported_interfaces[0].protocol_binding, "JSONRPC");
+    let (_, _, body) = one_call(&up);
+    assert_eq!(
+        body,
+        json!({"jsonrpc":"2.0","method":"agent/getAuthenticatedExtendedCard","params":{}})
+    );
+    // v0.3 GetAgentCard: the public card the proxy serves, gRPC included.
+    let card = px
+        .v03()
+        .await
+        .get_agent_card(p03::GetAgentCardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(card.name, "fake");
+    let port = px.grpc.addr.port();
+    assert!(
+        card.additional_interfaces
+            .iter()
+            .any(|i| i.transport == "GRPC" && i.url == format!("127.0.0.1:{port}")),
+        "{card:?}"
+    );
+    assert_eq!(up.calls().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_the_connection_limit_is_unavailable() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &up.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    config.limits.max_connections = 0;
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let px = Px { http, grpc };
+    let s = px
+        .v10()
+        .await
+        .get_task(p10::GetTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::Unavailable);
+    assert!(up.calls().is_empty());
+}
