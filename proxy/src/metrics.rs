@@ -1,5 +1,6 @@
 //! Prometheus text exposition, hand-rolled (three metric families).
 
+use crate::version::Version;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -18,6 +19,9 @@ pub struct RequestLabels {
     pub method: String,
     /// `jsonrpc`, `rest`, `card`, `health`, `ready`, `metrics`, `other`.
     pub binding: &'static str,
+    /// Client version -> upstream version: `v03_v03`, `v03_v10`, `v10_v03`,
+    /// `v10_v10`, or `local` when no upstream was involved.
+    pub direction: &'static str,
     /// `ok`, `client_error`, `upstream_error`, a failure label, …
     pub outcome: String,
 }
@@ -30,6 +34,17 @@ pub struct Metrics {
     latency_count: AtomicU64,
     latency_sum_micros: AtomicU64,
     open_streams: AtomicI64,
+}
+
+/// The `direction` label of a request.
+pub fn direction(client: Option<Version>, upstream: Option<Version>) -> &'static str {
+    match (client, upstream) {
+        (Some(Version::V03), Some(Version::V03)) => "v03_v03",
+        (Some(Version::V03), Some(Version::V10)) => "v03_v10",
+        (Some(Version::V10), Some(Version::V03)) => "v10_v03",
+        (Some(Version::V10), Some(Version::V10)) => "v10_v10",
+        _ => "local",
+    }
 }
 
 impl Metrics {
@@ -64,14 +79,15 @@ impl Metrics {
     /// The text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
         let mut out = String::new();
-        out.push_str("# HELP a2a_proxy_requests_total Requests handled, by A2A method, binding and outcome.\n");
+        out.push_str("# HELP a2a_proxy_requests_total Requests handled, by A2A method, direction, binding and outcome.\n");
         out.push_str("# TYPE a2a_proxy_requests_total counter\n");
         if let Ok(map) = self.requests.lock() {
             for (l, n) in map.iter() {
                 let _ = writeln!(
                     out,
-                    "a2a_proxy_requests_total{{method=\"{}\",binding=\"{}\",outcome=\"{}\"}} {n}",
+                    "a2a_proxy_requests_total{{method=\"{}\",direction=\"{}\",binding=\"{}\",outcome=\"{}\"}} {n}",
                     escape(&l.method),
+                    l.direction,
                     l.binding,
                     escape(&l.outcome)
                 );
@@ -119,6 +135,7 @@ mod tests {
         let l = RequestLabels {
             method: "SendMessage".into(),
             binding: "jsonrpc",
+            direction: "v10_v03",
             outcome: "ok".into(),
         };
         m.record(l.clone(), Duration::from_millis(3));
@@ -126,7 +143,7 @@ mod tests {
         m.stream_opened();
         let text = m.render();
         assert!(text.contains(
-            "a2a_proxy_requests_total{method=\"SendMessage\",binding=\"jsonrpc\",outcome=\"ok\"} 2"
+            "a2a_proxy_requests_total{method=\"SendMessage\",direction=\"v10_v03\",binding=\"jsonrpc\",outcome=\"ok\"} 2"
         ));
         assert!(text.contains("a2a_proxy_request_duration_seconds_bucket{le=\"0.005\"} 1"));
         assert!(text.contains("a2a_proxy_request_duration_seconds_bucket{le=\"+Inf\"} 2"));

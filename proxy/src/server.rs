@@ -842,6 +842,10 @@ impl ProxyHttp for ProxyService {
         self.app.metrics.record(
             RequestLabels {
                 method,
+                direction: crate::metrics::direction(
+                    route.map(|r| r.client_version),
+                    ctx.upstream_version,
+                ),
                 binding,
                 outcome,
             },

@@ -235,12 +235,12 @@ async fn health_ready_metrics() {
     let text = r.text();
     assert!(
         text.contains(
-            "a2a_proxy_requests_total{method=\"GetTask\",binding=\"jsonrpc\",outcome=\"ok\"} 1"
+            "a2a_proxy_requests_total{method=\"GetTask\",direction=\"v10_v10\",binding=\"jsonrpc\",outcome=\"ok\"} 1"
         ),
         "{text}"
     );
     assert!(text
-        .contains("a2a_proxy_requests_total{method=\"none\",binding=\"ready\",outcome=\"ok\"} 1"));
+        .contains("a2a_proxy_requests_total{method=\"none\",direction=\"local\",binding=\"ready\",outcome=\"ok\"} 1"));
     assert!(text.contains("a2a_proxy_request_duration_seconds_count"));
     assert!(text.contains("a2a_proxy_open_streams 0"));
 
@@ -506,7 +506,8 @@ async fn v10_streaming_client_to_v03_agent_gets_v10_events_one_by_one() {
 async fn untranslatable_calls_get_errors_in_the_clients_shape() {
     let up = upstream_with_card(CARD_V03, |_| Reply::json(200, "{\"not\":\"json-rpc\"}")).await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
-    // ListTasks has no v0.3 counterpart: -32004, never sent upstream.
+    // ListTasks has no v0.3 counterpart: answered here (nothing seen yet),
+    // never sent upstream.
     let r = post(
         px.addr,
         "/",
@@ -517,8 +518,8 @@ async fn untranslatable_calls_get_errors_in_the_clients_shape() {
     assert_eq!(r.status, 200);
     let v = r.json();
     assert_eq!(v["id"], 3);
-    assert_eq!(v["error"]["code"], -32004);
-    assert_eq!(v["error"]["data"][0]["reason"], "UNSUPPORTED_OPERATION");
+    assert_eq!(v["result"]["tasks"], serde_json::json!([]), "{v}");
+    assert_eq!(v["result"]["totalSize"], 0);
     assert!(up.calls().is_empty());
     // The upstream answers nonsense: InvalidAgentResponse -32006, id kept.
     let r = post(

@@ -15,7 +15,7 @@ if ! { [ -f "$venv/.installed" ] && cmp -s "$venv/.installed" "$req"; }; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
   cp "$req" "$venv/.installed"
 fi
-bin="$root/target/debug/a2a-compat-proxy"
+bin="${A2A_PROXY_BIN:-$root/target/debug/a2a-compat-proxy}"
 [ -x "$bin" ] || cargo build -p a2a-compat-proxy --bin a2a-compat-proxy
 free_port() { python3 -c "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])"; }
 pids=()
