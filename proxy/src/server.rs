@@ -66,6 +66,8 @@ pub struct Ctx {
     /// until its end, then translated and sent chunked.
     accumulate: Option<BytesMut>,
     resp: RespRewrite,
+    /// A cross-version REST call: its translation and upstream request.
+    rest: Option<(crate::rest::RestTranslation, crate::rest::UpstreamRequest)>,
 }
 
 /// The proxy service: a thin adapter from pingora's hooks to [`App`].
@@ -250,6 +252,7 @@ impl ProxyHttp for ProxyService {
             new_req_body: None,
             accumulate: None,
             resp: RespRewrite::Pass,
+            rest: None,
         }
     }
 
@@ -414,11 +417,39 @@ impl ProxyHttp for ProxyService {
                     Ok(false)
                 }
                 Ok(up) => {
-                    let f = Failure::CannotTranslate {
-                        client: route.client_version,
-                        upstream: up,
+                    ctx.upstream_version = Some(up);
+                    let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
+                    let body = match length {
+                        Some(n) if n > 0 && n <= PREBUFFER_LIMIT => {
+                            self.sniff_jsonrpc(session, n).await?.0
+                        }
+                        Some(0) => Bytes::new(),
+                        None if !chunked => Bytes::new(),
+                        _ => {
+                            let f = Failure::CannotTranslate {
+                                client: route.client_version,
+                                upstream: up,
+                            };
+                            return self.respond_failure(session, ctx, f).await;
+                        }
                     };
-                    self.respond_failure(session, ctx, f).await
+                    let (op, client) = (route.operation, route.client_version);
+                    let op = op.unwrap_or(route::Operation::GetTask);
+                    match crate::rest::request(
+                        client,
+                        up,
+                        op,
+                        &route.params,
+                        query.as_deref(),
+                        &body,
+                    ) {
+                        Ok((t, upreq)) => {
+                            ctx.new_req_body = upreq.body.clone().map(Bytes::from);
+                            ctx.rest = Some((t, upreq));
+                            Ok(false)
+                        }
+                        Err(f) => self.respond_failure(session, ctx, f).await,
+                    }
                 }
                 Err(f) => self.respond_failure(session, ctx, f).await,
             },
@@ -521,7 +552,9 @@ impl ProxyHttp for ProxyService {
                 }
             }
         }
-        if app.config.public_url.base_path != app.config.upstream.base_path {
+        if let Some((_, up)) = &ctx.rest {
+            crate::rest::set_upstream_head(&app.config.upstream.base_path, up, upstream_request)?;
+        } else if app.config.public_url.base_path != app.config.upstream.base_path {
             let uri = &session.req_header().uri;
             let rel = app.relative_path(uri.path());
             let pq = app.upstream_path_and_query(rel, uri.query());
@@ -568,6 +601,14 @@ impl ProxyHttp for ProxyService {
                 }
             };
         }
+        if ctx.rest.is_some() && (body.is_some() || end_of_stream) {
+            // The translated body replaces the original, once.
+            *body = ctx
+                .new_req_body
+                .take()
+                .or_else(|| body.as_ref().map(|_| Bytes::new()));
+            return Ok(());
+        }
         if ctx.rpc.is_some() && body.is_some() {
             // The replayed original is swapped for its translation, once.
             *body = Some(ctx.new_req_body.take().unwrap_or_default());
@@ -611,7 +652,7 @@ impl ProxyHttp for ProxyService {
                 resp.insert_header(to, v)?;
             }
         }
-        if ctx.rpc.is_some() || card {
+        if ctx.rpc.is_some() || ctx.rest.is_some() || card {
             let json = resp
                 .headers
                 .get(http::header::CONTENT_TYPE)
@@ -620,7 +661,7 @@ impl ProxyHttp for ProxyService {
                     let ct = ct.to_ascii_lowercase();
                     ct.contains("/json") || ct.contains("+json")
                 });
-            if (sse && ctx.rpc.is_some()) || json {
+            if (sse && (ctx.rpc.is_some() || ctx.rest.is_some())) || json {
                 // The length changes: send the rewritten body chunked.
                 resp.remove_header(&http::header::CONTENT_LENGTH);
                 resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
@@ -668,9 +709,10 @@ impl ProxyHttp for ProxyService {
                     }
                 }
                 *body = if end_of_stream {
-                    let mut out = match &ctx.rpc {
-                        Some(rpc) => rpc.response(buf),
-                        None => buf.to_vec(),
+                    let mut out = match (&ctx.rpc, &ctx.rest) {
+                        (Some(rpc), _) => rpc.response(buf),
+                        (None, Some((t, _))) => t.response(ctx.status.unwrap_or(200), buf),
+                        (None, None) => buf.to_vec(),
                     };
                     if ctx.route.as_ref().and_then(|r| r.operation)
                         == Some(route::Operation::GetExtendedAgentCard)
@@ -686,6 +728,16 @@ impl ProxyHttp for ProxyService {
             RespRewrite::Sse(rw) => {
                 if let Some(rpc) = &ctx.rpc {
                     let mut f = |data: &str| rpc.event(data);
+                    let mut out = match body.take() {
+                        Some(b) => rw.push(&b, &mut f),
+                        None => Vec::new(),
+                    };
+                    if end_of_stream {
+                        out.extend(rw.finish(&mut f));
+                    }
+                    *body = Some(Bytes::from(out));
+                } else if let Some((t, _)) = &ctx.rest {
+                    let mut f = |data: &str| t.event(data);
                     let mut out = match body.take() {
                         Some(b) => rw.push(&b, &mut f),
                         None => Vec::new(),
@@ -793,7 +845,7 @@ impl ProxyHttp for ProxyService {
             binding,
             client_version = ?route.map(|r| r.client_version.as_str()),
             upstream_version = ?ctx.upstream_version.map(|v| v.as_str()),
-            translated = ctx.rpc.is_some(),
+            translated = ctx.rpc.is_some() || ctx.rest.is_some(),
             status = ?ctx.status,
             outcome = %outcome,
             ms = elapsed.as_millis() as u64,
