@@ -45,6 +45,9 @@ pub struct RestTranslation {
     pub client: Version,
     pub upstream: Version,
     pub op: Operation,
+    /// A v1.0 `historyLength: 0` ("no history") went to a v0.3 agent, which
+    /// reads 0 as "unlimited": the answer's task history is removed here.
+    pub drop_history: bool,
 }
 
 fn method_of(op: Operation) -> Method {
@@ -182,10 +185,11 @@ pub fn request(
     query: Option<&str>,
     body: &[u8],
 ) -> Result<(RestTranslation, UpstreamRequest), Failure> {
-    let t = RestTranslation {
+    let mut t = RestTranslation {
         client,
         upstream,
         op,
+        drop_history: false,
     };
     let method = method_of(op);
     let up = match (client, upstream) {
@@ -199,6 +203,7 @@ pub fn request(
                 return Err(tr(TranslateError::unsupported("ListTasks", Version::V03)));
             }
             let p10 = v10_params(op, params, query, body)?;
+            t.drop_history = asks_no_history(op, p10.as_ref());
             let p03 = jsonrpc::params_to_v03(method, p10).map_err(tr)?;
             v03_request(op, p03.unwrap_or(Value::Null))?
         }
@@ -279,6 +284,17 @@ fn v03_params(
         }
         Operation::GetExtendedAgentCard => return Ok(None),
     }))
+}
+
+/// True when v1.0 GetTask / SendMessage params ask for `historyLength: 0`.
+fn asks_no_history(op: Operation, p: Option<&Value>) -> bool {
+    let Some(p) = p else { return false };
+    let n = match op {
+        Operation::GetTask => p.get("historyLength"),
+        Operation::SendMessage => p.pointer("/configuration/historyLength"),
+        _ => None,
+    };
+    n.and_then(Value::as_i64) == Some(0)
 }
 
 /// The v1.0 JSON-RPC params of a v1.0 REST request.
@@ -424,7 +440,9 @@ fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
         }
         Operation::GetTask => {
             let mut path = format!("/v1/tasks/{}", id()?);
-            if let Some(n) = p.get("historyLength").and_then(Value::as_i64) {
+            // Proto 0 is "no limit": a v1.0 0 is served by `drop_history`.
+            let n = p.get("historyLength").and_then(Value::as_i64);
+            if let Some(n) = n.filter(|n| *n != 0) {
                 path.push_str(&format!("?historyLength={n}"));
             }
             (H::GET, path, None)
@@ -561,7 +579,18 @@ impl RestTranslation {
             return Ok(Some(json!({})));
         }
         let model = v03_model_json(self.op, body)?;
-        jsonrpc::result_to_v10(method, model).map(Some)
+        let mut out = jsonrpc::result_to_v10(method, model)?;
+        if self.drop_history {
+            let task = match out.get_mut("task") {
+                Some(t) => t,
+                None if self.op == Operation::GetTask => &mut out,
+                None => return Ok(Some(out)),
+            };
+            if let Some(t) = task.as_object_mut() {
+                t.remove("history");
+            }
+        }
+        Ok(Some(out))
     }
 
     /// One SSE `data` value in the client's version.
@@ -901,6 +930,7 @@ mod tests {
             client: Version::V03,
             upstream: Version::V10,
             op: Operation::GetTask,
+            drop_history: false,
         };
         let out = t.response(200, br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-01T00:00:00Z"}}"#);
         let v: Value = serde_json::from_slice(&out).unwrap();
@@ -913,6 +943,7 @@ mod tests {
             client: Version::V10,
             upstream: Version::V03,
             op: Operation::GetTask,
+            drop_history: false,
         };
         let out = t.response(
             200,
@@ -929,6 +960,7 @@ mod tests {
             client: Version::V10,
             upstream: Version::V03,
             op: Operation::SendStreamingMessage,
+            drop_history: false,
         };
         let out = t.event(r#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"final":false}}"#);
         let v: Value = serde_json::from_str(&out).unwrap();
@@ -939,6 +971,7 @@ mod tests {
             client: Version::V03,
             upstream: Version::V10,
             op: Operation::SubscribeToTask,
+            drop_history: false,
         };
         let out = t.event(r#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}"#);
         let v: Value = serde_json::from_str(&out).unwrap();
@@ -951,6 +984,7 @@ mod tests {
             client: Version::V03,
             upstream: Version::V10,
             op: Operation::GetTask,
+            drop_history: false,
         };
         let out = t.response(404, br#"{"error":{"code":404,"status":"NOT_FOUND","message":"no such task","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#);
         let v: Value = serde_json::from_slice(&out).unwrap();
@@ -960,6 +994,7 @@ mod tests {
             client: Version::V10,
             upstream: Version::V03,
             op: Operation::GetTask,
+            drop_history: false,
         };
         let out = t.response(404, br#"{"code":-32001,"message":"no such task"}"#);
         let v: Value = serde_json::from_slice(&out).unwrap();
@@ -967,6 +1002,67 @@ mod tests {
         assert_eq!(v["error"]["status"], "NOT_FOUND");
         assert_eq!(v["error"]["message"], "no such task");
         assert_eq!(v["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
+    }
+
+    #[test]
+    fn v10_history_length_zero_drops_a_v03_agents_history() {
+        let answer = br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"history":[{"messageId":"m","role":"ROLE_USER","content":[{"text":"hi"}]}]}"#;
+        let (t, up) = request(
+            Version::V10,
+            Version::V03,
+            Operation::GetTask,
+            &p(Some("t1"), None),
+            Some("historyLength=0"),
+            b"",
+        )
+        .unwrap();
+        assert!(t.drop_history);
+        assert_eq!(up.path_and_query, "/v1/tasks/t1");
+        let v: Value = serde_json::from_slice(&t.response(200, answer)).unwrap();
+        assert_eq!(v["id"], "t1");
+        assert!(v.get("history").is_none(), "{v}");
+
+        let (t, _) = request(
+            Version::V10,
+            Version::V03,
+            Operation::GetTask,
+            &p(Some("t1"), None),
+            Some("historyLength=1"),
+            b"",
+        )
+        .unwrap();
+        assert!(!t.drop_history);
+        let v: Value = serde_json::from_slice(&t.response(200, answer)).unwrap();
+        assert_eq!(v["history"][0]["parts"][0]["text"], "hi", "{v}");
+
+        let b = br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":0}}"#;
+        let (t, _) = request(
+            Version::V10,
+            Version::V03,
+            Operation::SendMessage,
+            &p(None, None),
+            None,
+            b,
+        )
+        .unwrap();
+        let send = format!(r#"{{"task":{}}}"#, std::str::from_utf8(answer).unwrap());
+        let v: Value = serde_json::from_slice(&t.response(200, send.as_bytes())).unwrap();
+        assert_eq!(v["task"]["id"], "t1");
+        assert!(v["task"].get("history").is_none(), "{v}");
+    }
+
+    #[test]
+    fn bare_v03_error_reads_by_status() {
+        let t = RestTranslation {
+            client: Version::V10,
+            upstream: Version::V03,
+            op: Operation::CancelTask,
+            drop_history: false,
+        };
+        let v: Value =
+            serde_json::from_slice(&t.response(409, br#"{"message":"not cancelable"}"#)).unwrap();
+        assert_eq!(v["error"]["message"], "not cancelable");
+        assert_eq!(v["error"]["details"][0]["reason"], "TASK_NOT_CANCELABLE");
     }
 
     #[test]
@@ -1014,6 +1110,7 @@ mod tests {
             client: Version::V10,
             upstream: Version::V03,
             op: Operation::GetTask,
+            drop_history: false,
         };
         let v: Value = serde_json::from_slice(&t.response(200, b"nope")).unwrap();
         assert_eq!(v["error"]["details"][0]["reason"], "INVALID_AGENT_RESPONSE");

@@ -490,3 +490,43 @@ async fn proxy_made_rest_errors_are_in_the_clients_shape() {
     assert_eq!(r.status, 502, "{}", r.text());
     assert_eq!(r.json()["code"], -32603);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extended_card_both_ways() {
+    let card03 = r#"{"protocolVersion":"0.3.0","name":"fake","description":"d","url":"http://agent.example/rest","preferredTransport":"HTTP+JSON","version":"1.0.0","capabilities":{"streaming":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"s1","name":"s","description":"sd","tags":["t"]}]}"#;
+    let up = FakeUpstream::start(move |_| Reply::json(200, card03)).await;
+    let px = proxy_for(&up.url(), Version::V03);
+    let r = get(px.addr, "/extendedAgentCard", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["name"], "fake", "{v}");
+    assert_eq!(v["skills"][0]["id"], "s1", "{v}");
+    assert_eq!(
+        v["supportedInterfaces"][0]["protocolBinding"], "HTTP+JSON",
+        "{v}"
+    );
+    let call = &up.calls()[0];
+    assert_eq!(
+        (call.method.as_str(), call.target.as_str()),
+        ("GET", "/v1/card")
+    );
+
+    let card10 = r#"{"name":"fake","description":"d","version":"1.0.0","supportedInterfaces":[{"url":"http://agent.example/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"s1","name":"s","description":"sd","tags":["t"]}]}"#;
+    let up = FakeUpstream::start(move |_| Reply::json(200, card10)).await;
+    let px = proxy_for(&up.url(), Version::V10);
+    let r = get(px.addr, "/v1/card", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["name"], "fake", "{v}");
+    assert_eq!(v["protocolVersion"], "0.3.0", "{v}");
+    assert!(
+        !v.to_string().contains("agent.example"),
+        "card points at the proxy: {v}"
+    );
+    assert_eq!(v["skills"][0]["tags"][0], "t", "{v}");
+    let call = &up.calls()[0];
+    assert_eq!(
+        (call.method.as_str(), call.target.as_str()),
+        ("GET", "/extendedAgentCard")
+    );
+}
