@@ -654,9 +654,15 @@ impl RestTranslation {
         serde_json::to_vec(&v).unwrap_or(out)
     }
 
-    /// The client's HTTP status for an upstream status.
+    /// The client's HTTP status for an upstream error status: a v0.3 status
+    /// names its error well enough to give the v1.0 status (409, 415, 422,
+    /// 501 → 400); a v1.0 400 covers many errors, so toward v0.3 (and for 5xx)
+    /// the status stays.
     pub fn client_status(&self, status: u16) -> u16 {
-        status
+        match (self.upstream, status) {
+            (Version::V03, 400..=499 | 501) => code_of_status(status).http_status(),
+            _ => status,
+        }
     }
 }
 
@@ -668,6 +674,7 @@ fn code_of_status(status: u16) -> ErrorCode {
         405 | 501 => ErrorCode::UnsupportedOperation,
         409 => ErrorCode::TaskNotCancelable,
         415 => ErrorCode::ContentTypeNotSupported,
+        422 => ErrorCode::InvalidParams,
         _ => ErrorCode::Internal,
     }
 }
@@ -1063,6 +1070,10 @@ mod tests {
             serde_json::from_slice(&t.response(409, br#"{"message":"not cancelable"}"#)).unwrap();
         assert_eq!(v["error"]["message"], "not cancelable");
         assert_eq!(v["error"]["details"][0]["reason"], "TASK_NOT_CANCELABLE");
+        assert_eq!(t.client_status(409), 400);
+        assert_eq!(t.client_status(404), 404);
+        assert_eq!(t.client_status(501), 400);
+        assert_eq!(t.client_status(503), 503);
     }
 
     #[test]

@@ -623,6 +623,9 @@ impl ProxyHttp for ProxyService {
         ctx: &mut Ctx,
     ) -> Result<()> {
         ctx.status = Some(resp.status.as_u16());
+        if let Some((t, _)) = ctx.rest.as_ref().filter(|_| resp.status.as_u16() >= 400) {
+            resp.set_status(t.client_status(resp.status.as_u16()))?;
+        }
         let sse = resp
             .headers
             .get(http::header::CONTENT_TYPE)

@@ -277,6 +277,18 @@ async fn v10_rest_client_to_v03_rest_agent_every_operation() {
             answer: json!({"configs":[j(PUSH_V10)]}),
         },
         Case {
+            method: "POST",
+            path: "/tasks/t9:cancel",
+            body: "",
+            up_method: "POST",
+            up_target: "/v1/tasks/t9:cancel",
+            up_body: Some(json!({"name":"tasks/t9"})),
+            reply_status: 409,
+            reply: r#"{"message":"Task cannot be canceled"}"#,
+            status: 400,
+            answer: json!({"error":{"code":400,"status":"FAILED_PRECONDITION","message":"Task cannot be canceled","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_CANCELABLE","domain":"a2a-protocol.org"}]}}),
+        },
+        Case {
             method: "DELETE",
             path: "/tasks/t1/pushNotificationConfigs/c1",
             body: "",
