@@ -552,8 +552,9 @@ impl ProxyHttp for ProxyService {
                 }
             }
         }
-        if let Some((_, up)) = &ctx.rest {
-            crate::rest::set_upstream_head(&app.config.upstream.base_path, up, upstream_request)?;
+        if let Some((t, up)) = &ctx.rest {
+            let base = &app.config.upstream.base_path;
+            crate::rest::set_upstream_head(base, t.upstream, up, upstream_request)?;
         } else if app.config.public_url.base_path != app.config.upstream.base_path {
             let uri = &session.req_header().uri;
             let rel = app.relative_path(uri.path());
@@ -623,8 +624,15 @@ impl ProxyHttp for ProxyService {
         ctx: &mut Ctx,
     ) -> Result<()> {
         ctx.status = Some(resp.status.as_u16());
-        if let Some((t, _)) = ctx.rest.as_ref().filter(|_| resp.status.as_u16() >= 400) {
-            resp.set_status(t.client_status(resp.status.as_u16()))?;
+        if let Some((t, _)) = &ctx.rest {
+            if resp.status.as_u16() >= 400 {
+                resp.set_status(t.client_status(resp.status.as_u16()))?;
+            }
+            if let Some((name, v)) = crate::rest::extensions_for(t.client, &resp.headers) {
+                resp.remove_header("a2a-extensions");
+                resp.remove_header("x-a2a-extensions");
+                resp.insert_header(name, v)?;
+            }
         }
         let sse = resp
             .headers

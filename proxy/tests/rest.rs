@@ -542,3 +542,23 @@ async fn extended_card_both_ways() {
         ("GET", "/extendedAgentCard")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_headers_take_each_sides_spelling() {
+    let reply = Reply::json(200, TASK_V03).with_header("X-A2A-Extensions", "urn:x:ext");
+    let up = FakeUpstream::start(move |_| reply.clone()).await;
+    let px = proxy_for(&up.url(), Version::V03);
+    let r = get(
+        px.addr,
+        "/tasks/t1",
+        &[("A2A-Version", "1.0"), ("A2A-Extensions", "urn:x:ext")],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json(), task_v10());
+    assert_eq!(r.header("a2a-extensions"), Some("urn:x:ext"));
+    assert_eq!(r.header("x-a2a-extensions"), None);
+    let call = &up.calls()[0];
+    assert_eq!(call.header("x-a2a-extensions"), Some("urn:x:ext"));
+    assert_eq!(call.header("a2a-extensions"), None);
+}
