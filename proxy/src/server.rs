@@ -66,6 +66,8 @@ pub struct Ctx {
     /// until its end, then translated and sent chunked.
     accumulate: Option<BytesMut>,
     resp: RespRewrite,
+    /// A cross-version REST call: its translation and upstream request.
+    rest: Option<(crate::rest::RestTranslation, crate::rest::UpstreamRequest)>,
 }
 
 /// The proxy service: a thin adapter from pingora's hooks to [`App`].
@@ -270,6 +272,7 @@ impl ProxyHttp for ProxyService {
             new_req_body: None,
             accumulate: None,
             resp: RespRewrite::Pass,
+            rest: None,
         }
     }
 
@@ -441,11 +444,58 @@ impl ProxyHttp for ProxyService {
                     Ok(false)
                 }
                 Ok(up) => {
-                    let f = Failure::CannotTranslate {
-                        client: route.client_version,
-                        upstream: up,
+                    ctx.upstream_version = Some(up);
+                    let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
+                    let body = match length {
+                        Some(n) if n > 0 && n <= PREBUFFER_LIMIT => {
+                            self.sniff_jsonrpc(session, n).await?.0
+                        }
+                        Some(0) => Bytes::new(),
+                        None if !chunked => Bytes::new(),
+                        _ => {
+                            let f = Failure::CannotTranslate {
+                                client: route.client_version,
+                                upstream: up,
+                            };
+                            return self.respond_failure(session, ctx, f).await;
+                        }
                     };
-                    self.respond_failure(session, ctx, f).await
+                    let (op, client) = (route.operation, route.client_version);
+                    let op = op.unwrap_or(route::Operation::GetTask);
+                    if op == route::Operation::ListTasks
+                        && up == crate::version::Version::V03
+                        && client == crate::version::Version::V10
+                    {
+                        // v0.3 has no list: answered from the tasks seen here.
+                        let listed = crate::tasks::params_from_query(query.as_deref())
+                            .and_then(|p| app.tasks.list(Some(&p)));
+                        return match listed {
+                            Ok(result) => {
+                                let r = LocalResponse {
+                                    status: 200,
+                                    headers: vec![("Content-Type", "application/json".to_string())],
+                                    body: Bytes::from(result.to_string()),
+                                };
+                                self.respond(session, ctx, r).await
+                            }
+                            Err(f) => self.respond_failure(session, ctx, f).await,
+                        };
+                    }
+                    match crate::rest::request(
+                        client,
+                        up,
+                        op,
+                        &route.params,
+                        query.as_deref(),
+                        &body,
+                    ) {
+                        Ok((t, upreq)) => {
+                            ctx.new_req_body = upreq.body.clone().map(Bytes::from);
+                            ctx.rest = Some((t, upreq));
+                            Ok(false)
+                        }
+                        Err(f) => self.respond_failure(session, ctx, f).await,
+                    }
                 }
                 Err(f) => self.respond_failure(session, ctx, f).await,
             },
@@ -548,7 +598,10 @@ impl ProxyHttp for ProxyService {
                 }
             }
         }
-        if app.config.public_url.base_path != app.config.upstream.base_path {
+        if let Some((t, up)) = &ctx.rest {
+            let base = &app.config.upstream.base_path;
+            crate::rest::set_upstream_head(base, t.upstream, up, upstream_request)?;
+        } else if app.config.public_url.base_path != app.config.upstream.base_path {
             let uri = &session.req_header().uri;
             let rel = app.relative_path(uri.path());
             let pq = app.upstream_path_and_query(rel, uri.query());
@@ -595,6 +648,14 @@ impl ProxyHttp for ProxyService {
                 }
             };
         }
+        if ctx.rest.is_some() && (body.is_some() || end_of_stream) {
+            // The translated body replaces the original, once.
+            *body = ctx
+                .new_req_body
+                .take()
+                .or_else(|| body.as_ref().map(|_| Bytes::new()));
+            return Ok(());
+        }
         if ctx.rpc.is_some() && body.is_some() {
             // The replayed original is swapped for its translation, once.
             *body = Some(ctx.new_req_body.take().unwrap_or_default());
@@ -609,6 +670,16 @@ impl ProxyHttp for ProxyService {
         ctx: &mut Ctx,
     ) -> Result<()> {
         ctx.status = Some(resp.status.as_u16());
+        if let Some((t, _)) = &ctx.rest {
+            if resp.status.as_u16() >= 400 {
+                resp.set_status(t.client_status(resp.status.as_u16()))?;
+            }
+            if let Some((name, v)) = crate::rest::extensions_for(t.client, &resp.headers) {
+                resp.remove_header("a2a-extensions");
+                resp.remove_header("x-a2a-extensions");
+                resp.insert_header(name, v)?;
+            }
+        }
         let sse = resp
             .headers
             .get(http::header::CONTENT_TYPE)
@@ -638,7 +709,7 @@ impl ProxyHttp for ProxyService {
                 resp.insert_header(to, v)?;
             }
         }
-        if ctx.rpc.is_some() || card {
+        if ctx.rpc.is_some() || ctx.rest.is_some() || card {
             let json = resp
                 .headers
                 .get(http::header::CONTENT_TYPE)
@@ -647,7 +718,7 @@ impl ProxyHttp for ProxyService {
                     let ct = ct.to_ascii_lowercase();
                     ct.contains("/json") || ct.contains("+json")
                 });
-            if (sse && ctx.rpc.is_some()) || json {
+            if (sse && (ctx.rpc.is_some() || ctx.rest.is_some())) || json {
                 // The length changes: send the rewritten body chunked.
                 resp.remove_header(&http::header::CONTENT_LENGTH);
                 resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
@@ -695,15 +766,27 @@ impl ProxyHttp for ProxyService {
                     }
                 }
                 *body = if end_of_stream {
-                    let mut out = match &ctx.rpc {
-                        Some(rpc) => {
+                    let mut out = match (&ctx.rpc, &ctx.rest) {
+                        (Some(rpc), _) => {
                             let out = rpc.response(buf);
                             if rpc.client == crate::version::Version::V10 {
                                 self.app.tasks.record(&rpc.method, &out);
                             }
                             out
                         }
-                        None => buf.to_vec(),
+                        (None, Some((t, _))) => {
+                            let status = ctx.status.unwrap_or(200);
+                            let out = t.response(status, buf);
+                            if t.client == crate::version::Version::V10
+                                && (200..300).contains(&status)
+                            {
+                                if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
+                                    self.app.tasks.record_result(op.as_str(), &out);
+                                }
+                            }
+                            out
+                        }
+                        (None, None) => buf.to_vec(),
                     };
                     if ctx.route.as_ref().and_then(|r| r.operation)
                         == Some(route::Operation::GetExtendedAgentCard)
@@ -726,6 +809,16 @@ impl ProxyHttp for ProxyService {
                         }
                         out
                     };
+                    let mut out = match body.take() {
+                        Some(b) => rw.push(&b, &mut f),
+                        None => Vec::new(),
+                    };
+                    if end_of_stream {
+                        out.extend(rw.finish(&mut f));
+                    }
+                    *body = Some(Bytes::from(out));
+                } else if let Some((t, _)) = &ctx.rest {
+                    let mut f = |data: &str| t.event(data);
                     let mut out = match body.take() {
                         Some(b) => rw.push(&b, &mut f),
                         None => Vec::new(),
@@ -833,7 +926,7 @@ impl ProxyHttp for ProxyService {
             binding,
             client_version = ?route.map(|r| r.client_version.as_str()),
             upstream_version = ?ctx.upstream_version.map(|v| v.as_str()),
-            translated = ctx.rpc.is_some(),
+            translated = ctx.rpc.is_some() || ctx.rest.is_some(),
             status = ?ctx.status,
             outcome = %outcome,
             ms = elapsed.as_millis() as u64,

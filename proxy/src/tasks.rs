@@ -44,6 +44,14 @@ fn invalid(message: impl Into<String>) -> Failure {
     }
 }
 
+/// The v1.0 methods whose answers carry tasks.
+fn indexed(method: &str) -> bool {
+    matches!(
+        method,
+        "SendMessage" | "GetTask" | "CancelTask" | "SendStreamingMessage" | "SubscribeToTask"
+    )
+}
+
 fn timestamp(task: &Value) -> Option<DateTime<FixedOffset>> {
     task.pointer("/status/timestamp")
         .and_then(Value::as_str)
@@ -117,18 +125,28 @@ impl TaskIndex {
     /// Records what a translated v1.0 answer (a JSON-RPC response or one SSE
     /// event envelope) says about tasks. `method` is the v1.0 method name.
     pub fn record(&self, method: &str, envelope: &[u8]) {
-        if !matches!(
-            method,
-            "SendMessage" | "GetTask" | "CancelTask" | "SendStreamingMessage" | "SubscribeToTask"
-        ) {
+        if !indexed(method) {
             return;
         }
         let Ok(v) = serde_json::from_slice::<Value>(envelope) else {
             return;
         };
-        let Some(result) = v.get("result") else {
+        if let Some(result) = v.get("result") {
+            self.record_value(method, result);
+        }
+    }
+
+    /// [`Self::record`] for a bare v1.0 result (a REST answer body).
+    pub fn record_result(&self, method: &str, body: &[u8]) {
+        if !indexed(method) {
             return;
-        };
+        }
+        if let Ok(result) = serde_json::from_slice::<Value>(body) {
+            self.record_value(method, &result);
+        }
+    }
+
+    fn record_value(&self, method: &str, result: &Value) {
         match method {
             "GetTask" | "CancelTask" => self.put_task(result),
             _ => {
@@ -251,6 +269,61 @@ impl TaskIndex {
     }
 }
 
+/// The `ListTasks` params of a v1.0 REST `GET /tasks?...` query (values
+/// percent-decoded; `+` is a space; repeated keys: the last wins).
+pub fn params_from_query(query: Option<&str>) -> Result<Value, Failure> {
+    let mut p = Map::new();
+    for pair in query.unwrap_or("").split('&').filter(|s| !s.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let (k, v) = (decode(k)?, decode(v)?);
+        let key = match k.as_str() {
+            "context_id" => "contextId",
+            "page_size" => "pageSize",
+            "page_token" => "pageToken",
+            "history_length" => "historyLength",
+            "include_artifacts" => "includeArtifacts",
+            "status_timestamp_after" => "statusTimestampAfter",
+            other => other,
+        }
+        .to_string();
+        let value = match (key.as_str(), v.as_str()) {
+            ("includeArtifacts", "true") => Value::Bool(true),
+            ("includeArtifacts", "false") => Value::Bool(false),
+            _ => Value::String(v),
+        };
+        p.insert(key, value);
+    }
+    Ok(Value::Object(p))
+}
+
+fn decode(s: &str) -> Result<String, Failure> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let hex = b
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| invalid("malformed percent-encoding in the query"))?;
+                out.push(hex);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| invalid("the query is not UTF-8"))
+}
+
 /// A listed task: artifacts only when asked for, history cut to its last
 /// `history` messages (0 = none).
 fn shaped(task: &Value, history: Option<i64>, artifacts: bool) -> Value {
@@ -358,6 +431,26 @@ mod tests {
         assert!(r["tasks"][0]["artifacts"].is_array());
         let r = ix.list(Some(&json!({"historyLength": 0}))).unwrap();
         assert!(r["tasks"][0].get("history").is_none());
+    }
+
+    #[test]
+    fn rest_query_becomes_params() {
+        let p = params_from_query(Some(
+            "contextId=c%201&pageSize=2&include_artifacts=true&status=TASK_STATE_WORKING",
+        ))
+        .unwrap();
+        assert_eq!(
+            p,
+            json!({"contextId": "c 1", "pageSize": "2", "includeArtifacts": true, "status": "TASK_STATE_WORKING"})
+        );
+        let r = index()
+            .list(Some(
+                &params_from_query(Some("pageSize=1&contextId=c1")).unwrap(),
+            ))
+            .unwrap();
+        assert_eq!(ids(&r), ["t3"]);
+        assert!(params_from_query(Some("contextId=%zz")).is_err());
+        assert_eq!(params_from_query(None).unwrap(), json!({}));
     }
 
     #[test]

@@ -1,0 +1,1152 @@
+//! HTTP+JSON (REST) cross-version translation for one request. Pure: the
+//! server hooks only move bytes in and out.
+//!
+//! The chain goes through the JSON-RPC params/results of `translate`:
+//! * v1.0 REST bodies are v1.0 ProtoJSON, the same shapes as v1.0 JSON-RPC
+//!   params and results;
+//! * v0.3 REST bodies are v0.3 ProtoJSON (the `a2a.v1` proto messages),
+//!   read and written with the `proto` crate's pbjson serde, converted to and
+//!   from the `translate::v03` models with `proto::convert_v03[_rpc]`.
+//!
+//! Path and query values (task id, config id, `historyLength`) become params
+//! members on the way in and path/query values of the upstream's grammar on
+//! the way out. The v1.0 tenant is dropped toward a v0.3 agent.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use translate::code::ErrorCode;
+use translate::jsonrpc;
+use translate::method::Method;
+use translate::v03 as m;
+use translate::TranslateError;
+
+use proto::convert_v03 as c03;
+use proto::convert_v03_rpc as r03;
+use proto::v03 as pb;
+
+use crate::error::{rescue, ErrorTarget, Failure};
+use crate::route::{Binding, Operation, PathParams};
+use crate::version::Version;
+
+/// The request as it goes to the upstream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamRequest {
+    pub method: http::Method,
+    /// Relative to the upstream's base path, starting with `/`.
+    pub path_and_query: String,
+    /// `None`: no body (GET / DELETE).
+    pub body: Option<Vec<u8>>,
+}
+
+/// The translation context of one REST call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestTranslation {
+    pub client: Version,
+    pub upstream: Version,
+    pub op: Operation,
+    /// A v1.0 `historyLength: 0` ("no history") went to a v0.3 agent, which
+    /// reads 0 as "unlimited": the answer's task history is removed here.
+    pub drop_history: bool,
+}
+
+fn method_of(op: Operation) -> Method {
+    match op {
+        Operation::SendMessage => Method::SendMessage,
+        Operation::SendStreamingMessage => Method::SendStreamingMessage,
+        Operation::GetTask => Method::GetTask,
+        Operation::ListTasks => Method::ListTasks,
+        Operation::CancelTask => Method::CancelTask,
+        Operation::SubscribeToTask => Method::SubscribeToTask,
+        Operation::CreateTaskPushNotificationConfig => Method::CreatePushConfig,
+        Operation::GetTaskPushNotificationConfig => Method::GetPushConfig,
+        Operation::ListTaskPushNotificationConfigs => Method::ListPushConfigs,
+        Operation::DeleteTaskPushNotificationConfig => Method::DeletePushConfig,
+        Operation::GetExtendedAgentCard => Method::GetExtendedCard,
+    }
+}
+
+fn tr(e: TranslateError) -> Failure {
+    Failure::Translate {
+        code: i64::from(e.jsonrpc_code()),
+        message: e.to_string(),
+    }
+}
+
+fn invalid_params(message: impl Into<String>) -> Failure {
+    Failure::Translate {
+        code: -32602,
+        message: message.into(),
+    }
+}
+
+fn typed<T: DeserializeOwned>(what: &'static str, v: Value) -> Result<T, TranslateError> {
+    serde_json::from_value(v).map_err(|e| TranslateError::invalid(what, e.to_string()))
+}
+
+fn untyped<T: Serialize>(what: &'static str, t: T) -> Result<Value, TranslateError> {
+    serde_json::to_value(t).map_err(|e| TranslateError::invalid(what, e.to_string()))
+}
+
+/// Parses v0.3 ProtoJSON as the prost message `T`.
+fn pb_from<T: DeserializeOwned>(what: &'static str, body: &[u8]) -> Result<T, TranslateError> {
+    serde_json::from_slice(body).map_err(|e| TranslateError::invalid(what, e.to_string()))
+}
+
+/// Renders a prost message as v0.3 ProtoJSON (timestamps with `Z`).
+fn pb_to<T: Serialize>(what: &'static str, t: &T) -> Result<Value, TranslateError> {
+    let mut v = untyped(what, t)?;
+    zulu(&mut v);
+    Ok(v)
+}
+
+/// pbjson renders UTC timestamps `+00:00`; the A2A wire uses `Z`.
+fn zulu(v: &mut Value) {
+    match v {
+        Value::String(s)
+            if s.len() >= 20
+                && s.ends_with("+00:00")
+                && chrono::DateTime::parse_from_rfc3339(s).is_ok() =>
+        {
+            s.truncate(s.len() - 6);
+            s.push('Z');
+        }
+        Value::Array(a) => a.iter_mut().for_each(zulu),
+        Value::Object(o) => o.values_mut().for_each(zulu),
+        _ => {}
+    }
+}
+
+/// One query parameter's (raw) value.
+fn query_value<'a>(query: Option<&'a str>, key: &str) -> Option<&'a str> {
+    query?.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == key).then_some(v)
+    })
+}
+
+fn history_length(query: Option<&str>) -> Result<Option<i64>, Failure> {
+    let raw = query_value(query, "historyLength").or_else(|| query_value(query, "history_length"));
+    match raw {
+        None | Some("") => Ok(None),
+        Some(s) => s
+            .parse::<i64>()
+            .map(Some)
+            .map_err(|_| invalid_params(format!("historyLength {s:?} is not an integer"))),
+    }
+}
+
+/// A body that must be a JSON object (an empty body reads as `{}`).
+fn json_object(body: &[u8]) -> Result<Map<String, Value>, Failure> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(o)) => Ok(o),
+        Ok(_) => Err(Failure::Translate {
+            code: -32600,
+            message: "the request body must be a JSON object".into(),
+        }),
+        Err(e) => Err(Failure::Translate {
+            code: -32700,
+            message: format!("invalid JSON: {e}"),
+        }),
+    }
+}
+
+fn need<'a>(v: &'a Option<String>, what: &str) -> Result<&'a str, Failure> {
+    v.as_deref()
+        .ok_or_else(|| invalid_params(format!("{what} is missing from the path")))
+}
+
+/// Percent-encodes a path segment (ids are opaque).
+fn seg(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Translates a REST request of `client` into `upstream`'s REST request.
+pub fn request(
+    client: Version,
+    upstream: Version,
+    op: Operation,
+    params: &PathParams,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<(RestTranslation, UpstreamRequest), Failure> {
+    let mut t = RestTranslation {
+        client,
+        upstream,
+        op,
+        drop_history: false,
+    };
+    let method = method_of(op);
+    let up = match (client, upstream) {
+        (Version::V03, Version::V10) => {
+            let p03 = v03_params(op, params, query, body)?;
+            let p10 = jsonrpc::params_to_v10(method, p03).map_err(tr)?;
+            v10_request(op, p10.unwrap_or(Value::Null))?
+        }
+        (Version::V10, Version::V03) => {
+            if op == Operation::ListTasks {
+                return Err(tr(TranslateError::unsupported("ListTasks", Version::V03)));
+            }
+            let p10 = v10_params(op, params, query, body)?;
+            t.drop_history = asks_no_history(op, p10.as_ref());
+            let p03 = jsonrpc::params_to_v03(method, p10).map_err(tr)?;
+            v03_request(op, p03.unwrap_or(Value::Null))?
+        }
+        _ => {
+            return Err(Failure::Internal {
+                detail: "REST translation between equal versions".into(),
+            })
+        }
+    };
+    Ok((t, up))
+}
+
+/// The v0.3 JSON-RPC params (model JSON) of a v0.3 REST request.
+fn v03_params(
+    op: Operation,
+    params: &PathParams,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<Option<Value>, Failure> {
+    Ok(Some(match op {
+        Operation::SendMessage | Operation::SendStreamingMessage => {
+            json_object(body)?;
+            let r: pb::SendMessageRequest = pb_from("SendMessageRequest", body).map_err(tr)?;
+            untyped("params", r03::send_params_from_pb(r).map_err(tr)?).map_err(tr)?
+        }
+        Operation::GetTask => {
+            let mut p = json!({ "id": need(&params.task_id, "task id")? });
+            if let Some(n) = history_length(query)? {
+                p["historyLength"] = json!(n);
+            }
+            p
+        }
+        Operation::CancelTask | Operation::SubscribeToTask => {
+            json!({ "id": need(&params.task_id, "task id")? })
+        }
+        Operation::ListTasks => {
+            return Err(Failure::Translate {
+                code: -32601,
+                message: "v0.3 has no ListTasks operation".into(),
+            })
+        }
+        Operation::CreateTaskPushNotificationConfig => {
+            let task_id = need(&params.task_id, "task id")?;
+            let mut o = json_object(body)?;
+            // The body is the TaskPushNotificationConfig; its name may be absent.
+            let has_name = o
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty());
+            if !has_name {
+                let cid = o
+                    .get("pushNotificationConfig")
+                    .and_then(|c| c.get("id"))
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(task_id)
+                    .to_string();
+                o.insert(
+                    "name".into(),
+                    json!(r03::push_config_name(task_id, &cid).map_err(tr)?),
+                );
+            }
+            let raw = serde_json::to_vec(&o).unwrap_or_default();
+            let c: pb::TaskPushNotificationConfig =
+                pb_from("TaskPushNotificationConfig", &raw).map_err(tr)?;
+            let mut model = r03::task_push_config_from_pb(c).map_err(tr)?;
+            model.task_id = task_id.to_string();
+            untyped("params", model).map_err(tr)?
+        }
+        Operation::GetTaskPushNotificationConfig | Operation::DeleteTaskPushNotificationConfig => {
+            json!({
+                "id": need(&params.task_id, "task id")?,
+                "pushNotificationConfigId": need(&params.config_id, "config id")?,
+            })
+        }
+        Operation::ListTaskPushNotificationConfigs => {
+            json!({ "id": need(&params.task_id, "task id")? })
+        }
+        Operation::GetExtendedAgentCard => return Ok(None),
+    }))
+}
+
+/// True when v1.0 GetTask / SendMessage params ask for `historyLength: 0`.
+fn asks_no_history(op: Operation, p: Option<&Value>) -> bool {
+    let Some(p) = p else { return false };
+    let n = match op {
+        Operation::GetTask => p.get("historyLength"),
+        Operation::SendMessage => p.pointer("/configuration/historyLength"),
+        _ => None,
+    };
+    n.and_then(Value::as_i64) == Some(0)
+}
+
+/// The v1.0 JSON-RPC params of a v1.0 REST request.
+fn v10_params(
+    op: Operation,
+    params: &PathParams,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<Option<Value>, Failure> {
+    let tenant = |o: &mut Map<String, Value>| {
+        if let Some(t) = &params.tenant {
+            o.insert("tenant".into(), json!(t));
+        }
+    };
+    Ok(Some(match op {
+        Operation::SendMessage | Operation::SendStreamingMessage => {
+            let mut o = json_object(body)?;
+            tenant(&mut o);
+            Value::Object(o)
+        }
+        Operation::GetTask => {
+            let mut p = json!({ "id": need(&params.task_id, "task id")? });
+            if let Some(n) = history_length(query)? {
+                p["historyLength"] = json!(n);
+            }
+            p
+        }
+        Operation::CancelTask => {
+            let mut o = json_object(body)?;
+            o.insert("id".into(), json!(need(&params.task_id, "task id")?));
+            Value::Object(o)
+        }
+        Operation::SubscribeToTask => json!({ "id": need(&params.task_id, "task id")? }),
+        Operation::CreateTaskPushNotificationConfig => {
+            let mut o = json_object(body)?;
+            o.insert("taskId".into(), json!(need(&params.task_id, "task id")?));
+            Value::Object(o)
+        }
+        Operation::GetTaskPushNotificationConfig | Operation::DeleteTaskPushNotificationConfig => {
+            json!({
+                "taskId": need(&params.task_id, "task id")?,
+                "id": need(&params.config_id, "config id")?,
+            })
+        }
+        Operation::ListTaskPushNotificationConfigs => {
+            json!({ "taskId": need(&params.task_id, "task id")? })
+        }
+        Operation::ListTasks => {
+            return Err(tr(TranslateError::unsupported("ListTasks", Version::V03)))
+        }
+        Operation::GetExtendedAgentCard => return Ok(None),
+    }))
+}
+
+fn body_of(v: &Value) -> Option<Vec<u8>> {
+    Some(serde_json::to_vec(v).unwrap_or_default())
+}
+
+fn missing_member(what: &str) -> Failure {
+    invalid_params(format!("{what} is missing"))
+}
+
+/// The v1.0 REST request for v1.0 JSON-RPC params.
+fn v10_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
+    use http::Method as H;
+    let id = || {
+        str_of(&p, "id")
+            .map(seg)
+            .ok_or_else(|| missing_member("id"))
+    };
+    let task_id = || {
+        str_of(&p, "taskId")
+            .map(seg)
+            .ok_or_else(|| missing_member("taskId"))
+    };
+    let (method, path, body) = match op {
+        Operation::SendMessage => (H::POST, "/message:send".to_string(), body_of(&p)),
+        Operation::SendStreamingMessage => (H::POST, "/message:stream".to_string(), body_of(&p)),
+        Operation::GetTask => {
+            let mut path = format!("/tasks/{}", id()?);
+            if let Some(n) = p.get("historyLength").and_then(Value::as_i64) {
+                path.push_str(&format!("?historyLength={n}"));
+            }
+            (H::GET, path, None)
+        }
+        Operation::CancelTask => (H::POST, format!("/tasks/{}:cancel", id()?), body_of(&p)),
+        Operation::SubscribeToTask => (H::GET, format!("/tasks/{}:subscribe", id()?), None),
+        Operation::CreateTaskPushNotificationConfig => (
+            H::POST,
+            format!("/tasks/{}/pushNotificationConfigs", task_id()?),
+            body_of(&p),
+        ),
+        Operation::GetTaskPushNotificationConfig => (
+            H::GET,
+            format!("/tasks/{}/pushNotificationConfigs/{}", task_id()?, id()?),
+            None,
+        ),
+        Operation::DeleteTaskPushNotificationConfig => (
+            H::DELETE,
+            format!("/tasks/{}/pushNotificationConfigs/{}", task_id()?, id()?),
+            None,
+        ),
+        Operation::ListTaskPushNotificationConfigs => (
+            H::GET,
+            format!("/tasks/{}/pushNotificationConfigs", task_id()?),
+            None,
+        ),
+        Operation::ListTasks => (H::GET, "/tasks".to_string(), None),
+        Operation::GetExtendedAgentCard => (H::GET, "/extendedAgentCard".to_string(), None),
+    };
+    Ok(UpstreamRequest {
+        method,
+        path_and_query: path,
+        body,
+    })
+}
+
+/// The v0.3 REST request for v0.3 JSON-RPC params (model JSON).
+fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
+    use http::Method as H;
+    let id = || {
+        str_of(&p, "id")
+            .map(seg)
+            .ok_or_else(|| missing_member("id"))
+    };
+    let cid = || {
+        str_of(&p, "pushNotificationConfigId")
+            .map(seg)
+            .ok_or_else(|| missing_member("pushNotificationConfigId"))
+    };
+    let (method, path, body) = match op {
+        Operation::SendMessage | Operation::SendStreamingMessage => {
+            let params: m::params::MessageSendParams =
+                typed("MessageSendParams", p.clone()).map_err(tr)?;
+            let req = r03::send_params_to_pb(params).map_err(tr)?;
+            let path = if op == Operation::SendMessage {
+                "/v1/message:send"
+            } else {
+                "/v1/message:stream"
+            };
+            let v = pb_to("SendMessageRequest", &req).map_err(tr)?;
+            (H::POST, path.to_string(), body_of(&v))
+        }
+        Operation::GetTask => {
+            let mut path = format!("/v1/tasks/{}", id()?);
+            // Proto 0 is "no limit": a v1.0 0 is served by `drop_history`.
+            let n = p.get("historyLength").and_then(Value::as_i64);
+            if let Some(n) = n.filter(|n| *n != 0) {
+                path.push_str(&format!("?historyLength={n}"));
+            }
+            (H::GET, path, None)
+        }
+        Operation::CancelTask => {
+            let raw = str_of(&p, "id").unwrap_or_default();
+            let name = r03::task_name(raw).map_err(tr)?;
+            (
+                H::POST,
+                format!("/v1/tasks/{}:cancel", id()?),
+                body_of(&json!({ "name": name })),
+            )
+        }
+        Operation::SubscribeToTask => (H::GET, format!("/v1/tasks/{}:subscribe", id()?), None),
+        Operation::CreateTaskPushNotificationConfig => {
+            let c: m::push_config::TaskPushNotificationConfig =
+                typed("TaskPushNotificationConfig", p.clone()).map_err(tr)?;
+            let task = seg(&c.task_id);
+            let pbc = r03::task_push_config_to_pb(c).map_err(tr)?;
+            let v = pb_to("TaskPushNotificationConfig", &pbc).map_err(tr)?;
+            (
+                H::POST,
+                format!("/v1/tasks/{task}/pushNotificationConfigs"),
+                body_of(&v),
+            )
+        }
+        Operation::GetTaskPushNotificationConfig => {
+            // Without a config id the task id names the config (a2a-python 0.3).
+            let c = cid().or_else(|_| id())?;
+            (
+                H::GET,
+                format!("/v1/tasks/{}/pushNotificationConfigs/{c}", id()?),
+                None,
+            )
+        }
+        Operation::DeleteTaskPushNotificationConfig => (
+            H::DELETE,
+            format!("/v1/tasks/{}/pushNotificationConfigs/{}", id()?, cid()?),
+            None,
+        ),
+        Operation::ListTaskPushNotificationConfigs => (
+            H::GET,
+            format!("/v1/tasks/{}/pushNotificationConfigs", id()?),
+            None,
+        ),
+        Operation::ListTasks => {
+            return Err(tr(TranslateError::unsupported("ListTasks", Version::V03)))
+        }
+        Operation::GetExtendedAgentCard => (H::GET, "/v1/card".to_string(), None),
+    };
+    Ok(UpstreamRequest {
+        method,
+        path_and_query: path,
+        body,
+    })
+}
+
+/// Puts the translated method, path and body headers on the upstream request.
+pub fn set_upstream_head(
+    upstream_base: &str,
+    upstream: Version,
+    up: &UpstreamRequest,
+    req: &mut pingora::http::RequestHeader,
+) -> pingora::Result<()> {
+    use pingora::{Error, ErrorType};
+    req.set_method(up.method.clone());
+    if let Some((name, v)) = extensions_for(upstream, &req.headers) {
+        req.remove_header("a2a-extensions");
+        req.remove_header("x-a2a-extensions");
+        req.insert_header(name, v)?;
+    }
+    let uri: http::Uri = format!("{upstream_base}{}", up.path_and_query)
+        .parse()
+        .map_err(|_| Error::explain(ErrorType::InternalError, "building the upstream path"))?;
+    req.set_uri(uri);
+    req.remove_header(&http::header::TRANSFER_ENCODING);
+    match &up.body {
+        Some(b) => {
+            req.insert_header(http::header::CONTENT_LENGTH, b.len())?;
+            req.insert_header(http::header::CONTENT_TYPE, "application/json")?;
+        }
+        None => {
+            req.remove_header(&http::header::CONTENT_LENGTH);
+            req.remove_header(&http::header::CONTENT_TYPE);
+        }
+    }
+    Ok(())
+}
+
+/// The extensions header in `version`'s spelling (EDGE-CASES 30): v1.0
+/// `A2A-Extensions`, v0.3 `X-A2A-Extensions`; `None` when absent.
+pub fn extensions_for(
+    version: Version,
+    headers: &http::HeaderMap,
+) -> Option<(&'static str, http::HeaderValue)> {
+    let v = headers
+        .get("a2a-extensions")
+        .or_else(|| headers.get("x-a2a-extensions"))?
+        .clone();
+    let name = match version {
+        Version::V10 => "A2A-Extensions",
+        Version::V03 => "X-A2A-Extensions",
+    };
+    Some((name, v))
+}
+
+impl RestTranslation {
+    fn target(&self) -> ErrorTarget {
+        ErrorTarget {
+            version: Some(self.client),
+            binding: Some(Binding::Rest),
+            operation: Some(self.op),
+            jsonrpc_id: None,
+        }
+    }
+
+    /// An error body in the client's REST shape.
+    pub fn error_body(&self, f: &Failure) -> Vec<u8> {
+        rescue(f, &self.target()).body.to_vec()
+    }
+
+    /// A whole response body (status `status`) in the client's version; an
+    /// untranslatable answer becomes an InvalidAgentResponse error body.
+    pub fn response(&self, status: u16, body: &[u8]) -> Vec<u8> {
+        if !(200..300).contains(&status) {
+            return self.error_response(status, body);
+        }
+        let out = match self.upstream {
+            Version::V10 => self.result_from_v10(body),
+            Version::V03 => self.result_from_v03(body),
+        };
+        match out {
+            Ok(Some(v)) => serde_json::to_vec(&v).unwrap_or_default(),
+            Ok(None) => Vec::new(),
+            Err(e) => self.error_body(&Failure::BadUpstreamResponse {
+                detail: e.to_string(),
+            }),
+        }
+    }
+
+    /// v1.0 result JSON -> v0.3 ProtoJSON.
+    fn result_from_v10(&self, body: &[u8]) -> Result<Option<Value>, TranslateError> {
+        let method = method_of(self.op);
+        if self.op == Operation::DeleteTaskPushNotificationConfig {
+            return Ok(Some(json!({})));
+        }
+        let r: Value = serde_json::from_slice(body)
+            .map_err(|e| TranslateError::invalid("response body", e.to_string()))?;
+        let r03 = jsonrpc::result_to_v03(method, r)?;
+        v03_pb_json(self.op, r03).map(Some)
+    }
+
+    /// v0.3 ProtoJSON -> v1.0 result JSON.
+    fn result_from_v03(&self, body: &[u8]) -> Result<Option<Value>, TranslateError> {
+        let method = method_of(self.op);
+        if self.op == Operation::DeleteTaskPushNotificationConfig {
+            return Ok(Some(json!({})));
+        }
+        let model = v03_model_json(self.op, body)?;
+        let mut out = jsonrpc::result_to_v10(method, model)?;
+        if self.drop_history {
+            let task = match out.get_mut("task") {
+                Some(t) => t,
+                None if self.op == Operation::GetTask => &mut out,
+                None => return Ok(Some(out)),
+            };
+            if let Some(t) = task.as_object_mut() {
+                t.remove("history");
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// One SSE `data` value in the client's version.
+    pub fn event(&self, data: &str) -> String {
+        let out = match self.upstream {
+            Version::V10 => self.result_from_v10(data.as_bytes()),
+            Version::V03 => self.result_from_v03(data.as_bytes()),
+        };
+        match out {
+            Ok(Some(v)) => v.to_string(),
+            Ok(None) => String::new(),
+            Err(e) => String::from_utf8_lossy(&self.error_body(&Failure::BadUpstreamResponse {
+                detail: e.to_string(),
+            }))
+            .into_owned(),
+        }
+    }
+
+    /// An upstream REST error body in the client's REST shape.
+    fn error_response(&self, status: u16, body: &[u8]) -> Vec<u8> {
+        let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let (code, message) = match self.upstream {
+            Version::V10 => {
+                let e = &v["error"];
+                let reason = e["details"]
+                    .as_array()
+                    .and_then(|d| d.iter().find_map(|x| x.get("reason")?.as_str()));
+                let code = reason
+                    .and_then(ErrorCode::from_reason)
+                    .unwrap_or_else(|| code_of_status(status));
+                (code, e["message"].as_str().map(str::to_string))
+            }
+            Version::V03 => {
+                let code = v["code"]
+                    .as_i64()
+                    .and_then(ErrorCode::from_code)
+                    .unwrap_or_else(|| code_of_status(status));
+                let msg = v["message"]
+                    .as_str()
+                    .or_else(|| v["error"].as_str())
+                    .or_else(|| v["detail"].as_str())
+                    .map(str::to_string);
+                (code, msg)
+            }
+        };
+        let f = Failure::Translate {
+            code: code.code(),
+            message: message.unwrap_or_else(|| code.default_message().to_string()),
+        };
+        // The agent's error, not the proxy's: no `proxyReason`.
+        let out = self.error_body(&f);
+        let Ok(mut v) = serde_json::from_slice::<Value>(&out) else {
+            return out;
+        };
+        if let Some(info) = v
+            .pointer_mut("/error/details/0")
+            .and_then(Value::as_object_mut)
+        {
+            info.remove("metadata");
+        }
+        serde_json::to_vec(&v).unwrap_or(out)
+    }
+
+    /// The client's HTTP status for an upstream error status: a v0.3 status
+    /// names its error well enough to give the v1.0 status (409, 415, 422,
+    /// 501 → 400); a v1.0 400 covers many errors, so toward v0.3 (and for 5xx)
+    /// the status stays.
+    pub fn client_status(&self, status: u16) -> u16 {
+        match (self.upstream, status) {
+            (Version::V03, 400..=499 | 501) => code_of_status(status).http_status(),
+            _ => status,
+        }
+    }
+}
+
+/// The A2A code an HTTP error status stands for, when the body says nothing.
+fn code_of_status(status: u16) -> ErrorCode {
+    match status {
+        400 => ErrorCode::InvalidParams,
+        404 => ErrorCode::TaskNotFound,
+        405 | 501 => ErrorCode::UnsupportedOperation,
+        409 => ErrorCode::TaskNotCancelable,
+        415 => ErrorCode::ContentTypeNotSupported,
+        422 => ErrorCode::InvalidParams,
+        _ => ErrorCode::Internal,
+    }
+}
+
+/// v0.3 model JSON (a JSON-RPC result) -> v0.3 ProtoJSON.
+fn v03_pb_json(op: Operation, r: Value) -> Result<Value, TranslateError> {
+    match op {
+        Operation::SendMessage => {
+            let e: m::event::StreamEvent = typed("Task or Message", r)?;
+            pb_to("SendMessageResponse", &r03::send_response_to_pb(e)?)
+        }
+        Operation::SendStreamingMessage | Operation::SubscribeToTask => {
+            let e: m::event::StreamEvent = typed("stream event", r)?;
+            pb_to("StreamResponse", &c03::stream_to_pb(e)?)
+        }
+        Operation::GetTask | Operation::CancelTask => {
+            let t: m::task::Task = typed("Task", r)?;
+            pb_to("Task", &c03::task_to_pb(t)?)
+        }
+        Operation::CreateTaskPushNotificationConfig | Operation::GetTaskPushNotificationConfig => {
+            let c: m::push_config::TaskPushNotificationConfig =
+                typed("TaskPushNotificationConfig", r)?;
+            pb_to(
+                "TaskPushNotificationConfig",
+                &r03::task_push_config_to_pb(c)?,
+            )
+        }
+        Operation::ListTaskPushNotificationConfigs => {
+            let c: Vec<m::push_config::TaskPushNotificationConfig> =
+                typed("TaskPushNotificationConfig[]", r)?;
+            pb_to(
+                "ListTaskPushNotificationConfigResponse",
+                &r03::list_push_configs_response_to_pb(c)?,
+            )
+        }
+        Operation::GetExtendedAgentCard => {
+            let c: m::agent_card::AgentCard = typed("AgentCard", r)?;
+            pb_to("AgentCard", &c03::agent_card_to_pb(c))
+        }
+        Operation::DeleteTaskPushNotificationConfig => Ok(json!({})),
+        Operation::ListTasks => Err(TranslateError::unsupported("ListTasks", Version::V03)),
+    }
+}
+
+/// v0.3 ProtoJSON -> v0.3 model JSON (a JSON-RPC result).
+fn v03_model_json(op: Operation, body: &[u8]) -> Result<Value, TranslateError> {
+    const W: &str = "result";
+    match op {
+        Operation::SendMessage => {
+            let r: pb::SendMessageResponse = pb_from("SendMessageResponse", body)?;
+            untyped(W, r03::send_response_from_pb(r)?)
+        }
+        Operation::SendStreamingMessage | Operation::SubscribeToTask => {
+            let r: pb::StreamResponse = pb_from("StreamResponse", body)?;
+            untyped(W, c03::stream_from_pb(r)?)
+        }
+        Operation::GetTask | Operation::CancelTask => {
+            let r: pb::Task = pb_from("Task", body)?;
+            untyped(W, c03::task_from_pb(r)?)
+        }
+        Operation::CreateTaskPushNotificationConfig | Operation::GetTaskPushNotificationConfig => {
+            let r: pb::TaskPushNotificationConfig = pb_from("TaskPushNotificationConfig", body)?;
+            untyped(W, r03::task_push_config_from_pb(r)?)
+        }
+        Operation::ListTaskPushNotificationConfigs => {
+            let r: pb::ListTaskPushNotificationConfigResponse =
+                pb_from("ListTaskPushNotificationConfigResponse", body)?;
+            untyped(W, r03::list_push_configs_response_from_pb(r)?)
+        }
+        Operation::GetExtendedAgentCard => {
+            let r: pb::AgentCard = pb_from("AgentCard", body)?;
+            untyped(W, c03::agent_card_from_pb(r)?)
+        }
+        Operation::DeleteTaskPushNotificationConfig => Ok(Value::Null),
+        Operation::ListTasks => Err(TranslateError::unsupported("ListTasks", Version::V03)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(task: Option<&str>, cfg: Option<&str>) -> PathParams {
+        PathParams {
+            tenant: None,
+            task_id: task.map(str::to_string),
+            config_id: cfg.map(str::to_string),
+        }
+    }
+
+    fn body(u: &UpstreamRequest) -> Value {
+        serde_json::from_slice(u.body.as_deref().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn v03_send_becomes_v10_send() {
+        let b = br#"{"message":{"messageId":"m1","role":"ROLE_USER","content":[{"text":"hi"}]}}"#;
+        let (_, up) = request(
+            Version::V03,
+            Version::V10,
+            Operation::SendMessage,
+            &p(None, None),
+            None,
+            b,
+        )
+        .unwrap();
+        assert_eq!(up.method, http::Method::POST);
+        assert_eq!(up.path_and_query, "/message:send");
+        let v = body(&up);
+        assert_eq!(v["message"]["messageId"], "m1");
+        assert_eq!(v["message"]["role"], "ROLE_USER");
+        assert_eq!(v["message"]["parts"][0]["text"], "hi");
+    }
+
+    #[test]
+    fn v10_send_becomes_v03_send() {
+        let b = br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#;
+        let (_, up) = request(
+            Version::V10,
+            Version::V03,
+            Operation::SendMessage,
+            &p(None, None),
+            None,
+            b,
+        )
+        .unwrap();
+        assert_eq!(up.path_and_query, "/v1/message:send");
+        let v = body(&up);
+        assert_eq!(v["message"]["messageId"], "m1");
+        assert_eq!(v["message"]["content"][0]["text"], "hi");
+    }
+
+    #[test]
+    fn paths_and_queries() {
+        let cases = [
+            (
+                Operation::GetTask,
+                p(Some("t 1"), None),
+                Some("historyLength=3"),
+                "GET",
+                "/v1/tasks/t%201?historyLength=3",
+                "/tasks/t%201?historyLength=3",
+            ),
+            (
+                Operation::CancelTask,
+                p(Some("t1"), None),
+                None,
+                "POST",
+                "/v1/tasks/t1:cancel",
+                "/tasks/t1:cancel",
+            ),
+            (
+                Operation::SubscribeToTask,
+                p(Some("t1"), None),
+                None,
+                "GET",
+                "/v1/tasks/t1:subscribe",
+                "/tasks/t1:subscribe",
+            ),
+            (
+                Operation::GetTaskPushNotificationConfig,
+                p(Some("t1"), Some("c1")),
+                None,
+                "GET",
+                "/v1/tasks/t1/pushNotificationConfigs/c1",
+                "/tasks/t1/pushNotificationConfigs/c1",
+            ),
+            (
+                Operation::DeleteTaskPushNotificationConfig,
+                p(Some("t1"), Some("c1")),
+                None,
+                "DELETE",
+                "/v1/tasks/t1/pushNotificationConfigs/c1",
+                "/tasks/t1/pushNotificationConfigs/c1",
+            ),
+            (
+                Operation::ListTaskPushNotificationConfigs,
+                p(Some("t1"), None),
+                None,
+                "GET",
+                "/v1/tasks/t1/pushNotificationConfigs",
+                "/tasks/t1/pushNotificationConfigs",
+            ),
+            (
+                Operation::GetExtendedAgentCard,
+                p(None, None),
+                None,
+                "GET",
+                "/v1/card",
+                "/extendedAgentCard",
+            ),
+        ];
+        for (op, pp, q, verb, v03_path, v10_path) in cases {
+            let (_, up) = request(Version::V10, Version::V03, op, &pp, q, b"").unwrap();
+            assert_eq!(
+                (up.method.as_str(), up.path_and_query.as_str()),
+                (verb, v03_path),
+                "{op:?}"
+            );
+            let (_, up) = request(Version::V03, Version::V10, op, &pp, q, b"").unwrap();
+            assert_eq!(
+                (up.method.as_str(), up.path_and_query.as_str()),
+                (verb, v10_path),
+                "{op:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn cancel_toward_v03_names_the_task() {
+        let (_, up) = request(
+            Version::V10,
+            Version::V03,
+            Operation::CancelTask,
+            &p(Some("t1"), None),
+            None,
+            b"",
+        )
+        .unwrap();
+        assert_eq!(body(&up), json!({"name": "tasks/t1"}));
+    }
+
+    #[test]
+    fn push_create_both_ways() {
+        let b = br#"{"name":"tasks/t1/pushNotificationConfigs/c1","pushNotificationConfig":{"id":"c1","url":"https://h/cb"}}"#;
+        let (_, up) = request(
+            Version::V03,
+            Version::V10,
+            Operation::CreateTaskPushNotificationConfig,
+            &p(Some("t1"), None),
+            None,
+            b,
+        )
+        .unwrap();
+        assert_eq!(up.path_and_query, "/tasks/t1/pushNotificationConfigs");
+        let v = body(&up);
+        assert_eq!(v["taskId"], "t1");
+        assert_eq!(v["id"], "c1");
+        assert_eq!(v["url"], "https://h/cb");
+
+        let b = br#"{"id":"c1","url":"https://h/cb"}"#;
+        let (_, up) = request(
+            Version::V10,
+            Version::V03,
+            Operation::CreateTaskPushNotificationConfig,
+            &p(Some("t1"), None),
+            None,
+            b,
+        )
+        .unwrap();
+        assert_eq!(up.path_and_query, "/v1/tasks/t1/pushNotificationConfigs");
+        let v = body(&up);
+        assert_eq!(v["name"], "tasks/t1/pushNotificationConfigs/c1");
+        assert_eq!(v["pushNotificationConfig"]["url"], "https://h/cb");
+    }
+
+    #[test]
+    fn task_responses_both_ways() {
+        let t = RestTranslation {
+            client: Version::V03,
+            upstream: Version::V10,
+            op: Operation::GetTask,
+            drop_history: false,
+        };
+        let out = t.response(200, br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-01T00:00:00Z"}}"#);
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["id"], "t1");
+        assert_eq!(v["contextId"], "c1");
+        assert_eq!(v["status"]["state"], "TASK_STATE_COMPLETED");
+        assert_eq!(v["status"]["timestamp"], "2025-01-01T00:00:00Z");
+
+        let t = RestTranslation {
+            client: Version::V10,
+            upstream: Version::V03,
+            op: Operation::GetTask,
+            drop_history: false,
+        };
+        let out = t.response(
+            200,
+            br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}"#,
+        );
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["id"], "t1");
+        assert_eq!(v["status"]["state"], "TASK_STATE_WORKING");
+    }
+
+    #[test]
+    fn events_both_ways() {
+        let t = RestTranslation {
+            client: Version::V10,
+            upstream: Version::V03,
+            op: Operation::SendStreamingMessage,
+            drop_history: false,
+        };
+        let out = t.event(r#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"final":false}}"#);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["statusUpdate"]["taskId"], "t1");
+        assert_eq!(v["statusUpdate"]["status"]["state"], "TASK_STATE_WORKING");
+
+        let t = RestTranslation {
+            client: Version::V03,
+            upstream: Version::V10,
+            op: Operation::SubscribeToTask,
+            drop_history: false,
+        };
+        let out = t.event(r#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}"#);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["statusUpdate"]["taskId"], "t1");
+    }
+
+    #[test]
+    fn errors_both_ways() {
+        let t = RestTranslation {
+            client: Version::V03,
+            upstream: Version::V10,
+            op: Operation::GetTask,
+            drop_history: false,
+        };
+        let out = t.response(404, br#"{"error":{"code":404,"status":"NOT_FOUND","message":"no such task","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#);
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v, json!({"code": -32001, "message": "no such task"}));
+
+        let t = RestTranslation {
+            client: Version::V10,
+            upstream: Version::V03,
+            op: Operation::GetTask,
+            drop_history: false,
+        };
+        let out = t.response(404, br#"{"code":-32001,"message":"no such task"}"#);
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["error"]["code"], 404);
+        assert_eq!(v["error"]["status"], "NOT_FOUND");
+        assert_eq!(v["error"]["message"], "no such task");
+        assert_eq!(v["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
+    }
+
+    #[test]
+    fn v10_history_length_zero_drops_a_v03_agents_history() {
+        let answer = br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"history":[{"messageId":"m","role":"ROLE_USER","content":[{"text":"hi"}]}]}"#;
+        let (t, up) = request(
+            Version::V10,
+            Version::V03,
+            Operation::GetTask,
+            &p(Some("t1"), None),
+            Some("historyLength=0"),
+            b"",
+        )
+        .unwrap();
+        assert!(t.drop_history);
+        assert_eq!(up.path_and_query, "/v1/tasks/t1");
+        let v: Value = serde_json::from_slice(&t.response(200, answer)).unwrap();
+        assert_eq!(v["id"], "t1");
+        assert!(v.get("history").is_none(), "{v}");
+
+        let (t, _) = request(
+            Version::V10,
+            Version::V03,
+            Operation::GetTask,
+            &p(Some("t1"), None),
+            Some("historyLength=1"),
+            b"",
+        )
+        .unwrap();
+        assert!(!t.drop_history);
+        let v: Value = serde_json::from_slice(&t.response(200, answer)).unwrap();
+        assert_eq!(v["history"][0]["parts"][0]["text"], "hi", "{v}");
+
+        let b = br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":0}}"#;
+        let (t, _) = request(
+            Version::V10,
+            Version::V03,
+            Operation::SendMessage,
+            &p(None, None),
+            None,
+            b,
+        )
+        .unwrap();
+        let send = format!(r#"{{"task":{}}}"#, std::str::from_utf8(answer).unwrap());
+        let v: Value = serde_json::from_slice(&t.response(200, send.as_bytes())).unwrap();
+        assert_eq!(v["task"]["id"], "t1");
+        assert!(v["task"].get("history").is_none(), "{v}");
+    }
+
+    #[test]
+    fn bare_v03_error_reads_by_status() {
+        let t = RestTranslation {
+            client: Version::V10,
+            upstream: Version::V03,
+            op: Operation::CancelTask,
+            drop_history: false,
+        };
+        let v: Value =
+            serde_json::from_slice(&t.response(409, br#"{"message":"not cancelable"}"#)).unwrap();
+        assert_eq!(v["error"]["message"], "not cancelable");
+        assert_eq!(v["error"]["details"][0]["reason"], "TASK_NOT_CANCELABLE");
+        assert_eq!(t.client_status(409), 400);
+        assert_eq!(t.client_status(404), 404);
+        assert_eq!(t.client_status(501), 400);
+        assert_eq!(t.client_status(503), 503);
+    }
+
+    #[test]
+    fn bad_input() {
+        let f = request(
+            Version::V03,
+            Version::V10,
+            Operation::SendMessage,
+            &p(None, None),
+            None,
+            b"{not json",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(f, Failure::Translate { code: -32700, .. }),
+            "{f:?}"
+        );
+        let f = request(
+            Version::V10,
+            Version::V03,
+            Operation::ListTasks,
+            &p(None, None),
+            None,
+            b"",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(f, Failure::Translate { code: -32004, .. }),
+            "{f:?}"
+        );
+        let f = request(
+            Version::V10,
+            Version::V03,
+            Operation::GetTask,
+            &p(Some("t"), None),
+            Some("historyLength=x"),
+            b"",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(f, Failure::Translate { code: -32602, .. }),
+            "{f:?}"
+        );
+        let t = RestTranslation {
+            client: Version::V10,
+            upstream: Version::V03,
+            op: Operation::GetTask,
+            drop_history: false,
+        };
+        let v: Value = serde_json::from_slice(&t.response(200, b"nope")).unwrap();
+        assert_eq!(v["error"]["details"][0]["reason"], "INVALID_AGENT_RESPONSE");
+    }
+}

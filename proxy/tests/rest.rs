@@ -1,0 +1,599 @@
+//! REST (HTTP+JSON) across versions, end to end on 127.0.0.1: a v0.3 REST
+//! client to a v1.0 REST agent and back, every operation; the fake upstream
+//! records the translated request, the raw client sees the translated answer.
+
+mod support;
+
+use std::sync::Arc;
+
+use proxy::config::{Config, UpstreamVersion};
+use proxy::version::Version;
+use proxy::RunningProxy;
+use serde_json::{json, Value};
+use support::*;
+use tokio::sync::Semaphore;
+use tokio::time::timeout;
+
+fn proxy_for(upstream: &str, version: Version) -> RunningProxy {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(version);
+    proxy::start(config).unwrap()
+}
+
+struct Case {
+    /// The client's request.
+    method: &'static str,
+    path: &'static str,
+    body: &'static str,
+    /// What the upstream must receive.
+    up_method: &'static str,
+    up_target: &'static str,
+    up_body: Option<Value>,
+    /// The upstream's answer.
+    reply_status: u16,
+    reply: &'static str,
+    /// What the client must get.
+    status: u16,
+    answer: Value,
+}
+
+async fn run(upstream: Version, c: Case) {
+    let reply = Reply::json(c.reply_status, c.reply);
+    let up = FakeUpstream::start(move |_| reply.clone()).await;
+    let px = proxy_for(&up.url(), upstream);
+    let headers: &[(&str, &str)] = match upstream {
+        // The client speaks the other version.
+        Version::V03 => &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
+        Version::V10 => &[("Content-Type", "application/json")],
+    };
+    let r = send(
+        px.addr,
+        &request(c.method, c.path, headers, c.body.as_bytes()),
+    )
+    .await;
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1, "{} {}: {calls:?}", c.method, c.path);
+    let got = &calls[0];
+    assert_eq!(
+        (got.method.as_str(), got.target.as_str()),
+        (c.up_method, c.up_target),
+        "{} {}",
+        c.method,
+        c.path
+    );
+    assert_eq!(got.header("a2a-version"), Some(upstream.as_str()));
+    match &c.up_body {
+        Some(want) => {
+            let sent: Value = serde_json::from_slice(&got.body).unwrap_or_else(|e| {
+                panic!("{}: {e}: {:?}", c.path, String::from_utf8_lossy(&got.body))
+            });
+            assert_eq!(&sent, want, "{} {}", c.method, c.path);
+        }
+        None => assert!(got.body.is_empty(), "{}: {:?}", c.path, got.body),
+    }
+    assert_eq!(r.status, c.status, "{} {}: {}", c.method, c.path, r.text());
+    assert_eq!(r.json(), c.answer, "{} {}", c.method, c.path);
+}
+
+const TASK_V10: &str = r#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-02T03:04:05Z"}}"#;
+const TASK_V03: &str = r#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-02T03:04:05Z"}}"#;
+
+fn task_v10() -> Value {
+    serde_json::from_str(TASK_V10).unwrap()
+}
+
+const PUSH_V10: &str = r#"{"taskId":"t1","id":"c1","url":"https://cb.example/x"}"#;
+const PUSH_V03: &str = r#"{"name":"tasks/t1/pushNotificationConfigs/c1","pushNotificationConfig":{"id":"c1","url":"https://cb.example/x"}}"#;
+
+fn j(s: &str) -> Value {
+    serde_json::from_str(s).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_rest_client_to_v10_rest_agent_every_operation() {
+    let cases = vec![
+        Case {
+            method: "POST",
+            path: "/v1/message:send",
+            body: r#"{"message":{"messageId":"m1","role":"ROLE_USER","content":[{"text":"hi"}]}}"#,
+            up_method: "POST",
+            up_target: "/message:send",
+            up_body: Some(
+                json!({"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}),
+            ),
+            reply_status: 200,
+            reply: r#"{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-02T03:04:05Z"}}}"#,
+            status: 200,
+            answer: json!({"task": j(TASK_V03)}),
+        },
+        Case {
+            method: "GET",
+            path: "/v1/tasks/t1?historyLength=2",
+            body: "",
+            up_method: "GET",
+            up_target: "/tasks/t1?historyLength=2",
+            up_body: None,
+            reply_status: 200,
+            reply: TASK_V10,
+            status: 200,
+            answer: j(TASK_V03),
+        },
+        Case {
+            method: "POST",
+            path: "/v1/tasks/t1:cancel",
+            body: r#"{"name":"tasks/t1"}"#,
+            up_method: "POST",
+            up_target: "/tasks/t1:cancel",
+            up_body: Some(json!({"id":"t1"})),
+            reply_status: 200,
+            reply: TASK_V10,
+            status: 200,
+            answer: j(TASK_V03),
+        },
+        Case {
+            method: "POST",
+            path: "/v1/tasks/t1/pushNotificationConfigs",
+            body: PUSH_V03,
+            up_method: "POST",
+            up_target: "/tasks/t1/pushNotificationConfigs",
+            up_body: Some(j(PUSH_V10)),
+            reply_status: 200,
+            reply: PUSH_V10,
+            status: 200,
+            answer: j(PUSH_V03),
+        },
+        Case {
+            method: "GET",
+            path: "/v1/tasks/t1/pushNotificationConfigs/c1",
+            body: "",
+            up_method: "GET",
+            up_target: "/tasks/t1/pushNotificationConfigs/c1",
+            up_body: None,
+            reply_status: 200,
+            reply: PUSH_V10,
+            status: 200,
+            answer: j(PUSH_V03),
+        },
+        Case {
+            method: "GET",
+            path: "/v1/tasks/t1/pushNotificationConfigs",
+            body: "",
+            up_method: "GET",
+            up_target: "/tasks/t1/pushNotificationConfigs",
+            up_body: None,
+            reply_status: 200,
+            reply: r#"{"configs":[{"taskId":"t1","id":"c1","url":"https://cb.example/x"}]}"#,
+            status: 200,
+            answer: json!({"configs":[j(PUSH_V03)]}),
+        },
+        Case {
+            method: "DELETE",
+            path: "/v1/tasks/t1/pushNotificationConfigs/c1",
+            body: "",
+            up_method: "DELETE",
+            up_target: "/tasks/t1/pushNotificationConfigs/c1",
+            up_body: None,
+            reply_status: 200,
+            reply: "{}",
+            status: 200,
+            answer: json!({}),
+        },
+        Case {
+            method: "GET",
+            path: "/v1/tasks/nope",
+            body: "",
+            up_method: "GET",
+            up_target: "/tasks/nope",
+            up_body: None,
+            reply_status: 404,
+            reply: r#"{"error":{"code":404,"status":"NOT_FOUND","message":"task nope not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#,
+            status: 404,
+            answer: json!({"code":-32001,"message":"task nope not found"}),
+        },
+    ];
+    for c in cases {
+        run(Version::V10, c).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_rest_client_to_v03_rest_agent_every_operation() {
+    let cases = vec![
+        Case {
+            method: "POST",
+            path: "/message:send",
+            body: r#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#,
+            up_method: "POST",
+            up_target: "/v1/message:send",
+            // An absent `blocking` is blocking for a2a-python 0.3 agents.
+            up_body: Some(
+                json!({"message":{"messageId":"m1","role":"ROLE_USER","content":[{"text":"hi"}]},"configuration":{"blocking":true}}),
+            ),
+            reply_status: 200,
+            reply: r#"{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-02T03:04:05Z"}}}"#,
+            status: 200,
+            answer: json!({"task": task_v10()}),
+        },
+        Case {
+            method: "GET",
+            path: "/tenant-a/tasks/t1?historyLength=2",
+            body: "",
+            up_method: "GET",
+            up_target: "/v1/tasks/t1?historyLength=2",
+            up_body: None,
+            reply_status: 200,
+            reply: TASK_V03,
+            status: 200,
+            answer: task_v10(),
+        },
+        Case {
+            method: "POST",
+            path: "/tasks/t1:cancel",
+            body: "{}",
+            up_method: "POST",
+            up_target: "/v1/tasks/t1:cancel",
+            up_body: Some(json!({"name":"tasks/t1"})),
+            reply_status: 200,
+            reply: TASK_V03,
+            status: 200,
+            answer: task_v10(),
+        },
+        Case {
+            method: "POST",
+            path: "/tasks/t1/pushNotificationConfigs",
+            body: r#"{"id":"c1","url":"https://cb.example/x"}"#,
+            up_method: "POST",
+            up_target: "/v1/tasks/t1/pushNotificationConfigs",
+            up_body: Some(j(PUSH_V03)),
+            reply_status: 200,
+            reply: PUSH_V03,
+            status: 200,
+            answer: j(PUSH_V10),
+        },
+        Case {
+            method: "GET",
+            path: "/tasks/t1/pushNotificationConfigs/c1",
+            body: "",
+            up_method: "GET",
+            up_target: "/v1/tasks/t1/pushNotificationConfigs/c1",
+            up_body: None,
+            reply_status: 200,
+            reply: PUSH_V03,
+            status: 200,
+            answer: j(PUSH_V10),
+        },
+        Case {
+            method: "GET",
+            path: "/tasks/t1/pushNotificationConfigs",
+            body: "",
+            up_method: "GET",
+            up_target: "/v1/tasks/t1/pushNotificationConfigs",
+            up_body: None,
+            reply_status: 200,
+            reply: r#"{"configs":[{"name":"tasks/t1/pushNotificationConfigs/c1","pushNotificationConfig":{"id":"c1","url":"https://cb.example/x"}}]}"#,
+            status: 200,
+            answer: json!({"configs":[j(PUSH_V10)]}),
+        },
+        Case {
+            method: "POST",
+            path: "/tasks/t9:cancel",
+            body: "",
+            up_method: "POST",
+            up_target: "/v1/tasks/t9:cancel",
+            up_body: Some(json!({"name":"tasks/t9"})),
+            reply_status: 409,
+            reply: r#"{"message":"Task cannot be canceled"}"#,
+            status: 400,
+            answer: json!({"error":{"code":400,"status":"FAILED_PRECONDITION","message":"Task cannot be canceled","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_CANCELABLE","domain":"a2a-protocol.org"}]}}),
+        },
+        Case {
+            method: "DELETE",
+            path: "/tasks/t1/pushNotificationConfigs/c1",
+            body: "",
+            up_method: "DELETE",
+            up_target: "/v1/tasks/t1/pushNotificationConfigs/c1",
+            up_body: None,
+            reply_status: 200,
+            reply: "{}",
+            status: 200,
+            answer: json!({}),
+        },
+        Case {
+            method: "GET",
+            path: "/tasks/nope",
+            body: "",
+            up_method: "GET",
+            up_target: "/v1/tasks/nope",
+            up_body: None,
+            reply_status: 404,
+            reply: r#"{"code":-32001,"message":"task nope not found"}"#,
+            status: 404,
+            answer: json!({"error":{"code":404,"status":"NOT_FOUND","message":"task nope not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}),
+        },
+    ];
+    for c in cases {
+        run(Version::V03, c).await;
+    }
+}
+
+/// Opens a stream and collects `n` SSE `data` values, granting the next
+/// upstream event after each.
+async fn events(addr: std::net::SocketAddr, raw: &[u8], gate: &Semaphore, n: usize) -> Vec<Value> {
+    let mut s = open(addr, raw).await;
+    assert_eq!(s.status, 200);
+    assert!(s.headers["content-type"].starts_with("text/event-stream"));
+    let mut buf = String::new();
+    let mut got = Vec::new();
+    while got.len() < n {
+        let chunk = timeout(WAIT, s.reader.chunk(&mut s.sock))
+            .await
+            .unwrap_or_else(|_| panic!("event {} did not arrive", got.len() + 1))
+            .unwrap()
+            .expect("stream ended early");
+        buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(i) = buf.find("\n\n") {
+            let ev: String = buf.drain(..i + 2).collect();
+            if ev.starts_with(':') {
+                continue;
+            }
+            let data = ev
+                .trim()
+                .strip_prefix("data: ")
+                .unwrap_or_else(|| panic!("{ev:?}"));
+            got.push(serde_json::from_str(data).unwrap());
+            gate.add_permits(1);
+        }
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_rest_stream_from_v03_rest_agent_event_by_event() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let evs: Vec<String> = vec![
+        r#"data: {"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED"}}}"#.to_string() + "\n\n",
+        ": keep-alive\n\n".to_string() + r#"data: {"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"final":false}}"# + "\n\n",
+        r#"data: {"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"final":true}}"#.to_string() + "\n\n",
+    ];
+    let up = FakeUpstream::start(move |_| Reply::Sse {
+        events: evs.clone(),
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Version::V03);
+    let body = br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}"#;
+    let raw = request("POST", "/message:stream", &[("A2A-Version", "1.0")], body);
+    let got = events(px.addr, &raw, &gate, 3).await;
+    assert_eq!(
+        got[0],
+        json!({"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED"}}})
+    );
+    assert_eq!(
+        got[1],
+        json!({"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}})
+    );
+    assert_eq!(
+        got[2],
+        json!({"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}})
+    );
+    let call = &up.calls()[0];
+    assert_eq!(
+        (call.method.as_str(), call.target.as_str()),
+        ("POST", "/v1/message:stream")
+    );
+    let sent: Value = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent["message"]["content"][0]["text"], "go");
+
+    // Subscribe by POST (v1.0 spec text) goes to the v0.3 GET.
+    let raw = request(
+        "POST",
+        "/tasks/t1:subscribe",
+        &[("A2A-Version", "1.0")],
+        b"{}",
+    );
+    let got = events(px.addr, &raw, &gate, 1).await;
+    assert_eq!(got[0]["task"]["id"], "t1");
+    let call = &up.calls()[1];
+    assert_eq!(
+        (call.method.as_str(), call.target.as_str()),
+        ("GET", "/v1/tasks/t1:subscribe")
+    );
+    assert!(call.body.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_rest_subscribe_to_v10_rest_agent_event_by_event() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let evs: Vec<String> = vec![
+        r#"data: {"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING","timestamp":"2025-01-02T03:04:05.500Z"}}}"#.to_string() + "\n\n",
+        r#"data: {"artifactUpdate":{"taskId":"t1","contextId":"c1","artifact":{"artifactId":"a1","parts":[{"text":"out"}]}}}"#.to_string() + "\n\n",
+    ];
+    let up = FakeUpstream::start(move |_| Reply::Sse {
+        events: evs.clone(),
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Version::V10);
+    let raw = request("GET", "/v1/tasks/t1:subscribe", &[], b"");
+    let got = events(px.addr, &raw, &gate, 2).await;
+    assert_eq!(got[0]["statusUpdate"]["taskId"], "t1");
+    assert_eq!(
+        got[0]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_WORKING"
+    );
+    assert_eq!(
+        got[0]["statusUpdate"]["status"]["timestamp"],
+        "2025-01-02T03:04:05.500Z"
+    );
+    assert_eq!(got[1]["artifactUpdate"]["artifact"]["artifactId"], "a1");
+    assert_eq!(
+        got[1]["artifactUpdate"]["artifact"]["parts"][0]["text"],
+        "out"
+    );
+    let call = &up.calls()[0];
+    assert_eq!(
+        (call.method.as_str(), call.target.as_str()),
+        ("GET", "/tasks/t1:subscribe")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_made_rest_errors_are_in_the_clients_shape() {
+    let up = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
+    // v1.0 client, v0.3 agent: ListTasks is answered locally; bad params
+    // are a v1.0 REST INVALID_ARGUMENT.
+    let px = proxy_for(&up.url(), Version::V03);
+    let r = get(px.addr, "/tasks?pageSize=0", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["error"]["code"], 400, "{v}");
+    assert_eq!(v["error"]["status"], "INVALID_ARGUMENT", "{v}");
+    assert!(up.calls().is_empty());
+    // Malformed JSON.
+    let r = post(
+        px.addr,
+        "/message:send",
+        &[("A2A-Version", "1.0")],
+        b"{nope",
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(
+        r.json()["error"]["status"],
+        "INVALID_ARGUMENT",
+        "{}",
+        r.text()
+    );
+    // A bad query value.
+    let r = get(
+        px.addr,
+        "/tasks/t1?historyLength=lots",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    // An unusable agent answer (its status line is already out when the
+    // body turns out unusable, so only the body says so).
+    let r = get(px.addr, "/tasks/t1", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(
+        r.json()["error"]["details"][0]["reason"],
+        "INVALID_AGENT_RESPONSE"
+    );
+    assert!(
+        up.calls().len() == 1,
+        "only the last call reached the agent"
+    );
+
+    // v0.3 client, v1.0 agent: the bare v0.3 shape.
+    let px = proxy_for(&up.url(), Version::V10);
+    let r = post(px.addr, "/v1/message:send", &[], b"[1]").await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["code"], -32600, "{v}");
+    assert!(v["message"].is_string());
+    // The agent down.
+    let dead = format!("http://{}", proxy::free_local_addr().unwrap());
+    let px = proxy_for(&dead, Version::V10);
+    let r = get(px.addr, "/v1/tasks/t1", &[]).await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    assert_eq!(r.json()["code"], -32603);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extended_card_both_ways() {
+    let card03 = r#"{"protocolVersion":"0.3.0","name":"fake","description":"d","url":"http://agent.example/rest","preferredTransport":"HTTP+JSON","version":"1.0.0","capabilities":{"streaming":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"s1","name":"s","description":"sd","tags":["t"]}]}"#;
+    let up = FakeUpstream::start(move |_| Reply::json(200, card03)).await;
+    let px = proxy_for(&up.url(), Version::V03);
+    let r = get(px.addr, "/extendedAgentCard", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["name"], "fake", "{v}");
+    assert_eq!(v["skills"][0]["id"], "s1", "{v}");
+    assert_eq!(
+        v["supportedInterfaces"][0]["protocolBinding"], "HTTP+JSON",
+        "{v}"
+    );
+    let call = &up.calls()[0];
+    assert_eq!(
+        (call.method.as_str(), call.target.as_str()),
+        ("GET", "/v1/card")
+    );
+
+    let card10 = r#"{"name":"fake","description":"d","version":"1.0.0","supportedInterfaces":[{"url":"http://agent.example/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"s1","name":"s","description":"sd","tags":["t"]}]}"#;
+    let up = FakeUpstream::start(move |_| Reply::json(200, card10)).await;
+    let px = proxy_for(&up.url(), Version::V10);
+    let r = get(px.addr, "/v1/card", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["name"], "fake", "{v}");
+    assert_eq!(v["protocolVersion"], "0.3.0", "{v}");
+    assert!(
+        !v.to_string().contains("agent.example"),
+        "card points at the proxy: {v}"
+    );
+    assert_eq!(v["skills"][0]["tags"][0], "t", "{v}");
+    let call = &up.calls()[0];
+    assert_eq!(
+        (call.method.as_str(), call.target.as_str()),
+        ("GET", "/extendedAgentCard")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_headers_take_each_sides_spelling() {
+    let reply = Reply::json(200, TASK_V03).with_header("X-A2A-Extensions", "urn:x:ext");
+    let up = FakeUpstream::start(move |_| reply.clone()).await;
+    let px = proxy_for(&up.url(), Version::V03);
+    let r = get(
+        px.addr,
+        "/tasks/t1",
+        &[("A2A-Version", "1.0"), ("A2A-Extensions", "urn:x:ext")],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json(), task_v10());
+    assert_eq!(r.header("a2a-extensions"), Some("urn:x:ext"));
+    assert_eq!(r.header("x-a2a-extensions"), None);
+    let call = &up.calls()[0];
+    assert_eq!(call.header("x-a2a-extensions"), Some("urn:x:ext"));
+    assert_eq!(call.header("a2a-extensions"), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_rest_list_tasks_of_a_v03_agent_lists_tasks_seen() {
+    // The v0.3 agent answers GET /v1/tasks/{id} with that task (ProtoJSON).
+    let up = FakeUpstream::start(|r| {
+        let id = r.target.trim_start_matches("/v1/tasks/").split('?').next().unwrap_or("").to_string();
+        let n = id.trim_start_matches('t').to_string();
+        Reply::json(
+            200,
+            &format!(
+                r#"{{"id":"{id}","contextId":"c{n}","status":{{"state":"TASK_STATE_WORKING","timestamp":"2025-01-01T00:00:0{n}Z"}}}}"#
+            ),
+        )
+    })
+    .await;
+    let px = proxy_for(&up.url(), Version::V03);
+    let h = [("A2A-Version", "1.0")];
+    for id in ["t1", "t2"] {
+        let r = get(px.addr, &format!("/tasks/{id}"), &h).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let seen = up.calls().len();
+    let r = get(px.addr, "/tasks?pageSize=1", &h).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["tasks"][0]["id"], "t2", "{v}");
+    assert_eq!(v["tasks"][0]["status"]["state"], "TASK_STATE_WORKING");
+    assert_eq!(v["totalSize"], 2);
+    let token = v["nextPageToken"].as_str().unwrap().to_string();
+    let r = get(px.addr, &format!("/tasks?pageSize=1&pageToken={token}"), &h).await;
+    assert_eq!(r.json()["tasks"][0]["id"], "t1", "{}", r.text());
+    let r = get(px.addr, "/tasks?contextId=c1", &h).await;
+    assert_eq!(r.json()["totalSize"], 1, "{}", r.text());
+    assert_eq!(up.calls().len(), seen, "ListTasks never reaches the agent");
+}
