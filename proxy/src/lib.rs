@@ -16,6 +16,7 @@ pub mod config;
 pub mod demo;
 pub mod error;
 pub mod metrics;
+pub mod push;
 pub mod route;
 pub mod serve_cmd;
 pub mod server;
