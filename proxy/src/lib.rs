@@ -17,6 +17,7 @@ pub mod demo;
 pub mod error;
 pub mod grpc;
 pub mod metrics;
+pub mod push;
 pub mod rest;
 pub mod route;
 pub mod serve_cmd;

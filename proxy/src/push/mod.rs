@@ -1,0 +1,187 @@
+//! Push notifications across versions (issue #4): the proxy stands in the
+//! webhook path. Stored configs ([`PushConfig`]), the durable outbox
+//! ([`OutboxItem`]) and dead letters live behind the [`Store`] trait; the
+//! embedded default backend is [`redb_store::RedbStore`] (no setup, one file
+//! under `push.data_dir`).
+//!
+//! Credentials (the subscriber's token and authentication, the per-config
+//! callback secret) are stored but never logged: [`PushConfig`]'s `Debug`
+//! redacts them.
+
+pub mod redb_store;
+pub mod safety;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::version::Version;
+
+/// Path prefix of the proxy's callback endpoint.
+pub const CALLBACK_PREFIX: &str = "/a2a-proxy/push/";
+
+/// Schema version of the stored records; [`Store`] backends migrate older
+/// data on open.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// A store failure (IO, corruption, encoding), already rendered as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "push store: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Subscriber authentication as registered (v1.0 shape: one scheme).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Auth {
+    pub scheme: String,
+    pub credentials: Option<String>,
+}
+
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Auth")
+            .field("scheme", &self.scheme)
+            .field(
+                "credentials",
+                &self.credentials.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+/// One registered push config, keyed by its unguessable `callback_id`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushConfig {
+    /// The last path segment of the proxy's callback URL (random, 128 bits).
+    pub callback_id: String,
+    pub task_id: String,
+    /// The config id (the agent's, recorded from its response; may be empty
+    /// until then).
+    pub config_id: String,
+    /// The subscriber's webhook URL.
+    pub original_url: String,
+    /// The subscriber's token.
+    pub token: Option<String>,
+    pub auth: Option<Auth>,
+    /// The wire version the subscriber registered with (bodies go out in it).
+    #[serde(with = "ver")]
+    pub subscriber_version: Version,
+    /// The version the upstream agent speaks (bodies arrive in it).
+    #[serde(with = "ver")]
+    pub upstream_version: Version,
+    /// The token the upstream was given; it authenticates its callbacks.
+    pub callback_secret: String,
+    /// Unix seconds.
+    pub created: i64,
+}
+
+impl fmt::Debug for PushConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PushConfig")
+            .field("callback_id", &"<redacted>")
+            .field("task_id", &self.task_id)
+            .field("config_id", &self.config_id)
+            .field("subscriber_version", &self.subscriber_version)
+            .field("upstream_version", &self.upstream_version)
+            .field("created", &self.created)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One notification accepted from the upstream, waiting for delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutboxItem {
+    /// Assigned by the store: strictly increasing, so per-task order is the
+    /// order of `seq`.
+    pub seq: u64,
+    pub callback_id: String,
+    pub task_id: String,
+    /// The body as the upstream sent it (its version).
+    pub body: String,
+    pub attempts: u32,
+    /// Unix milliseconds before which no attempt is made.
+    pub next_attempt_ms: i64,
+    /// Unix milliseconds when accepted.
+    pub accepted_ms: i64,
+}
+
+/// A notification given up on after the retry limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    pub item: OutboxItem,
+    pub reason: String,
+    pub dead_ms: i64,
+}
+
+/// Durable state of the push layer. Every method is one transaction.
+pub trait Store: Send + Sync {
+    fn put_config(&self, c: &PushConfig) -> Result<(), StoreError>;
+    fn config_by_callback(&self, callback_id: &str) -> Result<Option<PushConfig>, StoreError>;
+    fn configs_for_task(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError>;
+    /// Removes the configs of `task_id` with `config_id`; how many went.
+    fn delete_config(&self, task_id: &str, config_id: &str) -> Result<usize, StoreError>;
+    /// Appends to the outbox; returns the assigned `seq`. Durable on return.
+    fn enqueue(&self, item: OutboxItem) -> Result<u64, StoreError>;
+    /// Pending items in `seq` order (at most `limit`).
+    fn pending(&self, limit: usize) -> Result<Vec<OutboxItem>, StoreError>;
+    /// Rewrites an item (attempts, next attempt time).
+    fn reschedule(&self, item: &OutboxItem) -> Result<(), StoreError>;
+    /// Removes a delivered item.
+    fn complete(&self, seq: u64) -> Result<(), StoreError>;
+    /// Moves an item to the dead letters.
+    fn dead_letter(&self, item: &OutboxItem, reason: &str) -> Result<(), StoreError>;
+    fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError>;
+    fn outbox_len(&self) -> Result<u64, StoreError>;
+}
+
+/// 128 random bits as 32 hex digits (callback ids, secrets).
+pub fn random_id() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Constant-time comparison of a presented secret with the stored one.
+pub fn secret_matches(presented: &str, stored: &str) -> bool {
+    let (a, b) = (presented.as_bytes(), stored.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Unix milliseconds now.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Versions are stored as `"0.3"` / `"1.0"`.
+mod ver {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::version::Version;
+
+    pub fn serialize<S: Serializer>(v: &Version, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match v {
+            Version::V03 => "0.3",
+            Version::V10 => "1.0",
+        })
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Version, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "0.3" => Ok(Version::V03),
+            "1.0" => Ok(Version::V10),
+            other => Err(serde::de::Error::custom(format!(
+                "unknown version {other:?}"
+            ))),
+        }
+    }
+}
