@@ -1029,3 +1029,23 @@ async fn v10_list_tasks_of_a_v03_agent_answers_from_tasks_seen() {
     assert_eq!(v["id"], "L");
     assert_eq!(up.calls().len(), calls_before);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cross_version_batches_are_refused_in_the_clients_shape() {
+    let up = upstream_with_card(CARD_V03, |_| Reply::json(200, "[]")).await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}]"#;
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
+        batch,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert_eq!(v["id"], Value::Null);
+    assert_eq!(v["error"]["data"][0]["reason"], "INVALID_REQUEST", "{v}");
+    assert!(up.calls().is_empty());
+}
