@@ -266,6 +266,91 @@ impl CardCache {
         }
     }
 
+    /// POSTs a small JSON body to the upstream (`path` relative to its base)
+    /// and returns the status and body; bounded by the connect and read
+    /// timeouts and by the card size limit.
+    pub async fn post_json(
+        &self,
+        addr: SocketAddr,
+        path: &str,
+        version: Version,
+        body: Bytes,
+    ) -> Result<(u16, Bytes), String> {
+        let total = self.connect_timeout + self.read_timeout;
+        match tokio::time::timeout(total, self.post_inner(addr, path, version, body)).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("upstream call timed out after {total:?}")),
+        }
+    }
+
+    async fn post_inner(
+        &self,
+        addr: SocketAddr,
+        path: &str,
+        version: Version,
+        body: Bytes,
+    ) -> Result<(u16, Bytes), String> {
+        let mut peer = HttpPeer::new(addr, false, String::new());
+        peer.options.connection_timeout = Some(self.connect_timeout);
+        peer.options.total_connection_timeout = Some(self.connect_timeout);
+        peer.options.read_timeout = Some(self.read_timeout);
+        let err = |what: &str, e: Box<pingora::Error>| format!("upstream call: {what}: {e}");
+        let (mut session, _reused) = self
+            .connector
+            .get_http_session(&peer)
+            .await
+            .map_err(|e| err("connect", e))?;
+        let mut req =
+            RequestHeader::build("POST", path.as_bytes(), None).map_err(|e| err("request", e))?;
+        let headers = [
+            ("Host", self.upstream.authority()),
+            ("Content-Type", "application/json".to_string()),
+            ("Accept", "application/json".to_string()),
+            ("A2A-Version", version.as_str().to_string()),
+            ("Content-Length", body.len().to_string()),
+        ];
+        for (k, v) in headers {
+            req.insert_header(k, v).map_err(|e| err("header", e))?;
+        }
+        session
+            .write_request_header(Box::new(req))
+            .await
+            .map_err(|e| err("write", e))?;
+        session
+            .write_request_body(body, true)
+            .await
+            .map_err(|e| err("write", e))?;
+        session
+            .finish_request_body()
+            .await
+            .map_err(|e| err("write", e))?;
+        session
+            .read_response_header()
+            .await
+            .map_err(|e| err("read", e))?;
+        let status = session
+            .response_header()
+            .map(|r| r.status.as_u16())
+            .ok_or("upstream call: no response header")?;
+        let mut out = BytesMut::new();
+        while let Some(chunk) = session
+            .read_response_body()
+            .await
+            .map_err(|e| err("read body", e))?
+        {
+            if out.len() + chunk.len() > MAX_CARD_BYTES {
+                return Err(format!(
+                    "upstream call: answer larger than {MAX_CARD_BYTES} bytes"
+                ));
+            }
+            out.extend_from_slice(&chunk);
+        }
+        self.connector
+            .release_http_session(session, &peer, None)
+            .await;
+        Ok((status, out.freeze()))
+    }
+
     async fn fetch(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
         let total = self.connect_timeout + self.read_timeout;
         match tokio::time::timeout(total, self.fetch_inner(addr, etag)).await {

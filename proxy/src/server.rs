@@ -68,6 +68,9 @@ pub struct Ctx {
     resp: RespRewrite,
     /// A cross-version REST call: its translation and upstream request.
     rest: Option<(crate::rest::RestTranslation, crate::rest::UpstreamRequest)>,
+    /// A v1.0 SubscribeToTask through a v0.3 agent: the current Task as the
+    /// stream's first event (v1.0 requires it; v0.3 agents start with updates).
+    first_frame: Option<Bytes>,
 }
 
 /// The proxy service: a thin adapter from pingora's hooks to [`App`].
@@ -110,6 +113,61 @@ fn list_tasks_locally(
         headers: vec![("Content-Type", "application/json".to_string())],
         body: Bytes::from(env.to_string()),
     })
+}
+
+/// The current task, fetched with a v0.3 `tasks/get`, as a v1.0
+/// SubscribeToTask stream event (`data:` frame); `None` when the agent does
+/// not give it (its own answer to the subscribe then tells the client why).
+async fn first_task_frame(app: &App, path: &str, body: &[u8], id: Option<Value>) -> Option<Bytes> {
+    let req: Value = serde_json::from_slice(body).ok()?;
+    let task_id = req.pointer("/params/id")?.as_str()?.to_string();
+    let get = serde_json::json!({"jsonrpc": "2.0", "id": "a2a-proxy-first-task",
+        "method": "tasks/get", "params": {"id": task_id}});
+    let addr = app.upstream_addr().await.ok()?;
+    let up_path = app.upstream_path_and_query(path, None);
+    let answer = app
+        .cards
+        .post_json(
+            addr,
+            &up_path,
+            crate::version::Version::V03,
+            Bytes::from(get.to_string()),
+        )
+        .await;
+    let (status, answer) = match answer {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::debug!(error = %e, "could not fetch the task for the first SubscribeToTask event");
+            return None;
+        }
+    };
+    if status != 200 {
+        return None;
+    }
+    let rpc = RpcTranslation {
+        client: crate::version::Version::V10,
+        upstream: crate::version::Version::V03,
+        method: "GetTask".into(),
+        id: id.clone(),
+        drop_history: false,
+    };
+    let v10: Value = serde_json::from_slice(&rpc.response(&answer)).ok()?;
+    let task = v10.get("result").filter(|t| t.is_object())?;
+    app.tasks.put_task(task);
+    let env = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
+    Some(Bytes::from(format!("data: {env}\n\n")))
+}
+
+/// True when the first `data:` line of translated SSE output is a v1.0
+/// event carrying a whole Task.
+fn starts_with_task_event(out: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(out);
+    let Some(line) = text.lines().find_map(|l| l.strip_prefix("data:")) else {
+        return false;
+    };
+    serde_json::from_str::<Value>(line.trim())
+        .ok()
+        .is_some_and(|v| v.pointer("/result/task").is_some_and(Value::is_object))
 }
 
 fn binding_label(b: Option<&Binding>) -> &'static str {
@@ -273,6 +331,7 @@ impl ProxyHttp for ProxyService {
             accumulate: None,
             resp: RespRewrite::Pass,
             rest: None,
+            first_frame: None,
         }
     }
 
@@ -411,6 +470,13 @@ impl ProxyHttp for ProxyService {
                 };
                 match rpc.request(&body) {
                     Ok(new_body) => {
+                        if rpc.client == crate::version::Version::V10
+                            && up == crate::version::Version::V03
+                            && rpc.method == "SubscribeToTask"
+                        {
+                            let id = ctx.target.jsonrpc_id.clone();
+                            ctx.first_frame = first_task_frame(app, &path, &body, id).await;
+                        }
                         ctx.new_req_body = Some(Bytes::from(new_body));
                         ctx.rpc = Some(rpc);
                         Ok(false)
@@ -815,6 +881,15 @@ impl ProxyHttp for ProxyService {
                     };
                     if end_of_stream {
                         out.extend(rw.finish(&mut f));
+                    }
+                    if !out.is_empty() {
+                        if let Some(first) = ctx.first_frame.take() {
+                            if !starts_with_task_event(&out) {
+                                let mut both = first.to_vec();
+                                both.extend_from_slice(&out);
+                                out = both;
+                            }
+                        }
                     }
                     *body = Some(Bytes::from(out));
                 } else if let Some((t, _)) = &ctx.rest {

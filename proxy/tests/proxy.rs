@@ -1049,3 +1049,119 @@ async fn cross_version_batches_are_refused_in_the_clients_shape() {
     assert_eq!(v["error"]["data"][0]["reason"], "INVALID_REQUEST", "{v}");
     assert!(up.calls().is_empty());
 }
+
+/// Reads `n` SSE events of a stream (releasing one gate permit per event).
+async fn read_events(s: &mut Streaming, gate: &Semaphore, n: usize) -> Vec<Value> {
+    let mut buf = String::new();
+    let mut got: Vec<Value> = Vec::new();
+    while got.len() < n {
+        let chunk = timeout(WAIT, s.reader.chunk(&mut s.sock))
+            .await
+            .unwrap_or_else(|_| panic!("event {} did not arrive", got.len() + 1))
+            .unwrap()
+            .expect("stream ended early");
+        buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(i) = buf.find("\n\n") {
+            let ev: String = buf.drain(..i + 2).collect();
+            let data = ev
+                .trim()
+                .strip_prefix("data: ")
+                .unwrap_or_else(|| panic!("{ev:?}"));
+            got.push(serde_json::from_str(data).unwrap());
+            gate.add_permits(1);
+        }
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_subscribe_to_a_v03_agent_starts_with_the_task() {
+    // The v0.3 agent's resubscribe starts with a status update (as a2a-python
+    // 0.3 does); v1.0 requires the Task first, so the proxy asks tasks/get.
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let up = upstream_with_card(CARD_V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        match req["method"].as_str() {
+            Some("tasks/get") => Reply::json(
+                200,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"working"}}}}}}"#,
+                    req["id"]
+                ),
+            ),
+            _ => Reply::Sse {
+                events: vec![
+                    r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}}"#.to_string() + "\n\n",
+                ],
+                gate: g.clone(),
+            },
+        }
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let body = br#"{"jsonrpc":"2.0","id":"s","method":"SubscribeToTask","params":{"id":"t1"}}"#;
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], body),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    let got = read_events(&mut s, &gate, 2).await;
+    assert_eq!(got[0]["id"], "s");
+    assert_eq!(got[0]["result"]["task"]["id"], "t1", "{}", got[0]);
+    assert_eq!(
+        got[0]["result"]["task"]["status"]["state"],
+        "TASK_STATE_WORKING"
+    );
+    assert_eq!(
+        got[1]["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{}",
+        got[1]
+    );
+    let methods: Vec<String> = up
+        .calls()
+        .iter()
+        .map(|c| {
+            serde_json::from_slice::<Value>(&c.body).unwrap()["method"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(methods, ["tasks/get", "tasks/resubscribe"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_subscribe_keeps_a_v03_agents_own_first_task() {
+    // An agent that starts with the Task itself: no second copy.
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let up = upstream_with_card(CARD_V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        match req["method"].as_str() {
+            Some("tasks/get") => Reply::json(
+                200,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}}"#,
+            ),
+            _ => Reply::Sse {
+                events: vec![
+                    r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}}"#.to_string() + "\n\n",
+                    r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}}"#.to_string() + "\n\n",
+                ],
+                gate: g.clone(),
+            },
+        }
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let body = br#"{"jsonrpc":"2.0","id":"s","method":"SubscribeToTask","params":{"id":"t1"}}"#;
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], body),
+    )
+    .await;
+    let got = read_events(&mut s, &gate, 2).await;
+    assert!(got[0]["result"]["task"].is_object(), "{}", got[0]);
+    assert!(got[1]["result"]["statusUpdate"].is_object(), "{}", got[1]);
+}
