@@ -519,18 +519,57 @@ async fn task_not_found_in_both_dialects() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_tasks_toward_v03_is_unsupported_without_a_call() {
-    let up = agent(Version::V03, result_of(json!(null))).await;
+async fn list_tasks_toward_v03_lists_tasks_seen_without_a_call() {
+    let task = json!({"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}});
+    let up = agent(Version::V03, result_of(task)).await;
     let px = proxy(&up, Version::V03);
-    let s = px
-        .v10()
-        .await
+    let mut c = px.v10().await;
+    // Nothing seen yet: an empty list, and the agent is not asked.
+    let l = c
         .list_tasks(p10::ListTasksRequest::default())
         .await
-        .unwrap_err();
-    assert_eq!(s.code(), Code::FailedPrecondition);
-    assert_eq!(error_info(&s).reason, "UNSUPPORTED_OPERATION");
+        .unwrap()
+        .into_inner();
+    assert!(l.tasks.is_empty());
     assert!(up.calls().is_empty());
+    // A task seen through a translated GetTask is listed.
+    c.get_task(p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let l = c
+        .list_tasks(p10::ListTasksRequest {
+            context_id: "c1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(l.tasks.len(), 1);
+    assert_eq!(l.tasks[0].id, "t1");
+    assert_eq!(l.total_size, 1);
+    assert_eq!(up.calls().len(), 1, "only the GetTask reached the agent");
+    // gRPC calls are counted, with their direction.
+    let text = support::get(px.http.addr, "/metrics", &[]).await.text();
+    assert!(
+        text.contains(r#"a2a_proxy_requests_total{method="GetTask",direction="v10_v03",binding="grpc",outcome="ok"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"a2a_proxy_requests_total{method="ListTasks",direction="v10_v03",binding="grpc",outcome="ok"} 2"#),
+        "{text}"
+    );
+    // Bad paging: INVALID_ARGUMENT.
+    let s = c
+        .list_tasks(p10::ListTasksRequest {
+            page_size: Some(1000),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::InvalidArgument, "{s:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -264,6 +264,29 @@ impl Bridge {
     }
 
     /// A unary call: the `result` of the answer in the caller's version.
+    /// A v1.0 ListTasks toward a v0.3 agent (which has no list): answered
+    /// from the tasks seen through this proxy (crate::tasks).
+    pub async fn list_tasks_locally(&self, params: &Value) -> Result<Option<Value>, Status> {
+        if self.upstream_version(Version::V10).await? != Version::V03 {
+            return Ok(None);
+        }
+        let started = std::time::Instant::now();
+        let r = self
+            .app
+            .tasks
+            .list(Some(params))
+            .map(Some)
+            .map_err(|f| from_failure(Version::V10, &f));
+        self.count(
+            Version::V10,
+            Method::ListTasks,
+            r.as_ref().err(),
+            started.elapsed(),
+        )
+        .await;
+        r
+    }
+
     pub async fn unary(
         &self,
         client: Version,
@@ -300,9 +323,35 @@ impl Bridge {
             } else {
                 p.rpc.response(&body)
             };
+            if client == Version::V10 && upstream == Version::V03 {
+                // Tasks seen here are what ListTasks lists (crate::tasks).
+                self.app.tasks.record(&p.rpc.method, &out);
+            }
             envelope_result(client, &out)
         };
-        with_deadline(client, meta.timeout, work).await
+        let started = std::time::Instant::now();
+        let r = with_deadline(client, meta.timeout, work).await;
+        self.count(client, method, r.as_ref().err(), started.elapsed())
+            .await;
+        r
+    }
+
+    /// Counts a finished unary call in the Prometheus metrics (binding `grpc`).
+    async fn count(&self, client: Version, method: Method, err: Option<&Status>, took: Duration) {
+        let upstream = self.app.upstream_version().await.ok();
+        let outcome = match err {
+            None => "ok".to_string(),
+            Some(s) => format!("grpc_{:?}", s.code()).to_ascii_lowercase(),
+        };
+        self.app.metrics.record(
+            crate::metrics::RequestLabels {
+                method: method.name(Version::V10).unwrap_or("unknown").to_string(),
+                binding: "grpc",
+                direction: crate::metrics::direction(Some(client), upstream),
+                outcome,
+            },
+            took,
+        );
     }
 
     /// A server-streaming call: each SSE event of the upstream, translated,

@@ -99,10 +99,14 @@ impl A2aService for V10Service {
     ) -> Result<Response<pb::ListTasksResponse>, Status> {
         let meta = call_meta(V, req.metadata())?;
         let p = params(V, r::list_tasks_from_pb(req.into_inner()))?;
-        let v = self
-            .bridge
-            .unary(V, Method::ListTasks, Some(p), &meta)
-            .await?;
+        let v = match self.bridge.list_tasks_locally(&p).await? {
+            Some(v) => v,
+            None => {
+                self.bridge
+                    .unary(V, Method::ListTasks, Some(p), &meta)
+                    .await?
+            }
+        };
         let out = model(v)
             .and_then(|x| r::list_tasks_response_to_pb(x).map_err(|e| e.to_string()))
             .map_err(bad)?;
