@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use pingora::connectors::http::Connector;
 use pingora::http::RequestHeader;
+use pingora::protocols::http::client::HttpSession;
 use pingora::upstreams::peer::HttpPeer;
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -192,6 +193,23 @@ enum Fetched {
     NotModified { ttl: Duration },
 }
 
+/// Reads a whole response body of at most [`MAX_CARD_BYTES`]; errors are
+/// prefixed with `call` and name the body `what`.
+async fn read_body(session: &mut HttpSession, call: &str, what: &str) -> Result<Bytes, String> {
+    let mut body = BytesMut::new();
+    while let Some(chunk) = session
+        .read_response_body()
+        .await
+        .map_err(|e| format!("{call}: read body: {e}"))?
+    {
+        if body.len() + chunk.len() > MAX_CARD_BYTES {
+            return Err(format!("{call}: {what} larger than {MAX_CARD_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
 /// Fetches and caches the upstream card.
 pub struct CardCache {
     upstream: HttpUrl,
@@ -266,6 +284,15 @@ impl CardCache {
         }
     }
 
+    /// The upstream peer with the connect and read timeouts.
+    fn peer(&self, addr: SocketAddr) -> HttpPeer {
+        let mut peer = HttpPeer::new(addr, false, String::new());
+        peer.options.connection_timeout = Some(self.connect_timeout);
+        peer.options.total_connection_timeout = Some(self.connect_timeout);
+        peer.options.read_timeout = Some(self.read_timeout);
+        peer
+    }
+
     /// POSTs a small JSON body to the upstream (`path` relative to its base)
     /// and returns the status and body; bounded by the connect and read
     /// timeouts and by the card size limit.
@@ -290,10 +317,7 @@ impl CardCache {
         version: Version,
         body: Bytes,
     ) -> Result<(u16, Bytes), String> {
-        let mut peer = HttpPeer::new(addr, false, String::new());
-        peer.options.connection_timeout = Some(self.connect_timeout);
-        peer.options.total_connection_timeout = Some(self.connect_timeout);
-        peer.options.read_timeout = Some(self.read_timeout);
+        let peer = self.peer(addr);
         let err = |what: &str, e: Box<pingora::Error>| format!("upstream call: {what}: {e}");
         let (mut session, _reused) = self
             .connector
@@ -332,23 +356,11 @@ impl CardCache {
             .response_header()
             .map(|r| r.status.as_u16())
             .ok_or("upstream call: no response header")?;
-        let mut out = BytesMut::new();
-        while let Some(chunk) = session
-            .read_response_body()
-            .await
-            .map_err(|e| err("read body", e))?
-        {
-            if out.len() + chunk.len() > MAX_CARD_BYTES {
-                return Err(format!(
-                    "upstream call: answer larger than {MAX_CARD_BYTES} bytes"
-                ));
-            }
-            out.extend_from_slice(&chunk);
-        }
+        let out = read_body(&mut session, "upstream call", "answer").await?;
         self.connector
             .release_http_session(session, &peer, None)
             .await;
-        Ok((status, out.freeze()))
+        Ok((status, out))
     }
 
     async fn fetch(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
@@ -360,10 +372,7 @@ impl CardCache {
     }
 
     async fn fetch_inner(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
-        let mut peer = HttpPeer::new(addr, false, String::new());
-        peer.options.connection_timeout = Some(self.connect_timeout);
-        peer.options.total_connection_timeout = Some(self.connect_timeout);
-        peer.options.read_timeout = Some(self.read_timeout);
+        let peer = self.peer(addr);
         let err = |what: &str, e: Box<pingora::Error>| format!("card fetch: {what}: {e}");
         let (mut session, _reused) = self
             .connector
@@ -418,23 +427,10 @@ impl CardCache {
         if status != 200 {
             return Err(format!("card fetch: upstream answered HTTP {status}"));
         }
-        let mut body = BytesMut::new();
-        while let Some(chunk) = session
-            .read_response_body()
-            .await
-            .map_err(|e| err("read body", e))?
-        {
-            if body.len() + chunk.len() > MAX_CARD_BYTES {
-                return Err(format!(
-                    "card fetch: card larger than {MAX_CARD_BYTES} bytes"
-                ));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let raw = read_body(&mut session, "card fetch", "card").await?;
         self.connector
             .release_http_session(session, &peer, None)
             .await;
-        let raw = body.freeze();
         let json: Value =
             serde_json::from_slice(&raw).map_err(|e| format!("card fetch: not JSON: {e}"))?;
         if !json.is_object() {

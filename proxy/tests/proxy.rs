@@ -463,25 +463,7 @@ async fn v10_streaming_client_to_v03_agent_gets_v10_events_one_by_one() {
     )
     .await;
     assert_eq!(s.status, 200);
-    let mut buf = String::new();
-    let mut got: Vec<Value> = Vec::new();
-    while got.len() < 3 {
-        let chunk = timeout(WAIT, s.reader.chunk(&mut s.sock))
-            .await
-            .unwrap_or_else(|_| panic!("event {} did not arrive", got.len() + 1))
-            .unwrap()
-            .expect("stream ended early");
-        buf.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(i) = buf.find("\n\n") {
-            let ev: String = buf.drain(..i + 2).collect();
-            let data = ev
-                .trim()
-                .strip_prefix("data: ")
-                .unwrap_or_else(|| panic!("{ev:?}"));
-            got.push(serde_json::from_str(data).unwrap());
-            gate.add_permits(1);
-        }
-    }
+    let got = read_events(&mut s, &gate, 3).await;
     assert_eq!(got[0]["id"], "s");
     assert_eq!(
         got[0]["result"]["task"]["status"]["state"], "TASK_STATE_SUBMITTED",
