@@ -24,7 +24,7 @@ pub struct LocalResponse {
 }
 
 impl LocalResponse {
-    fn json(status: u16, value: Value) -> LocalResponse {
+    pub fn json(status: u16, value: Value) -> LocalResponse {
         LocalResponse {
             status,
             headers: vec![("Content-Type", "application/json".into())],

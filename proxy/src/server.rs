@@ -108,11 +108,7 @@ fn list_tasks_locally(
     })?;
     let result = app.tasks.list(req.get("params"))?;
     let env = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
-    Ok(LocalResponse {
-        status: 200,
-        headers: vec![("Content-Type", "application/json".to_string())],
-        body: Bytes::from(env.to_string()),
-    })
+    Ok(LocalResponse::json(200, env))
 }
 
 /// The current task, fetched with a v0.3 `tasks/get`, as a v1.0
@@ -537,11 +533,7 @@ impl ProxyHttp for ProxyService {
                             .and_then(|p| app.tasks.list(Some(&p)));
                         return match listed {
                             Ok(result) => {
-                                let r = LocalResponse {
-                                    status: 200,
-                                    headers: vec![("Content-Type", "application/json".to_string())],
-                                    body: Bytes::from(result.to_string()),
-                                };
+                                let r = LocalResponse::json(200, result);
                                 self.respond(session, ctx, r).await
                             }
                             Err(f) => self.respond_failure(session, ctx, f).await,
