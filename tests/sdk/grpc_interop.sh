@@ -3,18 +3,13 @@
 # (tests/sdk/grpc_client.py: the SDK 1.x GrpcTransport for v1.0, its bundled
 # v0.3 stub for v0.3), in front of each real echo agent (agent_v03.py on
 # a2a-sdk 0.3, agent_v10.py on a2a-sdk 1.x, both JSON-RPC).
-# Needs tests/sdk/setup.sh's venvs and the debug binary; makes .venv-grpc
-# (a2a-sdk[grpc], requirements-grpc.txt). Exit 1 if any step fails.
+# Makes tests/sdk/setup.sh's venvs (.venv-grpc: a2a-sdk[grpc]) when missing;
+# needs the proxy binary. Exit 1 if any step fails.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 bash tests/sdk/setup.sh
-venv="$root/.venv-grpc" req="$root/tests/sdk/requirements-grpc.txt"
-if ! { [ -f "$venv/.installed" ] && cmp -s "$venv/.installed" "$req"; }; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
-  cp "$req" "$venv/.installed"
-fi
+venv="$root/.venv-grpc"
 bin="${A2A_PROXY_BIN:-$root/target/debug/a2a-compat-proxy}"
 [ -x "$bin" ] || cargo build -p a2a-compat-proxy --bin a2a-compat-proxy
 free_port() { python3 -c "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])"; }
