@@ -109,6 +109,12 @@ pub struct OutboxItem {
     pub next_attempt_ms: i64,
     /// Unix milliseconds when accepted.
     pub accepted_ms: i64,
+    /// The instance delivering the item now (empty: nobody).
+    #[serde(default)]
+    pub lease_owner: String,
+    /// Unix milliseconds until which `lease_owner` holds the item.
+    #[serde(default)]
+    pub lease_until_ms: i64,
 }
 
 /// A notification given up on after the retry limit.
@@ -126,14 +132,38 @@ pub trait Store: Send + Sync {
     fn configs_for_task(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError>;
     /// Removes the configs of `task_id` with `config_id`; how many went.
     fn delete_config(&self, task_id: &str, config_id: &str) -> Result<usize, StoreError>;
-    /// Appends to the outbox; returns the assigned `seq`. Durable on return.
-    fn enqueue(&self, item: OutboxItem) -> Result<u64, StoreError>;
-    /// Pending items in `seq` order (at most `limit`).
+    /// Appends to the outbox in one transaction; returns the assigned `seq`s
+    /// in order. Durable on return.
+    fn enqueue_many(&self, items: Vec<OutboxItem>) -> Result<Vec<u64>, StoreError>;
+    /// Appends one item; see [`Store::enqueue_many`].
+    fn enqueue(&self, item: OutboxItem) -> Result<u64, StoreError> {
+        let seqs = self.enqueue_many(vec![item])?;
+        seqs.first()
+            .copied()
+            .ok_or_else(|| StoreError("enqueue assigned no seq".into()))
+    }
+    /// Pending items in `seq` order (at most `limit`), leased or not.
     fn pending(&self, limit: usize) -> Result<Vec<OutboxItem>, StoreError>;
-    /// Rewrites an item (attempts, next attempt time).
+    /// Leases due items to `owner` until `now_ms + lease_ms`, at most
+    /// `limit`, in `seq` order. Per callback id only a run starting at its
+    /// oldest item is handed out, and only when that oldest item is due and
+    /// not leased by anyone (so one instance delivers a config's
+    /// notifications, in order). Returned items carry the new lease.
+    fn claim(
+        &self,
+        owner: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError>;
+    /// Rewrites an item (attempts, next attempt time, lease).
     fn reschedule(&self, item: &OutboxItem) -> Result<(), StoreError>;
+    /// Removes delivered items.
+    fn complete_many(&self, seqs: &[u64]) -> Result<(), StoreError>;
     /// Removes a delivered item.
-    fn complete(&self, seq: u64) -> Result<(), StoreError>;
+    fn complete(&self, seq: u64) -> Result<(), StoreError> {
+        self.complete_many(&[seq])
+    }
     /// Moves an item to the dead letters.
     fn dead_letter(&self, item: &OutboxItem, reason: &str) -> Result<(), StoreError>;
     fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError>;

@@ -13,6 +13,10 @@ const CONFIGS: TableDefinition<&str, &[u8]> = TableDefinition::new("configs");
 const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
 const DEAD: TableDefinition<u64, &[u8]> = TableDefinition::new("dead");
 
+/// How many outbox items one claim looks at (bounds its cost with a deep
+/// backlog; the rest is reached once the head is delivered).
+const MAX_CLAIM_SCAN: usize = 20_000;
+
 fn e(x: impl std::fmt::Display) -> StoreError {
     StoreError(x.to_string())
 }
@@ -130,22 +134,24 @@ impl Store for RedbStore {
         })
     }
 
-    fn enqueue(&self, mut item: OutboxItem) -> Result<u64, StoreError> {
+    fn enqueue_many(&self, items: Vec<OutboxItem>) -> Result<Vec<u64>, StoreError> {
         self.write(|tx| {
             let mut meta = tx.open_table(META).map_err(e)?;
-            let seq = meta
+            let mut seq = meta
                 .get("next_seq")
                 .map_err(e)?
                 .map(|g| g.value())
                 .unwrap_or(1);
-            meta.insert("next_seq", seq + 1).map_err(e)?;
-            item.seq = seq;
-            let v = enc(&item)?;
-            tx.open_table(OUTBOX)
-                .map_err(e)?
-                .insert(seq, v.as_slice())
-                .map_err(e)?;
-            Ok(seq)
+            let mut out = tx.open_table(OUTBOX).map_err(e)?;
+            let mut seqs = Vec::with_capacity(items.len());
+            for mut item in items {
+                item.seq = seq;
+                out.insert(seq, enc(&item)?.as_slice()).map_err(e)?;
+                seqs.push(seq);
+                seq += 1;
+            }
+            meta.insert("next_seq", seq).map_err(e)?;
+            Ok(seqs)
         })
     }
 
@@ -171,9 +177,47 @@ impl Store for RedbStore {
         })
     }
 
-    fn complete(&self, seq: u64) -> Result<(), StoreError> {
+    fn claim(
+        &self,
+        owner: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
         self.write(|tx| {
-            tx.open_table(OUTBOX).map_err(e)?.remove(seq).map_err(e)?;
+            let mut t = tx.open_table(OUTBOX).map_err(e)?;
+            // Per callback id: None = its oldest item was not claimable (skip
+            // the rest of it), Some = its run is being claimed.
+            let mut seen: std::collections::HashMap<String, bool> = Default::default();
+            let mut got = Vec::new();
+            for r in t.iter().map_err(e)?.take(MAX_CLAIM_SCAN) {
+                if got.len() >= limit {
+                    break;
+                }
+                let (_, v) = r.map_err(e)?;
+                let item: OutboxItem = dec(v.value())?;
+                let take = *seen.entry(item.callback_id.clone()).or_insert_with(|| {
+                    item.next_attempt_ms <= now_ms && item.lease_until_ms <= now_ms
+                });
+                if take {
+                    got.push(item);
+                }
+            }
+            for item in &mut got {
+                item.lease_owner = owner.to_string();
+                item.lease_until_ms = now_ms + lease_ms;
+                t.insert(item.seq, enc(&*item)?.as_slice()).map_err(e)?;
+            }
+            Ok(got)
+        })
+    }
+
+    fn complete_many(&self, seqs: &[u64]) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let mut t = tx.open_table(OUTBOX).map_err(e)?;
+            for s in seqs {
+                t.remove(*s).map_err(e)?;
+            }
             Ok(())
         })
     }
@@ -245,6 +289,8 @@ mod tests {
             attempts: 0,
             next_attempt_ms: 0,
             accepted_ms: 0,
+            lease_owner: String::new(),
+            lease_until_ms: 0,
         }
     }
 
@@ -280,6 +326,37 @@ mod tests {
         );
         let dbg = format!("{:?}", s.config_by_callback("a").unwrap().unwrap());
         assert!(!dbg.contains("tok") && !dbg.contains("\"s\""), "{dbg}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn claim_hands_out_runs_per_callback_in_order_and_respects_leases() {
+        let dir =
+            std::env::temp_dir().join(format!("a2a-push-claim-{}", super::super::random_id()));
+        let s = RedbStore::open(&dir).unwrap();
+        let mk = |cb: &str, due: i64| OutboxItem {
+            callback_id: cb.into(),
+            next_attempt_ms: due,
+            ..item("t")
+        };
+        // a: 1, 3 due; b: 2 not due yet, 4 due (but behind 2).
+        s.enqueue_many(vec![mk("a", 0), mk("b", 500), mk("a", 0), mk("b", 0)])
+            .unwrap();
+        let got = s.claim("one", 100, 1000, 10).unwrap();
+        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1, 3]);
+        assert!(got
+            .iter()
+            .all(|i| i.lease_owner == "one" && i.lease_until_ms == 1100));
+        // Leased: another instance gets nothing of a; b is still not due.
+        assert!(s.claim("two", 200, 1000, 10).unwrap().is_empty());
+        // b becomes due: its run 2, 4; a's lease has not run out.
+        let got = s.claim("two", 600, 1000, 10).unwrap();
+        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![2, 4]);
+        // a's lease runs out (the first instance died): a is handed out again.
+        let got = s.claim("two", 1200, 1000, 1).unwrap();
+        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1]);
+        s.complete_many(&[1, 3]).unwrap();
+        assert_eq!(s.outbox_len().unwrap(), 2);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
