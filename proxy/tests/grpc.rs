@@ -419,6 +419,13 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
     let (_, _, body) = one_call(&up);
     assert_eq!(body["method"], "message/stream");
     assert_eq!(body["params"]["message"]["messageId"], "m1");
+    // The ended stream is counted, and no longer open.
+    let text = support::get(px.http.addr, "/metrics", &[]).await.text();
+    assert!(
+        text.contains(r#"a2a_proxy_requests_total{method="SendStreamingMessage",direction="v10_v03",binding="grpc",outcome="ok"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains("a2a_proxy_open_streams 0"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -478,6 +485,41 @@ async fn v03_subscription_from_v10_agent() {
         body,
         json!({"jsonrpc":"2.0","method":"SubscribeToTask","params":{"id":"t1"}})
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_stream_is_counted_with_its_status() {
+    let up = agent(
+        Version::V10,
+        error_of(json!({"code":-32001,"message":"Task not found"})),
+    )
+    .await;
+    let px = proxy(&up, Version::V10);
+    let opened = px
+        .v10()
+        .await
+        .subscribe_to_task(p10::SubscribeToTaskRequest {
+            id: "t9".into(),
+            ..Default::default()
+        })
+        .await;
+    let status = match opened {
+        Err(s) => s,
+        Ok(r) => {
+            let mut stream = r.into_inner();
+            timeout(WAIT, stream.message())
+                .await
+                .unwrap()
+                .expect_err("the stream fails")
+        }
+    };
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    let text = support::get(px.http.addr, "/metrics", &[]).await.text();
+    assert!(
+        text.contains(r#"a2a_proxy_requests_total{method="SubscribeToTask",direction="v10_v10",binding="grpc",outcome="grpc_notfound"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains("a2a_proxy_open_streams 0"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -336,12 +336,24 @@ impl Bridge {
         r
     }
 
-    /// Counts a finished unary call in the Prometheus metrics (binding `grpc`).
+    /// Counts a finished call in the Prometheus metrics (binding `grpc`).
     async fn count(&self, client: Version, method: Method, err: Option<&Status>, took: Duration) {
+        self.count_outcome(client, method, err.map(Status::code), took)
+            .await;
+    }
+
+    /// Counts a finished call by its final status code (`None`: ok).
+    async fn count_outcome(
+        &self,
+        client: Version,
+        method: Method,
+        code: Option<tonic::Code>,
+        took: Duration,
+    ) {
         let upstream = self.app.upstream_version().await.ok();
-        let outcome = match err {
+        let outcome = match code {
             None => "ok".to_string(),
-            Some(s) => format!("grpc_{:?}", s.code()).to_ascii_lowercase(),
+            Some(c) => format!("grpc_{c:?}").to_ascii_lowercase(),
         };
         self.app.metrics.record(
             crate::metrics::RequestLabels {
@@ -364,43 +376,85 @@ impl Bridge {
         meta: CallMeta,
         conv: fn(Value) -> Result<T, String>,
     ) -> Result<mpsc::Receiver<Result<T, Status>>, Status> {
+        let started = std::time::Instant::now();
+        let opened = self.open_stream(client, method, params, &meta).await;
+        let (slot, upstream, rpc, resp) = match opened {
+            Ok(o) => o,
+            Err(s) => {
+                self.count(client, method, Some(&s), started.elapsed())
+                    .await;
+                return Err(s);
+            }
+        };
+        let deadline = meta.timeout.map(|t| Instant::now() + t);
+        let (tx, rx) = mpsc::channel::<Result<T, Status>>(16);
+        let max = self.app.config.limits.stream_max_duration;
+        let gap = self.app.config.limits.read_timeout;
+        let this = Arc::clone(self);
+        this.app.metrics.stream_opened();
+        tokio::spawn(async move {
+            let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
+            let (code, last) = pump(client, upstream, rpc, resp, &tx, conv, end, gap).await;
+            // Counted before the last item goes out and the channel closes,
+            // so a caller that saw the stream end also sees it counted.
+            this.count_outcome(client, method, code, started.elapsed())
+                .await;
+            this.app.metrics.stream_closed();
+            if let Some(item) = last {
+                let _ = tx.send(item).await;
+            }
+            drop(tx);
+            drop(slot);
+        });
+        Ok(rx)
+    }
+
+    /// The upstream's answer to a streaming call, with the connection slot
+    /// it holds.
+    async fn open_stream(
+        &self,
+        client: Version,
+        method: Method,
+        params: Option<Value>,
+        meta: &CallMeta,
+    ) -> Result<
+        (
+            InFlight,
+            Version,
+            RpcTranslation,
+            hyper::Response<hyper::body::Incoming>,
+        ),
+        Status,
+    > {
         let slot = self.enter(client)?;
         let upstream = self.upstream_version(client).await?;
         let p = self.prepare(client, upstream, method, params)?;
-        let deadline = meta.timeout.map(|t| Instant::now() + t);
         let resp = with_deadline(client, meta.timeout, async {
-            self.send(upstream, p.body, &meta, true)
+            self.send(upstream, p.body, meta, true)
                 .await
                 .map_err(|f| from_failure(client, &f))
         })
         .await?;
-        let (tx, rx) = mpsc::channel::<Result<T, Status>>(16);
-        let max = self.app.config.limits.stream_max_duration;
-        let gap = self.app.config.limits.read_timeout;
-        let rpc = p.rpc;
-        tokio::spawn(async move {
-            let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
-            pump(client, upstream, rpc, resp, tx, conv, end, gap).await;
-            drop(slot);
-        });
-        Ok(rx)
+        Ok((slot, upstream, p.rpc, resp))
     }
 }
 
 /// Forwards the upstream's events until it ends, the caller goes away
 /// (send fails: the upstream body is dropped with this task), the deadline
 /// passes, or a v0.3 upstream sends its `final: true` status update.
+/// Returns the status code the call ended with (`None`: ok) and the last
+/// item, not yet sent.
 #[allow(clippy::too_many_arguments)]
 async fn pump<T>(
     client: Version,
     upstream: Version,
     rpc: RpcTranslation,
     resp: hyper::Response<hyper::body::Incoming>,
-    tx: mpsc::Sender<Result<T, Status>>,
+    tx: &mpsc::Sender<Result<T, Status>>,
     conv: fn(Value) -> Result<T, String>,
     end: Instant,
     gap: Duration,
-) {
+) -> (Option<tonic::Code>, Option<Result<T, Status>>) {
     let sse = resp
         .headers()
         .get("content-type")
@@ -428,8 +482,7 @@ async fn pump<T>(
                 envelope_result(client, &out).and_then(|v| convert(client, conv, v))
             }
         };
-        let _ = tx.send(item).await;
-        return;
+        return (item.as_ref().err().map(Status::code), Some(item));
     }
     let mut framer = SseRewriter::new(SSE_EVENT_LIMIT);
     loop {
@@ -437,7 +490,7 @@ async fn pump<T>(
             // The caller went away: dropping the body closes the upstream call.
             _ = tx.closed() => {
                 tracing::debug!("gRPC stream caller went away; upstream stream dropped");
-                return;
+                return (Some(tonic::Code::Cancelled), None);
             }
             n = tokio::time::timeout_at(end.min(Instant::now() + gap), body.frame()) => n,
         };
@@ -448,16 +501,16 @@ async fn pump<T>(
                 } else {
                     Failure::UpstreamTimeout
                 };
-                let _ = tx.send(Err(from_failure(client, &f))).await;
-                return;
+                let s = from_failure(client, &f);
+                return (Some(s.code()), Some(Err(s)));
             }
             Ok(None) => None,
             Ok(Some(Err(e))) => {
                 let f = Failure::UpstreamUnavailable {
                     detail: e.to_string(),
                 };
-                let _ = tx.send(Err(from_failure(client, &f))).await;
-                return;
+                let s = from_failure(client, &f);
+                return (Some(s.code()), Some(Err(s)));
             }
             Ok(Some(Ok(frame))) => match frame.into_data() {
                 Ok(d) => Some(d),
@@ -490,17 +543,17 @@ async fn pump<T>(
             };
             let item =
                 envelope_result(client, out.as_bytes()).and_then(|v| convert(client, conv, v));
-            let failed = item.is_err();
+            let failed = item.as_ref().err().map(Status::code);
+            if failed.is_some() || last {
+                return (failed, Some(item));
+            }
             if tx.send(item).await.is_err() {
                 tracing::debug!("gRPC stream caller went away; upstream stream dropped");
-                return;
-            }
-            if failed || last {
-                return;
+                return (Some(tonic::Code::Cancelled), None);
             }
         }
         if done {
-            return;
+            return (None, None);
         }
     }
 }
