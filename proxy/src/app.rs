@@ -54,6 +54,9 @@ pub struct App {
     pub metrics: Metrics,
     /// Tasks seen in translated answers, for ListTasks emulation.
     pub tasks: crate::tasks::TaskIndex,
+    /// Push interception and delivery (`None` when `push.enabled` is off).
+    pub push: Option<std::sync::Arc<crate::push::layer::Push>>,
+    push_worker: std::sync::Mutex<Option<crate::push::deliver::Worker>>,
     in_flight: AtomicUsize,
 }
 
@@ -75,7 +78,35 @@ impl App {
             cards,
             metrics: Metrics::default(),
             tasks: crate::tasks::TaskIndex::new(10_000),
+            push: None,
+            push_worker: std::sync::Mutex::new(None),
             in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    /// Opens the push store and starts the delivery worker when
+    /// `push.enabled`; an error names what could not be opened.
+    pub fn start_push(&mut self) -> std::io::Result<()> {
+        let s = &self.config.push;
+        if !s.enabled {
+            return Ok(());
+        }
+        let store =
+            crate::push::layer::open_store(s).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let push = std::sync::Arc::new(crate::push::layer::Push::new(s.clone(), store)?);
+        let worker = crate::push::deliver::Worker::start(push.clone())?;
+        self.push = Some(push);
+        if let Ok(mut w) = self.push_worker.lock() {
+            *w = Some(worker);
+        }
+        Ok(())
+    }
+
+    /// Stops the delivery worker (pending items stay in the outbox).
+    pub fn stop_push(&self) {
+        let w = self.push_worker.lock().ok().and_then(|mut w| w.take());
+        if let Some(mut w) = w {
+            w.stop();
         }
     }
 
@@ -178,7 +209,13 @@ impl App {
                 "Content-Type",
                 "text/plain; version=0.0.4; charset=utf-8".into(),
             )],
-            body: Bytes::from(self.metrics.render()),
+            body: Bytes::from({
+                let mut text = self.metrics.render();
+                if let Some(p) = &self.push {
+                    p.stats.render(&mut text);
+                }
+                text
+            }),
         }
     }
 

@@ -51,6 +51,26 @@ pub struct RawConfig {
     pub limits: RawLimits,
     #[serde(default)]
     pub grpc: RawGrpc,
+    #[serde(default)]
+    pub push: RawPush,
+}
+
+/// `[push]` of the file: push-notification interception and delivery.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPush {
+    pub enabled: Option<bool>,
+    pub data_dir: Option<String>,
+    pub postgres_url: Option<String>,
+    pub callback_url: Option<String>,
+    pub intercept_same_version: Option<bool>,
+    pub allow_private_targets: Option<bool>,
+    pub allow_hosts: Option<Vec<String>>,
+    pub max_attempts: Option<u32>,
+    pub backoff_initial_ms: Option<u64>,
+    pub backoff_max_ms: Option<u64>,
+    pub delivery_timeout_ms: Option<u64>,
+    pub instance_id: Option<String>,
 }
 
 /// `[grpc]` of the file: the gRPC listener (off unless `listen` is set).
@@ -257,6 +277,151 @@ pub struct Config {
     pub grpc_listen: Option<SocketAddr>,
     /// The upstream's gRPC endpoint; calls go there instead of its JSON-RPC.
     pub upstream_grpc: Option<HttpUrl>,
+    pub push: PushSettings,
+}
+
+/// Where push state lives.
+#[derive(Clone, PartialEq, Eq)]
+pub enum PushBackend {
+    /// The embedded store: one file under this directory.
+    Embedded(std::path::PathBuf),
+    /// A PostgreSQL database shared by several proxy instances.
+    Postgres(String),
+}
+
+impl fmt::Debug for PushBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PushBackend::Embedded(d) => write!(f, "Embedded({})", d.display()),
+            // The URL may carry a password.
+            PushBackend::Postgres(_) => write!(f, "Postgres(<redacted>)"),
+        }
+    }
+}
+
+/// Push-notification interception and delivery (`[push]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushSettings {
+    /// Off: push configs pass through (translated) with the subscriber's own
+    /// URL, so webhook bodies arrive in the agent's version.
+    pub enabled: bool,
+    pub backend: PushBackend,
+    /// The base URL the upstream agent reaches the proxy's callback at.
+    pub callback_url: HttpUrl,
+    /// Also intercept when client and agent speak the same version.
+    pub intercept_same_version: bool,
+    /// Allow loopback, private and link-local webhook targets.
+    pub allow_private_targets: bool,
+    /// Hosts (or IP literals) allowed even when private.
+    pub allow_hosts: Vec<String>,
+    /// Attempts before a notification becomes a dead letter.
+    pub max_attempts: u32,
+    pub backoff_initial: Duration,
+    pub backoff_max: Duration,
+    /// Per attempt: connect, send and the response head.
+    pub delivery_timeout: Duration,
+    /// Names this instance's delivery leases (several instances on one database).
+    pub instance_id: String,
+}
+
+/// Default data directory of the embedded push store.
+pub const DEFAULT_PUSH_DATA_DIR: &str = "./a2a-proxy-data";
+
+fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSettings, ConfigError> {
+    let backend = match (&raw.postgres_url, &raw.data_dir) {
+        (Some(_), Some(_)) => {
+            return Err(bad(
+                "push.postgres_url",
+                "<url>",
+                "set either push.postgres_url or push.data_dir, not both",
+            ))
+        }
+        (Some(u), None) => {
+            if !(u.starts_with("postgres://") || u.starts_with("postgresql://")) {
+                return Err(ConfigError {
+                    key: "push.postgres_url".into(),
+                    message: "must start with postgres:// or postgresql://".into(),
+                });
+            }
+            PushBackend::Postgres(u.clone())
+        }
+        (None, d) => {
+            let d = d.as_deref().unwrap_or(DEFAULT_PUSH_DATA_DIR);
+            if d.trim().is_empty() {
+                return Err(bad("push.data_dir", d, "must not be empty"));
+            }
+            PushBackend::Embedded(d.into())
+        }
+    };
+    let callback_url = match raw.callback_url.as_deref() {
+        Some(s) => HttpUrl::parse("push.callback_url", s)?,
+        None => {
+            let ip = match listen.ip() {
+                std::net::IpAddr::V4(v) if v.is_unspecified() => "127.0.0.1".to_string(),
+                std::net::IpAddr::V6(v) if v.is_unspecified() => "::1".to_string(),
+                ip => ip.to_string(),
+            };
+            HttpUrl {
+                scheme: "http".into(),
+                host: ip,
+                port: listen.port(),
+                base_path: String::new(),
+            }
+        }
+    };
+    let max_attempts = raw.max_attempts.unwrap_or(10);
+    if max_attempts == 0 || max_attempts > 1000 {
+        return Err(bad("push.max_attempts", max_attempts, "must be 1..=1000"));
+    }
+    let ms = |key: &str, v: Option<u64>, default: u64| -> Result<Duration, ConfigError> {
+        match v {
+            Some(0) => Err(bad(key, 0, "must be greater than 0")),
+            Some(n) => Ok(Duration::from_millis(n)),
+            None => Ok(Duration::from_millis(default)),
+        }
+    };
+    let backoff_initial = ms("push.backoff_initial_ms", raw.backoff_initial_ms, 500)?;
+    let backoff_max = ms("push.backoff_max_ms", raw.backoff_max_ms, 300_000)?;
+    if backoff_max < backoff_initial {
+        return Err(bad(
+            "push.backoff_max_ms",
+            backoff_max.as_millis(),
+            "must not be below push.backoff_initial_ms",
+        ));
+    }
+    let delivery_timeout = ms("push.delivery_timeout_ms", raw.delivery_timeout_ms, 10_000)?;
+    let mut allow_hosts = Vec::new();
+    for h in raw.allow_hosts.iter().flatten() {
+        let h = h.trim().trim_start_matches('[').trim_end_matches(']');
+        if h.is_empty() || h.contains('/') || h.contains(' ') {
+            return Err(bad(
+                "push.allow_hosts",
+                h,
+                "must be a host name or IP literal",
+            ));
+        }
+        allow_hosts.push(h.to_ascii_lowercase());
+    }
+    let instance_id = match raw.instance_id.as_deref() {
+        Some(s) if s.trim().is_empty() || s.len() > 100 => {
+            return Err(bad("push.instance_id", s, "must be 1..=100 characters"))
+        }
+        Some(s) => s.to_string(),
+        None => format!("{}-{}", std::process::id(), crate::push::random_id()),
+    };
+    Ok(PushSettings {
+        enabled: raw.enabled.unwrap_or(true),
+        backend,
+        callback_url,
+        intercept_same_version: raw.intercept_same_version.unwrap_or(false),
+        allow_private_targets: raw.allow_private_targets.unwrap_or(false),
+        allow_hosts,
+        max_attempts,
+        backoff_initial,
+        backoff_max,
+        delivery_timeout,
+        instance_id,
+    })
 }
 
 impl Config {
@@ -320,7 +485,9 @@ impl Config {
             None => None,
             Some(g) => Some(HttpUrl::parse("upstream.grpc_url", g)?),
         };
+        let push = resolve_push(&raw.push, listen)?;
         Ok(Config {
+            push,
             grpc_listen,
             upstream_grpc,
             listen,
@@ -333,7 +500,9 @@ impl Config {
         })
     }
 
-    /// A config for `upstream` on `listen` with every default (tests, embedding).
+    /// A config for `upstream` on `listen` with every default (tests,
+    /// embedding), except that push interception is off: it needs a data
+    /// directory of its own (see [`RawPush`]).
     pub fn new(listen: SocketAddr, upstream: &str) -> Result<Config, ConfigError> {
         Config::resolve(RawConfig {
             listen: Some(listen.to_string()),
@@ -341,6 +510,10 @@ impl Config {
                 url: Some(upstream.to_string()),
                 version: None,
                 grpc_url: None,
+            },
+            push: RawPush {
+                enabled: Some(false),
+                ..RawPush::default()
             },
             ..RawConfig::default()
         })
@@ -432,6 +605,38 @@ mod tests {
         assert_eq!(c.limits.max_connections, 1024);
         assert_eq!(c.upstream_version, UpstreamVersion::Auto);
         assert_eq!(c.public_url.as_string(), "http://127.0.0.1:8080");
+        let p = &c.push;
+        assert!(p.enabled && !p.allow_private_targets && !p.intercept_same_version);
+        assert_eq!(
+            p.backend,
+            PushBackend::Embedded(DEFAULT_PUSH_DATA_DIR.into())
+        );
+        assert_eq!(p.callback_url.as_string(), "http://127.0.0.1:8080");
+        assert_eq!(p.max_attempts, 10);
+    }
+
+    #[test]
+    fn push_section() {
+        let c = raw(r#"
+            listen = "0.0.0.0:9999"
+            [upstream]
+            url = "http://a"
+            [push]
+            postgres_url = "postgres://u:secret@127.0.0.1/db"
+            allow_private_targets = true
+            allow_hosts = ["Hooks.Example.com", "[::1]"]
+            max_attempts = 3
+        "#)
+        .unwrap();
+        assert_eq!(c.push.callback_url.as_string(), "http://127.0.0.1:9999");
+        assert_eq!(c.push.allow_hosts, vec!["hooks.example.com", "::1"]);
+        assert!(!format!("{:?}", c.push).contains("secret"));
+        assert!(
+            !Config::new("127.0.0.1:1".parse().unwrap(), "http://a")
+                .unwrap()
+                .push
+                .enabled
+        );
     }
 
     #[test]
@@ -490,6 +695,22 @@ mod tests {
                 "public_url",
             ),
             ("threads = 0\n[upstream]\nurl = \"http://a\"", "threads"),
+            (
+                "[upstream]\nurl = \"http://a\"\n[push]\nmax_attempts = 0",
+                "push.max_attempts",
+            ),
+            (
+                "[upstream]\nurl = \"http://a\"\n[push]\npostgres_url = \"mysql://x\"",
+                "push.postgres_url",
+            ),
+            (
+                "[upstream]\nurl = \"http://a\"\n[push]\ncallback_url = \"ftp://x\"",
+                "push.callback_url",
+            ),
+            (
+                "[upstream]\nurl = \"http://a\"\n[push]\nbackoff_initial_ms = 9\nbackoff_max_ms = 5",
+                "push.backoff_max_ms",
+            ),
         ];
         for (text, key) in cases {
             let e = raw(text).unwrap_err();

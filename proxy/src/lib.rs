@@ -44,7 +44,7 @@ use crate::config::Config;
 use crate::server::ProxyService;
 
 /// Builds the pingora server for `config` (not yet running).
-pub fn build_server(config: Config, grace: Duration) -> (Server, Arc<App>) {
+pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server, Arc<App>)> {
     let conf = ServerConf {
         threads: config.threads,
         grace_period_seconds: Some(grace.as_secs()),
@@ -54,7 +54,9 @@ pub fn build_server(config: Config, grace: Duration) -> (Server, Arc<App>) {
     let mut server = Server::new_with_opt_and_conf(None, conf);
     server.bootstrap();
     let listen = config.listen;
-    let app = Arc::new(App::new(config));
+    let mut app = App::new(config);
+    app.start_push()?;
+    let app = Arc::new(app);
     let mut svc = pingora::proxy::http_proxy_service(
         &server.configuration,
         ProxyService { app: app.clone() },
@@ -66,7 +68,7 @@ pub fn build_server(config: Config, grace: Duration) -> (Server, Arc<App>) {
     }
     svc.add_tcp(&listen.to_string());
     server.add_service(svc);
-    (server, app)
+    Ok((server, app))
 }
 
 /// Shuts the server down when the channel fires (or its sender is dropped).
@@ -104,6 +106,7 @@ impl RunningProxy {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        self.app.stop_push();
     }
 }
 
@@ -124,7 +127,7 @@ pub fn free_local_addr() -> std::io::Result<SocketAddr> {
 /// until it accepts connections.
 pub fn start(config: Config) -> std::io::Result<RunningProxy> {
     let addr = config.listen;
-    let (server, app) = build_server(config, Duration::ZERO);
+    let (server, app) = build_server(config, Duration::ZERO)?;
     let (tx, rx) = oneshot::channel();
     let thread = std::thread::Builder::new()
         .name(format!("a2a-proxy-{}", addr.port()))

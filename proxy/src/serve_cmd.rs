@@ -121,8 +121,14 @@ pub fn main(args: &ServeArgs) -> i32 {
         public_url = %config.public_url.as_string(),
         "starting"
     );
-    let (server, app) = crate::build_server(config, Duration::from_secs(5));
-    let grpc = match crate::grpc::GrpcServer::start_if_configured(app) {
+    let (server, app) = match crate::build_server(config, Duration::from_secs(5)) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("a2a-compat-proxy serve: cannot start push notifications: {e}");
+            return 2;
+        }
+    };
+    let grpc = match crate::grpc::GrpcServer::start_if_configured(app.clone()) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("a2a-compat-proxy serve: cannot start the gRPC listener: {e}");
@@ -133,6 +139,7 @@ pub fn main(args: &ServeArgs) -> i32 {
     if let Some(mut g) = grpc {
         g.stop();
     }
+    app.stop_push();
     0
 }
 

@@ -71,6 +71,10 @@ pub struct Ctx {
     /// A v1.0 SubscribeToTask through a v0.3 agent: the current Task as the
     /// stream's first event (v1.0 requires it; v0.3 agents start with updates).
     first_frame: Option<Bytes>,
+    /// Push configs this request may carry back (subscriber values to restore).
+    push: Option<crate::push::layer::Pending>,
+    /// A push-config delete: (task id, config id) to forget once it succeeded.
+    push_delete: Option<(String, String)>,
 }
 
 /// The proxy service: a thin adapter from pingora's hooks to [`App`].
@@ -156,6 +160,13 @@ async fn first_task_frame(app: &App, path: &str, body: &[u8], id: Option<Value>)
 
 /// True when the first `data:` line of translated SSE output is a v1.0
 /// event carrying a whole Task.
+/// Whether a JSON-RPC answer is an error.
+fn answer_is_error(out: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(out)
+        .map(|v| v.get("error").is_some())
+        .unwrap_or(true)
+}
+
 fn starts_with_task_event(out: &[u8]) -> bool {
     let text = String::from_utf8_lossy(out);
     let Some(line) = text.lines().find_map(|l| l.strip_prefix("data:")) else {
@@ -244,6 +255,39 @@ impl ProxyService {
 
     /// Reads a small JSON-RPC body (retry-buffered, so pingora replays it
     /// upstream byte for byte) and returns it with its method and id.
+    /// `POST /a2a-proxy/push/<id>`: a notification from the agent.
+    async fn push_callback(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        push: &crate::push::layer::Push,
+        id: &str,
+        length: Option<usize>,
+    ) -> Result<bool> {
+        let limit = self.app.config.limits.max_body_bytes;
+        let too_large = || {
+            LocalResponse::json(
+                413,
+                serde_json::json!({"error": format!("body exceeds {limit} bytes")}),
+            )
+        };
+        if length.is_some_and(|n| n > limit) {
+            session.set_keepalive(None);
+            return self.respond(session, ctx, too_large()).await;
+        }
+        let mut buf = BytesMut::new();
+        while let Some(chunk) = session.read_request_body().await? {
+            if buf.len() + chunk.len() > limit {
+                session.set_keepalive(None);
+                return self.respond(session, ctx, too_large()).await;
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        let headers = session.req_header().headers.clone();
+        let r = push.accept(id, &headers, buf.freeze()).await;
+        self.respond(session, ctx, r).await
+    }
+
     async fn sniff_jsonrpc(
         &self,
         session: &mut Session,
@@ -328,6 +372,8 @@ impl ProxyHttp for ProxyService {
             resp: RespRewrite::Pass,
             rest: None,
             first_frame: None,
+            push: None,
+            push_delete: None,
         }
     }
 
@@ -346,6 +392,14 @@ impl ProxyHttp for ProxyService {
             headers: &headers,
             jsonrpc_method: None,
         };
+        if let Some(push) = app.push.clone() {
+            if method == http::Method::POST {
+                if let Some(id) = path.strip_prefix(crate::push::CALLBACK_PREFIX) {
+                    let id = id.to_string();
+                    return self.push_callback(session, ctx, &push, &id, length).await;
+                }
+            }
+        }
         let mut routed = route::classify(&info);
         let is_jsonrpc = match &routed {
             Ok(r) => r.binding == Binding::JsonRpc,
@@ -472,6 +526,24 @@ impl ProxyHttp for ProxyService {
                         {
                             let id = ctx.target.jsonrpc_id.clone();
                             ctx.first_frame = first_task_frame(app, &path, &body, id).await;
+                        }
+                        let mut new_body = new_body;
+                        if let (Some(push), Some(op)) = (&app.push, route.operation) {
+                            if push.intercepts(rpc.client, up) {
+                                if op == route::Operation::DeleteTaskPushNotificationConfig {
+                                    ctx.push_delete =
+                                        crate::push::layer::delete_target(rpc.client, &body);
+                                }
+                                match push.register(op, rpc.client, up, &new_body).await {
+                                    Ok((changed, pending)) => {
+                                        if let Some(b) = changed {
+                                            new_body = b;
+                                        }
+                                        ctx.push = Some(pending);
+                                    }
+                                    Err(f) => return self.respond_failure(session, ctx, f).await,
+                                }
+                            }
                         }
                         ctx.new_req_body = Some(Bytes::from(new_body));
                         ctx.rpc = Some(rpc);
@@ -826,9 +898,21 @@ impl ProxyHttp for ProxyService {
                 *body = if end_of_stream {
                     let mut out = match (&ctx.rpc, &ctx.rest) {
                         (Some(rpc), _) => {
-                            let out = rpc.response(buf);
+                            let mut out = rpc.response(buf);
                             if rpc.client == crate::version::Version::V10 {
                                 self.app.tasks.record(&rpc.method, &out);
+                            }
+                            if let (Some(push), Some(p)) = (&self.app.push, &ctx.push) {
+                                if let Some(b) = push.restore(rpc.client, &out, p) {
+                                    out = b;
+                                }
+                            }
+                            if let (Some(push), Some((t, c))) =
+                                (&self.app.push, ctx.push_delete.take())
+                            {
+                                if ctx.status == Some(200) && !answer_is_error(&out) {
+                                    push.forget(t, c);
+                                }
                             }
                             out
                         }

@@ -5,7 +5,10 @@ Every message becomes a Task: submitted -> working -> artifact "echo: <text>"
 the artifact too. A text starting with "slow" waits SLOW_SECS while working (so
 it can be canceled or resubscribed to). Prints `PORT <n>` once listening.
 
-    python agent_v03.py [--port N]   (0 = pick a free one)
+    python agent_v03.py [--port N] [--push]   (0 = pick a free one)
+
+With --push the agent supports push notifications: its SDK stores the
+configs and POSTs the Task (v0.3 JSON) to each webhook on every event.
 """
 
 import argparse
@@ -18,7 +21,12 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.apps import A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
 from a2a.utils import new_task
 
@@ -52,6 +60,7 @@ class EchoExecutor(AgentExecutor):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--push", action="store_true")
     args = ap.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -66,13 +75,22 @@ def main() -> None:
         preferred_transport="JSONRPC",
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=args.push),
         skills=[
             AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])
         ],
     )
+    push = {}
+    if args.push:
+        import httpx
+
+        configs = InMemoryPushNotificationConfigStore()
+        push = {
+            "push_config_store": configs,
+            "push_sender": BasePushNotificationSender(httpx.AsyncClient(), configs),
+        }
     handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore()
+        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), **push
     )
     app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
     config = uvicorn.Config(app, log_level="warning", lifespan="off")

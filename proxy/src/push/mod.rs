@@ -8,7 +8,10 @@
 //! callback secret) are stored but never logged: [`PushConfig`]'s `Debug`
 //! redacts them.
 
+pub mod deliver;
+pub mod layer;
 pub mod redb_store;
+pub mod rewrite;
 pub mod safety;
 
 use std::fmt;

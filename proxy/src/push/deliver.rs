@@ -1,0 +1,462 @@
+//! The delivery worker: claims due notifications from the outbox, posts
+//! each to its subscriber's webhook (in the subscriber's version, with its
+//! token and authentication), retries with exponential backoff and jitter,
+//! and moves an item to the dead letters after `push.max_attempts`.
+//!
+//! Order is kept per config: the store hands out a config's notifications
+//! only from its oldest one, and a run is posted one after the other,
+//! stopping at the first failure. Delivery is at least once: an item leaves
+//! the outbox only after its webhook answered 2xx.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, Notify};
+
+use super::layer::{blocking, Push};
+use super::safety::{Target, TargetPolicy};
+use super::{OutboxItem, PushConfig};
+use crate::version::Version;
+
+/// Items claimed per round.
+const CLAIM_LIMIT: usize = 256;
+/// Configs delivered to at once.
+const MAX_IN_FLIGHT: usize = 64;
+/// Idle poll interval (retries become due without a wake-up).
+const POLL: Duration = Duration::from_millis(200);
+/// Most bytes of a webhook's response read (its head; the body is ignored).
+const MAX_RESPONSE_HEAD: usize = 8 * 1024;
+
+/// The running worker; stopped by [`Worker::stop`] or drop.
+pub struct Worker {
+    stop: Arc<(AtomicBool, Notify)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Starts the worker on its own thread and runtime.
+    pub fn start(push: Arc<Push>) -> std::io::Result<Worker> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("a2a-push")
+            .enable_all()
+            .build()?;
+        let stop = Arc::new((AtomicBool::new(false), Notify::new()));
+        let s = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("a2a-push-worker".into())
+            .spawn(move || rt.block_on(run(push, s)))?;
+        Ok(Worker {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn stop(&mut self) {
+        self.stop.0.store(true, Ordering::Release);
+        self.stop.1.notify_waiters();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Lease on claimed items: long enough for a run of slow deliveries.
+fn lease_ms(push: &Push) -> i64 {
+    (push.settings.delivery_timeout.as_millis() as i64 * 6).max(60_000)
+}
+
+async fn run(push: Arc<Push>, stop: Arc<(AtomicBool, Notify)>) {
+    let (done_tx, done_rx) = mpsc::unbounded_channel::<u64>();
+    let completer = tokio::spawn(complete_loop(push.clone(), done_rx));
+    let mut groups = tokio::task::JoinSet::new();
+    let owner = push.settings.instance_id.clone();
+    let tls = Arc::new(tls_config());
+    tracing::info!("push delivery worker started");
+    while !stop.0.load(Ordering::Acquire) {
+        while let Some(r) = groups.try_join_next() {
+            if let Err(e) = r {
+                tracing::error!(error = %e, "push delivery task failed");
+            }
+        }
+        let room = MAX_IN_FLIGHT.saturating_sub(groups.len());
+        let claimed = if room == 0 {
+            Vec::new()
+        } else {
+            let (store, owner, lease) = (push.store.clone(), owner.clone(), lease_ms(&push));
+            match blocking(move || store.claim(&owner, super::now_ms(), lease, CLAIM_LIMIT)).await {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::error!(error = %e, "push outbox claim");
+                    Vec::new()
+                }
+            }
+        };
+        if claimed.is_empty() {
+            let store = push.store.clone();
+            if let Ok(n) = blocking(move || store.outbox_len()).await {
+                push.stats.queue_depth.store(n, Ordering::Relaxed);
+            }
+            tokio::select! {
+                _ = push.wake.notified() => {}
+                _ = stop.1.notified() => {}
+                _ = tokio::time::sleep(POLL) => {}
+                Some(_) = groups.join_next(), if !groups.is_empty() => {}
+            }
+            continue;
+        }
+        for (callback_id, items) in by_callback(claimed) {
+            let (push, done, tls) = (push.clone(), done_tx.clone(), tls.clone());
+            groups.spawn(async move { deliver_run(&push, &callback_id, items, &done, &tls).await });
+        }
+    }
+    // Items in flight keep their lease and are delivered again after it
+    // runs out (at least once); the embedded store frees them on open.
+    groups.abort_all();
+    drop(done_tx);
+    let _ = completer.await;
+    tracing::info!("push delivery worker stopped");
+}
+
+/// Claimed items grouped per callback id, each group in `seq` order.
+fn by_callback(items: Vec<OutboxItem>) -> Vec<(String, Vec<OutboxItem>)> {
+    let mut out: Vec<(String, Vec<OutboxItem>)> = Vec::new();
+    for it in items {
+        match out.iter_mut().find(|(c, _)| *c == it.callback_id) {
+            Some((_, v)) => v.push(it),
+            None => out.push((it.callback_id.clone(), vec![it])),
+        }
+    }
+    out
+}
+
+/// Removes delivered items from the outbox, many per transaction.
+async fn complete_loop(push: Arc<Push>, mut rx: mpsc::UnboundedReceiver<u64>) {
+    while let Some(first) = rx.recv().await {
+        let mut seqs = vec![first];
+        while let Ok(s) = rx.try_recv() {
+            seqs.push(s);
+        }
+        let store = push.store.clone();
+        if let Err(e) = blocking(move || store.complete_many(&seqs)).await {
+            // They stay leased, then are delivered again: at least once.
+            tracing::error!(error = %e, "push outbox completion");
+        }
+        push.wake.notify_one();
+    }
+}
+
+async fn deliver_run(
+    push: &Push,
+    callback_id: &str,
+    items: Vec<OutboxItem>,
+    done: &mpsc::UnboundedSender<u64>,
+    tls: &Option<tokio_rustls::TlsConnector>,
+) {
+    let config = match push.config_for_delivery(callback_id).await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = %e, "push config lookup");
+            release(push, items).await;
+            return;
+        }
+    };
+    let Some(config) = config else {
+        for it in items {
+            dead(push, it, "the push config was deleted").await;
+        }
+        return;
+    };
+    let mut rest = items.into_iter();
+    while let Some(mut it) = rest.next() {
+        match post(push, &config, &it.body, tls).await {
+            Ok(()) => {
+                push.stats.delivered_after(it.accepted_ms);
+                let _ = done.send(it.seq);
+            }
+            Err(why) => {
+                push.stats.failed_attempts.fetch_add(1, Ordering::Relaxed);
+                it.attempts += 1;
+                tracing::warn!(task_id = %it.task_id, attempt = it.attempts, reason = %why, "push delivery failed");
+                if it.attempts >= push.settings.max_attempts {
+                    dead(push, it, &why).await;
+                    continue;
+                }
+                it.next_attempt_ms =
+                    super::now_ms() + backoff(push, it.attempts).as_millis() as i64;
+                let mut back = vec![it];
+                back.extend(rest);
+                release(push, back).await;
+                return;
+            }
+        }
+    }
+}
+
+/// Gives items back (lease cleared) with their schedule as set.
+async fn release(push: &Push, items: Vec<OutboxItem>) {
+    for mut it in items {
+        it.lease_owner.clear();
+        it.lease_until_ms = 0;
+        let store = push.store.clone();
+        if let Err(e) = blocking(move || store.reschedule(&it)).await {
+            tracing::error!(error = %e, "push outbox reschedule");
+        }
+    }
+}
+
+async fn dead(push: &Push, it: OutboxItem, why: &str) {
+    tracing::error!(task_id = %it.task_id, attempts = it.attempts, reason = %why, "push notification moved to dead letters");
+    push.stats.dead_letters.fetch_add(1, Ordering::Relaxed);
+    let (store, why) = (push.store.clone(), why.to_string());
+    if let Err(e) = blocking(move || store.dead_letter(&it, &why)).await {
+        tracing::error!(error = %e, "push dead letter");
+    }
+}
+
+/// `initial * 2^(attempt-1)`, capped, with jitter in its upper half.
+pub fn backoff(push: &Push, attempt: u32) -> Duration {
+    let s = &push.settings;
+    backoff_between(
+        s.backoff_initial,
+        s.backoff_max,
+        attempt,
+        rand::random::<f64>(),
+    )
+}
+
+fn backoff_between(initial: Duration, max: Duration, attempt: u32, unit: f64) -> Duration {
+    let exp = initial.saturating_mul(1u32 << attempt.saturating_sub(1).min(20));
+    let d = exp.min(max);
+    d.mul_f64(0.5 + 0.5 * unit.clamp(0.0, 1.0))
+}
+
+/// The headers a subscriber of `version` expects (MAPPING-FACTS §9).
+fn headers_for(c: &PushConfig) -> Vec<(&'static str, String)> {
+    let mut h = vec![(
+        "Content-Type",
+        match c.subscriber_version {
+            Version::V03 => translate::push_body::V03_CONTENT_TYPE,
+            Version::V10 => translate::push_body::V10_CONTENT_TYPE,
+        }
+        .to_string(),
+    )];
+    if let Some(t) = &c.token {
+        h.push(("X-A2A-Notification-Token", t.clone()));
+    }
+    if let Some(a) = &c.auth {
+        if let Some(cred) = &a.credentials {
+            h.push(("Authorization", format!("{} {}", a.scheme, cred)));
+        }
+    }
+    h
+}
+
+/// Posts one body; `Ok` on a 2xx answer.
+async fn post(
+    push: &Push,
+    c: &PushConfig,
+    body: &str,
+    tls: &Option<tokio_rustls::TlsConnector>,
+) -> Result<(), String> {
+    let policy: &TargetPolicy = &push.policy;
+    let target = policy.check_url(&c.original_url).map_err(|r| r.0)?;
+    let timeout = push.settings.delivery_timeout;
+    let r = tokio::time::timeout(timeout, send(policy, &target, c, body, tls)).await;
+    match r {
+        Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
+        Ok(Ok(status)) => Err(format!("webhook answered HTTP {status}")),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(format!(
+            "webhook did not answer within {} ms",
+            timeout.as_millis()
+        )),
+    }
+}
+
+async fn send(
+    policy: &TargetPolicy,
+    t: &Target,
+    c: &PushConfig,
+    body: &str,
+    tls: &Option<tokio_rustls::TlsConnector>,
+) -> Result<u16, String> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((t.host.as_str(), t.port))
+        .await
+        .map_err(|e| format!("cannot resolve the webhook host: {e}"))?
+        .collect();
+    policy.check_resolved(t, &addrs).map_err(|r| r.0)?;
+    let mut last = String::from("webhook host resolves to no address");
+    for a in &addrs {
+        match tokio::net::TcpStream::connect(a).await {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                let head = request_head(t, c, body.len())?;
+                if !t.https {
+                    return exchange(s, &head, body).await;
+                }
+                let name = rustls_name(&t.host)?;
+                let tls = tls
+                    .as_ref()
+                    .ok_or("this build cannot make TLS connections")?;
+                let s = tls
+                    .connect(name, s)
+                    .await
+                    .map_err(|e| format!("TLS with the webhook failed: {e}"))?;
+                return exchange(s, &head, body).await;
+            }
+            Err(e) => last = format!("cannot connect to the webhook: {e}"),
+        }
+    }
+    Err(last)
+}
+
+fn rustls_name(host: &str) -> Result<tokio_rustls::rustls::pki_types::ServerName<'static>, String> {
+    tokio_rustls::rustls::pki_types::ServerName::try_from(host.to_string())
+        .map_err(|_| "webhook host is not a valid TLS server name".to_string())
+}
+
+fn request_head(t: &Target, c: &PushConfig, len: usize) -> Result<String, String> {
+    let host = if t.host.contains(':') {
+        format!("[{}]", t.host)
+    } else {
+        t.host.clone()
+    };
+    let default_port = if t.https { 443 } else { 80 };
+    let host = if t.port == default_port {
+        host
+    } else {
+        format!("{host}:{}", t.port)
+    };
+    let mut head = format!(
+        "POST {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: a2a-compat-proxy\r\nContent-Length: {len}\r\nConnection: close\r\n",
+        t.path_and_query
+    );
+    for (k, v) in headers_for(c) {
+        if v.bytes().any(|b| b < 0x20 && b != b'\t') {
+            return Err(format!(
+                "the subscriber's {k} value holds control characters"
+            ));
+        }
+        head.push_str(k);
+        head.push_str(": ");
+        head.push_str(&v);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    Ok(head)
+}
+
+/// Writes the request, reads the status line (at most [`MAX_RESPONSE_HEAD`]
+/// bytes of the answer are read).
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+    mut s: S,
+    head: &str,
+    body: &str,
+) -> Result<u16, String> {
+    let io = |e: std::io::Error| format!("webhook connection: {e}");
+    s.write_all(head.as_bytes()).await.map_err(io)?;
+    s.write_all(body.as_bytes()).await.map_err(io)?;
+    s.flush().await.map_err(io)?;
+    let mut buf = vec![0u8; MAX_RESPONSE_HEAD];
+    let mut n = 0;
+    loop {
+        let k = s.read(&mut buf[n..]).await.map_err(io)?;
+        if k == 0 {
+            break;
+        }
+        n += k;
+        if buf[..n].windows(2).any(|w| w == b"\r\n") || n == buf.len() {
+            break;
+        }
+    }
+    let line = String::from_utf8_lossy(&buf[..n]);
+    let line = line.lines().next().unwrap_or_default();
+    let mut parts = line.split_whitespace();
+    match (
+        parts.next(),
+        parts.next().and_then(|c| c.parse::<u16>().ok()),
+    ) {
+        (Some(v), Some(code)) if v.starts_with("HTTP/1.") => Ok(code),
+        _ => Err("webhook answered something that is not HTTP/1.x".into()),
+    }
+}
+
+/// The TLS client for https webhooks (`None` if rustls offers no protocol,
+/// then https deliveries fail with that reason).
+fn tls_config() -> Option<tokio_rustls::TlsConnector> {
+    use tokio_rustls::rustls;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .ok()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Some(tokio_rustls::TlsConnector::from(Arc::new(config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_caps_and_jitters() {
+        let (i, m) = (Duration::from_millis(100), Duration::from_millis(1000));
+        assert_eq!(backoff_between(i, m, 1, 1.0), Duration::from_millis(100));
+        assert_eq!(backoff_between(i, m, 1, 0.0), Duration::from_millis(50));
+        assert_eq!(backoff_between(i, m, 3, 1.0), Duration::from_millis(400));
+        assert_eq!(backoff_between(i, m, 9, 1.0), Duration::from_millis(1000));
+        assert_eq!(backoff_between(i, m, 100, 0.0), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn heads_per_version() {
+        let mut c = PushConfig {
+            callback_id: "x".into(),
+            task_id: "t".into(),
+            config_id: "c".into(),
+            original_url: "http://127.0.0.1:9/h?q=1".into(),
+            token: Some("tok".into()),
+            auth: Some(super::super::Auth {
+                scheme: "Bearer".into(),
+                credentials: Some("cred".into()),
+            }),
+            subscriber_version: Version::V10,
+            upstream_version: Version::V03,
+            callback_secret: "s".into(),
+            created: 0,
+        };
+        let p = TargetPolicy {
+            allow_private: true,
+            allow_hosts: vec![],
+        };
+        let t = p.check_url(&c.original_url).unwrap();
+        let h = request_head(&t, &c, 5).unwrap();
+        assert!(
+            h.starts_with("POST /h?q=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"),
+            "{h}"
+        );
+        assert!(h.contains("Content-Type: application/a2a+json\r\n"));
+        assert!(h.contains("X-A2A-Notification-Token: tok\r\n"));
+        assert!(h.contains("Authorization: Bearer cred\r\n"));
+        c.subscriber_version = Version::V03;
+        c.token = Some("bad\r\nX-Evil: 1".into());
+        assert!(request_head(&t, &c, 5).is_err());
+        c.token = None;
+        assert!(request_head(&t, &c, 5)
+            .unwrap()
+            .contains("Content-Type: application/json\r\n"));
+    }
+}

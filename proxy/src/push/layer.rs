@@ -1,0 +1,588 @@
+//! The running push layer: registration on the way to the agent, restoring
+//! configs on the way back, and the callback endpoint that accepts the
+//! agent's notifications into the durable outbox.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+use tokio::sync::{oneshot, Notify};
+
+use super::rewrite::{self, Registration};
+use super::safety::TargetPolicy;
+use super::{OutboxItem, PushConfig, Store, StoreError, CALLBACK_PREFIX};
+use crate::app::LocalResponse;
+use crate::config::{PushBackend, PushSettings};
+use crate::error::Failure;
+use crate::route::Operation;
+use crate::version::Version;
+
+/// Most enqueues committed in one store transaction.
+const MAX_GROUP: usize = 512;
+/// Configs kept in memory (the store has them all).
+const CACHE_LIMIT: usize = 100_000;
+
+type Enqueue = (OutboxItem, oneshot::Sender<Result<u64, StoreError>>);
+
+/// Counters of the push layer (rendered on `/metrics`).
+#[derive(Debug, Default)]
+pub struct PushStats {
+    pub registered: AtomicU64,
+    pub accepted: AtomicU64,
+    pub rejected: AtomicU64,
+    pub delivered: AtomicU64,
+    pub failed_attempts: AtomicU64,
+    pub dead_letters: AtomicU64,
+    /// Accept to successful delivery, summed, in microseconds.
+    pub latency_sum_micros: AtomicU64,
+    /// Delivery latency histogram (same bounds as the request histogram).
+    pub latency_buckets: [AtomicU64; 12],
+    /// Outbox length seen by the worker's last round.
+    pub queue_depth: AtomicU64,
+}
+
+/// Histogram bounds of delivery latency, seconds.
+pub const LATENCY_BUCKETS: [f64; 12] = [
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0,
+];
+
+impl PushStats {
+    pub fn delivered_after(&self, accepted_ms: i64) {
+        let ms = (super::now_ms() - accepted_ms).max(0) as u64;
+        self.delivered.fetch_add(1, Ordering::Relaxed);
+        self.latency_sum_micros
+            .fetch_add(ms * 1000, Ordering::Relaxed);
+        let secs = ms as f64 / 1000.0;
+        for (i, b) in LATENCY_BUCKETS.iter().enumerate() {
+            if secs <= *b {
+                self.latency_buckets[i].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Prometheus text of the push families.
+    pub fn render(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let _ = writeln!(out, "# HELP a2a_proxy_push_registrations_total Push configs intercepted.\n# TYPE a2a_proxy_push_registrations_total counter\na2a_proxy_push_registrations_total {}", g(&self.registered));
+        let _ = writeln!(out, "# HELP a2a_proxy_push_callbacks_total Agent callbacks by outcome.\n# TYPE a2a_proxy_push_callbacks_total counter\na2a_proxy_push_callbacks_total{{outcome=\"accepted\"}} {}\na2a_proxy_push_callbacks_total{{outcome=\"rejected\"}} {}", g(&self.accepted), g(&self.rejected));
+        let _ = writeln!(out, "# HELP a2a_proxy_push_deliveries_total Webhook delivery attempts by outcome.\n# TYPE a2a_proxy_push_deliveries_total counter\na2a_proxy_push_deliveries_total{{outcome=\"delivered\"}} {}\na2a_proxy_push_deliveries_total{{outcome=\"failed\"}} {}\na2a_proxy_push_deliveries_total{{outcome=\"dead_letter\"}} {}", g(&self.delivered), g(&self.failed_attempts), g(&self.dead_letters));
+        let _ = writeln!(out, "# HELP a2a_proxy_push_queue_depth Notifications waiting in the outbox.\n# TYPE a2a_proxy_push_queue_depth gauge\na2a_proxy_push_queue_depth {}", g(&self.queue_depth));
+        let _ = writeln!(out, "# HELP a2a_proxy_push_delivery_seconds Accept to delivery.\n# TYPE a2a_proxy_push_delivery_seconds histogram");
+        for (i, b) in LATENCY_BUCKETS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "a2a_proxy_push_delivery_seconds_bucket{{le=\"{b}\"}} {}",
+                g(&self.latency_buckets[i])
+            );
+        }
+        let n = g(&self.delivered);
+        let _ = writeln!(
+            out,
+            "a2a_proxy_push_delivery_seconds_bucket{{le=\"+Inf\"}} {n}"
+        );
+        let _ = writeln!(
+            out,
+            "a2a_proxy_push_delivery_seconds_sum {}",
+            g(&self.latency_sum_micros) as f64 / 1e6
+        );
+        let _ = writeln!(out, "a2a_proxy_push_delivery_seconds_count {n}");
+    }
+}
+
+/// The push layer of one proxy instance.
+pub struct Push {
+    pub settings: PushSettings,
+    pub policy: TargetPolicy,
+    pub store: Arc<dyn Store>,
+    pub stats: PushStats,
+    /// Wakes the delivery worker after an accept.
+    pub wake: Notify,
+    /// `callback_url` as a string (callback URLs are `base/a2a-proxy/push/<id>`).
+    pub base: String,
+    cache: Mutex<HashMap<String, PushConfig>>,
+    enqueue: mpsc::SyncSender<Enqueue>,
+}
+
+impl std::fmt::Debug for Push {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Push").field("base", &self.base).finish()
+    }
+}
+
+/// Runs `f` on the blocking pool (store calls never block a reactor thread).
+pub async fn blocking<R: Send + 'static>(
+    f: impl FnOnce() -> Result<R, StoreError> + Send + 'static,
+) -> Result<R, StoreError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StoreError(format!("store task failed: {e}")))?
+}
+
+fn store_failure(e: StoreError) -> Failure {
+    tracing::error!(error = %e, "push store");
+    Failure::Internal {
+        detail: "push notification store unavailable".into(),
+    }
+}
+
+/// Opens the configured backend.
+pub fn open_store(s: &PushSettings) -> Result<Arc<dyn Store>, StoreError> {
+    match &s.backend {
+        PushBackend::Embedded(dir) => Ok(Arc::new(super::redb_store::RedbStore::open(dir)?)),
+        PushBackend::Postgres(url) => open_postgres(url),
+    }
+}
+
+#[cfg(any())]
+fn open_postgres(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    Ok(Arc::new(super::pg_store::PgStore::connect(url)?))
+}
+
+#[cfg(not(any()))]
+fn open_postgres(_url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    Err(StoreError(
+        "the PostgreSQL backend is not built in yet".into(),
+    ))
+}
+
+/// The group-commit writer: one store transaction per burst of enqueues.
+fn spawn_writer(store: Arc<dyn Store>) -> std::io::Result<mpsc::SyncSender<Enqueue>> {
+    let (tx, rx) = mpsc::sync_channel::<Enqueue>(MAX_GROUP * 8);
+    std::thread::Builder::new()
+        .name("a2a-push-writer".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut batch = vec![first];
+                while batch.len() < MAX_GROUP {
+                    match rx.try_recv() {
+                        Ok(x) => batch.push(x),
+                        Err(_) => break,
+                    }
+                }
+                let (items, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+                match store.enqueue_many(items) {
+                    Ok(seqs) => {
+                        for (r, s) in replies.into_iter().zip(seqs) {
+                            let _ = r.send(Ok(s));
+                        }
+                    }
+                    Err(e) => {
+                        for r in replies {
+                            let _ = r.send(Err(e.clone()));
+                        }
+                    }
+                }
+            }
+        })?;
+    Ok(tx)
+}
+
+/// What a registration left for the answer: the configs it may restore.
+#[derive(Debug, Default)]
+pub struct Pending {
+    pub known: HashMap<String, PushConfig>,
+    /// The config created by this request (its agent-side id and task come
+    /// from the answer).
+    pub created: Option<String>,
+}
+
+impl Push {
+    pub fn new(settings: PushSettings, store: Arc<dyn Store>) -> std::io::Result<Push> {
+        let policy = TargetPolicy {
+            allow_private: settings.allow_private_targets,
+            allow_hosts: settings.allow_hosts.clone(),
+        };
+        let enqueue = spawn_writer(store.clone())?;
+        Ok(Push {
+            base: settings.callback_url.as_string(),
+            settings,
+            policy,
+            store,
+            stats: PushStats::default(),
+            wake: Notify::new(),
+            cache: Mutex::new(HashMap::new()),
+            enqueue,
+        })
+    }
+
+    /// Whether requests between these versions are intercepted.
+    pub fn intercepts(&self, client: Version, upstream: Version) -> bool {
+        client != upstream || self.settings.intercept_same_version
+    }
+
+    fn cache_put(&self, c: &PushConfig) {
+        if let Ok(mut m) = self.cache.lock() {
+            if m.len() >= CACHE_LIMIT {
+                m.clear();
+            }
+            m.insert(c.callback_id.clone(), c.clone());
+        }
+    }
+
+    async fn config(&self, callback_id: &str) -> Result<Option<PushConfig>, StoreError> {
+        if let Some(c) = self
+            .cache
+            .lock()
+            .ok()
+            .and_then(|m| m.get(callback_id).cloned())
+        {
+            return Ok(Some(c));
+        }
+        let (store, id) = (self.store.clone(), callback_id.to_string());
+        let c = blocking(move || store.config_by_callback(&id)).await?;
+        if let Some(c) = &c {
+            self.cache_put(c);
+        }
+        Ok(c)
+    }
+
+    async fn save(&self, c: PushConfig) -> Result<(), StoreError> {
+        self.cache_put(&c);
+        let store = self.store.clone();
+        blocking(move || store.put_config(&c)).await
+    }
+
+    /// Rewrites an `op` request body (already in the `upstream` version) so
+    /// a push config in it points at the proxy, and stores the subscriber's
+    /// config. Returns the body to send and what the answer may restore.
+    pub async fn register(
+        &self,
+        op: Operation,
+        client: Version,
+        upstream: Version,
+        body: &[u8],
+    ) -> Result<(Option<Vec<u8>>, Pending), Failure> {
+        let mut pending = Pending::default();
+        let mut task = None;
+        if rewrite::answers_configs(op) || op == Operation::DeleteTaskPushNotificationConfig {
+            task = task_param(op, upstream, body);
+        }
+        if rewrite::registers(op) && contains(body, b"ushNotificationConfig") {
+            let mut v: Value = serde_json::from_slice(body).map_err(|e| Failure::Translate {
+                code: -32700,
+                message: format!("invalid JSON: {e}"),
+            })?;
+            let callback_id = super::random_id();
+            let secret = super::random_id();
+            let url = format!("{}{CALLBACK_PREFIX}{callback_id}", self.base);
+            let reg = match v.get_mut("params") {
+                Some(p) => {
+                    rewrite::take_registration(op, upstream, p, &url, &secret).map_err(|m| {
+                        Failure::Translate {
+                            code: -32602,
+                            message: m,
+                        }
+                    })?
+                }
+                None => None,
+            };
+            if let Some(reg) = reg {
+                let Registration {
+                    task_id,
+                    config_id,
+                    url: original_url,
+                    token,
+                    auth,
+                } = reg;
+                self.policy
+                    .check_url(&original_url)
+                    .map_err(|r| Failure::Translate {
+                        code: -32602,
+                        message: r.0,
+                    })?;
+                let c = PushConfig {
+                    callback_id: callback_id.clone(),
+                    task_id: task_id.clone(),
+                    config_id,
+                    original_url,
+                    token,
+                    auth,
+                    subscriber_version: client,
+                    upstream_version: upstream,
+                    callback_secret: secret,
+                    created: chrono::Utc::now().timestamp(),
+                };
+                self.save(c.clone()).await.map_err(store_failure)?;
+                self.stats.registered.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(task_id = %c.task_id, subscriber = %client, agent = %upstream, "push config intercepted");
+                pending.known.insert(callback_id.clone(), c);
+                pending.created = Some(callback_id);
+                if !task_id.is_empty() {
+                    task = Some(task_id);
+                }
+                let out = serde_json::to_vec(&v).map_err(|e| Failure::Internal {
+                    detail: e.to_string(),
+                })?;
+                if let Some(t) = task {
+                    self.add_known(&t, &mut pending).await?;
+                }
+                return Ok((Some(out), pending));
+            }
+        }
+        if let Some(t) = task {
+            self.add_known(&t, &mut pending).await?;
+        }
+        Ok((None, pending))
+    }
+
+    async fn add_known(&self, task_id: &str, p: &mut Pending) -> Result<(), Failure> {
+        let (store, t) = (self.store.clone(), task_id.to_string());
+        let list = blocking(move || store.configs_for_task(&t))
+            .await
+            .map_err(store_failure)?;
+        for c in list {
+            p.known.entry(c.callback_id.clone()).or_insert(c);
+        }
+        Ok(())
+    }
+
+    /// Restores subscriber values in an answer (JSON-RPC envelope in the
+    /// client's `version`) and records what the agent answered (config id,
+    /// task id) in the background. `None` when nothing changed.
+    pub fn restore(&self, version: Version, body: &[u8], p: &Pending) -> Option<Vec<u8>> {
+        if p.known.is_empty() && !contains(body, CALLBACK_PREFIX.as_bytes()) {
+            return None;
+        }
+        let mut v: Value = serde_json::from_slice(body).ok()?;
+        let result = v.get_mut("result")?;
+        let task = rewrite::task_of_answer(version, result);
+        let r = rewrite::restore(result, version, &self.base, &p.known);
+        if r.unknown > 0 {
+            tracing::warn!(
+                count = r.unknown,
+                "answer names push callbacks this proxy does not know"
+            );
+        }
+        let mut updates = Vec::new();
+        for (cb, cid) in &r.seen {
+            if let Some(c) = p.known.get(cb) {
+                if !cid.is_empty() && c.config_id != *cid {
+                    updates.push(PushConfig {
+                        config_id: cid.clone(),
+                        ..c.clone()
+                    });
+                }
+            }
+        }
+        if let (Some(cb), Some(t)) = (&p.created, task) {
+            if let Some(c) = p.known.get(cb).filter(|c| c.task_id.is_empty()) {
+                updates.push(PushConfig {
+                    task_id: t,
+                    ..c.clone()
+                });
+            }
+        }
+        for c in updates {
+            self.cache_put(&c);
+            let store = self.store.clone();
+            tokio::spawn(async move {
+                if let Err(e) = blocking(move || store.put_config(&c)).await {
+                    tracing::error!(error = %e, "recording a push config's agent-side id");
+                }
+            });
+        }
+        serde_json::to_vec(&v).ok()
+    }
+
+    /// Forgets a deleted config (after the agent confirmed the delete).
+    pub fn forget(&self, task_id: String, config_id: String) {
+        if let Ok(mut m) = self.cache.lock() {
+            m.retain(|_, c| !(c.task_id == task_id && c.config_id == config_id));
+        }
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            if let Err(e) = blocking(move || store.delete_config(&task_id, &config_id)).await {
+                tracing::error!(error = %e, "forgetting a deleted push config");
+            }
+        });
+    }
+
+    /// The callback endpoint: authenticates the agent's POST, translates the
+    /// body to the subscriber's version and makes it durable before 2xx.
+    pub async fn accept(
+        &self,
+        callback_id: &str,
+        headers: &http::HeaderMap,
+        body: Bytes,
+    ) -> LocalResponse {
+        let started = Instant::now();
+        let r = self.accept_inner(callback_id, headers, body).await;
+        let (status, msg) = match &r {
+            Ok(seq) => {
+                self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+                self.wake.notify_one();
+                tracing::debug!(
+                    seq,
+                    micros = started.elapsed().as_micros() as u64,
+                    "push notification accepted"
+                );
+                return LocalResponse::json(200, json!({"accepted": true}));
+            }
+            Err((s, m)) => (*s, m.clone()),
+        };
+        self.stats.rejected.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(status, reason = %msg, "push callback refused");
+        LocalResponse::json(status, json!({"error": msg}))
+    }
+
+    async fn accept_inner(
+        &self,
+        callback_id: &str,
+        headers: &http::HeaderMap,
+        body: Bytes,
+    ) -> Result<u64, (u16, String)> {
+        let unavailable = |e: StoreError| {
+            tracing::error!(error = %e, "push store");
+            (503, "push notification store unavailable".to_string())
+        };
+        let Some(mut c) = self.config(callback_id).await.map_err(unavailable)? else {
+            return Err((404, "unknown push callback".into()));
+        };
+        if !presented(headers).is_some_and(|p| super::secret_matches(p, &c.callback_secret)) {
+            return Err((401, "push callback not authenticated".into()));
+        }
+        let (out, task) = translate_body(c.upstream_version, c.subscriber_version, &body)
+            .map_err(|m| (400, m))?;
+        if c.task_id.is_empty() && !task.is_empty() {
+            c.task_id = task.clone();
+            self.save(c.clone()).await.map_err(unavailable)?;
+        }
+        let item = OutboxItem {
+            seq: 0,
+            callback_id: c.callback_id.clone(),
+            task_id: if task.is_empty() { c.task_id } else { task },
+            body: out,
+            attempts: 0,
+            next_attempt_ms: 0,
+            accepted_ms: super::now_ms(),
+            lease_owner: String::new(),
+            lease_until_ms: 0,
+        };
+        let (tx, rx) = oneshot::channel();
+        let sender = self.enqueue.clone();
+        // A full queue blocks: wait on the blocking pool, not a reactor.
+        tokio::task::spawn_blocking(move || sender.send((item, tx)).map_err(|_| ()))
+            .await
+            .map_err(|e| unavailable(StoreError(e.to_string())))?
+            .map_err(|_| unavailable(StoreError("writer stopped".into())))?;
+        rx.await
+            .map_err(|_| unavailable(StoreError("writer stopped".into())))?
+            .map_err(unavailable)
+    }
+
+    /// Looks up a config for delivery.
+    pub async fn config_for_delivery(
+        &self,
+        callback_id: &str,
+    ) -> Result<Option<PushConfig>, StoreError> {
+        self.config(callback_id).await
+    }
+}
+
+/// The secret the agent presented: `X-A2A-Notification-Token`, or a bearer
+/// `Authorization`.
+fn presented(h: &http::HeaderMap) -> Option<&str> {
+    if let Some(t) = h
+        .get("x-a2a-notification-token")
+        .and_then(|v| v.to_str().ok())
+    {
+        return Some(t.trim());
+    }
+    let a = h.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, rest) = a.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The task id a push-config Get/List/Delete request names.
+fn task_param(op: Operation, version: Version, body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let p = v.get("params")?;
+    let key = match (op, version) {
+        (_, Version::V10) => "taskId",
+        (Operation::CreateTaskPushNotificationConfig, Version::V03) => "taskId",
+        (_, Version::V03) => "id",
+    };
+    p.get(key)?.as_str().map(str::to_string)
+}
+
+/// The (task id, config id) a Delete request names (in `version`).
+pub fn delete_target(version: Version, body: &[u8]) -> Option<(String, String)> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let p = v.get("params")?;
+    let (t, c) = match version {
+        Version::V03 => ("id", "pushNotificationConfigId"),
+        Version::V10 => ("taskId", "id"),
+    };
+    Some((
+        p.get(t)?.as_str()?.to_string(),
+        p.get(c)?.as_str()?.to_string(),
+    ))
+}
+
+/// Translates a webhook body from the agent's version to the subscriber's;
+/// also returns the task id it is about.
+pub fn translate_body(from: Version, to: Version, body: &[u8]) -> Result<(String, String), String> {
+    let bad = |e: String| format!("push notification body: {e}");
+    let value: Value = serde_json::from_slice(body).map_err(|e| bad(e.to_string()))?;
+    let task = rewrite::task_of_answer(from, &value).unwrap_or_default();
+    if from == to {
+        return Ok((value.to_string(), task));
+    }
+    let out = match from {
+        Version::V03 => {
+            let e: translate::v03::event::StreamEvent =
+                serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+            let r = translate::push_body::to_v10(e).map_err(|e| bad(e.to_string()))?;
+            serde_json::to_string(&r)
+        }
+        Version::V10 => {
+            let r: translate::v10::event::StreamResponse =
+                serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+            let e = translate::push_body::to_v03(r).map_err(|e| bad(e.to_string()))?;
+            serde_json::to_string(&e)
+        }
+    };
+    Ok((out.map_err(|e| bad(e.to_string()))?, task))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_cross_versions() {
+        let v03 = br#"{"id":"t1","contextId":"c1","status":{"state":"completed","timestamp":"2024-03-15T18:30:00Z"},"kind":"task"}"#;
+        let (out, task) = translate_body(Version::V03, Version::V10, v03).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(task, "t1");
+        assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+        let v10 = br#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}"#;
+        let (out, task) = translate_body(Version::V10, Version::V03, v10).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(task, "t1");
+        assert_eq!(
+            (v["kind"].as_str(), v["status"]["state"].as_str()),
+            (Some("status-update"), Some("working"))
+        );
+        assert!(translate_body(Version::V03, Version::V10, b"{nope").is_err());
+        assert!(translate_body(Version::V10, Version::V03, br#"{"foo":1}"#).is_err());
+    }
+
+    #[test]
+    fn presented_secret() {
+        let mut h = http::HeaderMap::new();
+        assert_eq!(presented(&h), None);
+        h.insert("authorization", "Bearer abc".parse().unwrap());
+        assert_eq!(presented(&h), Some("abc"));
+        h.insert("x-a2a-notification-token", "tok".parse().unwrap());
+        assert_eq!(presented(&h), Some("tok"));
+    }
+}
