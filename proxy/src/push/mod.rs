@@ -8,6 +8,9 @@
 //! callback secret) are stored but never logged: [`PushConfig`]'s `Debug`
 //! redacts them.
 
+#[doc(hidden)]
+pub mod contract;
+pub mod pg_store;
 pub mod redb_store;
 pub mod safety;
 
