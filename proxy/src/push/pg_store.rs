@@ -22,6 +22,8 @@ use super::{DeadLetter, OutboxItem, PushConfig, Store, StoreError, SCHEMA_VERSIO
 pub const OUTBOX_LOCK: i64 = 0x0a2a_9005_0001;
 /// Advisory lock key serializing migrations of concurrent starts.
 const MIGRATE_LOCK: i64 = 0x0a2a_9005_0002;
+/// Bound on establishing a connection unless the string sets one.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Idle connections kept for reuse.
 const POOL_IDLE: usize = 8;
 
@@ -104,9 +106,12 @@ impl PgStore {
     /// migrates the schema to [`SCHEMA_VERSION`]; refuses a newer schema.
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
         // The parse error does not echo the string (it may hold a password).
-        let config: postgres::Config = url
+        let mut config: postgres::Config = url
             .parse()
             .map_err(|_| StoreError("postgres: invalid connection string".into()))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
         let s = PgStore {
             config,
             idle: Mutex::new(Vec::new()),
