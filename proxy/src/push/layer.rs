@@ -137,16 +137,8 @@ pub fn open_store(s: &PushSettings) -> Result<Arc<dyn Store>, StoreError> {
     }
 }
 
-#[cfg(any())]
 fn open_postgres(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     Ok(Arc::new(super::pg_store::PgStore::connect(url)?))
-}
-
-#[cfg(not(any()))]
-fn open_postgres(_url: &str) -> Result<Arc<dyn Store>, StoreError> {
-    Err(StoreError(
-        "the PostgreSQL backend is not built in yet".into(),
-    ))
 }
 
 /// The group-commit writer: one store transaction per burst of enqueues.

@@ -10,6 +10,9 @@
 
 pub mod deliver;
 pub mod layer;
+#[doc(hidden)]
+pub mod contract;
+pub mod pg_store;
 pub mod redb_store;
 pub mod rewrite;
 pub mod safety;

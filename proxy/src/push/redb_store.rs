@@ -263,100 +263,30 @@ impl Store for RedbStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::version::Version;
+    use crate::push::contract;
 
-    fn cfg(cb: &str, task: &str, id: &str) -> PushConfig {
-        PushConfig {
-            callback_id: cb.into(),
-            task_id: task.into(),
-            config_id: id.into(),
-            original_url: "http://127.0.0.1:1/hook".into(),
-            token: Some("tok".into()),
-            auth: None,
-            subscriber_version: Version::V10,
-            upstream_version: Version::V03,
-            callback_secret: "s".into(),
-            created: 1,
-        }
+    fn dir(tag: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("a2a-push-{tag}-{}", super::super::random_id()))
     }
 
-    fn item(task: &str) -> OutboxItem {
-        OutboxItem {
-            seq: 0,
-            callback_id: "cb".into(),
-            task_id: task.into(),
-            body: "{}".into(),
-            attempts: 0,
-            next_attempt_ms: 0,
-            accepted_ms: 0,
-            lease_owner: String::new(),
-            lease_until_ms: 0,
+    #[test]
+    fn contract_holds() {
+        let dirs = std::sync::Mutex::new(Vec::new());
+        contract::run(&|| {
+            let d = dir("contract");
+            dirs.lock().unwrap().push(d.clone());
+            Box::new(RedbStore::open(&d).unwrap())
+        });
+        for d in dirs.into_inner().unwrap() {
+            let _ = std::fs::remove_dir_all(d);
         }
     }
 
     #[test]
     fn configs_outbox_dead_letters_survive_reopen() {
-        let dir =
-            std::env::temp_dir().join(format!("a2a-push-store-{}", super::super::random_id()));
-        {
-            let s = RedbStore::open(&dir).unwrap();
-            s.put_config(&cfg("a", "t1", "c1")).unwrap();
-            s.put_config(&cfg("b", "t1", "c2")).unwrap();
-            s.put_config(&cfg("c", "t2", "c1")).unwrap();
-            assert_eq!(s.enqueue(item("t1")).unwrap(), 1);
-            assert_eq!(s.enqueue(item("t1")).unwrap(), 2);
-            assert_eq!(s.enqueue(item("t2")).unwrap(), 3);
-            s.complete(1).unwrap();
-            let p = s.pending(10).unwrap();
-            s.dead_letter(&p[1], "gone").unwrap();
-        }
-        let s = RedbStore::open(&dir).unwrap();
-        assert_eq!(s.configs_for_task("t1").unwrap().len(), 2);
-        assert_eq!(s.config_by_callback("c").unwrap().unwrap().task_id, "t2");
-        assert_eq!(s.delete_config("t1", "c2").unwrap(), 1);
-        assert!(s.config_by_callback("b").unwrap().is_none());
-        let p = s.pending(10).unwrap();
-        assert_eq!(p.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![2]);
-        assert_eq!(s.outbox_len().unwrap(), 1);
-        assert_eq!(s.dead_letters().unwrap()[0].reason, "gone");
-        assert_eq!(
-            s.enqueue(item("t3")).unwrap(),
-            4,
-            "seq continues after reopen"
-        );
-        let dbg = format!("{:?}", s.config_by_callback("a").unwrap().unwrap());
-        assert!(!dbg.contains("tok") && !dbg.contains("\"s\""), "{dbg}");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn claim_hands_out_runs_per_callback_in_order_and_respects_leases() {
-        let dir =
-            std::env::temp_dir().join(format!("a2a-push-claim-{}", super::super::random_id()));
-        let s = RedbStore::open(&dir).unwrap();
-        let mk = |cb: &str, due: i64| OutboxItem {
-            callback_id: cb.into(),
-            next_attempt_ms: due,
-            ..item("t")
-        };
-        // a: 1, 3 due; b: 2 not due yet, 4 due (but behind 2).
-        s.enqueue_many(vec![mk("a", 0), mk("b", 500), mk("a", 0), mk("b", 0)])
-            .unwrap();
-        let got = s.claim("one", 100, 1000, 10).unwrap();
-        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1, 3]);
-        assert!(got
-            .iter()
-            .all(|i| i.lease_owner == "one" && i.lease_until_ms == 1100));
-        // Leased: another instance gets nothing of a; b is still not due.
-        assert!(s.claim("two", 200, 1000, 10).unwrap().is_empty());
-        // b becomes due: its run 2, 4; a's lease has not run out.
-        let got = s.claim("two", 600, 1000, 10).unwrap();
-        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![2, 4]);
-        // a's lease runs out (the first instance died): a is handed out again.
-        let got = s.claim("two", 1200, 1000, 1).unwrap();
-        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1]);
-        s.complete_many(&[1, 3]).unwrap();
-        assert_eq!(s.outbox_len().unwrap(), 2);
+        let dir = dir("store");
+        contract::configs_outbox_dead_letters_before(&RedbStore::open(&dir).unwrap());
+        contract::configs_outbox_dead_letters_after(&RedbStore::open(&dir).unwrap());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,0 +1,142 @@
+//! The behaviour every [`Store`] backend must show, as functions the
+//! backends' tests (redb unit tests, the PostgreSQL integration test) run
+//! on a fresh, empty store. Panics on a violation (test-only use).
+
+use super::{OutboxItem, PushConfig, Store};
+use crate::version::Version;
+
+pub fn cfg(cb: &str, task: &str, id: &str) -> PushConfig {
+    PushConfig {
+        callback_id: cb.into(),
+        task_id: task.into(),
+        config_id: id.into(),
+        original_url: "http://127.0.0.1:1/hook".into(),
+        token: Some("tok".into()),
+        auth: None,
+        subscriber_version: Version::V10,
+        upstream_version: Version::V03,
+        callback_secret: "s".into(),
+        created: 1,
+    }
+}
+
+pub fn item(task: &str) -> OutboxItem {
+    OutboxItem {
+        seq: 0,
+        callback_id: "cb".into(),
+        task_id: task.into(),
+        body: "{}".into(),
+        attempts: 0,
+        next_attempt_ms: 0,
+        accepted_ms: 0,
+        lease_owner: String::new(),
+        lease_until_ms: 0,
+    }
+}
+
+/// Runs every check below on `fresh`, a new empty store.
+pub fn run(fresh: &dyn Fn() -> Box<dyn Store>) {
+    configs_outbox_dead_letters(&*fresh());
+    claim_runs_per_callback_in_order_with_leases(&*fresh());
+    reschedule_rewrites_and_releases(&*fresh());
+}
+
+/// Writes configs, items, a completion and a dead letter; then
+/// [`configs_outbox_dead_letters_after`] checks them (on the same store or
+/// after reopening it).
+pub fn configs_outbox_dead_letters_before(s: &dyn Store) {
+    s.put_config(&cfg("a", "t1", "c1")).unwrap();
+    s.put_config(&cfg("b", "t1", "c2")).unwrap();
+    s.put_config(&cfg("c", "t2", "c1")).unwrap();
+    assert_eq!(s.enqueue(item("t1")).unwrap(), 1);
+    assert_eq!(s.enqueue(item("t1")).unwrap(), 2);
+    assert_eq!(s.enqueue(item("t2")).unwrap(), 3);
+    s.complete(1).unwrap();
+    let p = s.pending(10).unwrap();
+    s.dead_letter(&p[1], "gone").unwrap();
+}
+
+pub fn configs_outbox_dead_letters_after(s: &dyn Store) {
+    assert_eq!(s.configs_for_task("t1").unwrap().len(), 2);
+    assert_eq!(s.config_by_callback("c").unwrap().unwrap().task_id, "t2");
+    assert_eq!(
+        s.config_by_callback("c").unwrap().unwrap(),
+        cfg("c", "t2", "c1")
+    );
+    assert_eq!(s.delete_config("t1", "c2").unwrap(), 1);
+    assert_eq!(s.delete_config("t1", "c2").unwrap(), 0);
+    assert!(s.config_by_callback("b").unwrap().is_none());
+    assert!(s.configs_for_task("nope").unwrap().is_empty());
+    let p = s.pending(10).unwrap();
+    assert_eq!(p.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![2]);
+    assert_eq!(s.outbox_len().unwrap(), 1);
+    let dead = s.dead_letters().unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].reason, "gone");
+    assert_eq!(dead[0].item.seq, 3);
+    assert_eq!(dead[0].item.task_id, "t2");
+    assert_eq!(s.enqueue(item("t3")).unwrap(), 4, "seq keeps increasing");
+    let dbg = format!("{:?}", s.config_by_callback("a").unwrap().unwrap());
+    assert!(!dbg.contains("tok") && !dbg.contains("\"s\""), "{dbg}");
+}
+
+pub fn configs_outbox_dead_letters(s: &dyn Store) {
+    configs_outbox_dead_letters_before(s);
+    configs_outbox_dead_letters_after(s);
+}
+
+pub fn claim_runs_per_callback_in_order_with_leases(s: &dyn Store) {
+    let mk = |cb: &str, due: i64| OutboxItem {
+        callback_id: cb.into(),
+        next_attempt_ms: due,
+        ..item("t")
+    };
+    // a: 1, 3 due; b: 2 not due yet, 4 due (but behind 2).
+    let seqs = s
+        .enqueue_many(vec![mk("a", 0), mk("b", 500), mk("a", 0), mk("b", 0)])
+        .unwrap();
+    assert_eq!(seqs, vec![1, 2, 3, 4]);
+    let got = s.claim("one", 100, 1000, 10).unwrap();
+    assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1, 3]);
+    assert!(got
+        .iter()
+        .all(|i| i.lease_owner == "one" && i.lease_until_ms == 1100));
+    // The lease is stored, not only returned.
+    let p = s.pending(10).unwrap();
+    assert_eq!(p[0].lease_owner, "one");
+    assert_eq!(p[0].lease_until_ms, 1100);
+    // Leased: another instance gets nothing of a; b is still not due.
+    assert!(s.claim("two", 200, 1000, 10).unwrap().is_empty());
+    // b becomes due: its run 2, 4; a's lease has not run out.
+    let got = s.claim("two", 600, 1000, 10).unwrap();
+    assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![2, 4]);
+    // a's lease runs out (the first instance died): a is handed out again.
+    let got = s.claim("two", 1200, 1000, 1).unwrap();
+    assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1]);
+    s.complete_many(&[1, 3]).unwrap();
+    assert_eq!(s.outbox_len().unwrap(), 2);
+}
+
+pub fn reschedule_rewrites_and_releases(s: &dyn Store) {
+    let seq = s.enqueue(item("t")).unwrap();
+    s.enqueue(item("t")).unwrap();
+    let mut got = s.claim("one", 10, 100, 10).unwrap();
+    assert_eq!(got.len(), 2);
+    // A failed attempt: back off the head, release the lease.
+    let mut head = got.remove(0);
+    assert_eq!(head.seq, seq);
+    head.attempts = 3;
+    head.next_attempt_ms = 5000;
+    head.lease_owner.clear();
+    head.lease_until_ms = 0;
+    s.reschedule(&head).unwrap();
+    let p = s.pending(10).unwrap();
+    assert_eq!(p[0], head);
+    // The head is not due: nothing of its callback is handed out, even
+    // after the second item's lease runs out.
+    assert!(s.claim("two", 200, 100, 10).unwrap().is_empty());
+    let got = s.claim("two", 5000, 100, 10).unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].attempts, 3);
+    assert_eq!(s.claim("one", 5001, 100, 10).unwrap().len(), 0);
+}

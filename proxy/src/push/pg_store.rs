@@ -1,0 +1,408 @@
+//! The PostgreSQL [`Store`], for several proxy instances sharing configs and
+//! the outbox. Tables: `schema_version`, `push_configs`, `push_outbox`
+//! (seq is a BIGSERIAL), `push_dead`.
+//!
+//! Concurrency: `enqueue_many` and `claim` take one transaction-scoped
+//! advisory lock ([`OUTBOX_LOCK`]), so seqs become visible in commit order
+//! and a claim sees every callback's true head; one instance at a time
+//! decides which heads are free, so two instances never lease the same item
+//! nor a later item of a callback whose head the other holds.
+//!
+//! The sync `postgres` client runs its own runtime: call these methods off
+//! async worker threads (callers use `spawn_blocking`). The connection
+//! string (it may hold a password) is never logged nor put in errors.
+
+use std::sync::Mutex;
+
+use postgres::{Client, NoTls, Row};
+
+use super::{DeadLetter, OutboxItem, PushConfig, Store, StoreError, SCHEMA_VERSION};
+
+/// Advisory lock key serializing enqueue and claim.
+pub const OUTBOX_LOCK: i64 = 0x0a2a_9005_0001;
+/// Advisory lock key serializing migrations of concurrent starts.
+const MIGRATE_LOCK: i64 = 0x0a2a_9005_0002;
+/// Bound on establishing a connection unless the string sets one.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Idle connections kept for reuse.
+const POOL_IDLE: usize = 8;
+
+fn e(x: impl std::fmt::Display) -> StoreError {
+    StoreError(format!("postgres: {x}"))
+}
+
+/// Migrations from schema version `n` to `n + 1`, index `n`.
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE push_configs (
+        callback_id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL,
+        config_id TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX push_configs_task ON push_configs (task_id);
+    CREATE TABLE push_outbox (
+        seq BIGSERIAL PRIMARY KEY,
+        callback_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        attempts BIGINT NOT NULL,
+        next_attempt_ms BIGINT NOT NULL,
+        accepted_ms BIGINT NOT NULL,
+        lease_owner TEXT NOT NULL,
+        lease_until_ms BIGINT NOT NULL
+    );
+    CREATE INDEX push_outbox_cb ON push_outbox (callback_id, seq);
+    CREATE TABLE push_dead (
+        seq BIGINT PRIMARY KEY,
+        callback_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        attempts BIGINT NOT NULL,
+        next_attempt_ms BIGINT NOT NULL,
+        accepted_ms BIGINT NOT NULL,
+        lease_owner TEXT NOT NULL,
+        lease_until_ms BIGINT NOT NULL,
+        reason TEXT NOT NULL,
+        dead_ms BIGINT NOT NULL
+    );
+"];
+
+const ITEM_COLS: &str = "seq, callback_id, task_id, body, attempts, next_attempt_ms, \
+                         accepted_ms, lease_owner, lease_until_ms";
+
+fn item_of(r: &Row) -> Result<OutboxItem, StoreError> {
+    let seq: i64 = r.try_get(0).map_err(e)?;
+    let attempts: i64 = r.try_get(4).map_err(e)?;
+    Ok(OutboxItem {
+        seq: u64::try_from(seq).map_err(e)?,
+        callback_id: r.try_get(1).map_err(e)?,
+        task_id: r.try_get(2).map_err(e)?,
+        body: r.try_get(3).map_err(e)?,
+        attempts: u32::try_from(attempts).map_err(e)?,
+        next_attempt_ms: r.try_get(5).map_err(e)?,
+        accepted_ms: r.try_get(6).map_err(e)?,
+        lease_owner: r.try_get(7).map_err(e)?,
+        lease_until_ms: r.try_get(8).map_err(e)?,
+    })
+}
+
+fn seq_i64(s: u64) -> Result<i64, StoreError> {
+    i64::try_from(s).map_err(e)
+}
+
+fn config_of(r: &Row) -> Result<PushConfig, StoreError> {
+    let data: String = r.try_get(0).map_err(e)?;
+    serde_json::from_str(&data).map_err(e)
+}
+
+/// The PostgreSQL backend: a small pool of clients.
+pub struct PgStore {
+    config: postgres::Config,
+    idle: Mutex<Vec<Client>>,
+}
+
+impl PgStore {
+    /// Connects to `url` (a libpq-style connection string or URL) and
+    /// migrates the schema to [`SCHEMA_VERSION`]; refuses a newer schema.
+    pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        // The parse error does not echo the string (it may hold a password).
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|_| StoreError("postgres: invalid connection string".into()))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let s = PgStore {
+            config,
+            idle: Mutex::new(Vec::new()),
+        };
+        s.with(|c| {
+            c.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
+                .map_err(e)?;
+            let mut tx = c.transaction().map_err(e)?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])
+                .map_err(e)?;
+            let row = tx
+                .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
+                .map_err(e)?;
+            let v: i64 = row.try_get(0).map_err(e)?;
+            let have = u64::try_from(v).map_err(e)?;
+            if have > SCHEMA_VERSION {
+                return Err(StoreError(format!(
+                    "postgres: data was written by a newer proxy (schema {have} > {SCHEMA_VERSION})"
+                )));
+            }
+            for m in &MIGRATIONS[have as usize..SCHEMA_VERSION as usize] {
+                tx.batch_execute(m).map_err(e)?;
+            }
+            if have < SCHEMA_VERSION {
+                tx.execute("DELETE FROM schema_version", &[]).map_err(e)?;
+                tx.execute(
+                    "INSERT INTO schema_version (version) VALUES ($1)",
+                    &[&seq_i64(SCHEMA_VERSION)?],
+                )
+                .map_err(e)?;
+            }
+            tx.commit().map_err(e)
+        })?;
+        Ok(s)
+    }
+
+    /// Runs `f` on a pooled client (connecting when none is idle); the
+    /// client goes back to the pool unless it is closed.
+    fn with<R>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let pooled = self.idle.lock().map_err(e)?.pop();
+        let mut c = match pooled {
+            Some(c) if !c.is_closed() => c,
+            _ => self.config.connect(NoTls).map_err(e)?,
+        };
+        let r = f(&mut c);
+        if !c.is_closed() {
+            let mut idle = self.idle.lock().map_err(e)?;
+            if idle.len() < POOL_IDLE {
+                idle.push(c);
+            }
+        }
+        r
+    }
+}
+
+impl Store for PgStore {
+    fn put_config(&self, cfg: &PushConfig) -> Result<(), StoreError> {
+        let data = serde_json::to_string(cfg).map_err(e)?;
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO push_configs (callback_id, task_id, config_id, data) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (callback_id) DO UPDATE SET \
+                 task_id = EXCLUDED.task_id, config_id = EXCLUDED.config_id, data = EXCLUDED.data",
+                &[&cfg.callback_id, &cfg.task_id, &cfg.config_id, &data],
+            )
+            .map_err(e)?;
+            Ok(())
+        })
+    }
+
+    fn config_by_callback(&self, callback_id: &str) -> Result<Option<PushConfig>, StoreError> {
+        self.with(|c| {
+            c.query_opt(
+                "SELECT data FROM push_configs WHERE callback_id = $1",
+                &[&callback_id],
+            )
+            .map_err(e)?
+            .map(|r| config_of(&r))
+            .transpose()
+        })
+    }
+
+    fn configs_for_task(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
+        self.with(|c| {
+            c.query(
+                "SELECT data FROM push_configs WHERE task_id = $1 ORDER BY callback_id",
+                &[&task_id],
+            )
+            .map_err(e)?
+            .iter()
+            .map(config_of)
+            .collect()
+        })
+    }
+
+    fn delete_config(&self, task_id: &str, config_id: &str) -> Result<usize, StoreError> {
+        self.with(|c| {
+            let n = c
+                .execute(
+                    "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2",
+                    &[&task_id, &config_id],
+                )
+                .map_err(e)?;
+            usize::try_from(n).map_err(e)
+        })
+    }
+
+    fn enqueue_many(&self, items: Vec<OutboxItem>) -> Result<Vec<u64>, StoreError> {
+        self.with(|c| {
+            let mut tx = c.transaction().map_err(e)?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&OUTBOX_LOCK])
+                .map_err(e)?;
+            let st = tx
+                .prepare(
+                    "INSERT INTO push_outbox (callback_id, task_id, body, attempts, \
+                     next_attempt_ms, accepted_ms, lease_owner, lease_until_ms) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq",
+                )
+                .map_err(e)?;
+            let mut seqs = Vec::with_capacity(items.len());
+            for i in &items {
+                let row = tx
+                    .query_one(
+                        &st,
+                        &[
+                            &i.callback_id,
+                            &i.task_id,
+                            &i.body,
+                            &i64::from(i.attempts),
+                            &i.next_attempt_ms,
+                            &i.accepted_ms,
+                            &i.lease_owner,
+                            &i.lease_until_ms,
+                        ],
+                    )
+                    .map_err(e)?;
+                let s: i64 = row.try_get(0).map_err(e)?;
+                seqs.push(u64::try_from(s).map_err(e)?);
+            }
+            tx.commit().map_err(e)?;
+            Ok(seqs)
+        })
+    }
+
+    fn pending(&self, limit: usize) -> Result<Vec<OutboxItem>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.with(|c| {
+            c.query(
+                &format!("SELECT {ITEM_COLS} FROM push_outbox ORDER BY seq LIMIT $1"),
+                &[&limit],
+            )
+            .map_err(e)?
+            .iter()
+            .map(item_of)
+            .collect()
+        })
+    }
+
+    fn claim(
+        &self,
+        owner: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let until = now_ms.saturating_add(lease_ms);
+        self.with(|c| {
+            let mut tx = c.transaction().map_err(e)?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&OUTBOX_LOCK])
+                .map_err(e)?;
+            // Heads (oldest item per callback) that are due and unleased; the
+            // runs behind them, in seq order, at most `limit`.
+            let rows = tx
+                .query(
+                    &format!(
+                        "WITH heads AS ( \
+                           SELECT DISTINCT ON (callback_id) callback_id, next_attempt_ms, \
+                                  lease_until_ms \
+                           FROM push_outbox ORDER BY callback_id, seq), \
+                         picked AS ( \
+                           SELECT o.seq FROM push_outbox o JOIN heads h USING (callback_id) \
+                           WHERE h.next_attempt_ms <= $1 AND h.lease_until_ms <= $1 \
+                           ORDER BY o.seq LIMIT $2) \
+                         UPDATE push_outbox SET lease_owner = $3, lease_until_ms = $4 \
+                         WHERE seq IN (SELECT seq FROM picked) RETURNING {ITEM_COLS}"
+                    ),
+                    &[&now_ms, &limit, &owner, &until],
+                )
+                .map_err(e)?;
+            let mut got = rows.iter().map(item_of).collect::<Result<Vec<_>, _>>()?;
+            tx.commit().map_err(e)?;
+            got.sort_by_key(|i| i.seq);
+            Ok(got)
+        })
+    }
+
+    fn reschedule(&self, i: &OutboxItem) -> Result<(), StoreError> {
+        let seq = seq_i64(i.seq)?;
+        self.with(|c| {
+            c.execute(
+                "UPDATE push_outbox SET attempts = $2, next_attempt_ms = $3, \
+                 lease_owner = $4, lease_until_ms = $5 WHERE seq = $1",
+                &[
+                    &seq,
+                    &i64::from(i.attempts),
+                    &i.next_attempt_ms,
+                    &i.lease_owner,
+                    &i.lease_until_ms,
+                ],
+            )
+            .map_err(e)?;
+            Ok(())
+        })
+    }
+
+    fn complete_many(&self, seqs: &[u64]) -> Result<(), StoreError> {
+        let seqs = seqs
+            .iter()
+            .map(|s| seq_i64(*s))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.with(|c| {
+            c.execute("DELETE FROM push_outbox WHERE seq = ANY($1)", &[&seqs])
+                .map_err(e)?;
+            Ok(())
+        })
+    }
+
+    fn dead_letter(&self, i: &OutboxItem, reason: &str) -> Result<(), StoreError> {
+        let seq = seq_i64(i.seq)?;
+        let dead_ms = super::now_ms();
+        self.with(|c| {
+            let mut tx = c.transaction().map_err(e)?;
+            tx.execute("DELETE FROM push_outbox WHERE seq = $1", &[&seq])
+                .map_err(e)?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO push_dead ({ITEM_COLS}, reason, dead_ms) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                     ON CONFLICT (seq) DO UPDATE SET reason = EXCLUDED.reason, \
+                     dead_ms = EXCLUDED.dead_ms"
+                ),
+                &[
+                    &seq,
+                    &i.callback_id,
+                    &i.task_id,
+                    &i.body,
+                    &i64::from(i.attempts),
+                    &i.next_attempt_ms,
+                    &i.accepted_ms,
+                    &i.lease_owner,
+                    &i.lease_until_ms,
+                    &reason,
+                    &dead_ms,
+                ],
+            )
+            .map_err(e)?;
+            tx.commit().map_err(e)
+        })
+    }
+
+    fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError> {
+        self.with(|c| {
+            c.query(
+                &format!("SELECT {ITEM_COLS}, reason, dead_ms FROM push_dead ORDER BY seq"),
+                &[],
+            )
+            .map_err(e)?
+            .iter()
+            .map(|r| {
+                Ok(DeadLetter {
+                    item: item_of(r)?,
+                    reason: r.try_get(9).map_err(e)?,
+                    dead_ms: r.try_get(10).map_err(e)?,
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn outbox_len(&self) -> Result<u64, StoreError> {
+        self.with(|c| {
+            let n: i64 = c
+                .query_one("SELECT COUNT(*) FROM push_outbox", &[])
+                .map_err(e)?
+                .try_get(0)
+                .map_err(e)?;
+            u64::try_from(n).map_err(e)
+        })
+    }
+}
