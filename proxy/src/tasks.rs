@@ -78,7 +78,12 @@ impl TaskIndex {
 
     /// Records a whole v1.0 task.
     pub fn put_task(&self, task: &Value) {
-        let Some(id) = task.get("id").and_then(Value::as_str) else {
+        self.put_owned_task(task.clone());
+    }
+
+    /// [`Self::put_task`] for a task the caller no longer needs (no copy).
+    fn put_owned_task(&self, task: Value) {
+        let Some(id) = task.get("id").and_then(Value::as_str).map(str::to_string) else {
             return;
         };
         let Ok(mut inner) = self.inner.lock() else {
@@ -86,17 +91,11 @@ impl TaskIndex {
         };
         inner.seq += 1;
         let seq = inner.seq;
-        let previous = inner.tasks.insert(
-            id.to_string(),
-            Entry {
-                seq,
-                task: task.clone(),
-            },
-        );
+        inner.order.insert(seq, id.clone());
+        let previous = inner.tasks.insert(id, Entry { seq, task });
         if let Some(p) = previous {
             inner.order.remove(&p.seq);
         }
-        inner.order.insert(seq, id.to_string());
         while inner.tasks.len() > self.capacity {
             let Some((_, oldest)) = inner.order.pop_first() else {
                 break;
@@ -134,11 +133,11 @@ impl TaskIndex {
         if !indexed(method) {
             return;
         }
-        let Ok(v) = serde_json::from_slice::<Value>(envelope) else {
+        let Ok(mut v) = serde_json::from_slice::<Value>(envelope) else {
             return;
         };
-        if let Some(result) = v.get("result") {
-            self.record_value(method, result);
+        if let Some(result) = v.get_mut("result") {
+            self.record_value(method, result.take());
         }
     }
 
@@ -148,16 +147,16 @@ impl TaskIndex {
             return;
         }
         if let Ok(result) = serde_json::from_slice::<Value>(body) {
-            self.record_value(method, &result);
+            self.record_value(method, result);
         }
     }
 
-    fn record_value(&self, method: &str, result: &Value) {
+    fn record_value(&self, method: &str, mut result: Value) {
         match method {
-            "GetTask" | "CancelTask" => self.put_task(result),
+            "GetTask" | "CancelTask" => self.put_owned_task(result),
             _ => {
-                if let Some(t) = result.get("task") {
-                    self.put_task(t);
+                if let Some(t) = result.get_mut("task") {
+                    self.put_owned_task(t.take());
                 } else if let Some(u) = result.get("statusUpdate") {
                     self.put_status(u);
                 }
