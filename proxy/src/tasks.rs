@@ -4,7 +4,7 @@
 //! GetTask, CancelTask results and stream events). In memory, bounded; it
 //! lists tasks seen through this proxy instance only, since it started.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use chrono::{DateTime, FixedOffset};
@@ -35,6 +35,8 @@ pub struct TaskIndex {
 struct Inner {
     seq: u64,
     tasks: HashMap<String, Entry>,
+    /// `Entry::seq` -> task id, so the oldest entry is found in O(log n).
+    order: BTreeMap<u64, String>,
 }
 
 fn invalid(message: impl Into<String>) -> Failure {
@@ -76,7 +78,12 @@ impl TaskIndex {
 
     /// Records a whole v1.0 task.
     pub fn put_task(&self, task: &Value) {
-        let Some(id) = task.get("id").and_then(Value::as_str) else {
+        self.put_owned_task(task.clone());
+    }
+
+    /// [`Self::put_task`] for a task the caller no longer needs (no copy).
+    fn put_owned_task(&self, task: Value) {
+        let Some(id) = task.get("id").and_then(Value::as_str).map(str::to_string) else {
             return;
         };
         let Ok(mut inner) = self.inner.lock() else {
@@ -84,22 +91,16 @@ impl TaskIndex {
         };
         inner.seq += 1;
         let seq = inner.seq;
-        inner.tasks.insert(
-            id.to_string(),
-            Entry {
-                seq,
-                task: task.clone(),
-            },
-        );
-        if inner.tasks.len() > self.capacity {
-            let oldest = inner
-                .tasks
-                .iter()
-                .min_by_key(|(_, e)| e.seq)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                inner.tasks.remove(&k);
-            }
+        inner.order.insert(seq, id.clone());
+        let previous = inner.tasks.insert(id, Entry { seq, task });
+        if let Some(p) = previous {
+            inner.order.remove(&p.seq);
+        }
+        while inner.tasks.len() > self.capacity {
+            let Some((_, oldest)) = inner.order.pop_first() else {
+                break;
+            };
+            inner.tasks.remove(&oldest);
         }
     }
 
@@ -116,7 +117,11 @@ impl TaskIndex {
         };
         inner.seq += 1;
         let seq = inner.seq;
-        if let Some(e) = inner.tasks.get_mut(id) {
+        let Inner { tasks, order, .. } = &mut *inner;
+        if let Some(e) = tasks.get_mut(id) {
+            if let Some(key) = order.remove(&e.seq) {
+                order.insert(seq, key);
+            }
             e.seq = seq;
             e.task["status"] = status.clone();
         }
@@ -128,11 +133,11 @@ impl TaskIndex {
         if !indexed(method) {
             return;
         }
-        let Ok(v) = serde_json::from_slice::<Value>(envelope) else {
+        let Ok(mut v) = serde_json::from_slice::<Value>(envelope) else {
             return;
         };
-        if let Some(result) = v.get("result") {
-            self.record_value(method, result);
+        if let Some(result) = v.get_mut("result") {
+            self.record_value(method, result.take());
         }
     }
 
@@ -142,16 +147,16 @@ impl TaskIndex {
             return;
         }
         if let Ok(result) = serde_json::from_slice::<Value>(body) {
-            self.record_value(method, &result);
+            self.record_value(method, result);
         }
     }
 
-    fn record_value(&self, method: &str, result: &Value) {
+    fn record_value(&self, method: &str, mut result: Value) {
         match method {
-            "GetTask" | "CancelTask" => self.put_task(result),
+            "GetTask" | "CancelTask" => self.put_owned_task(result),
             _ => {
-                if let Some(t) = result.get("task") {
-                    self.put_task(t);
+                if let Some(t) = result.get_mut("task") {
+                    self.put_owned_task(t.take());
                 } else if let Some(u) = result.get("statusUpdate") {
                     self.put_status(u);
                 }
@@ -492,5 +497,35 @@ mod tests {
         assert_eq!(ix.len(), 2);
         ix.record("GetTask", b"not json");
         assert_eq!(ix.len(), 2);
+    }
+
+    #[test]
+    fn evicts_the_least_recently_seen_task() {
+        let ix = TaskIndex::new(2);
+        let ts = "2025-01-01T00:00:01Z";
+        ix.put_task(&task("t1", "c", "TASK_STATE_WORKING", ts));
+        ix.put_task(&task("t2", "c", "TASK_STATE_WORKING", ts));
+        // A status update makes t1 the most recently seen; t3 then evicts t2.
+        ix.put_status(&json!({"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}));
+        ix.put_task(&task("t3", "c", "TASK_STATE_WORKING", ts));
+        let mut seen = ids(&ix.list(None).unwrap())
+            .into_iter()
+            .map(str::to_string)
+            .collect::<Vec<_>>();
+        seen.sort();
+        assert_eq!(seen, ["t1", "t3"]);
+        // Re-putting a known task replaces it without evicting another.
+        ix.put_task(&task("t3", "c", "TASK_STATE_COMPLETED", ts));
+        assert_eq!(ix.len(), 2);
+        for n in 0..50 {
+            ix.put_task(&task(&format!("x{n}"), "c", "TASK_STATE_WORKING", ts));
+        }
+        assert_eq!(ix.len(), 2);
+        let mut seen = ids(&ix.list(None).unwrap())
+            .into_iter()
+            .map(str::to_string)
+            .collect::<Vec<_>>();
+        seen.sort();
+        assert_eq!(seen, ["x48", "x49"]);
     }
 }
