@@ -108,6 +108,9 @@ impl App {
         if let Some(mut w) = w {
             w.stop();
         }
+        if let Some(p) = &self.push {
+            p.store.close();
+        }
     }
 
     /// Counts a request in; `false` when over `max_connections` (not counted).

@@ -52,6 +52,16 @@ pub struct ServeArgs {
     /// Longest life of one SSE stream [default: 3600].
     #[arg(long, value_name = "SECS")]
     pub stream_max_duration_secs: Option<u64>,
+    /// Directory of the embedded push store [default: ./a2a-proxy-data].
+    #[arg(long, value_name = "DIR")]
+    pub push_data_dir: Option<String>,
+    /// Do not intercept push-notification configs (webhook bodies then
+    /// arrive in the agent's version).
+    #[arg(long)]
+    pub no_push: bool,
+    /// Allow webhooks on loopback, private and link-local addresses.
+    #[arg(long)]
+    pub allow_private_webhooks: bool,
 }
 
 impl ServeArgs {
@@ -73,6 +83,13 @@ impl ServeArgs {
         set(&mut raw.grpc.listen, &self.grpc_listen);
         if self.log_json {
             raw.log_json = Some(true);
+        }
+        set(&mut raw.push.data_dir, &self.push_data_dir);
+        if self.no_push {
+            raw.push.enabled = Some(false);
+        }
+        if self.allow_private_webhooks {
+            raw.push.allow_private_targets = Some(true);
         }
         let l = &mut raw.limits;
         l.max_body_bytes = self.max_body_bytes.or(l.max_body_bytes);

@@ -30,7 +30,7 @@ for v in v03 v10; do
   [ -n "$port" ] || { echo "agent_$v did not start"; cat "$log"; exit 1; }
   hp="$(free_port)" gp="$(free_port)"
   "$bin" serve --listen "127.0.0.1:$hp" --upstream "http://127.0.0.1:$port" \
-    --grpc-listen "127.0.0.1:$gp" >/dev/null 2>&1 &
+    --grpc-listen "127.0.0.1:$gp" --no-push >/dev/null 2>&1 &
   pids+=($!)
   for _ in $(seq 1 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$gp") 2>/dev/null && break

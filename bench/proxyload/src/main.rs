@@ -72,7 +72,7 @@ fn start_proxy(args: &Args, upstream: SocketAddr, version: &str) -> Result<Proxy
         .open(&args.proxy_log)
         .map_err(|e| format!("cannot open {}: {e}", args.proxy_log.display()))?;
     let child = Command::new(&args.proxy_bin)
-        .args(["serve", "--listen", &addr.to_string()])
+        .args(["serve", "--no-push", "--listen", &addr.to_string()])
         .args(["--upstream", &format!("http://{upstream}")])
         .args(["--upstream-version", version])
         .args(["--threads", &args.proxy_threads.to_string()])

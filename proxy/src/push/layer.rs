@@ -104,6 +104,8 @@ pub struct Push {
     /// `callback_url` as a string (callback URLs are `base/a2a-proxy/push/<id>`).
     pub base: String,
     cache: Mutex<HashMap<String, PushConfig>>,
+    /// Callback ids of configs deleted by their subscriber.
+    deleted: Mutex<std::collections::HashSet<String>>,
     enqueue: mpsc::SyncSender<Enqueue>,
 }
 
@@ -197,6 +199,7 @@ impl Push {
             stats: PushStats::default(),
             wake: Notify::new(),
             cache: Mutex::new(HashMap::new()),
+            deleted: Mutex::default(),
             enqueue,
         })
     }
@@ -206,7 +209,17 @@ impl Push {
         client != upstream || self.settings.intercept_same_version
     }
 
+    fn is_deleted(&self, callback_id: &str) -> bool {
+        self.deleted
+            .lock()
+            .map(|d| d.contains(callback_id))
+            .unwrap_or(false)
+    }
+
     fn cache_put(&self, c: &PushConfig) {
+        if self.is_deleted(&c.callback_id) {
+            return;
+        }
         if let Ok(mut m) = self.cache.lock() {
             if m.len() >= CACHE_LIMIT {
                 m.clear();
@@ -216,6 +229,9 @@ impl Push {
     }
 
     async fn config(&self, callback_id: &str) -> Result<Option<PushConfig>, StoreError> {
+        if self.is_deleted(callback_id) {
+            return Ok(None);
+        }
         if let Some(c) = self
             .cache
             .lock()
@@ -369,6 +385,9 @@ impl Push {
             }
         }
         for c in updates {
+            if self.is_deleted(&c.callback_id) {
+                continue;
+            }
             self.cache_put(&c);
             let store = self.store.clone();
             tokio::spawn(async move {
@@ -380,13 +399,36 @@ impl Push {
         serde_json::to_vec(&v).ok()
     }
 
-    /// Forgets a deleted config (after the agent confirmed the delete).
-    pub fn forget(&self, task_id: String, config_id: String) {
-        if let Ok(mut m) = self.cache.lock() {
-            m.retain(|_, c| !(c.task_id == task_id && c.config_id == config_id));
-        }
-        let store = self.store.clone();
+    /// Forgets a deleted config (after the agent confirmed the delete):
+    /// its callback ids are tombstoned first, so a lookup racing with the
+    /// delete cannot bring it back into the cache.
+    pub fn forget(self: &Arc<Self>, task_id: String, config_id: String) {
+        let me = self.clone();
         tokio::spawn(async move {
+            let (store, t) = (me.store.clone(), task_id.clone());
+            let ids: Vec<String> = match blocking(move || store.configs_for_task(&t)).await {
+                Ok(list) => list
+                    .into_iter()
+                    .filter(|c| c.config_id == config_id)
+                    .map(|c| c.callback_id)
+                    .collect(),
+                Err(e) => {
+                    tracing::error!(error = %e, "forgetting a deleted push config");
+                    return;
+                }
+            };
+            if let Ok(mut d) = me.deleted.lock() {
+                if d.len() >= CACHE_LIMIT {
+                    d.clear();
+                }
+                d.extend(ids.iter().cloned());
+            }
+            if let Ok(mut m) = me.cache.lock() {
+                for id in &ids {
+                    m.remove(id);
+                }
+            }
+            let store = me.store.clone();
             if let Err(e) = blocking(move || store.delete_config(&task_id, &config_id)).await {
                 tracing::error!(error = %e, "forgetting a deleted push config");
             }

@@ -8,10 +8,10 @@
 //! callback secret) are stored but never logged: [`PushConfig`]'s `Debug`
 //! redacts them.
 
-pub mod deliver;
-pub mod layer;
 #[doc(hidden)]
 pub mod contract;
+pub mod deliver;
+pub mod layer;
 pub mod pg_store;
 pub mod redb_store;
 pub mod rewrite;
@@ -174,6 +174,9 @@ pub trait Store: Send + Sync {
     fn dead_letter(&self, item: &OutboxItem, reason: &str) -> Result<(), StoreError>;
     fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError>;
     fn outbox_len(&self) -> Result<u64, StoreError>;
+    /// Releases the backend's resources (an embedded file can then be
+    /// opened again); later calls fail.
+    fn close(&self) {}
 }
 
 /// 128 random bits as 32 hex digits (callback ids, secrets).

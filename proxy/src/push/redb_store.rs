@@ -41,7 +41,8 @@ const MIGRATIONS: &[Migration] = &[|tx| {
 
 /// The redb backend.
 pub struct RedbStore {
-    db: Database,
+    /// `None` once closed.
+    db: std::sync::RwLock<Option<Database>>,
 }
 
 impl RedbStore {
@@ -69,14 +70,56 @@ impl RedbStore {
             meta.insert("schema_version", v).map_err(e)?;
         }
         tx.commit().map_err(e)?;
-        Ok(RedbStore { db })
+        let store = RedbStore {
+            db: std::sync::RwLock::new(Some(db)),
+        };
+        store.release_leases()?;
+        Ok(store)
+    }
+
+    fn begin_write(&self) -> Result<redb::WriteTransaction, StoreError> {
+        let g = self.db.read().map_err(|_| e("store lock poisoned"))?;
+        g.as_ref()
+            .ok_or_else(|| e("store closed"))?
+            .begin_write()
+            .map_err(e)
+    }
+
+    fn begin_read(&self) -> Result<redb::ReadTransaction, StoreError> {
+        let g = self.db.read().map_err(|_| e("store lock poisoned"))?;
+        g.as_ref()
+            .ok_or_else(|| e("store closed"))?
+            .begin_read()
+            .map_err(e)
+    }
+
+    /// Only one process can hold the file: leases left by an earlier run
+    /// (killed mid-delivery) are void.
+    fn release_leases(&self) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let mut t = tx.open_table(OUTBOX).map_err(e)?;
+            let mut held = Vec::new();
+            for r in t.iter().map_err(e)? {
+                let (k, v) = r.map_err(e)?;
+                let item: OutboxItem = dec(v.value())?;
+                if !item.lease_owner.is_empty() {
+                    held.push((k.value(), item));
+                }
+            }
+            for (k, mut item) in held {
+                item.lease_owner.clear();
+                item.lease_until_ms = 0;
+                t.insert(k, enc(&item)?.as_slice()).map_err(e)?;
+            }
+            Ok(())
+        })
     }
 
     fn write<R>(
         &self,
         f: impl FnOnce(&redb::WriteTransaction) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let tx = self.db.begin_write().map_err(e)?;
+        let tx = self.begin_write().map_err(e)?;
         let r = f(&tx)?;
         tx.commit().map_err(e)?;
         Ok(r)
@@ -84,6 +127,12 @@ impl RedbStore {
 }
 
 impl Store for RedbStore {
+    fn close(&self) {
+        if let Ok(mut g) = self.db.write() {
+            *g = None;
+        }
+    }
+
     fn put_config(&self, c: &PushConfig) -> Result<(), StoreError> {
         let v = enc(c)?;
         self.write(|tx| {
@@ -96,7 +145,7 @@ impl Store for RedbStore {
     }
 
     fn config_by_callback(&self, callback_id: &str) -> Result<Option<PushConfig>, StoreError> {
-        let tx = self.db.begin_read().map_err(e)?;
+        let tx = self.begin_read().map_err(e)?;
         let t = tx.open_table(CONFIGS).map_err(e)?;
         match t.get(callback_id).map_err(e)? {
             Some(g) => Ok(Some(dec(g.value())?)),
@@ -105,7 +154,7 @@ impl Store for RedbStore {
     }
 
     fn configs_for_task(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
-        let tx = self.db.begin_read().map_err(e)?;
+        let tx = self.begin_read().map_err(e)?;
         let t = tx.open_table(CONFIGS).map_err(e)?;
         let mut out = Vec::new();
         for r in t.iter().map_err(e)? {
@@ -156,7 +205,7 @@ impl Store for RedbStore {
     }
 
     fn pending(&self, limit: usize) -> Result<Vec<OutboxItem>, StoreError> {
-        let tx = self.db.begin_read().map_err(e)?;
+        let tx = self.begin_read().map_err(e)?;
         let t = tx.open_table(OUTBOX).map_err(e)?;
         let mut out = Vec::new();
         for r in t.iter().map_err(e)?.take(limit) {
@@ -243,7 +292,7 @@ impl Store for RedbStore {
     }
 
     fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError> {
-        let tx = self.db.begin_read().map_err(e)?;
+        let tx = self.begin_read().map_err(e)?;
         let t = tx.open_table(DEAD).map_err(e)?;
         let mut out = Vec::new();
         for r in t.iter().map_err(e)? {
@@ -254,7 +303,7 @@ impl Store for RedbStore {
     }
 
     fn outbox_len(&self) -> Result<u64, StoreError> {
-        let tx = self.db.begin_read().map_err(e)?;
+        let tx = self.begin_read().map_err(e)?;
         let t = tx.open_table(OUTBOX).map_err(e)?;
         t.len().map_err(e)
     }

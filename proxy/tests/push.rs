@@ -1,0 +1,447 @@
+//! Push notifications across versions, end to end on 127.0.0.1: a v1.0
+//! client registers a webhook through the proxy with a (fake, scripted) v0.3
+//! agent; the agent's callbacks to the proxy are authenticated, made
+//! durable, translated and delivered to the client's real webhook listener
+//! with the client's own token and authentication; retries, dead letters,
+//! restart and refusals.
+
+mod support;
+
+use std::path::PathBuf;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use proxy::config::{Config, PushBackend, UpstreamVersion};
+use proxy::version::Version;
+use proxy::RunningProxy;
+use serde_json::{json, Value};
+use support::*;
+
+fn data_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("a2a-push-{name}-{}", proxy::push::random_id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn start_proxy(
+    upstream: &str,
+    dir: &std::path::Path,
+    tune: impl FnOnce(&mut Config),
+) -> RunningProxy {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    // Config::new resolved the callback URL from `addr`.
+    config.push.enabled = true;
+    config.push.backend = PushBackend::Embedded(dir.to_path_buf());
+    config.push.allow_hosts = vec!["127.0.0.1".into()];
+    config.push.backoff_initial = Duration::from_millis(50);
+    config.push.backoff_max = Duration::from_millis(200);
+    tune(&mut config);
+    proxy::start(config).unwrap()
+}
+
+/// A v0.3 agent that answers message/send with a Task and keeps the last
+/// push config it was given (answering get/list with it, as an SDK does).
+async fn v03_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
+    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let id = req["id"].clone();
+        let result = match req["method"].as_str() {
+            Some("message/send") => {
+                let cfg = req["params"]["configuration"]["pushNotificationConfig"].clone();
+                if cfg.is_object() {
+                    let mut cfg = cfg;
+                    cfg["id"] = json!("cfg-1");
+                    *s.lock().unwrap() = Some(cfg);
+                }
+                json!({"kind": "task", "id": "t1", "contextId": "c1",
+                    "status": {"state": "submitted", "timestamp": "2024-03-15T18:30:00Z"}})
+            }
+            Some("tasks/pushNotificationConfig/get") => {
+                json!({"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()})
+            }
+            Some("tasks/pushNotificationConfig/list") => {
+                json!([{"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()}])
+            }
+            Some("tasks/pushNotificationConfig/delete") => Value::Null,
+            _ => json!({}),
+        };
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+        )
+    })
+    .await;
+    (agent, seen)
+}
+
+/// A webhook that answers `fail_first` requests with 503, then 200.
+async fn webhook(fail_first: usize) -> FakeUpstream {
+    let n = Arc::new(AtomicUsize::new(0));
+    FakeUpstream::start(move |_| {
+        if n.fetch_add(1, Ordering::SeqCst) < fail_first {
+            Reply::json(503, "{}")
+        } else {
+            Reply::json(200, "{}")
+        }
+    })
+    .await
+}
+
+fn v10(method: &str, params: Value) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+        .to_string()
+        .into_bytes()
+}
+
+async fn call_v10(px: &RunningProxy, method: &str, params: Value) -> Value {
+    post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        &v10(method, params),
+    )
+    .await
+    .json()
+}
+
+/// Registers the webhook inline in SendMessage; returns the callback path
+/// and secret the agent was given.
+async fn register(
+    px: &RunningProxy,
+    agent_seen: &Arc<Mutex<Option<Value>>>,
+    hook: &str,
+) -> (String, String) {
+    let r = call_v10(
+        px,
+        "SendMessage",
+        json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+            "configuration": {"taskPushNotificationConfig": {"url": hook, "token": "client-tok",
+                "authentication": {"scheme": "Bearer", "credentials": "client-cred"}}}}),
+    )
+    .await;
+    assert_eq!(r["result"]["task"]["id"], "t1", "{r}");
+    let cfg = agent_seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("agent got a push config");
+    let url = cfg["url"].as_str().unwrap().to_string();
+    let prefix = format!("{}/a2a-proxy/push/", px.url());
+    assert!(url.starts_with(&prefix), "agent was given {url}");
+    assert!(cfg.get("authentication").is_none(), "{cfg}");
+    let secret = cfg["token"].as_str().unwrap().to_string();
+    assert_ne!(secret, "client-tok");
+    assert!(secret.len() >= 32);
+    (url[px.url().len()..].to_string(), secret)
+}
+
+fn v03_task(state: &str) -> Vec<u8> {
+    json!({"kind": "task", "id": "t1", "contextId": "c1",
+        "status": {"state": state, "timestamp": "2024-03-15T18:30:00Z"}})
+    .to_string()
+    .into_bytes()
+}
+
+async fn callback(px: &RunningProxy, path: &str, token: &str, body: &[u8]) -> Response {
+    post(
+        px.addr,
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("X-A2A-Notification-Token", token),
+        ],
+        body,
+    )
+    .await
+}
+
+/// Waits (bounded) until the webhook has `n` requests.
+async fn wait_hooks(hook: &FakeUpstream, n: usize, limit: Duration) -> Vec<Recorded> {
+    let end = Instant::now() + limit;
+    loop {
+        let got = hook.recorded();
+        if got.len() >= n || Instant::now() > end {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn metrics(px: &RunningProxy) -> String {
+    get(px.addr, "/metrics", &[]).await.text()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
+    let (agent, seen) = v03_agent().await;
+    let hook = webhook(0).await;
+    let dir = data_dir("basic");
+    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let hook_url = format!("{}/hook?x=1", hook.url());
+    let (path, secret) = register(&px, &seen, &hook_url).await;
+
+    // Forged callbacks: unknown id, wrong secret, no secret. None is delivered.
+    let r = callback(
+        &px,
+        "/a2a-proxy/push/00112233445566778899aabbccddeeff",
+        &secret,
+        &v03_task("working"),
+    )
+    .await;
+    assert_eq!(r.status, 404);
+    let r = callback(&px, &path, "wrong", &v03_task("working")).await;
+    assert_eq!(r.status, 401);
+    let r = post(
+        px.addr,
+        &path,
+        &[("Content-Type", "application/json")],
+        &v03_task("working"),
+    )
+    .await;
+    assert_eq!(r.status, 401);
+    let r = callback(&px, &path, &secret, b"{not json").await;
+    assert_eq!(r.status, 400);
+
+    // Real ones, in order.
+    for state in ["working", "completed"] {
+        let r = callback(&px, &path, &secret, &v03_task(state)).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let got = wait_hooks(&hook, 2, Duration::from_secs(10)).await;
+    assert_eq!(got.len(), 2, "{got:?}");
+    for (rec, state) in got
+        .iter()
+        .zip(["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"])
+    {
+        assert_eq!(
+            (rec.method.as_str(), rec.target.as_str()),
+            ("POST", "/hook?x=1")
+        );
+        assert_eq!(rec.header("content-type"), Some("application/a2a+json"));
+        assert_eq!(rec.header("x-a2a-notification-token"), Some("client-tok"));
+        assert_eq!(rec.header("authorization"), Some("Bearer client-cred"));
+        let body: Value = serde_json::from_slice(&rec.body).unwrap();
+        assert_eq!(body["task"]["id"], "t1");
+        assert_eq!(body["task"]["status"]["state"], state, "{body}");
+        assert!(body.get("kind").is_none() && body["task"].get("kind").is_none());
+    }
+
+    // Get / List show the subscriber's own values, never the proxy's.
+    for (method, params, at) in [
+        (
+            "GetTaskPushNotificationConfig",
+            json!({"taskId": "t1", "id": "cfg-1"}),
+            "/result",
+        ),
+        (
+            "ListTaskPushNotificationConfigs",
+            json!({"taskId": "t1"}),
+            "/result/configs/0",
+        ),
+    ] {
+        let r = call_v10(&px, method, params).await;
+        let c = r.pointer(at).unwrap_or_else(|| panic!("{method}: {r}"));
+        assert_eq!(c["url"], hook_url, "{method}: {r}");
+        assert_eq!(c["token"], "client-tok");
+        assert_eq!(
+            c["authentication"],
+            json!({"scheme": "Bearer", "credentials": "client-cred"})
+        );
+        assert!(!r.to_string().contains(&secret));
+    }
+
+    let m = metrics(&px).await;
+    assert!(
+        m.contains("a2a_proxy_push_deliveries_total{outcome=\"delivered\"} 2"),
+        "{m}"
+    );
+    assert!(
+        m.contains("a2a_proxy_push_callbacks_total{outcome=\"rejected\"} 4"),
+        "{m}"
+    );
+
+    // Delete: afterwards the callback is unknown.
+    let r = call_v10(
+        &px,
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": "t1", "id": "cfg-1"}),
+    )
+    .await;
+    assert!(r.get("error").is_none(), "{r}");
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = callback(&px, &path, &secret, &v03_task("completed")).await;
+        if r.status == 404 || Instant::now() > end {
+            assert_eq!(r.status, 404);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_down_then_back_gets_everything_in_order() {
+    let (agent, seen) = v03_agent().await;
+    let hook = webhook(4).await;
+    let dir = data_dir("retry");
+    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
+    let states = ["submitted", "working", "input-required", "completed"];
+    for s in states {
+        assert_eq!(
+            callback(&px, &path, &secret, &v03_task(s)).await.status,
+            200
+        );
+    }
+    // 4 refused attempts of the first, then all four in order.
+    let got = wait_hooks(&hook, 8, Duration::from_secs(20)).await;
+    assert_eq!(got.len(), 8, "{got:?}");
+    let seq: Vec<String> = got
+        .iter()
+        .map(|r| {
+            serde_json::from_slice::<Value>(&r.body).unwrap()["task"]["status"]["state"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        seq,
+        ["TASK_STATE_SUBMITTED"; 5]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(
+                [
+                    "TASK_STATE_WORKING",
+                    "TASK_STATE_INPUT_REQUIRED",
+                    "TASK_STATE_COMPLETED"
+                ]
+                .map(String::from)
+            )
+            .collect::<Vec<_>>()
+    );
+    let m = metrics(&px).await;
+    assert!(
+        m.contains("a2a_proxy_push_deliveries_total{outcome=\"failed\"} 4"),
+        "{m}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_limit_makes_a_dead_letter_and_later_items_still_go() {
+    let (agent, seen) = v03_agent().await;
+    let hook = webhook(2).await;
+    let dir = data_dir("dead");
+    let px = start_proxy(&agent.url(), &dir, |c| c.push.max_attempts = 2);
+    let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
+    assert_eq!(
+        callback(&px, &path, &secret, &v03_task("working"))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        callback(&px, &path, &secret, &v03_task("completed"))
+            .await
+            .status,
+        200
+    );
+    let got = wait_hooks(&hook, 3, Duration::from_secs(10)).await;
+    assert_eq!(got.len(), 3);
+    let last: Value = serde_json::from_slice(&got[2].body).unwrap();
+    assert_eq!(last["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let m = metrics(&px).await;
+    assert!(
+        m.contains("a2a_proxy_push_deliveries_total{outcome=\"dead_letter\"} 1"),
+        "{m}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_deliveries_survive_a_restart() {
+    let (agent, seen) = v03_agent().await;
+    // Down for the whole life of the first proxy, up for the second.
+    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let u = up.clone();
+    let hook = FakeUpstream::start(move |_| {
+        if u.load(Ordering::SeqCst) {
+            Reply::json(200, "{}")
+        } else {
+            Reply::json(503, "{}")
+        }
+    })
+    .await;
+    let dir = data_dir("restart");
+    let slow = |c: &mut Config| {
+        c.push.backoff_initial = Duration::from_secs(1);
+        c.push.backoff_max = Duration::from_secs(1);
+    };
+    let mut px = start_proxy(&agent.url(), &dir, slow);
+    let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
+    for s in ["working", "completed"] {
+        assert_eq!(
+            callback(&px, &path, &secret, &v03_task(s)).await.status,
+            200
+        );
+    }
+    assert!(!wait_hooks(&hook, 1, Duration::from_secs(10))
+        .await
+        .is_empty());
+    px.stop();
+    drop(px);
+    let refused = hook.recorded().len();
+
+    up.store(true, Ordering::SeqCst);
+    let px2 = start_proxy(&agent.url(), &dir, slow);
+    let got = wait_hooks(&hook, refused + 2, Duration::from_secs(15)).await;
+    let states: Vec<String> = got[refused..]
+        .iter()
+        .map(|r| {
+            serde_json::from_slice::<Value>(&r.body).unwrap()["task"]["status"]["state"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        states,
+        ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"],
+        "after {refused} refused attempts"
+    );
+    drop(px2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_webhook_targets_are_refused_at_registration() {
+    let (agent, seen) = v03_agent().await;
+    let dir = data_dir("ssrf");
+    let px = start_proxy(&agent.url(), &dir, |c| c.push.allow_hosts.clear());
+    for url in [
+        "http://127.0.0.1:9/h",
+        "http://169.254.169.254/latest",
+        "ftp://example.com/",
+    ] {
+        let r = call_v10(
+            &px,
+            "SendMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+                "configuration": {"taskPushNotificationConfig": {"url": url}}}),
+        )
+        .await;
+        assert_eq!(r["error"]["code"], -32602, "{url}: {r}");
+    }
+    assert!(seen.lock().unwrap().is_none());
+    assert!(agent.calls().is_empty(), "the agent was never called");
+    let _ = std::fs::remove_dir_all(&dir);
+}
