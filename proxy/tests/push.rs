@@ -445,3 +445,203 @@ async fn private_webhook_targets_are_refused_at_registration() {
     assert!(agent.calls().is_empty(), "the agent was never called");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The real a2a-sdk 0.3 echo agent with push on (`tests/sdk/agent_v03.py
+/// --push`), its port read from its `PORT <n>` line.
+struct SdkAgent {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for SdkAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sdk_agent_with_push(v: &str) -> SdkAgent {
+    use std::io::BufRead;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let setup = std::process::Command::new("bash")
+        .arg(root.join("tests/sdk/setup.sh"))
+        .status()
+        .expect("run tests/sdk/setup.sh");
+    assert!(setup.success(), "tests/sdk/setup.sh failed");
+    let mut child = std::process::Command::new(root.join(format!(".venv-{v}/bin/python")))
+        .arg(root.join(format!("tests/sdk/agent_{v}.py")))
+        .args(["--port", "0", "--push"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the SDK agent");
+    let out = child.stdout.take().expect("agent stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(out).lines();
+        for line in lines.by_ref().map_while(Result::ok) {
+            if let Some(p) = line.strip_prefix("PORT ") {
+                let _ = tx.send(p.trim().parse::<u16>().ok());
+                break;
+            }
+        }
+        for _ in lines {}
+    });
+    let port = rx
+        .recv_timeout(Duration::from_secs(30))
+        .ok()
+        .flatten()
+        .expect("the SDK agent printed no port");
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let end = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(
+            Instant::now() < end,
+            "the SDK agent does not accept connections"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    SdkAgent { child, port }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
+    let agent = tokio::task::spawn_blocking(|| sdk_agent_with_push("v03"))
+        .await
+        .unwrap();
+    let hook = webhook(0).await;
+    let dir = data_dir("sdk");
+    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |_| {});
+    let hook_url = format!("{}/a2a-hook", hook.url());
+    let r = call_v10(
+        &px,
+        "SendMessage",
+        json!({"message": {"messageId": "m-push", "role": "ROLE_USER", "parts": [{"text": "hello push"}]},
+            "configuration": {"taskPushNotificationConfig": {"url": hook_url, "token": "client-tok"}}}),
+    )
+    .await;
+    let task = r["result"]["task"].clone();
+    let task_id = task["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{r}");
+
+    // The SDK posts its v0.3 Task to the proxy; the webhook gets v1.0.
+    let end = Instant::now() + Duration::from_secs(20);
+    let got = loop {
+        let got = hook.recorded();
+        let done = got.iter().any(|rec| {
+            serde_json::from_slice::<Value>(&rec.body)
+                .ok()
+                .and_then(|b| {
+                    b["task"]["status"]["state"]
+                        .as_str()
+                        .map(|s| s == "TASK_STATE_COMPLETED")
+                })
+                == Some(true)
+        });
+        if done || Instant::now() > end {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!got.is_empty(), "no notification reached the webhook");
+    for rec in &got {
+        assert_eq!(rec.target, "/a2a-hook");
+        assert_eq!(rec.header("content-type"), Some("application/a2a+json"));
+        assert_eq!(rec.header("x-a2a-notification-token"), Some("client-tok"));
+        let b: Value = serde_json::from_slice(&rec.body).unwrap();
+        assert_eq!(b["task"]["id"], task_id.as_str(), "{b}");
+        assert!(
+            b["task"]["status"]["state"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("TASK_STATE_"),
+            "{b}"
+        );
+    }
+    let last: Value = serde_json::from_slice(&got.last().unwrap().body).unwrap();
+    assert_eq!(
+        last["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{last}"
+    );
+
+    // The SDK's own list of configs, seen through the proxy: the client's URL.
+    let r = call_v10(
+        &px,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task_id}),
+    )
+    .await;
+    assert_eq!(r["result"]["configs"][0]["url"], hook_url, "{r}");
+    assert_eq!(r["result"]["configs"][0]["token"], "client-tok", "{r}");
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
+    let agent = tokio::task::spawn_blocking(|| sdk_agent_with_push("v10"))
+        .await
+        .unwrap();
+    let hook = webhook(0).await;
+    let dir = data_dir("sdk10");
+    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
+        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    });
+    let hook_url = format!("{}/v03-hook", hook.url());
+    // A v0.3 client: no A2A-Version header, v0.3 method and shapes.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"kind": "message", "messageId": "m-push", "role": "user",
+            "parts": [{"kind": "text", "text": "hello push"}]},
+        "configuration": {"blocking": true,
+            "pushNotificationConfig": {"url": hook_url, "token": "v03-tok"}}}});
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .await
+    .json();
+    let task_id = r["result"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+
+    let completed = |b: &Value| b["status"]["state"] == "completed";
+    let end = Instant::now() + Duration::from_secs(20);
+    let got = loop {
+        let got = hook.recorded();
+        let done = got
+            .iter()
+            .any(|rec| serde_json::from_slice::<Value>(&rec.body).is_ok_and(|b| completed(&b)));
+        if done || Instant::now() > end {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!got.is_empty(), "no notification reached the webhook");
+    for rec in &got {
+        assert_eq!(rec.target, "/v03-hook");
+        assert_eq!(rec.header("content-type"), Some("application/json"));
+        assert_eq!(rec.header("x-a2a-notification-token"), Some("v03-tok"));
+        let b: Value = serde_json::from_slice(&rec.body).unwrap();
+        let kind = b["kind"].as_str().unwrap_or_default();
+        assert!(
+            ["task", "status-update", "artifact-update"].contains(&kind),
+            "{b}"
+        );
+        let id = if kind == "task" {
+            &b["id"]
+        } else {
+            &b["taskId"]
+        };
+        assert_eq!(id, task_id.as_str(), "{b}");
+        assert!(!b.to_string().contains("TASK_STATE_"), "{b}");
+    }
+    let last: Value = serde_json::from_slice(&got.last().unwrap().body).unwrap();
+    assert!(completed(&last), "{last}");
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -20,7 +20,12 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -65,6 +70,9 @@ class EchoExecutor(AgentExecutor):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
+    # Push notifications on: the SDK stores configs and POSTs a v1.0
+    # StreamResponse to each webhook on every event.
+    ap.add_argument("--push", action="store_true")
     args = ap.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -83,13 +91,25 @@ def main() -> None:
         ],
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=args.push),
         skills=[
             AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])
         ],
     )
+    push = {}
+    if args.push:
+        import httpx
+
+        configs = InMemoryPushNotificationConfigStore()
+        push = {
+            "push_config_store": configs,
+            "push_sender": BasePushNotificationSender(httpx.AsyncClient(), configs),
+        }
     handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=EchoExecutor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+        **push,
     )
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(
         handler, rpc_url="/", enable_v0_3_compat=False
