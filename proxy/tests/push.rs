@@ -5,6 +5,8 @@
 //! with the client's own token and authentication; retries, dead letters,
 //! restart and refusals.
 
+#[path = "support/pg.rs"]
+mod pg;
 mod support;
 
 use std::path::PathBuf;
@@ -644,4 +646,73 @@ async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
     assert!(completed(&last), "{last}");
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn metric(text: &str, line_start: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(line_start))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_postgres_deliver_each_notification_once_in_order() {
+    let (cluster, url) = tokio::task::spawn_blocking(|| {
+        let c = pg::Cluster::start();
+        let url = c.fresh_db();
+        (c, url)
+    })
+    .await
+    .unwrap();
+    let (agent, seen) = v03_agent().await;
+    let hook = webhook(0).await;
+    let dir = data_dir("unused");
+    let mk = |url: String, up: String, dir: PathBuf| {
+        tokio::task::spawn_blocking(move || {
+            start_proxy(&up, &dir, |c| c.push.backend = PushBackend::Postgres(url))
+        })
+    };
+    let a = mk(url.clone(), agent.url(), dir.clone()).await.unwrap();
+    let b = mk(url.clone(), agent.url(), dir.clone()).await.unwrap();
+    let (path, secret) = register(&a, &seen, &format!("{}/h", hook.url())).await;
+    // A load balancer spreads the agent's callbacks over both instances.
+    let n = 30;
+    for i in 0..n {
+        let px = if i % 2 == 0 { &a } else { &b };
+        let body = json!({"kind": "task", "id": "t1", "contextId": "c1",
+            "status": {"state": "working", "timestamp": format!("2024-03-15T18:30:{i:02}Z")}});
+        let r = callback(px, &path, &secret, body.to_string().as_bytes()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let got = wait_hooks(&hook, n, Duration::from_secs(20)).await;
+    // Give a duplicate time to show up.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let got = if hook.recorded().len() > got.len() {
+        hook.recorded()
+    } else {
+        got
+    };
+    let stamps: Vec<String> = got
+        .iter()
+        .map(|r| {
+            let b: Value = serde_json::from_slice(&r.body).unwrap();
+            b["task"]["status"]["timestamp"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    let want: Vec<String> = (0..n)
+        .map(|i| format!("2024-03-15T18:30:{i:02}Z"))
+        .collect();
+    assert_eq!(stamps, want, "each once, in order");
+    let line = "a2a_proxy_push_deliveries_total{outcome=\"delivered\"} ";
+    let (da, db) = (
+        metric(&metrics(&a).await, line),
+        metric(&metrics(&b).await, line),
+    );
+    assert_eq!(da + db, n as u64, "a delivered {da}, b delivered {db}");
+    drop(a);
+    drop(b);
+    drop(cluster);
 }
