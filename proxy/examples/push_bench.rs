@@ -1,0 +1,249 @@
+//! Push-notification benchmark (loopback only, bounded; see bench/push.sh).
+//!
+//! One run, one load client, same bodies: (1) `direct`: the client POSTs
+//! v0.3 Task bodies straight to a webhook; (2) `proxy`: it POSTs them to the
+//! proxy's callback endpoint (authenticated, made durable in the outbox,
+//! translated to v1.0) and the proxy's worker delivers them to the same
+//! webhook. Prints accepts/s and accept p50/p99, delivered/s end to end, and
+//! the ratios to direct, for the embedded store and, when `--postgres URL`
+//! is given, for PostgreSQL.
+//!
+//!   cargo run --release -p a2a-compat-proxy --example push_bench -- \
+//!       [seconds=3] [connections=16] [configs=64] [postgres-url]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use proxy::config::{Config, PushBackend, UpstreamVersion};
+use proxy::push::PushConfig;
+use proxy::version::Version;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const BODY: &str = r#"{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working","timestamp":"2024-03-15T18:30:00Z"},"artifacts":[{"artifactId":"a1","parts":[{"kind":"text","text":"progress report"}]}]}"#;
+
+/// A webhook answering 200 to each request, counting them.
+async fn webhook(count: Arc<AtomicU64>) -> std::net::SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let count = count.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::with_capacity(4096);
+                let mut tmp = [0u8; 4096];
+                loop {
+                    let Some(end) = find(&buf, b"\r\n\r\n") else {
+                        match s.read(&mut tmp).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => {
+                                buf.extend_from_slice(&tmp[..n]);
+                                continue;
+                            }
+                        }
+                    };
+                    let len = content_length(&buf[..end]);
+                    while buf.len() < end + 4 + len {
+                        match s.read(&mut tmp).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                        }
+                    }
+                    buf.drain(..end + 4 + len);
+                    count.fetch_add(1, Ordering::Relaxed);
+                    let r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+                    if s.write_all(r).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+fn content_length(head: &[u8]) -> usize {
+    String::from_utf8_lossy(head)
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())
+                .flatten()
+        })
+        .unwrap_or(0)
+}
+
+/// Keep-alive POSTs for `secs` on `conns` connections; each connection
+/// cycles over `targets` (path, token). Returns (count, latencies µs).
+async fn load(
+    addr: std::net::SocketAddr,
+    targets: Arc<Vec<(String, String)>>,
+    conns: usize,
+    secs: f64,
+) -> (u64, Vec<u64>) {
+    let end = Instant::now() + Duration::from_secs_f64(secs);
+    let mut tasks = Vec::new();
+    for c in 0..conns {
+        let targets = targets.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            s.set_nodelay(true).unwrap();
+            let mut lat = Vec::new();
+            let mut buf = Vec::new();
+            let mut tmp = [0u8; 4096];
+            let mut i = c;
+            while Instant::now() < end {
+                let (path, tok) = &targets[i % targets.len()];
+                i += conns;
+                let req = format!(
+                    "POST {path} HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nX-A2A-Notification-Token: {tok}\r\nContent-Length: {}\r\n\r\n{BODY}",
+                    BODY.len()
+                );
+                let t = Instant::now();
+                s.write_all(req.as_bytes()).await.unwrap();
+                loop {
+                    if let Some(e) = find(&buf, b"\r\n\r\n") {
+                        let len = content_length(&buf[..e]);
+                        if buf.len() >= e + 4 + len {
+                            assert!(buf.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&buf));
+                            buf.drain(..e + 4 + len);
+                            break;
+                        }
+                    }
+                    let n = s.read(&mut tmp).await.unwrap();
+                    assert!(n > 0, "connection closed");
+                    buf.extend_from_slice(&tmp[..n]);
+                }
+                lat.push(t.elapsed().as_micros() as u64);
+            }
+            lat
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    (all.len() as u64, all)
+}
+
+fn pct(v: &mut [u64], p: f64) -> f64 {
+    v.sort_unstable();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v[((v.len() as f64 - 1.0) * p) as usize] as f64 / 1000.0
+}
+
+struct Run {
+    accept_rate: f64,
+    p50: f64,
+    p99: f64,
+    delivered_rate: f64,
+}
+
+async fn through_proxy(backend: PushBackend, secs: f64, conns: usize, configs: usize) -> Run {
+    let delivered = Arc::new(AtomicU64::new(0));
+    let hook = webhook(delivered.clone()).await;
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, "http://127.0.0.1:9").unwrap();
+    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    config.push.enabled = true;
+    config.push.backend = backend;
+    config.push.allow_hosts = vec!["127.0.0.1".into()];
+    let px = tokio::task::spawn_blocking(move || proxy::start(config).unwrap())
+        .await
+        .unwrap();
+    let push = px.app.push.clone().unwrap();
+    let mut targets = Vec::new();
+    for i in 0..configs {
+        let c = PushConfig {
+            callback_id: proxy::push::random_id(),
+            task_id: format!("t{i}"),
+            config_id: "c".into(),
+            original_url: format!("http://{hook}/hook"),
+            token: Some("tok".into()),
+            auth: None,
+            subscriber_version: Version::V10,
+            upstream_version: Version::V03,
+            callback_secret: proxy::push::random_id(),
+            created: 0,
+        };
+        let store = push.store.clone();
+        let c2 = c.clone();
+        tokio::task::spawn_blocking(move || store.put_config(&c2))
+            .await
+            .unwrap()
+            .unwrap();
+        targets.push((
+            format!("/a2a-proxy/push/{}", c.callback_id),
+            c.callback_secret,
+        ));
+    }
+    let t0 = Instant::now();
+    let (n, mut lat) = load(px.addr, Arc::new(targets), conns, secs).await;
+    let accept_secs = t0.elapsed().as_secs_f64();
+    // Bounded wait for the worker to drain the outbox.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while delivered.load(Ordering::Relaxed) < n && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let total = t0.elapsed().as_secs_f64();
+    let d = delivered.load(Ordering::Relaxed);
+    if d < n {
+        eprintln!("warning: only {d} of {n} delivered within the wait");
+    }
+    drop(px);
+    Run {
+        accept_rate: n as f64 / accept_secs,
+        p50: pct(&mut lat, 0.5),
+        p99: pct(&mut lat, 0.99),
+        delivered_rate: d as f64 / total,
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let secs: f64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    let conns: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(16);
+    let configs: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(64);
+    let pg = args.get(3).cloned();
+    println!("push benchmark (loopback; {secs} s per run, {conns} connections, {configs} configs)");
+
+    let count = Arc::new(AtomicU64::new(0));
+    let hook = webhook(count.clone()).await;
+    let targets = Arc::new(vec![("/hook".to_string(), "tok".to_string())]);
+    let t0 = Instant::now();
+    let (n, mut lat) = load(hook, targets, conns, secs).await;
+    let direct = n as f64 / t0.elapsed().as_secs_f64();
+    println!(
+        "direct to webhook      {direct:>9.0} posts/s   p50 {:.3} ms  p99 {:.3} ms",
+        pct(&mut lat, 0.5),
+        pct(&mut lat, 0.99)
+    );
+
+    let dir = std::env::temp_dir().join(format!("a2a-push-bench-{}", proxy::push::random_id()));
+    let mut runs = vec![("embedded", PushBackend::Embedded(dir.clone()))];
+    if let Some(u) = pg {
+        runs.push(("postgres", PushBackend::Postgres(u)));
+    }
+    for (name, backend) in runs {
+        let r = through_proxy(backend, secs, conns, configs).await;
+        println!(
+            "proxy {name:<9} accept {:>9.0} /s   p50 {:.3} ms  p99 {:.3} ms   delivered end to end {:>7.0} /s",
+            r.accept_rate, r.p50, r.p99, r.delivered_rate
+        );
+        println!(
+            "  ratios to direct: accept {:.2}, delivered {:.2}   (targets: >= 2000 /s embedded, accept p99 <= 5 ms)",
+            r.accept_rate / direct,
+            r.delivered_rate / direct
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
