@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Latency bucket upper bounds in seconds.
-const BUCKETS: [f64; 12] = [
+pub const BUCKETS: [f64; 12] = [
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0,
 ];
 

@@ -529,7 +529,8 @@ impl ProxyHttp for ProxyService {
                         }
                         let mut new_body = new_body;
                         if let (Some(push), Some(op)) = (&app.push, route.operation) {
-                            if push.intercepts(rpc.client, up) {
+                            if push.intercepts(rpc.client, up) && crate::push::rewrite::concerns(op)
+                            {
                                 if op == route::Operation::DeleteTaskPushNotificationConfig {
                                     ctx.push_delete =
                                         crate::push::layer::delete_target(rpc.client, &body);

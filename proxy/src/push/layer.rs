@@ -44,10 +44,8 @@ pub struct PushStats {
     pub queue_depth: AtomicU64,
 }
 
-/// Histogram bounds of delivery latency, seconds.
-pub const LATENCY_BUCKETS: [f64; 12] = [
-    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 60.0,
-];
+/// Histogram bounds of delivery latency, seconds (the request histogram's).
+use crate::metrics::BUCKETS as LATENCY_BUCKETS;
 
 impl PushStats {
     pub fn delivered_after(&self, accepted_ms: i64) {

@@ -235,8 +235,8 @@ impl Store for RedbStore {
     ) -> Result<Vec<OutboxItem>, StoreError> {
         self.write(|tx| {
             let mut t = tx.open_table(OUTBOX).map_err(e)?;
-            // Per callback id: None = its oldest item was not claimable (skip
-            // the rest of it), Some = its run is being claimed.
+            // Per callback id, decided at its oldest item: true = its run is
+            // being claimed, false = skip all of it.
             let mut seen: std::collections::HashMap<String, bool> = Default::default();
             let mut got = Vec::new();
             for r in t.iter().map_err(e)?.take(MAX_CLAIM_SCAN) {

@@ -43,6 +43,11 @@ pub fn registers(op: Operation) -> bool {
     )
 }
 
+/// Whether the push layer has anything to do with an `op` request.
+pub fn concerns(op: Operation) -> bool {
+    registers(op) || answers_configs(op) || op == Operation::DeleteTaskPushNotificationConfig
+}
+
 /// Whether `op`'s answer can hold push configs.
 pub fn answers_configs(op: Operation) -> bool {
     matches!(
