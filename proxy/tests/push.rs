@@ -103,8 +103,12 @@ fn v10(method: &str, params: Value) -> Vec<u8> {
 }
 
 async fn call_v10(px: &RunningProxy, method: &str, params: Value) -> Value {
+    call_v10_at(px.addr, method, params).await
+}
+
+async fn call_v10_at(addr: std::net::SocketAddr, method: &str, params: Value) -> Value {
     post(
-        px.addr,
+        addr,
         "/",
         &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
         &v10(method, params),
@@ -120,8 +124,17 @@ async fn register(
     agent_seen: &Arc<Mutex<Option<Value>>>,
     hook: &str,
 ) -> (String, String) {
-    let r = call_v10(
-        px,
+    register_at(px.addr, agent_seen, hook).await
+}
+
+async fn register_at(
+    addr: std::net::SocketAddr,
+    agent_seen: &Arc<Mutex<Option<Value>>>,
+    hook: &str,
+) -> (String, String) {
+    let base = format!("http://{addr}");
+    let r = call_v10_at(
+        addr,
         "SendMessage",
         json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
             "configuration": {"taskPushNotificationConfig": {"url": hook, "token": "client-tok",
@@ -135,13 +148,13 @@ async fn register(
         .clone()
         .expect("agent got a push config");
     let url = cfg["url"].as_str().unwrap().to_string();
-    let prefix = format!("{}/a2a-proxy/push/", px.url());
+    let prefix = format!("{base}/a2a-proxy/push/");
     assert!(url.starts_with(&prefix), "agent was given {url}");
     assert!(cfg.get("authentication").is_none(), "{cfg}");
     let secret = cfg["token"].as_str().unwrap().to_string();
     assert_ne!(secret, "client-tok");
     assert!(secret.len() >= 32);
-    (url[px.url().len()..].to_string(), secret)
+    (url[base.len()..].to_string(), secret)
 }
 
 fn v03_task(state: &str) -> Vec<u8> {
@@ -715,4 +728,185 @@ async fn two_instances_on_one_postgres_deliver_each_notification_once_in_order()
     drop(a);
     drop(b);
     drop(cluster);
+}
+
+/// One POST that may fail (the proxy can be killed under it): the status,
+/// or `None` when the connection broke before a full status line.
+async fn try_post(addr: std::net::SocketAddr, path: &str, token: &str, body: &[u8]) -> Option<u16> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let io = async {
+        let mut s = tokio::net::TcpStream::connect(addr).await?;
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             X-A2A-Notification-Token: {token}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).await?;
+        s.write_all(body).await?;
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await?;
+        Ok::<_, std::io::Error>(out)
+    };
+    let out = tokio::time::timeout(WAIT, io).await.ok()?.ok()?;
+    let line = out.split(|b| *b == b'\r').next()?;
+    std::str::from_utf8(line)
+        .ok()?
+        .split(' ')
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The `serve` binary as a child process, killed (SIGKILL) on drop.
+struct Binary(std::process::Child);
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn serve_binary(config: &std::path::Path, addr: std::net::SocketAddr) -> Binary {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+        .arg("serve")
+        .arg("--config")
+        .arg(config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the proxy binary");
+    let bin = Binary(child);
+    let end = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < end {
+        if let Ok(Ok(mut s)) = tokio::time::timeout(
+            Duration::from_millis(500),
+            tokio::net::TcpStream::connect(addr),
+        )
+        .await
+        {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let _ = s
+                .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .await;
+            let mut out = Vec::new();
+            let _ = tokio::time::timeout(Duration::from_secs(2), s.read_to_end(&mut out)).await;
+            if out.starts_with(b"HTTP/1.1 200") {
+                return bin;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the proxy binary did not become healthy on {addr}");
+}
+
+/// kill -9 of the real binary while the agent is still posting callbacks
+/// and the webhook is down: after a restart on the same data directory,
+/// every notification the proxy answered 200 for reaches the webhook (at
+/// least once), in the order they were accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_burst_loses_no_accepted_notification() {
+    let (agent, seen) = v03_agent().await;
+    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let u = up.clone();
+    let hook = FakeUpstream::start(move |_| {
+        if u.load(Ordering::SeqCst) {
+            Reply::json(200, "{}")
+        } else {
+            Reply::json(503, "{}")
+        }
+    })
+    .await;
+    let dir = data_dir("kill9");
+    std::fs::create_dir_all(&dir).unwrap();
+    let addr = proxy::free_local_addr().unwrap();
+    let config = dir.join("proxy.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"{addr}\"\nthreads = 1\n[upstream]\nurl = \"{}\"\nversion = \"0.3\"\n\
+             [push]\ndata_dir = \"{}\"\nallow_hosts = [\"127.0.0.1\"]\n\
+             backoff_initial_ms = 50\nbackoff_max_ms = 200\n",
+            agent.url(),
+            dir.join("store").display()
+        ),
+    )
+    .unwrap();
+    let bin = serve_binary(&config, addr).await;
+    let (path, secret) = register_at(addr, &seen, &format!("{}/h", hook.url())).await;
+
+    // The agent posts numbered notifications back to back; the proxy is
+    // killed once 25 of them were accepted, while later ones are in flight.
+    const SENT: usize = 200;
+    let accepted = Arc::new(Mutex::new(Vec::new()));
+    let (acc, p, s) = (accepted.clone(), path.clone(), secret.clone());
+    let sender = tokio::spawn(async move {
+        for n in 0..SENT {
+            let body = json!({"kind": "task", "id": "t1", "contextId": "c1",
+                "status": {"state": "working", "timestamp": "2024-03-15T18:30:00Z"},
+                "metadata": {"n": n}});
+            match try_post(addr, &p, &s, body.to_string().as_bytes()).await {
+                Some(200) => acc.lock().unwrap().push(n),
+                Some(other) => panic!("callback {n} answered {other}"),
+                None => return n,
+            }
+        }
+        SENT
+    });
+    let end = Instant::now() + Duration::from_secs(30);
+    while accepted.lock().unwrap().len() < 25 && Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    drop(bin); // SIGKILL
+    let broke_at = sender.await.unwrap();
+    let accepted = accepted.lock().unwrap().clone();
+    assert!(accepted.len() >= 25, "only {} accepted", accepted.len());
+    assert!(broke_at < SENT, "the kill did not interrupt the burst");
+    assert_eq!(accepted, (0..accepted.len()).collect::<Vec<_>>());
+    let refused = hook.recorded().len();
+
+    up.store(true, Ordering::SeqCst);
+    let _bin = serve_binary(&config, addr).await;
+    let end = Instant::now() + Duration::from_secs(30);
+    let numbers = loop {
+        let got: Vec<usize> = hook.recorded()[refused..]
+            .iter()
+            .filter_map(|r| {
+                let v: Value = serde_json::from_slice(&r.body).ok()?;
+                v["task"]["metadata"]["n"].as_u64().map(|n| n as usize)
+            })
+            .collect();
+        let have = accepted.iter().all(|n| got.contains(n));
+        if have || Instant::now() > end {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // Each accepted number arrived; first arrivals keep the accepted order;
+    // nothing arrived that was never sent (the one in flight at the kill
+    // may or may not have been made durable).
+    eprintln!(
+        "accepted {}, burst broke at {broke_at}, {refused} refused before the kill, {} delivered after",
+        accepted.len(),
+        numbers.len()
+    );
+    let mut first = Vec::new();
+    for n in &numbers {
+        if !first.contains(n) {
+            first.push(*n);
+        }
+    }
+    let expect_max = broke_at;
+    assert!(
+        first.iter().all(|n| *n <= expect_max),
+        "{first:?} (burst broke at {broke_at})"
+    );
+    assert_eq!(
+        &first[..accepted.len()],
+        &accepted[..],
+        "after restart: {} deliveries, {} refused before the kill",
+        numbers.len(),
+        refused
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
