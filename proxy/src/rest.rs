@@ -185,6 +185,22 @@ pub fn request(
     query: Option<&str>,
     body: &[u8],
 ) -> Result<(RestTranslation, UpstreamRequest), Failure> {
+    let (t, p) = upstream_params(client, upstream, op, params, query, body)?;
+    let up = upstream_request(&t, p)?;
+    Ok((t, up))
+}
+
+/// The first half of [`request`]: the call's JSON-RPC params (model JSON)
+/// in the upstream's version, before they become its REST request. The
+/// push layer rewrites configs in between.
+pub fn upstream_params(
+    client: Version,
+    upstream: Version,
+    op: Operation,
+    params: &PathParams,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<(RestTranslation, Value), Failure> {
     let mut t = RestTranslation {
         client,
         upstream,
@@ -192,11 +208,10 @@ pub fn request(
         drop_history: false,
     };
     let method = method_of(op);
-    let up = match (client, upstream) {
+    let p = match (client, upstream) {
         (Version::V03, Version::V10) => {
             let p03 = v03_params(op, params, query, body)?;
-            let p10 = jsonrpc::params_to_v10(method, p03).map_err(tr)?;
-            v10_request(op, p10.unwrap_or(Value::Null))?
+            jsonrpc::params_to_v10(method, p03).map_err(tr)?
         }
         (Version::V10, Version::V03) => {
             if op == Operation::ListTasks {
@@ -204,8 +219,7 @@ pub fn request(
             }
             let p10 = v10_params(op, params, query, body)?;
             t.drop_history = asks_no_history(op, p10.as_ref());
-            let p03 = jsonrpc::params_to_v03(method, p10).map_err(tr)?;
-            v03_request(op, p03.unwrap_or(Value::Null))?
+            jsonrpc::params_to_v03(method, p10).map_err(tr)?
         }
         _ => {
             return Err(Failure::Internal {
@@ -213,7 +227,16 @@ pub fn request(
             })
         }
     };
-    Ok((t, up))
+    Ok((t, p.unwrap_or(Value::Null)))
+}
+
+/// The second half of [`request`]: upstream-version params as the
+/// upstream's REST request.
+pub fn upstream_request(t: &RestTranslation, p: Value) -> Result<UpstreamRequest, Failure> {
+    match t.upstream {
+        Version::V10 => v10_request(t.op, p),
+        Version::V03 => v03_request(t.op, p),
+    }
 }
 
 /// The v0.3 JSON-RPC params (model JSON) of a v0.3 REST request.

@@ -573,63 +573,82 @@ impl ProxyHttp for ProxyService {
                 }
                 Ok(false)
             }
-            Binding::Rest if route.operation.is_some() => match app.upstream_version().await {
-                Ok(up) if up == route.client_version => {
-                    ctx.upstream_version = Some(up);
-                    Ok(false)
-                }
-                Ok(up) => {
-                    ctx.upstream_version = Some(up);
-                    let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
-                    let body = match length {
-                        Some(n) if n > 0 && n <= PREBUFFER_LIMIT => {
-                            self.sniff_jsonrpc(session, n).await?.0
-                        }
-                        Some(0) => Bytes::new(),
-                        None if !chunked => Bytes::new(),
-                        _ => {
-                            let f = Failure::CannotTranslate {
-                                client: route.client_version,
-                                upstream: up,
+            Binding::Rest if route.operation.is_some() => {
+                match app.upstream_version().await {
+                    Ok(up) if up == route.client_version => {
+                        ctx.upstream_version = Some(up);
+                        Ok(false)
+                    }
+                    Ok(up) => {
+                        ctx.upstream_version = Some(up);
+                        let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
+                        let body = match length {
+                            Some(n) if n > 0 && n <= PREBUFFER_LIMIT => {
+                                self.sniff_jsonrpc(session, n).await?.0
+                            }
+                            Some(0) => Bytes::new(),
+                            None if !chunked => Bytes::new(),
+                            _ => {
+                                let f = Failure::CannotTranslate {
+                                    client: route.client_version,
+                                    upstream: up,
+                                };
+                                return self.respond_failure(session, ctx, f).await;
+                            }
+                        };
+                        let (op, client) = (route.operation, route.client_version);
+                        let op = op.unwrap_or(route::Operation::GetTask);
+                        if op == route::Operation::ListTasks
+                            && up == crate::version::Version::V03
+                            && client == crate::version::Version::V10
+                        {
+                            // v0.3 has no list: answered from the tasks seen here.
+                            let listed = crate::tasks::params_from_query(query.as_deref())
+                                .and_then(|p| app.tasks.list(Some(&p)));
+                            return match listed {
+                                Ok(result) => {
+                                    let r = LocalResponse::json(200, result);
+                                    self.respond(session, ctx, r).await
+                                }
+                                Err(f) => self.respond_failure(session, ctx, f).await,
                             };
-                            return self.respond_failure(session, ctx, f).await;
                         }
-                    };
-                    let (op, client) = (route.operation, route.client_version);
-                    let op = op.unwrap_or(route::Operation::GetTask);
-                    if op == route::Operation::ListTasks
-                        && up == crate::version::Version::V03
-                        && client == crate::version::Version::V10
-                    {
-                        // v0.3 has no list: answered from the tasks seen here.
-                        let listed = crate::tasks::params_from_query(query.as_deref())
-                            .and_then(|p| app.tasks.list(Some(&p)));
-                        return match listed {
-                            Ok(result) => {
-                                let r = LocalResponse::json(200, result);
-                                self.respond(session, ctx, r).await
+                        let prepared = crate::rest::upstream_params(
+                            client,
+                            up,
+                            op,
+                            &route.params,
+                            query.as_deref(),
+                            &body,
+                        );
+                        let (t, mut params) = match prepared {
+                            Ok(x) => x,
+                            Err(f) => return self.respond_failure(session, ctx, f).await,
+                        };
+                        if let Some(push) = app.push.as_ref().filter(|p| {
+                            p.intercepts(client, up) && crate::push::rewrite::concerns(op)
+                        }) {
+                            if op == route::Operation::DeleteTaskPushNotificationConfig {
+                                let p = &route.params;
+                                ctx.push_delete = p.task_id.clone().zip(p.config_id.clone());
+                            }
+                            match push.register_params(op, client, up, &mut params).await {
+                                Ok(pending) => ctx.push = Some(pending),
+                                Err(f) => return self.respond_failure(session, ctx, f).await,
+                            }
+                        }
+                        match crate::rest::upstream_request(&t, params) {
+                            Ok(upreq) => {
+                                ctx.new_req_body = upreq.body.clone().map(Bytes::from);
+                                ctx.rest = Some((t, upreq));
+                                Ok(false)
                             }
                             Err(f) => self.respond_failure(session, ctx, f).await,
-                        };
-                    }
-                    match crate::rest::request(
-                        client,
-                        up,
-                        op,
-                        &route.params,
-                        query.as_deref(),
-                        &body,
-                    ) {
-                        Ok((t, upreq)) => {
-                            ctx.new_req_body = upreq.body.clone().map(Bytes::from);
-                            ctx.rest = Some((t, upreq));
-                            Ok(false)
                         }
-                        Err(f) => self.respond_failure(session, ctx, f).await,
                     }
+                    Err(f) => self.respond_failure(session, ctx, f).await,
                 }
-                Err(f) => self.respond_failure(session, ctx, f).await,
-            },
+            }
             Binding::JsonRpc if prebuffered.is_some() => {
                 // No A2A method. Same version: the upstream answers itself.
                 // Across versions: answer in the caller's dialect (EDGE-CASES 3).
@@ -919,12 +938,23 @@ impl ProxyHttp for ProxyService {
                         }
                         (None, Some((t, _))) => {
                             let status = ctx.status.unwrap_or(200);
-                            let out = t.response(status, buf);
-                            if t.client == crate::version::Version::V10
-                                && (200..300).contains(&status)
-                            {
+                            let mut out = t.response(status, buf);
+                            let ok = (200..300).contains(&status);
+                            if t.client == crate::version::Version::V10 && ok {
                                 if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
                                     self.app.tasks.record_result(op.as_str(), &out);
+                                }
+                            }
+                            if let (Some(push), Some(p)) = (&self.app.push, &ctx.push) {
+                                if let Some(b) = push.restore_rest(t.client, &out, p) {
+                                    out = b;
+                                }
+                            }
+                            if let (Some(push), Some((task, c))) =
+                                (&self.app.push, ctx.push_delete.take())
+                            {
+                                if ok {
+                                    push.forget(task, c);
                                 }
                             }
                             out

@@ -910,3 +910,238 @@ async fn kill_9_mid_burst_loses_no_accepted_notification() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+async fn rest_call(
+    px: &RunningProxy,
+    method: &str,
+    path: &str,
+    version: &str,
+    body: &str,
+) -> Response {
+    send(
+        px.addr,
+        &request(
+            method,
+            path,
+            &[
+                ("A2A-Version", version),
+                ("Content-Type", "application/json"),
+            ],
+            body.as_bytes(),
+        ),
+    )
+    .await
+}
+
+/// Over HTTP+JSON: a v1.0 client creates, reads, lists and deletes a push
+/// config at a v0.3 REST agent; the agent only ever sees the proxy's
+/// callback, the client only its own webhook; a callback is delivered
+/// translated; after Delete the callback is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_v10_client_push_config_at_a_v03_agent() {
+    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        let stored = || {
+            let cfg = s.lock().unwrap().clone().unwrap_or(Value::Null);
+            json!({"name": "tasks/t1/pushNotificationConfigs/cfg-9", "pushNotificationConfig": cfg})
+        };
+        let body = match (r.method.as_str(), r.target.as_str()) {
+            ("POST", "/v1/tasks/t1/pushNotificationConfigs") => {
+                let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+                let mut cfg = v["pushNotificationConfig"].clone();
+                cfg["id"] = json!("cfg-9");
+                *s.lock().unwrap() = Some(cfg);
+                stored()
+            }
+            ("GET", "/v1/tasks/t1/pushNotificationConfigs/cfg-9") => stored(),
+            ("GET", "/v1/tasks/t1/pushNotificationConfigs") => json!({"configs": [stored()]}),
+            ("DELETE", "/v1/tasks/t1/pushNotificationConfigs/cfg-9") => json!({}),
+            _ => return Reply::json(404, r#"{"error":"no route"}"#),
+        };
+        Reply::json(200, &body.to_string())
+    })
+    .await;
+    let hook = webhook(0).await;
+    let hook_url = format!("{}/hook", hook.url());
+    let dir = data_dir("rest10");
+    let px = start_proxy(&agent.url(), &dir, |_| {});
+
+    let created = rest_call(
+        &px,
+        "POST",
+        "/tasks/t1/pushNotificationConfigs",
+        "1.0",
+        &json!({"url": hook_url, "token": "client-tok",
+            "authentication": {"scheme": "Bearer", "credentials": "client-cred"}})
+        .to_string(),
+    )
+    .await;
+    assert_eq!(created.status, 200, "{}", created.text());
+    let agent_cfg = seen.lock().unwrap().clone().expect("agent got a config");
+    let callback_url = agent_cfg["url"].as_str().unwrap().to_string();
+    assert!(
+        callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
+        "agent was given {callback_url}"
+    );
+    assert!(agent_cfg.get("authentication").is_none(), "{agent_cfg}");
+    let secret = agent_cfg["token"].as_str().unwrap().to_string();
+    assert_ne!(secret, "client-tok");
+    let want = |v: &Value| {
+        assert_eq!(v["url"], json!(hook_url), "{v}");
+        assert_eq!(v["token"], "client-tok", "{v}");
+        assert_eq!(v["authentication"]["scheme"], "Bearer", "{v}");
+        assert_eq!(v["authentication"]["credentials"], "client-cred", "{v}");
+        assert_eq!(v["id"], "cfg-9", "{v}");
+        assert_eq!(v["taskId"], "t1", "{v}");
+    };
+    want(&created.json());
+    let got = rest_call(
+        &px,
+        "GET",
+        "/tasks/t1/pushNotificationConfigs/cfg-9",
+        "1.0",
+        "",
+    )
+    .await;
+    assert_eq!(got.status, 200, "{}", got.text());
+    want(&got.json());
+    let listed = rest_call(&px, "GET", "/tasks/t1/pushNotificationConfigs", "1.0", "").await;
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    want(&listed.json()["configs"][0]);
+    assert!(
+        !listed.text().contains("/a2a-proxy/push/"),
+        "{}",
+        listed.text()
+    );
+
+    let path = &callback_url[px.url().len()..];
+    let r = callback(&px, path, &secret, &v03_task("completed")).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let hooks = wait_hooks(&hook, 1, Duration::from_secs(10)).await;
+    assert_eq!(hooks.len(), 1);
+    let body: Value = serde_json::from_slice(&hooks[0].body).unwrap();
+    assert_eq!(
+        body["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{body}"
+    );
+    assert_eq!(hooks[0].header("authorization"), Some("Bearer client-cred"));
+    assert_eq!(
+        hooks[0].header("x-a2a-notification-token"),
+        Some("client-tok")
+    );
+
+    let deleted = rest_call(
+        &px,
+        "DELETE",
+        "/tasks/t1/pushNotificationConfigs/cfg-9",
+        "1.0",
+        "",
+    )
+    .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text());
+    let end = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        let st = callback(&px, path, &secret, &v03_task("working"))
+            .await
+            .status;
+        if st == 404 || Instant::now() > end {
+            break st;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(status, 404, "the deleted config's callback still answers");
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Over HTTP+JSON the other way: a v0.3 client's inline config in
+/// `message:send` reaches a v1.0 REST agent as the proxy's callback; the
+/// agent's v1.0 StreamResponse notification reaches the v0.3 webhook as a
+/// bare v0.3 Task; a bad webhook URL is refused before the agent is called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_v03_client_inline_config_at_a_v10_agent() {
+    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        if (r.method.as_str(), r.target.as_str()) != ("POST", "/message:send") {
+            return Reply::json(404, r#"{"error":"no route"}"#);
+        }
+        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        *s.lock().unwrap() = Some(v["configuration"]["taskPushNotificationConfig"].clone());
+        let task = json!({"task": {"id": "t7", "contextId": "c7",
+            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
+        Reply::json(200, &task.to_string())
+    })
+    .await;
+    let hook = webhook(0).await;
+    let hook_url = format!("{}/v03hook", hook.url());
+    let dir = data_dir("rest03");
+    let px = start_proxy(&agent.url(), &dir, |c| {
+        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    });
+    let send_body = |url: &str| {
+        json!({"message": {"messageId": "m1", "role": "ROLE_USER", "content": [{"text": "hi"}]},
+            "configuration": {"pushNotification": {"url": url, "token": "v03-tok"}}})
+        .to_string()
+    };
+
+    let refused = rest_call(
+        &px,
+        "POST",
+        "/v1/message:send",
+        "0.3",
+        &send_body("ftp://127.0.0.1/x"),
+    )
+    .await;
+    // a2a-python 0.3's REST status for InvalidParams.
+    assert_eq!(refused.status, 422, "{}", refused.text());
+    assert_eq!(refused.json()["code"], -32602, "{}", refused.text());
+    assert!(
+        agent.calls().is_empty(),
+        "the agent was called for a refused webhook"
+    );
+
+    let sent = rest_call(
+        &px,
+        "POST",
+        "/v1/message:send",
+        "0.3",
+        &send_body(&hook_url),
+    )
+    .await;
+    assert_eq!(sent.status, 200, "{}", sent.text());
+    assert_eq!(sent.json()["task"]["id"], "t7", "{}", sent.text());
+    let cfg = seen.lock().unwrap().clone().expect("agent got a config");
+    let callback_url = cfg["url"].as_str().unwrap_or_default().to_string();
+    assert!(
+        callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
+        "agent was given {cfg}"
+    );
+    let secret = cfg["token"].as_str().unwrap().to_string();
+    assert_ne!(secret, "v03-tok");
+
+    let note = json!({"statusUpdate": {"taskId": "t7", "contextId": "c7",
+        "status": {"state": "TASK_STATE_WORKING", "timestamp": "2024-03-15T18:31:00Z"}}});
+    let path = &callback_url[px.url().len()..];
+    let r = post(
+        px.addr,
+        path,
+        &[
+            ("Content-Type", "application/a2a+json"),
+            ("Authorization", &format!("Bearer {secret}")),
+        ],
+        note.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let hooks = wait_hooks(&hook, 1, Duration::from_secs(10)).await;
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0].target, "/v03hook");
+    let body: Value = serde_json::from_slice(&hooks[0].body).unwrap();
+    assert_eq!(body["kind"], "status-update", "{body}");
+    assert_eq!(body["status"]["state"], "working", "{body}");
+    assert_eq!(hooks[0].header("x-a2a-notification-token"), Some("v03-tok"));
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -354,7 +354,48 @@ impl Push {
             return None;
         }
         let mut v: Value = serde_json::from_slice(body).ok()?;
-        let result = v.get_mut("result")?;
+        self.restore_result(version, v.get_mut("result")?, p);
+        serde_json::to_vec(&v).ok()
+    }
+
+    /// [`Push::restore`] for a REST answer: `body` is the result itself (in
+    /// the client's REST shape).
+    pub fn restore_rest(&self, version: Version, body: &[u8], p: &Pending) -> Option<Vec<u8>> {
+        if p.known.is_empty() && !contains(body, CALLBACK_PREFIX.as_bytes()) {
+            return None;
+        }
+        let mut v: Value = serde_json::from_slice(body).ok()?;
+        self.restore_result(version, &mut v, p);
+        serde_json::to_vec(&v).ok()
+    }
+
+    /// [`Push::register`] for params already parsed (the REST path builds
+    /// them from the path and body): `params` is rewritten in place.
+    pub async fn register_params(
+        &self,
+        op: Operation,
+        client: Version,
+        upstream: Version,
+        params: &mut Value,
+    ) -> Result<Pending, Failure> {
+        let body = serde_json::to_vec(&serde_json::json!({ "params": &*params })).map_err(|e| {
+            Failure::Internal {
+                detail: e.to_string(),
+            }
+        })?;
+        let (changed, pending) = self.register(op, client, upstream, &body).await?;
+        if let Some(b) = changed {
+            let mut v: Value = serde_json::from_slice(&b).map_err(|e| Failure::Internal {
+                detail: e.to_string(),
+            })?;
+            if let Some(p) = v.get_mut("params") {
+                *params = p.take();
+            }
+        }
+        Ok(pending)
+    }
+
+    fn restore_result(&self, version: Version, result: &mut Value, p: &Pending) {
         let task = rewrite::task_of_answer(version, result);
         let r = rewrite::restore(result, version, &self.base, &p.known);
         if r.unknown > 0 {
@@ -394,7 +435,6 @@ impl Push {
                 }
             });
         }
-        serde_json::to_vec(&v).ok()
     }
 
     /// Forgets a deleted config (after the agent confirmed the delete):

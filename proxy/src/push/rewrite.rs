@@ -240,11 +240,15 @@ pub fn task_of_answer(version: Version, result: &Value) -> Option<String> {
             .iter()
             .find_map(|k| result.get(*k))
             .unwrap_or(result),
-        Version::V03 => result,
+        // A REST (ProtoJSON) answer wraps its Task or Message.
+        Version::V03 => ["task", "msg"]
+            .iter()
+            .find_map(|k| result.get(*k).filter(|v| v.is_object()))
+            .unwrap_or(result),
     };
     let is_task = match version {
         Version::V10 => result.get("task").is_some(),
-        Version::V03 => str_at(obj, "kind") == Some("task"),
+        Version::V03 => str_at(obj, "kind") == Some("task") || result.get("task").is_some(),
     };
     let id = if is_task {
         str_at(obj, "id")
@@ -374,5 +378,10 @@ mod tests {
             task_of_answer(Version::V03, &json!({"kind": "message"})),
             None
         );
+        // v0.3 REST (ProtoJSON) answers wrap the Task or Message.
+        let t = json!({"task": {"id": "t4", "contextId": "c"}});
+        assert_eq!(task_of_answer(Version::V03, &t).as_deref(), Some("t4"));
+        let m = json!({"msg": {"messageId": "m", "taskId": "t5"}});
+        assert_eq!(task_of_answer(Version::V03, &m).as_deref(), Some("t5"));
     }
 }
