@@ -75,6 +75,10 @@ pub struct Ctx {
     push: Option<crate::push::layer::Pending>,
     /// A push-config delete: (task id, config id) to forget once it succeeded.
     push_delete: Option<(String, String)>,
+    /// A same-version JSON-RPC call intercepted by the push layer
+    /// (`push.intercept_same_version`): body swapped, answer restored, both
+    /// in the one version.
+    same_version_push: bool,
 }
 
 /// The proxy service: a thin adapter from pingora's hooks to [`App`].
@@ -310,6 +314,49 @@ impl ProxyService {
 }
 
 impl ProxyService {
+    /// With `push.intercept_same_version`, a same-version push request has
+    /// its config swapped for the proxy's callback like a cross-version one.
+    async fn same_version_push(
+        &self,
+        ctx: &mut Ctx,
+        op: route::Operation,
+        version: crate::version::Version,
+        body: &Bytes,
+    ) -> std::result::Result<(), Failure> {
+        let Some(push) = &self.app.push else {
+            return Ok(());
+        };
+        if !push.intercepts(version, version) || !crate::push::rewrite::concerns(op) {
+            return Ok(());
+        }
+        if op == route::Operation::DeleteTaskPushNotificationConfig {
+            ctx.push_delete = crate::push::layer::delete_target(version, body);
+        }
+        let (changed, pending) = push.register(op, version, version, body).await?;
+        ctx.new_req_body = Some(changed.map(Bytes::from).unwrap_or_else(|| body.clone()));
+        ctx.push = Some(pending);
+        ctx.same_version_push = true;
+        Ok(())
+    }
+
+    /// The answer of a [`Self::same_version_push`] call: subscriber values
+    /// back; a successful delete forgotten.
+    fn restore_same_version(&self, ctx: &mut Ctx, out: &mut Vec<u8>) {
+        let (Some(push), Some(v)) = (&self.app.push, ctx.upstream_version) else {
+            return;
+        };
+        if let Some(p) = &ctx.push {
+            if let Some(b) = push.restore(v, out, p) {
+                *out = b;
+            }
+        }
+        if let Some((t, c)) = ctx.push_delete.take() {
+            if ctx.status == Some(200) && !answer_is_error(out) {
+                push.forget(t, c);
+            }
+        }
+    }
+
     /// The end of an accumulated cross-version body: now the method is
     /// known. A method of the upstream's own version goes through as it is
     /// (the method wins over the header, see `route`).
@@ -374,6 +421,7 @@ impl ProxyHttp for ProxyService {
             first_frame: None,
             push: None,
             push_delete: None,
+            same_version_push: false,
         }
     }
 
@@ -495,6 +543,11 @@ impl ProxyHttp for ProxyService {
                 };
                 ctx.upstream_version = Some(up);
                 if up == route.client_version {
+                    if let (Some(op), Some(body)) = (route.operation, &prebuffered) {
+                        if let Err(f) = self.same_version_push(ctx, op, up, body).await {
+                            return self.respond_failure(session, ctx, f).await;
+                        }
+                    }
                     return Ok(false);
                 }
                 let (Some(body), Some(method)) = (prebuffered, rpc_method) else {
@@ -725,6 +778,12 @@ impl ProxyHttp for ProxyService {
             // rejects header-less calls even when the method says v1.0.
             upstream_request.insert_header("A2A-Version", v.as_str())?;
         }
+        if ctx.same_version_push {
+            if let Some(body) = &ctx.new_req_body {
+                upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
+                upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
+            }
+        }
         if let Some(rpc) = &ctx.rpc {
             match &ctx.new_req_body {
                 Some(body) => {
@@ -806,7 +865,7 @@ impl ProxyHttp for ProxyService {
                 .or_else(|| body.as_ref().map(|_| Bytes::new()));
             return Ok(());
         }
-        if ctx.rpc.is_some() && body.is_some() {
+        if (ctx.rpc.is_some() || ctx.same_version_push) && body.is_some() {
             // The replayed original is swapped for its translation, once.
             *body = Some(ctx.new_req_body.take().unwrap_or_default());
         }
@@ -859,7 +918,7 @@ impl ProxyHttp for ProxyService {
                 resp.insert_header(to, v)?;
             }
         }
-        if ctx.rpc.is_some() || ctx.rest.is_some() || card {
+        if ctx.rpc.is_some() || ctx.rest.is_some() || card || ctx.same_version_push {
             let json = resp
                 .headers
                 .get(http::header::CONTENT_TYPE)
@@ -959,7 +1018,13 @@ impl ProxyHttp for ProxyService {
                             }
                             out
                         }
-                        (None, None) => buf.to_vec(),
+                        (None, None) => {
+                            let mut out = buf.to_vec();
+                            if ctx.same_version_push {
+                                self.restore_same_version(ctx, &mut out);
+                            }
+                            out
+                        }
                     };
                     if ctx.route.as_ref().and_then(|r| r.operation)
                         == Some(route::Operation::GetExtendedAgentCard)

@@ -1145,3 +1145,70 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `push.intercept_same_version`: a v0.3 client's config at a v0.3 agent
+/// goes through the proxy's callback too (durable, retried, SSRF-checked),
+/// and the webhook gets the agent's body byte for byte. Off (the default),
+/// the same request reaches the agent untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_configs_are_intercepted_only_when_configured() {
+    let send = |hook: &str| {
+        json!({"jsonrpc": "2.0", "id": 3, "method": "message/send", "params": {
+            "message": {"kind": "message", "messageId": "m1", "role": "user",
+                "parts": [{"kind": "text", "text": "hi"}]},
+            "configuration": {"pushNotificationConfig": {"url": hook, "token": "v03-tok",
+                "authentication": {"schemes": ["Bearer"], "credentials": "v03-cred"}}}}})
+        .to_string()
+    };
+    let v03_headers = [("Content-Type", "application/json")];
+    for intercept in [false, true] {
+        let (agent, seen) = v03_agent().await;
+        let hook = webhook(0).await;
+        let hook_url = format!("{}/same", hook.url());
+        let dir = data_dir("same");
+        let px = start_proxy(&agent.url(), &dir, |c| {
+            c.push.intercept_same_version = intercept;
+        });
+        let body = send(&hook_url);
+        let r = post(px.addr, "/", &v03_headers, body.as_bytes()).await;
+        assert_eq!(r.json()["result"]["id"], "t1", "{}", r.text());
+        let agent_got = agent.calls()[0].body.clone();
+        let cfg = seen.lock().unwrap().clone().expect("agent got a config");
+        if !intercept {
+            assert_eq!(
+                agent_got,
+                body.as_bytes(),
+                "passthrough must be byte for byte"
+            );
+            assert_eq!(cfg["url"], json!(hook_url));
+            continue;
+        }
+        let callback_url = cfg["url"].as_str().unwrap().to_string();
+        assert!(
+            callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
+            "agent was given {cfg}"
+        );
+        assert!(cfg.get("authentication").is_none(), "{cfg}");
+        let get = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/pushNotificationConfig/get",
+            "params": {"id": "t1", "pushNotificationConfigId": "cfg-1"}});
+        let got = post(px.addr, "/", &v03_headers, get.to_string().as_bytes())
+            .await
+            .json();
+        let c = &got["result"]["pushNotificationConfig"];
+        assert_eq!(c["url"], json!(hook_url), "{got}");
+        assert_eq!(c["token"], "v03-tok", "{got}");
+        assert_eq!(c["authentication"]["schemes"], json!(["Bearer"]), "{got}");
+
+        let secret = cfg["token"].as_str().unwrap().to_string();
+        let note = br#"{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"},"metadata":{"z":1,"a":2}}"#;
+        let r = callback(&px, &callback_url[px.url().len()..], &secret, note).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let hooks = wait_hooks(&hook, 1, Duration::from_secs(10)).await;
+        assert_eq!(hooks.len(), 1);
+        assert_eq!(hooks[0].body, note.to_vec(), "same-version body changed");
+        assert_eq!(hooks[0].header("x-a2a-notification-token"), Some("v03-tok"));
+        assert_eq!(hooks[0].header("content-type"), Some("application/json"));
+        drop(px);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -102,6 +102,11 @@ pub struct Push {
     /// `callback_url` as a string (callback URLs are `base/a2a-proxy/push/<id>`).
     pub base: String,
     cache: Mutex<HashMap<String, PushConfig>>,
+    /// Config updates learnt from answers whose store write is still under
+    /// way (by callback id, with a write number): a request right behind
+    /// the answer must see them.
+    writing: Arc<Mutex<HashMap<String, (u64, PushConfig)>>>,
+    writes: AtomicU64,
     /// Callback ids of configs deleted by their subscriber.
     deleted: Mutex<std::collections::HashSet<String>>,
     enqueue: mpsc::SyncSender<Enqueue>,
@@ -197,6 +202,8 @@ impl Push {
             stats: PushStats::default(),
             wake: Notify::new(),
             cache: Mutex::new(HashMap::new()),
+            writing: Arc::default(),
+            writes: AtomicU64::new(0),
             deleted: Mutex::default(),
             enqueue,
         })
@@ -343,6 +350,13 @@ impl Push {
         for c in list {
             p.known.entry(c.callback_id.clone()).or_insert(c);
         }
+        if let Ok(w) = self.writing.lock() {
+            for (_, c) in w.values().filter(|(_, c)| c.task_id == task_id) {
+                if !self.is_deleted(&c.callback_id) {
+                    p.known.insert(c.callback_id.clone(), c.clone());
+                }
+            }
+        }
         Ok(())
     }
 
@@ -428,10 +442,20 @@ impl Push {
                 continue;
             }
             self.cache_put(&c);
-            let store = self.store.clone();
+            let n = self.writes.fetch_add(1, Ordering::Relaxed);
+            let id = c.callback_id.clone();
+            if let Ok(mut w) = self.writing.lock() {
+                w.insert(id.clone(), (n, c.clone()));
+            }
+            let (store, writing) = (self.store.clone(), self.writing.clone());
             tokio::spawn(async move {
                 if let Err(e) = blocking(move || store.put_config(&c)).await {
                     tracing::error!(error = %e, "recording a push config's agent-side id");
+                }
+                if let Ok(mut w) = writing.lock() {
+                    if w.get(&id).is_some_and(|(m, _)| *m == n) {
+                        w.remove(&id);
+                    }
                 }
             });
         }
@@ -444,7 +468,7 @@ impl Push {
         let me = self.clone();
         tokio::spawn(async move {
             let (store, t) = (me.store.clone(), task_id.clone());
-            let ids: Vec<String> = match blocking(move || store.configs_for_task(&t)).await {
+            let mut ids: Vec<String> = match blocking(move || store.configs_for_task(&t)).await {
                 Ok(list) => list
                     .into_iter()
                     .filter(|c| c.config_id == config_id)
@@ -455,6 +479,14 @@ impl Push {
                     return;
                 }
             };
+            if let Ok(w) = me.writing.lock() {
+                let same = |c: &PushConfig| c.task_id == task_id && c.config_id == config_id;
+                ids.extend(
+                    w.values()
+                        .filter(|(_, c)| same(c))
+                        .map(|(_, c)| c.callback_id.clone()),
+                );
+            }
             if let Ok(mut d) = me.deleted.lock() {
                 if d.len() >= CACHE_LIMIT {
                     d.clear();
@@ -606,7 +638,9 @@ pub fn translate_body(from: Version, to: Version, body: &[u8]) -> Result<(String
     let value: Value = serde_json::from_slice(body).map_err(|e| bad(e.to_string()))?;
     let task = rewrite::task_of_answer(from, &value).unwrap_or_default();
     if from == to {
-        return Ok((value.to_string(), task));
+        // Valid JSON, hence UTF-8: the agent's bytes go on as they are.
+        let same = String::from_utf8(body.to_vec()).map_err(|e| bad(e.to_string()))?;
+        return Ok((same, task));
     }
     let out = match from {
         Version::V03 => {
