@@ -1212,3 +1212,77 @@ async fn same_version_configs_are_intercepted_only_when_configured() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Deliveries reuse keep-alive connections to a webhook, and a connection
+/// the webhook closed while idle is replaced without losing or doubling a
+/// notification (this webhook closes every connection after two answers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_reuse_webhook_connections_and_survive_their_close() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook_addr = listener.local_addr().unwrap();
+    let conns = Arc::new(AtomicUsize::new(0));
+    let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let (c, b) = (conns.clone(), bodies.clone());
+    let server = tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            c.fetch_add(1, Ordering::SeqCst);
+            let b = b.clone();
+            tokio::spawn(async move {
+                let mut reader = Reader::default();
+                for _ in 0..2 {
+                    let Ok(Some(head)) = reader.head(&mut sock).await else {
+                        return;
+                    };
+                    let (_, headers) = parse_head(&head);
+                    let Ok(body) = reader.body(&mut sock, &headers, false).await else {
+                        return;
+                    };
+                    b.lock()
+                        .unwrap()
+                        .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                    let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+                    if sock.write_all(ok).await.is_err() {
+                        return;
+                    }
+                }
+                // Closed without `Connection: close`, as an idle timeout does.
+                let _ = sock.shutdown().await;
+                let mut sink = [0u8; 64];
+                let _ =
+                    tokio::time::timeout(Duration::from_millis(100), sock.read(&mut sink)).await;
+            });
+        }
+    });
+    let (agent, seen) = v03_agent().await;
+    let dir = data_dir("keepalive");
+    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let (path, secret) = register(&px, &seen, &format!("http://{hook_addr}/h")).await;
+    const N: u64 = 6;
+    for n in 0..N {
+        let body = json!({"kind": "task", "id": "t1", "contextId": "c1",
+            "status": {"state": "working"}, "metadata": {"n": n}});
+        let r = callback(&px, &path, &secret, body.to_string().as_bytes()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        // One at a time, so each delivery finds the previous connection idle.
+        let end = Instant::now() + Duration::from_secs(10);
+        while bodies.lock().unwrap().len() as u64 <= n && Instant::now() < end {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    let got: Vec<u64> = bodies
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|v| v["task"]["metadata"]["n"].as_u64().unwrap_or(99))
+        .collect();
+    assert_eq!(got, (0..N).collect::<Vec<_>>(), "each once, in order");
+    let opened = conns.load(Ordering::SeqCst);
+    assert!(
+        opened < N as usize,
+        "{opened} connections for {N} deliveries: none was reused"
+    );
+    server.abort();
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -81,7 +81,10 @@ async fn run(push: Arc<Push>, stop: Arc<(AtomicBool, Notify)>) {
     let completer = tokio::spawn(complete_loop(push.clone(), done_rx));
     let mut groups = tokio::task::JoinSet::new();
     let owner = push.settings.instance_id.clone();
-    let tls = Arc::new(tls_config());
+    let net = Arc::new(Net {
+        tls: tls_config(),
+        pool: Pool::default(),
+    });
     tracing::info!("push delivery worker started");
     while !stop.0.load(Ordering::Acquire) {
         while let Some(r) = groups.try_join_next() {
@@ -116,8 +119,8 @@ async fn run(push: Arc<Push>, stop: Arc<(AtomicBool, Notify)>) {
             continue;
         }
         for (callback_id, items) in by_callback(claimed) {
-            let (push, done, tls) = (push.clone(), done_tx.clone(), tls.clone());
-            groups.spawn(async move { deliver_run(&push, &callback_id, items, &done, &tls).await });
+            let (push, done, net) = (push.clone(), done_tx.clone(), net.clone());
+            groups.spawn(async move { deliver_run(&push, &callback_id, items, &done, &net).await });
         }
     }
     // Items in flight keep their lease and are delivered again after it
@@ -161,7 +164,7 @@ async fn deliver_run(
     callback_id: &str,
     items: Vec<OutboxItem>,
     done: &mpsc::UnboundedSender<u64>,
-    tls: &Option<tokio_rustls::TlsConnector>,
+    net: &Net,
 ) {
     let config = match push.config_for_delivery(callback_id).await {
         Ok(c) => c,
@@ -179,7 +182,7 @@ async fn deliver_run(
     };
     let mut rest = items.into_iter();
     while let Some(mut it) = rest.next() {
-        match post(push, &config, &it.body, tls).await {
+        match post(push, &config, &it.body, net).await {
             Ok(()) => {
                 push.stats.delivered_after(it.accepted_ms);
                 let _ = done.send(it.seq);
@@ -263,16 +266,11 @@ fn headers_for(c: &PushConfig) -> Vec<(&'static str, String)> {
 }
 
 /// Posts one body; `Ok` on a 2xx answer.
-async fn post(
-    push: &Push,
-    c: &PushConfig,
-    body: &str,
-    tls: &Option<tokio_rustls::TlsConnector>,
-) -> Result<(), String> {
+async fn post(push: &Push, c: &PushConfig, body: &str, net: &Net) -> Result<(), String> {
     let policy: &TargetPolicy = &push.policy;
     let target = policy.check_url(&c.original_url).map_err(|r| r.0)?;
     let timeout = push.settings.delivery_timeout;
-    let r = tokio::time::timeout(timeout, send(policy, &target, c, body, tls)).await;
+    let r = tokio::time::timeout(timeout, send(policy, &target, c, body, net)).await;
     match r {
         Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
         Ok(Ok(status)) => Err(format!("webhook answered HTTP {status}")),
@@ -289,36 +287,70 @@ async fn send(
     t: &Target,
     c: &PushConfig,
     body: &str,
-    tls: &Option<tokio_rustls::TlsConnector>,
+    net: &Net,
 ) -> Result<u16, String> {
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((t.host.as_str(), t.port))
         .await
         .map_err(|e| format!("cannot resolve the webhook host: {e}"))?
         .collect();
+    // Checked on every send, pooled connection or not.
     policy.check_resolved(t, &addrs).map_err(|r| r.0)?;
+    let head = request_head(t, c, body.len())?;
     let mut last = String::from("webhook host resolves to no address");
     for a in &addrs {
-        match tokio::net::TcpStream::connect(a).await {
-            Ok(s) => {
-                let _ = s.set_nodelay(true);
-                let head = request_head(t, c, body.len())?;
-                if !t.https {
-                    return exchange(s, &head, body).await;
+        let key: PoolKey = (*a, t.host.clone(), t.https);
+        // An idle connection may have been closed by the webhook meanwhile:
+        // if it fails before any answer byte, a fresh one is tried.
+        while let Some(conn) = net.pool.take(&key) {
+            match exchange(conn, &head, body).await {
+                Ok((status, again)) => {
+                    if let Some(conn) = again {
+                        net.pool.put(key, conn);
+                    }
+                    return Ok(status);
                 }
-                let name = rustls_name(&t.host)?;
-                let tls = tls
-                    .as_ref()
-                    .ok_or("this build cannot make TLS connections")?;
-                let s = tls
-                    .connect(name, s)
-                    .await
-                    .map_err(|e| format!("TLS with the webhook failed: {e}"))?;
-                return exchange(s, &head, body).await;
+                Err(Failed { stale: true, .. }) => continue,
+                Err(Failed { why, .. }) => return Err(why),
             }
-            Err(e) => last = format!("cannot connect to the webhook: {e}"),
         }
+        let conn = match connect(a, t, net).await {
+            Ok(conn) => conn,
+            Err(e) => {
+                last = e;
+                continue;
+            }
+        };
+        return match exchange(conn, &head, body).await {
+            Ok((status, again)) => {
+                if let Some(conn) = again {
+                    net.pool.put(key, conn);
+                }
+                Ok(status)
+            }
+            Err(f) => Err(f.why),
+        };
     }
     Err(last)
+}
+
+async fn connect(a: &SocketAddr, t: &Target, net: &Net) -> Result<Conn, String> {
+    let s = tokio::net::TcpStream::connect(a)
+        .await
+        .map_err(|e| format!("cannot connect to the webhook: {e}"))?;
+    let _ = s.set_nodelay(true);
+    if !t.https {
+        return Ok(Box::new(s));
+    }
+    let name = rustls_name(&t.host)?;
+    let tls = net
+        .tls
+        .as_ref()
+        .ok_or("this build cannot make TLS connections")?;
+    let s = tls
+        .connect(name, s)
+        .await
+        .map_err(|e| format!("TLS with the webhook failed: {e}"))?;
+    Ok(Box::new(s))
 }
 
 fn rustls_name(host: &str) -> Result<tokio_rustls::rustls::pki_types::ServerName<'static>, String> {
@@ -339,7 +371,7 @@ fn request_head(t: &Target, c: &PushConfig, len: usize) -> Result<String, String
         format!("{host}:{}", t.port)
     };
     let mut head = format!(
-        "POST {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: a2a-compat-proxy\r\nContent-Length: {len}\r\nConnection: close\r\n",
+        "POST {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: a2a-compat-proxy\r\nContent-Length: {len}\r\n",
         t.path_and_query
     );
     for (k, v) in headers_for(c) {
@@ -357,39 +389,149 @@ fn request_head(t: &Target, c: &PushConfig, len: usize) -> Result<String, String
     Ok(head)
 }
 
-/// Writes the request, reads the status line (at most [`MAX_RESPONSE_HEAD`]
-/// bytes of the answer are read).
-async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
-    mut s: S,
-    head: &str,
-    body: &str,
-) -> Result<u16, String> {
-    let io = |e: std::io::Error| format!("webhook connection: {e}");
-    s.write_all(head.as_bytes()).await.map_err(io)?;
-    s.write_all(body.as_bytes()).await.map_err(io)?;
-    s.flush().await.map_err(io)?;
-    let mut buf = vec![0u8; MAX_RESPONSE_HEAD];
-    let mut n = 0;
-    loop {
-        let k = s.read(&mut buf[n..]).await.map_err(io)?;
-        if k == 0 {
-            break;
+/// A connection to a webhook (plain or TLS).
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+type Conn = Box<dyn Io>;
+
+/// (address, host name, https): connections are reused only for the same
+/// checked address and the same TLS server name.
+type PoolKey = (SocketAddr, String, bool);
+
+/// How long an idle webhook connection is kept.
+const IDLE_FOR: Duration = Duration::from_secs(20);
+/// Idle connections kept per key, and keys kept.
+const IDLE_PER_KEY: usize = 8;
+const IDLE_KEYS: usize = 1024;
+
+/// The worker's network side: TLS client and keep-alive pool.
+struct Net {
+    tls: Option<tokio_rustls::TlsConnector>,
+    pool: Pool,
+}
+
+/// Idle keep-alive connections to webhooks.
+#[derive(Default)]
+struct Pool {
+    idle: std::sync::Mutex<std::collections::HashMap<PoolKey, Vec<(Conn, std::time::Instant)>>>,
+}
+
+impl Pool {
+    fn take(&self, key: &PoolKey) -> Option<Conn> {
+        let mut m = self.idle.lock().ok()?;
+        let list = m.get_mut(key)?;
+        while let Some((c, since)) = list.pop() {
+            if since.elapsed() < IDLE_FOR {
+                return Some(c);
+            }
         }
-        n += k;
-        if buf[..n].windows(2).any(|w| w == b"\r\n") || n == buf.len() {
-            break;
+        None
+    }
+
+    fn put(&self, key: PoolKey, c: Conn) {
+        let Ok(mut m) = self.idle.lock() else {
+            return;
+        };
+        if m.len() >= IDLE_KEYS && !m.contains_key(&key) {
+            m.retain(|_, v| v.iter().any(|(_, since)| since.elapsed() < IDLE_FOR));
+            if m.len() >= IDLE_KEYS {
+                return;
+            }
+        }
+        let list = m.entry(key).or_default();
+        if list.len() < IDLE_PER_KEY {
+            list.push((c, std::time::Instant::now()));
         }
     }
-    let line = String::from_utf8_lossy(&buf[..n]);
-    let line = line.lines().next().unwrap_or_default();
+}
+
+/// A failed exchange; `stale` when nothing was answered on a connection
+/// that may simply have been closed while idle (safe to try a fresh one).
+struct Failed {
+    stale: bool,
+    why: String,
+}
+
+/// Writes the request and reads the answer: its head (at most
+/// [`MAX_RESPONSE_HEAD`] bytes) and, when it has a small Content-Length,
+/// its body, so the connection can be reused (returned as `Some`).
+async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Conn>), Failed> {
+    let io = |stale: bool| {
+        move |e: std::io::Error| Failed {
+            stale,
+            why: format!("webhook connection: {e}"),
+        }
+    };
+    s.write_all(head.as_bytes()).await.map_err(io(true))?;
+    s.write_all(body.as_bytes()).await.map_err(io(true))?;
+    s.flush().await.map_err(io(true))?;
+    let mut buf = vec![0u8; MAX_RESPONSE_HEAD];
+    let mut n = 0;
+    let end = loop {
+        let k = s.read(&mut buf[n..]).await.map_err(io(n == 0))?;
+        if k == 0 {
+            if n == 0 {
+                return Err(Failed {
+                    stale: true,
+                    why: "webhook closed the connection without an answer".into(),
+                });
+            }
+            break None;
+        }
+        n += k;
+        if let Some(i) = buf[..n].windows(4).position(|w| w == b"\r\n\r\n") {
+            break Some(i + 4);
+        }
+        if n == buf.len() {
+            break None;
+        }
+    };
+    let text = String::from_utf8_lossy(&buf[..end.unwrap_or(n)]).into_owned();
+    let mut lines = text.split("\r\n");
+    let line = lines.next().unwrap_or_default();
     let mut parts = line.split_whitespace();
-    match (
+    let (version, code) = match (
         parts.next(),
         parts.next().and_then(|c| c.parse::<u16>().ok()),
     ) {
-        (Some(v), Some(code)) if v.starts_with("HTTP/1.") => Ok(code),
-        _ => Err("webhook answered something that is not HTTP/1.x".into()),
+        (Some(v), Some(code)) if v.starts_with("HTTP/1.") => (v.to_string(), code),
+        _ => {
+            return Err(Failed {
+                stale: false,
+                why: "webhook answered something that is not HTTP/1.x".into(),
+            })
+        }
+    };
+    let Some(end) = end else {
+        return Ok((code, None));
+    };
+    // Reusable only with a known, small body and no `close`.
+    let mut length = None;
+    let mut keep = version == "HTTP/1.1";
+    for l in lines {
+        let Some((k, v)) = l.split_once(':') else {
+            continue;
+        };
+        let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_ascii_lowercase());
+        match k.as_str() {
+            "content-length" => length = v.parse::<usize>().ok(),
+            "transfer-encoding" => keep = false,
+            "connection" if v.contains("close") => keep = false,
+            _ => {}
+        }
     }
+    let no_body = code == 204 || code == 304 || (100..200).contains(&code);
+    let length = if no_body { Some(0) } else { length };
+    let Some(length) = length.filter(|l| keep && end + l <= MAX_RESPONSE_HEAD) else {
+        return Ok((code, None));
+    };
+    while n < end + length {
+        match s.read(&mut buf[n..end + length]).await {
+            Ok(0) | Err(_) => return Ok((code, None)),
+            Ok(k) => n += k,
+        }
+    }
+    Ok((code, (n == end + length).then_some(s)))
 }
 
 /// The TLS client for https webhooks (`None` if rustls offers no protocol,
