@@ -2,7 +2,7 @@
 //! backends' tests (redb unit tests, the PostgreSQL integration test) run
 //! on a fresh, empty store. Panics on a violation (test-only use).
 
-use super::{OutboxItem, PushConfig, Store};
+use super::{OutboxItem, PushConfig, Store, TaskRecord};
 use crate::version::Version;
 
 pub fn cfg(cb: &str, task: &str, id: &str) -> PushConfig {
@@ -39,6 +39,30 @@ pub fn run(fresh: &dyn Fn() -> Box<dyn Store>) {
     configs_outbox_dead_letters(&*fresh());
     claim_runs_per_callback_in_order_with_leases(&*fresh());
     reschedule_rewrites_and_releases(&*fresh());
+    tasks_upsert_trim_and_load_newest(&*fresh());
+}
+
+pub fn tasks_upsert_trim_and_load_newest(s: &dyn Store) {
+    let rec = |id: &str, at: i64| TaskRecord {
+        id: id.into(),
+        updated_ms: at,
+        task: format!("{{\"id\":\"{id}\",\"at\":{at}}}"),
+    };
+    assert!(s.load_tasks(10).unwrap().is_empty());
+    s.put_tasks(&[rec("a", 1), rec("b", 2), rec("c", 3)], 100)
+        .unwrap();
+    // An update replaces the entry and makes it the newest.
+    s.put_tasks(&[rec("a", 4)], 100).unwrap();
+    let ids = |v: Vec<TaskRecord>| v.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(ids(s.load_tasks(10).unwrap()), ["b", "c", "a"]);
+    assert_eq!(ids(s.load_tasks(2).unwrap()), ["c", "a"]);
+    assert_eq!(s.load_tasks(1).unwrap()[0], rec("a", 4));
+    // Well past `keep`, the least recently updated go.
+    let many: Vec<TaskRecord> = (0..20).map(|i| rec(&format!("n{i:02}"), 100 + i)).collect();
+    s.put_tasks(&many, 8).unwrap();
+    let left = ids(s.load_tasks(100).unwrap());
+    assert_eq!(left.len(), 8, "{left:?}");
+    assert_eq!(left.last().map(String::as_str), Some("n19"));
 }
 
 /// Writes configs, items, a completion and a dead letter; then

@@ -29,7 +29,8 @@ pub const CALLBACK_PREFIX: &str = "/a2a-proxy/push/";
 
 /// Schema version of the stored records; [`Store`] backends migrate older
 /// data on open.
-pub const SCHEMA_VERSION: u64 = 1;
+/// 2 added the ListTasks task index.
+pub const SCHEMA_VERSION: u64 = 2;
 
 /// A store failure (IO, corruption, encoding), already rendered as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,9 +176,25 @@ pub trait Store: Send + Sync {
     fn dead_letter(&self, item: &OutboxItem, reason: &str) -> Result<(), StoreError>;
     fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError>;
     fn outbox_len(&self) -> Result<u64, StoreError>;
+    /// Writes (inserts or replaces by id) entries of the ListTasks index,
+    /// then drops the least recently updated ones beyond `keep`.
+    fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError>;
+    /// The `limit` most recently updated entries, oldest first.
+    fn load_tasks(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError>;
     /// Releases the backend's resources (an embedded file can then be
     /// opened again); later calls fail.
     fn close(&self) {}
+}
+
+/// One entry of the ListTasks index (tasks seen through the proxy).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    pub id: String,
+    /// When the proxy last saw the task (Unix ms): recency across restarts
+    /// and instances.
+    pub updated_ms: i64,
+    /// The task in v1.0 JSON.
+    pub task: String,
 }
 
 /// 128 random bits as 32 hex digits (callback ids, secrets).

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use postgres::{Client, NoTls, Row};
 
-use super::{DeadLetter, OutboxItem, PushConfig, Store, StoreError, SCHEMA_VERSION};
+use super::{DeadLetter, OutboxItem, PushConfig, Store, StoreError, TaskRecord, SCHEMA_VERSION};
 
 /// Advisory lock key serializing enqueue and claim.
 pub const OUTBOX_LOCK: i64 = 0x0a2a_9005_0001;
@@ -65,6 +65,13 @@ const MIGRATIONS: &[&str] = &["
         reason TEXT NOT NULL,
         dead_ms BIGINT NOT NULL
     );
+", "
+    CREATE TABLE push_tasks (
+        id TEXT PRIMARY KEY,
+        updated_ms BIGINT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX push_tasks_updated ON push_tasks (updated_ms);
 "];
 
 const ITEM_COLS: &str = "seq, callback_id, task_id, body, attempts, next_attempt_ms, \
@@ -403,6 +410,60 @@ impl Store for PgStore {
                 .try_get(0)
                 .map_err(e)?;
             u64::try_from(n).map_err(e)
+        })
+    }
+
+    fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError> {
+        let keep = i64::try_from(keep).map_err(e)?;
+        self.with(|c| {
+            let mut tx = c.transaction().map_err(e)?;
+            let put = tx
+                .prepare(
+                    "INSERT INTO push_tasks (id, updated_ms, data) VALUES ($1, $2, $3) \
+                     ON CONFLICT (id) DO UPDATE SET updated_ms = EXCLUDED.updated_ms, \
+                     data = EXCLUDED.data WHERE push_tasks.updated_ms <= EXCLUDED.updated_ms",
+                )
+                .map_err(e)?;
+            for r in tasks {
+                tx.execute(&put, &[&r.id, &r.updated_ms, &r.task])
+                    .map_err(e)?;
+            }
+            let n: i64 = tx
+                .query_one("SELECT COUNT(*) FROM push_tasks", &[])
+                .map_err(e)?
+                .try_get(0)
+                .map_err(e)?;
+            if n > keep + keep / 8 + 1 {
+                tx.execute(
+                    "DELETE FROM push_tasks WHERE id IN (SELECT id FROM push_tasks \
+                     ORDER BY updated_ms DESC, id DESC OFFSET $1)",
+                    &[&keep],
+                )
+                .map_err(e)?;
+            }
+            tx.commit().map_err(e)
+        })
+    }
+
+    fn load_tasks(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
+        let limit = i64::try_from(limit).map_err(e)?;
+        self.with(|c| {
+            let rows = c
+                .query(
+                    "SELECT id, updated_ms, data FROM (SELECT id, updated_ms, data FROM push_tasks \
+                     ORDER BY updated_ms DESC, id DESC LIMIT $1) t ORDER BY updated_ms, id",
+                    &[&limit],
+                )
+                .map_err(e)?;
+            rows.iter()
+                .map(|r| {
+                    Ok(TaskRecord {
+                        id: r.try_get(0).map_err(e)?,
+                        updated_ms: r.try_get(1).map_err(e)?,
+                        task: r.try_get(2).map_err(e)?,
+                    })
+                })
+                .collect()
         })
     }
 }

@@ -19,12 +19,13 @@ use std::time::{Duration, Instant};
 use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition};
 
 use super::wal::{self, Wal};
-use super::{DeadLetter, OutboxItem, PushConfig, Store, StoreError, SCHEMA_VERSION};
+use super::{DeadLetter, OutboxItem, PushConfig, Store, StoreError, TaskRecord, SCHEMA_VERSION};
 
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const CONFIGS: TableDefinition<&str, &[u8]> = TableDefinition::new("configs");
 const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
 const DEAD: TableDefinition<u64, &[u8]> = TableDefinition::new("dead");
+const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("tasks");
 
 /// How many outbox items one claim looks at (bounds its cost with a deep
 /// backlog; the rest is reached once the head is delivered).
@@ -45,12 +46,18 @@ fn dec<T: serde::de::DeserializeOwned>(b: &[u8]) -> Result<T, StoreError> {
 /// Migrations from schema version `n` to `n + 1`, index `n`. Version 0 is
 /// an empty file; 0 -> 1 creates the tables.
 type Migration = fn(&redb::WriteTransaction) -> Result<(), StoreError>;
-const MIGRATIONS: &[Migration] = &[|tx| {
-    tx.open_table(CONFIGS).map_err(e)?;
-    tx.open_table(OUTBOX).map_err(e)?;
-    tx.open_table(DEAD).map_err(e)?;
-    Ok(())
-}];
+const MIGRATIONS: &[Migration] = &[
+    |tx| {
+        tx.open_table(CONFIGS).map_err(e)?;
+        tx.open_table(OUTBOX).map_err(e)?;
+        tx.open_table(DEAD).map_err(e)?;
+        Ok(())
+    },
+    |tx| {
+        tx.open_table(TASKS).map_err(e)?;
+        Ok(())
+    },
+];
 
 /// A quiet inserter checkpoints after this long without new items.
 const CHECKPOINT_IDLE: Duration = Duration::from_millis(100);
@@ -573,6 +580,43 @@ impl Store for RedbStore {
         let tx = self.inner.begin_read().map_err(e)?;
         let t = tx.open_table(OUTBOX).map_err(e)?;
         t.len().map_err(e)
+    }
+
+    fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError> {
+        self.inner.write_lazy(|tx| {
+            let mut t = tx.open_table(TASKS).map_err(e)?;
+            for r in tasks {
+                t.insert(r.id.as_str(), enc(r)?.as_slice()).map_err(e)?;
+            }
+            // Trimmed in bulk once well past `keep` (a scan of the table).
+            let len = t.len().map_err(e)? as usize;
+            if len > keep + keep / 8 + 1 {
+                let mut by_age = Vec::with_capacity(len);
+                for x in t.iter().map_err(e)? {
+                    let (k, v) = x.map_err(e)?;
+                    let r: TaskRecord = dec(v.value())?;
+                    by_age.push((r.updated_ms, k.value().to_string()));
+                }
+                by_age.sort_unstable();
+                for (_, id) in &by_age[..len - keep] {
+                    t.remove(id.as_str()).map_err(e)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn load_tasks(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
+        let tx = self.inner.begin_read().map_err(e)?;
+        let t = tx.open_table(TASKS).map_err(e)?;
+        let mut out: Vec<TaskRecord> = Vec::new();
+        for x in t.iter().map_err(e)? {
+            let (_, v) = x.map_err(e)?;
+            out.push(dec(v.value())?);
+        }
+        out.sort_by(|a, b| (a.updated_ms, &a.id).cmp(&(b.updated_ms, &b.id)));
+        let skip = out.len().saturating_sub(limit);
+        Ok(out.split_off(skip))
     }
 }
 
