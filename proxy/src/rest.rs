@@ -190,6 +190,39 @@ pub fn request(
     Ok((t, up))
 }
 
+/// For a message send whose body is too large to read before routing:
+/// the translation context and the upstream request line, which depend on
+/// the operation only (the body follows, translated at its end). `None` for
+/// other operations.
+pub fn deferred(
+    client: Version,
+    upstream: Version,
+    op: Operation,
+) -> Option<(RestTranslation, UpstreamRequest)> {
+    let path = match (op, upstream) {
+        (Operation::SendMessage, Version::V10) => "/message:send",
+        (Operation::SendStreamingMessage, Version::V10) => "/message:stream",
+        (Operation::SendMessage, Version::V03) => "/v1/message:send",
+        (Operation::SendStreamingMessage, Version::V03) => "/v1/message:stream",
+        _ => return None,
+    };
+    (client != upstream).then(|| {
+        (
+            RestTranslation {
+                client,
+                upstream,
+                op,
+                drop_history: false,
+            },
+            UpstreamRequest {
+                method: http::Method::POST,
+                path_and_query: path.to_string(),
+                body: None,
+            },
+        )
+    })
+}
+
 /// The first half of [`request`]: the call's JSON-RPC params (model JSON)
 /// in the upstream's version, before they become its REST request. The
 /// push layer rewrites configs in between.

@@ -79,6 +79,9 @@ pub struct Ctx {
     /// (`push.intercept_same_version`): body swapped, answer restored, both
     /// in the one version.
     same_version_push: bool,
+    /// A cross-version REST message body too large to read before routing:
+    /// collected as it streams, translated at its end (query kept for it).
+    rest_large: Option<(BytesMut, Option<String>)>,
 }
 
 /// The proxy service: a thin adapter from pingora's hooks to [`App`].
@@ -314,6 +317,55 @@ impl ProxyService {
 }
 
 impl ProxyService {
+    /// The whole request body, or `None` once it passes `limit` bytes.
+    async fn read_body_within(&self, session: &mut Session, limit: usize) -> Result<Option<Bytes>> {
+        // Replayed (and replaced) toward the upstream, as sniffed bodies are.
+        session.enable_retry_buffering();
+        let mut buf = BytesMut::new();
+        while let Some(chunk) = session.read_request_body().await? {
+            if buf.len() + chunk.len() > limit {
+                return Ok(None);
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        Ok(Some(buf.freeze()))
+    }
+
+    /// The end of a [`Ctx::rest_large`] body: translated (push configs
+    /// intercepted) like a pre-read one; the upstream path was fixed by the
+    /// operation alone, so it must come out the same.
+    async fn translate_rest_large(&self, ctx: &mut Ctx) -> std::result::Result<Bytes, Failure> {
+        let internal = |d: &str| Failure::Internal { detail: d.into() };
+        let (acc, query) = ctx.rest_large.take().ok_or_else(|| internal("no body"))?;
+        let route = ctx.route.as_ref().ok_or_else(|| internal("no route"))?;
+        let (client, op) = (route.client_version, route.operation);
+        let op = op.ok_or_else(|| internal("no operation"))?;
+        let up = ctx
+            .upstream_version
+            .ok_or_else(|| internal("no upstream version"))?;
+        let (t, mut params) =
+            crate::rest::upstream_params(client, up, op, &route.params, query.as_deref(), &acc)?;
+        if let Some(push) = self
+            .app
+            .push
+            .as_ref()
+            .filter(|p| p.intercepts(client, up) && crate::push::rewrite::concerns(op))
+        {
+            ctx.push = Some(push.register_params(op, client, up, &mut params).await?);
+        }
+        let upreq = crate::rest::upstream_request(&t, params)?;
+        let planned = ctx
+            .rest
+            .as_ref()
+            .map(|(_, u)| (&u.method, &u.path_and_query));
+        if planned != Some((&upreq.method, &upreq.path_and_query)) {
+            return Err(internal("a large REST body changed the upstream path"));
+        }
+        let out = Bytes::from(upreq.body.clone().unwrap_or_default());
+        ctx.rest = Some((t, upreq));
+        Ok(out)
+    }
+
     /// With `push.intercept_same_version`, a same-version push request has
     /// its config swapped for the proxy's callback like a cross-version one.
     async fn same_version_push(
@@ -422,6 +474,7 @@ impl ProxyHttp for ProxyService {
             push: None,
             push_delete: None,
             same_version_push: false,
+            rest_large: None,
         }
     }
 
@@ -635,18 +688,31 @@ impl ProxyHttp for ProxyService {
                     Ok(up) => {
                         ctx.upstream_version = Some(up);
                         let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
-                        let body = match length {
-                            Some(n) if n > 0 && n <= PREBUFFER_LIMIT => {
-                                self.sniff_jsonrpc(session, n).await?.0
+                        let large = chunked || length.is_some_and(|n| n > PREBUFFER_LIMIT);
+                        if let (true, Some(op)) = (large, route.operation) {
+                            if let Some(r) = crate::rest::deferred(route.client_version, up, op) {
+                                ctx.rest = Some(r);
+                                ctx.rest_large = Some((BytesMut::new(), query.clone()));
+                                return Ok(false);
                             }
+                        }
+                        let body = match length {
                             Some(0) => Bytes::new(),
                             None if !chunked => Bytes::new(),
+                            // Chunked, or within the replay buffer.
                             _ => {
-                                let f = Failure::CannotTranslate {
-                                    client: route.client_version,
-                                    upstream: up,
-                                };
-                                return self.respond_failure(session, ctx, f).await;
+                                // Message sends stream (above); other bodies
+                                // are read whole, within pingora's replay
+                                // buffer.
+                                let limit = app.config.limits.max_body_bytes.min(PREBUFFER_LIMIT);
+                                match self.read_body_within(session, limit).await? {
+                                    Some(b) => b,
+                                    None => {
+                                        session.set_keepalive(None);
+                                        let f = Failure::PayloadTooLarge { limit };
+                                        return self.respond_failure(session, ctx, f).await;
+                                    }
+                                }
                             }
                         };
                         let (op, client) = (route.operation, route.client_version);
@@ -810,6 +876,11 @@ impl ProxyHttp for ProxyService {
         if let Some((t, up)) = &ctx.rest {
             let base = &app.config.upstream.base_path;
             crate::rest::set_upstream_head(base, t.upstream, up, upstream_request)?;
+            if ctx.rest_large.is_some() {
+                // Its length is known only at its end: sent chunked.
+                upstream_request.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
+                upstream_request.insert_header(http::header::CONTENT_TYPE, "application/json")?;
+            }
         } else if app.config.public_url.base_path != app.config.upstream.base_path {
             let uri = &session.req_header().uri;
             let rel = app.relative_path(uri.path());
@@ -847,6 +918,25 @@ impl ProxyHttp for ProxyService {
             }
             let whole = ctx.accumulate.take().unwrap_or_default().freeze();
             return match self.translate_accumulated(ctx, whole) {
+                Ok(out) => {
+                    *body = Some(out);
+                    Ok(())
+                }
+                Err(f) => {
+                    ctx.failure = Some(f);
+                    Error::e_explain(ErrorType::InternalError, "untranslatable request body")
+                }
+            };
+        }
+        if let Some((acc, _)) = ctx.rest_large.as_mut() {
+            if let Some(b) = body.take() {
+                acc.extend_from_slice(&b);
+            }
+            if !end_of_stream {
+                *body = Some(Bytes::new());
+                return Ok(());
+            }
+            return match self.translate_rest_large(ctx).await {
                 Ok(out) => {
                     *body = Some(out);
                     Ok(())

@@ -597,3 +597,59 @@ async fn v10_rest_list_tasks_of_a_v03_agent_lists_tasks_seen() {
     assert_eq!(r.json()["totalSize"], 1, "{}", r.text());
     assert_eq!(up.calls().len(), seen, "ListTasks never reaches the agent");
 }
+
+/// A cross-version REST body is translated whole whatever its size or
+/// framing: 200 KiB sent chunked reaches the v0.3 agent translated; past
+/// `limits.max_body_bytes` it is 413 in the client's shape and the agent
+/// is not called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_and_chunked_bodies_are_translated_up_to_the_limit() {
+    let task = r#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}"#;
+    let up = FakeUpstream::start(move |_| Reply::json(200, &format!(r#"{{"task":{task}}}"#))).await;
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &up.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    config.limits.max_body_bytes = 300 * 1024;
+    let px = proxy::start(config).unwrap();
+    let message = |text: &str| {
+        json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}})
+            .to_string()
+    };
+    let chunked = |body: &str| {
+        let mut raw = "POST /message:send HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\
+            Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .to_string();
+        for piece in body.as_bytes().chunks(16 * 1024) {
+            raw.push_str(&format!(
+                "{:x}\r\n{}\r\n",
+                piece.len(),
+                std::str::from_utf8(piece).unwrap()
+            ));
+        }
+        raw.push_str("0\r\n\r\n");
+        raw.into_bytes()
+    };
+    let big = "x".repeat(200 * 1024);
+    let r = send(px.addr, &chunked(&message(&big))).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].target, "/v1/message:send");
+    let sent: Value = serde_json::from_slice(&calls[0].body).unwrap();
+    assert_eq!(
+        sent["message"]["content"][0]["text"].as_str().map(str::len),
+        Some(big.len())
+    );
+
+    let too_big = "y".repeat(400 * 1024);
+    let r = send(px.addr, &chunked(&message(&too_big))).await;
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert!(r.json()["error"]["message"].is_string(), "{}", r.text());
+    assert_eq!(
+        up.calls().len(),
+        1,
+        "the agent was called for an oversize body"
+    );
+}

@@ -32,7 +32,8 @@ fn e(x: impl std::fmt::Display) -> StoreError {
 }
 
 /// Migrations from schema version `n` to `n + 1`, index `n`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE push_configs (
         callback_id TEXT PRIMARY KEY,
         task_id TEXT NOT NULL,
@@ -65,14 +66,16 @@ const MIGRATIONS: &[&str] = &["
         reason TEXT NOT NULL,
         dead_ms BIGINT NOT NULL
     );
-", "
+",
+    "
     CREATE TABLE push_tasks (
         id TEXT PRIMARY KEY,
         updated_ms BIGINT NOT NULL,
         data TEXT NOT NULL
     );
     CREATE INDEX push_tasks_updated ON push_tasks (updated_ms);
-"];
+",
+];
 
 const ITEM_COLS: &str = "seq, callback_id, task_id, body, attempts, next_attempt_ms, \
                          accepted_ms, lease_owner, lease_until_ms";
