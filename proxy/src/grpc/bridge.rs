@@ -125,6 +125,42 @@ pub struct Bridge {
 struct Prepared {
     rpc: RpcTranslation,
     body: Vec<u8>,
+    /// What the push layer left for the answer (push-related RPCs only).
+    push: Option<PushCall>,
+}
+
+/// A push-related call the push layer intercepted: what the answer may
+/// restore, and for a delete the (task id, config id) to forget once the
+/// agent confirmed it (as the JSON-RPC path does in `server.rs`).
+struct PushCall {
+    layer: Arc<crate::push::layer::Push>,
+    pending: crate::push::layer::Pending,
+    delete: Option<(String, String)>,
+}
+
+impl PushCall {
+    /// The answer (a JSON-RPC envelope in the `client`'s version) with the
+    /// subscriber's own push values restored; forgets a confirmed delete.
+    fn finish(&self, client: Version, out: Vec<u8>) -> Vec<u8> {
+        let out = self.restore(client, out);
+        if let Some((t, c)) = &self.delete {
+            if !answer_is_error(&out) {
+                self.layer.forget(t.clone(), c.clone());
+            }
+        }
+        out
+    }
+
+    fn restore(&self, client: Version, out: Vec<u8>) -> Vec<u8> {
+        self.layer
+            .restore(client, &out, &self.pending)
+            .unwrap_or(out)
+    }
+}
+
+/// Whether a JSON-RPC envelope carries an `error`.
+fn answer_is_error(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body).map_or(true, |v| v.get("error").is_some())
 }
 
 impl Bridge {
@@ -160,8 +196,10 @@ impl Bridge {
             .map_err(|f| from_failure(client, &f))
     }
 
-    /// The JSON-RPC request for the upstream.
-    fn prepare(
+    /// The JSON-RPC request for the upstream; push configs in it are
+    /// registered with the push layer (and pointed at the proxy) when the
+    /// layer intercepts this pair of versions.
+    async fn prepare(
         &self,
         client: Version,
         upstream: Version,
@@ -189,12 +227,39 @@ impl Bridge {
             id: Some(Value::from(id)),
             drop_history: false,
         };
-        let body = if client == upstream {
-            body
+        let mut out = if client == upstream {
+            body.clone()
         } else {
             rpc.request(&body).map_err(|f| from_failure(client, &f))?
         };
-        Ok(Prepared { rpc, body })
+        let mut push = None;
+        let op = crate::route::jsonrpc_method(name).map(|(_, op)| op);
+        if let (Some(layer), Some(op)) = (&self.app.push, op) {
+            if layer.intercepts(client, upstream) && crate::push::rewrite::concerns(op) {
+                let delete = if op == crate::route::Operation::DeleteTaskPushNotificationConfig {
+                    crate::push::layer::delete_target(client, &body)
+                } else {
+                    None
+                };
+                let (changed, pending) = layer
+                    .register(op, client, upstream, &out)
+                    .await
+                    .map_err(|f| from_failure(client, &f))?;
+                if let Some(b) = changed {
+                    out = b;
+                }
+                push = Some(PushCall {
+                    layer: layer.clone(),
+                    pending,
+                    delete,
+                });
+            }
+        }
+        Ok(Prepared {
+            rpc,
+            body: out,
+            push,
+        })
     }
 
     /// The path of the upstream's JSON-RPC interface: from its card when it
@@ -297,7 +362,7 @@ impl Bridge {
         let _slot = self.enter(client)?;
         let work = async {
             let upstream = self.upstream_version(client).await?;
-            let p = self.prepare(client, upstream, method, params)?;
+            let p = self.prepare(client, upstream, method, params).await?;
             let resp = self
                 .send(upstream, p.body, meta, false)
                 .await
@@ -318,11 +383,14 @@ impl Bridge {
                 }
                 Ok(Ok(c)) => c.to_bytes(),
             };
-            let out = if client == upstream {
+            let mut out = if client == upstream {
                 body.to_vec()
             } else {
                 p.rpc.response(&body)
             };
+            if let Some(push) = &p.push {
+                out = push.finish(client, out);
+            }
             if client == Version::V10 && upstream == Version::V03 {
                 // Tasks seen here are what ListTasks lists (crate::tasks).
                 self.app.tasks.record(&p.rpc.method, &out);
@@ -378,7 +446,7 @@ impl Bridge {
     ) -> Result<mpsc::Receiver<Result<T, Status>>, Status> {
         let started = std::time::Instant::now();
         let opened = self.open_stream(client, method, params, &meta).await;
-        let (slot, upstream, rpc, resp) = match opened {
+        let (slot, upstream, rpc, push, resp) = match opened {
             Ok(o) => o,
             Err(s) => {
                 self.count(client, method, Some(&s), started.elapsed())
@@ -394,7 +462,7 @@ impl Bridge {
         this.app.metrics.stream_opened();
         tokio::spawn(async move {
             let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
-            let (code, last) = pump(client, upstream, rpc, resp, &tx, conv, end, gap).await;
+            let (code, last) = pump(client, upstream, rpc, push, resp, &tx, conv, end, gap).await;
             // Counted before the last item goes out and the channel closes,
             // so a caller that saw the stream end also sees it counted.
             this.count_outcome(client, method, code, started.elapsed())
@@ -422,20 +490,21 @@ impl Bridge {
             InFlight,
             Version,
             RpcTranslation,
+            Option<PushCall>,
             hyper::Response<hyper::body::Incoming>,
         ),
         Status,
     > {
         let slot = self.enter(client)?;
         let upstream = self.upstream_version(client).await?;
-        let p = self.prepare(client, upstream, method, params)?;
+        let p = self.prepare(client, upstream, method, params).await?;
         let resp = with_deadline(client, meta.timeout, async {
             self.send(upstream, p.body, meta, true)
                 .await
                 .map_err(|f| from_failure(client, &f))
         })
         .await?;
-        Ok((slot, upstream, p.rpc, resp))
+        Ok((slot, upstream, p.rpc, p.push, resp))
     }
 }
 
@@ -449,6 +518,7 @@ async fn pump<T>(
     client: Version,
     upstream: Version,
     rpc: RpcTranslation,
+    push: Option<PushCall>,
     resp: hyper::Response<hyper::body::Incoming>,
     tx: &mpsc::Sender<Result<T, Status>>,
     conv: fn(Value) -> Result<T, String>,
@@ -474,11 +544,14 @@ async fn pump<T>(
             )),
             Ok(Ok(c)) => {
                 let b = c.to_bytes();
-                let out = if client == upstream {
+                let mut out = if client == upstream {
                     b.to_vec()
                 } else {
                     rpc.response(&b)
                 };
+                if let Some(push) = &push {
+                    out = push.restore(client, out);
+                }
                 envelope_result(client, &out).and_then(|v| convert(client, conv, v))
             }
         };
@@ -536,13 +609,16 @@ async fn pump<T>(
                 continue;
             }
             let last = upstream == Version::V03 && is_final_v03(&data);
-            let out = if client == upstream {
-                data
+            let mut out = if client == upstream {
+                data.into_bytes()
             } else {
-                rpc.event(&data)
+                rpc.event(&data).into_bytes()
             };
-            let item =
-                envelope_result(client, out.as_bytes()).and_then(|v| convert(client, conv, v));
+            if let Some(push) = &push {
+                // Records the task an inline config was created for.
+                out = push.restore(client, out);
+            }
+            let item = envelope_result(client, &out).and_then(|v| convert(client, conv, v));
             let failed = item.as_ref().err().map(Status::code);
             if failed.is_some() || last {
                 return (failed, Some(item));
