@@ -3,15 +3,17 @@
 //! `a2a.v1.A2AService` (v0.3, [`svc_v03`]) and `lf.a2a.v1.A2AService` (v1.0,
 //! [`svc_v10`]), on its own thread and tokio runtime next to Pingora.
 //!
-//! Every RPC is bridged to the upstream's JSON-RPC binding in the upstream's
-//! version ([`bridge`]); errors become statuses in the caller's dialect
-//! ([`status`]). Unknown RPCs get UNIMPLEMENTED and undecodable messages
+//! Every RPC goes to the upstream in the upstream's version ([`bridge`]):
+//! over its gRPC binding when `upstream.grpc_url` is set ([`upstream`]),
+//! else bridged to its JSON-RPC binding; errors become statuses in the
+//! caller's dialect ([`status`]). Unknown RPCs get UNIMPLEMENTED and undecodable messages
 //! INTERNAL from tonic itself.
 
 pub mod bridge;
 pub mod status;
 pub mod svc_v03;
 pub mod svc_v10;
+pub mod upstream;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -50,11 +52,19 @@ impl GrpcServer {
             .enable_all()
             .build()?;
         let (tx, rx) = oneshot::channel::<()>();
-        let bridge = Arc::new(bridge::Bridge::new(app));
+        let endpoint = match &app.config.upstream_grpc {
+            None => None,
+            Some(u) => Some(
+                upstream::endpoint(u, app.config.limits.connect_timeout)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+            ),
+        };
         let thread = std::thread::Builder::new()
             .name(format!("a2a-grpc-{}", addr.port()))
             .spawn(move || {
                 rt.block_on(async move {
+                    let grpc = endpoint.as_ref().map(upstream::GrpcUpstream::new);
+                    let bridge = Arc::new(bridge::Bridge::new(app, grpc));
                     let listener = match tokio::net::TcpListener::from_std(std_listener) {
                         Ok(l) => l,
                         Err(e) => {
