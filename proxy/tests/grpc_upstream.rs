@@ -226,7 +226,7 @@ impl GrpcAgent {
 // ---------------------------------------------------------------- proxy
 
 struct Px {
-    _http: RunningProxy,
+    http: RunningProxy,
     grpc: GrpcServer,
     _card: FakeUpstream,
 }
@@ -269,7 +269,7 @@ async fn proxy_to(grpc_url: &str, version: Version) -> Px {
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
     Px {
-        _http: http,
+        http,
         grpc,
         _card: card_up,
     }
@@ -1103,4 +1103,162 @@ async fn dropped_stream_cancels_the_grpc_upstream_call() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(closed, "the upstream call outlived the gRPC caller");
+}
+
+// ---------------------------------------------------------------- same-version passthrough
+
+/// One raw gRPC call over HTTP/2 (h2): the response body bytes and the
+/// grpc-status (from the trailers, or the headers of a trailers-only answer).
+async fn raw_call(
+    addr: std::net::SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (Vec<u8>, String) {
+    let wait = Duration::from_secs(10);
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(conn);
+    let mut client = client.ready().await.unwrap();
+    let mut b = http::Request::post(format!("http://{addr}{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let (resp, mut send) = client.send_request(b.body(()).unwrap(), false).unwrap();
+    send.send_data(Bytes::copy_from_slice(body), true).unwrap();
+    let resp = tokio::time::timeout(wait, resp).await.unwrap().unwrap();
+    if let Some(s) = resp.headers().get("grpc-status") {
+        return (Vec::new(), s.to_str().unwrap().to_string());
+    }
+    let mut body = resp.into_body();
+    let mut got = Vec::new();
+    while let Some(d) = tokio::time::timeout(wait, body.data()).await.unwrap() {
+        let d = d.unwrap();
+        let _ = body.flow_control().release_capacity(d.len());
+        got.extend_from_slice(&d);
+    }
+    let trailers = tokio::time::timeout(wait, body.trailers())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    (got, trailers["grpc-status"].to_str().unwrap().to_string())
+}
+
+/// `m` with an extra field 99 (varint 1) no schema knows.
+fn with_unknown_field(m: impl Message) -> Vec<u8> {
+    let mut b = m.encode_to_vec();
+    b.extend_from_slice(&[0x98, 0x06, 0x01]);
+    b
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_v10_unary_is_passed_through_byte_for_byte() {
+    let reply = with_unknown_field(p10::SendMessageResponse {
+        payload: Some(p10::send_message_response::Payload::Task(v10_task(
+            "t1",
+            p10::TaskState::Working,
+        ))),
+    });
+    let r = reply.clone();
+    let agent = GrpcAgent::start(Version::V10, move |_, _| Answer::Msg(r.clone())).await;
+    let px = proxy(&agent, Version::V10).await;
+    let sent = frame(&with_unknown_field(p10::SendMessageRequest {
+        message: Some(v10_msg("m1", "hi")),
+        ..Default::default()
+    }));
+    let (got, status) = raw_call(
+        px.grpc.addr,
+        "/lf.a2a.v1.A2AService/SendMessage",
+        &[("a2a-version", "1.0"), ("x-custom", "kept")],
+        &sent,
+    )
+    .await;
+    assert_eq!(status, "0");
+    assert_eq!(got, frame(&reply).to_vec(), "the reply was re-encoded");
+    let call = agent.one_call();
+    assert_eq!(call.path, "/lf.a2a.v1.A2AService/SendMessage");
+    assert_eq!(call.body, sent.to_vec(), "the request was re-encoded");
+    assert_eq!(call.header("a2a-version"), Some("1.0"));
+    assert_eq!(call.header("x-custom"), Some("kept"));
+
+    // An RPC the proxy's schema does not have goes to the agent as well.
+    let (got, status) = raw_call(px.grpc.addr, "/lf.a2a.v1.A2AService/NewRpc", &[], &sent).await;
+    assert_eq!((got, status), (frame(&reply).to_vec(), "0".to_string()));
+    assert_eq!(agent.calls().len(), 2);
+    assert_eq!(agent.calls()[1].path, "/lf.a2a.v1.A2AService/NewRpc");
+
+    // Counted like any other gRPC call.
+    let m = support::get(px.http.addr, "/metrics", &[]).await.text();
+    assert!(
+        m.contains(
+            "a2a_proxy_requests_total{method=\"SendMessage\",direction=\"v10_v10\",binding=\"grpc\",outcome=\"ok\"} 1"
+        ),
+        "{m}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_v03_stream_and_status_are_passed_through() {
+    let ev = with_unknown_field(p03::StreamResponse {
+        payload: Some(p03::stream_response::Payload::Task(v03_task(
+            "t1",
+            p03::TaskState::Working,
+        ))),
+    });
+    // A status the decoding path would re-map (code and message).
+    let end = status_with_info(Code::DataLoss, "agent-specific", "CUSTOM_REASON");
+    let details = end.details().to_vec();
+    let e = ev.clone();
+    let agent = GrpcAgent::start(Version::V03, move |_, _| {
+        Answer::Stream(
+            vec![e.clone(), e.clone()],
+            status_with_info(Code::DataLoss, "agent-specific", "CUSTOM_REASON"),
+        )
+    })
+    .await;
+    let px = proxy(&agent, Version::V03).await;
+    let req = p03::TaskSubscriptionRequest {
+        name: "tasks/t1".into(),
+    };
+    let s = px
+        .v03()
+        .await
+        .task_subscription(req.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    let (got, status) = drain(s).await;
+    let want = p03::StreamResponse::decode(ev.as_slice()).unwrap();
+    assert_eq!(got, vec![want.clone(), want]);
+    let status = status.expect("the agent's status");
+    assert_eq!(status.code(), Code::DataLoss);
+    assert_eq!(status.message(), "agent-specific");
+    assert_eq!(status.details(), details.as_slice());
+    let call = agent.one_call();
+    assert_eq!(call.path, "/a2a.v1.A2AService/TaskSubscription");
+    assert_eq!(call.body, frame(&req.encode_to_vec()).to_vec());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_card_rpc_is_the_proxys_own() {
+    let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Fail(Status::internal("no"))).await;
+    let px = proxy(&agent, Version::V03).await;
+    let card = px
+        .v03()
+        .await
+        .get_agent_card(p03::GetAgentCardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let port = px.grpc.addr.port();
+    assert!(
+        card.additional_interfaces
+            .iter()
+            .any(|i| i.transport == "GRPC" && i.url == format!("127.0.0.1:{port}")),
+        "{card:?}"
+    );
+    assert!(agent.calls().is_empty());
 }

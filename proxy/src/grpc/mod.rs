@@ -10,6 +10,7 @@
 //! INTERNAL from tonic itself.
 
 pub mod bridge;
+pub mod passthrough;
 pub mod status;
 pub mod svc_v03;
 pub mod svc_v10;
@@ -64,6 +65,10 @@ impl GrpcServer {
             .spawn(move || {
                 rt.block_on(async move {
                     let grpc = endpoint.as_ref().map(upstream::GrpcUpstream::new);
+                    let pass = grpc.as_ref().map(|g| passthrough::Passthrough {
+                        channel: g.channel.clone(),
+                        app: app.clone(),
+                    });
                     let bridge = Arc::new(bridge::Bridge::new(app, grpc));
                     let listener = match tokio::net::TcpListener::from_std(std_listener) {
                         Ok(l) => l,
@@ -74,13 +79,21 @@ impl GrpcServer {
                     };
                     tracing::info!(%addr, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
                     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-                    let v03 = proto::v03::a2a_service_server::A2aServiceServer::new(
-                        svc_v03::V03Service {
-                            bridge: bridge.clone(),
-                        },
+                    let v03 = passthrough::Dispatch::new(
+                        proto::v03::a2a_service_server::A2aServiceServer::new(
+                            svc_v03::V03Service {
+                                bridge: bridge.clone(),
+                            },
+                        ),
+                        Version::V03,
+                        pass.clone(),
                     );
-                    let v10 = proto::v10::a2a_service_server::A2aServiceServer::new(
-                        svc_v10::V10Service { bridge },
+                    let v10 = passthrough::Dispatch::new(
+                        proto::v10::a2a_service_server::A2aServiceServer::new(
+                            svc_v10::V10Service { bridge },
+                        ),
+                        Version::V10,
+                        pass,
                     );
                     let served = tonic::transport::Server::builder()
                         .tcp_nodelay(true)
