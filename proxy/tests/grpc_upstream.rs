@@ -250,6 +250,10 @@ impl Px {
 /// A proxy whose upstream is `grpc_url` (of `version`); its HTTP upstream
 /// serves only the agent card.
 async fn proxy_to(grpc_url: &str, version: Version) -> Px {
+    proxy_tuned(grpc_url, version, |_| {}).await
+}
+
+async fn proxy_tuned(grpc_url: &str, version: Version, tune: impl FnOnce(&mut Config)) -> Px {
     let card = match version {
         Version::V03 => {
             r#"{"name":"fake","description":"d","version":"1","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://127.0.0.1:9/rpc","preferredTransport":"JSONRPC","capabilities":{"streaming":true},"skills":[]}"#
@@ -266,6 +270,7 @@ async fn proxy_to(grpc_url: &str, version: Version) -> Px {
     config.upstream_grpc = Some(HttpUrl::parse("upstream.grpc_url", grpc_url).unwrap());
     let grpc_addr = proxy::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
+    tune(&mut config);
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
     Px {
@@ -1261,4 +1266,122 @@ async fn same_version_card_rpc_is_the_proxys_own() {
         "{card:?}"
     );
     assert!(agent.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_stream_from_v10_grpc_agent() {
+    let ev = |state: p10::TaskState| {
+        p10::StreamResponse {
+            payload: Some(p10::stream_response::Payload::StatusUpdate(
+                p10::TaskStatusUpdateEvent {
+                    task_id: "t1".into(),
+                    context_id: "c1".into(),
+                    status: Some(p10::TaskStatus {
+                        state: state as i32,
+                        ..Default::default()
+                    }),
+                    metadata: None,
+                },
+            )),
+        }
+        .encode_to_vec()
+    };
+    let msgs = vec![ev(p10::TaskState::Working), ev(p10::TaskState::Completed)];
+    let agent = GrpcAgent::start(Version::V10, move |_, _| {
+        Answer::Stream(msgs.clone(), Status::new(Code::Ok, ""))
+    })
+    .await;
+    let px = proxy(&agent, Version::V10).await;
+    let s = px
+        .v03()
+        .await
+        .send_streaming_message(p03::SendMessageRequest {
+            request: Some(v03_msg("m1", "hi")),
+            configuration: None,
+            metadata: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let (got, end) = drain(s).await;
+    assert!(end.is_none(), "{end:?}");
+    let seen: Vec<(i32, bool)> = got
+        .iter()
+        .map(|m| match &m.payload {
+            Some(p03::stream_response::Payload::StatusUpdate(e)) => {
+                (e.status.as_ref().unwrap().state, e.r#final)
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    // v0.3 marks the terminal update final (v1.0 has no flag).
+    assert_eq!(
+        seen,
+        vec![
+            (p03::TaskState::Working as i32, false),
+            (p03::TaskState::Completed as i32, true)
+        ]
+    );
+    let call = agent.one_call();
+    assert_eq!(call.path, "/lf.a2a.v1.A2AService/SendStreamingMessage");
+    assert_eq!(
+        call.decode::<p10::SendMessageRequest>().message,
+        Some(v10_msg("m1", "hi"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_config_toward_a_v03_grpc_agent_is_intercepted() {
+    // The agent answers Create with the config it was given.
+    let agent = GrpcAgent::start(Version::V03, |path, msg| {
+        assert!(
+            path.ends_with("/CreateTaskPushNotificationConfig"),
+            "{path}"
+        );
+        let req = p03::CreateTaskPushNotificationConfigRequest::decode(msg).unwrap();
+        let mut cfg = req.config.unwrap_or_default();
+        cfg.name = format!("{}/pushNotificationConfigs/p1", req.parent);
+        if let Some(c) = cfg.push_notification_config.as_mut() {
+            c.id = "p1".into();
+        }
+        Answer::Msg(cfg.encode_to_vec())
+    })
+    .await;
+    let dir = std::env::temp_dir().join(format!("a2a-grpc-up-push-{}", proxy::push::random_id()));
+    let d = dir.clone();
+    let px = proxy_tuned(&format!("http://{}", agent.addr), Version::V03, move |c| {
+        c.push.enabled = true;
+        c.push.backend = proxy::config::PushBackend::Embedded(d);
+        c.push.allow_hosts = vec!["127.0.0.1".into()];
+    })
+    .await;
+    let want = p10::TaskPushNotificationConfig {
+        id: "p1".into(),
+        task_id: "t1".into(),
+        url: "http://127.0.0.1:9/hook".into(),
+        token: "client-tok".into(),
+        ..Default::default()
+    };
+    let got = px
+        .v10()
+        .await
+        .create_task_push_notification_config(want.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let sent: p03::CreateTaskPushNotificationConfigRequest = agent.one_call().decode();
+    let given = sent
+        .config
+        .and_then(|c| c.push_notification_config)
+        .expect("a config");
+    let prefix = format!("{}/a2a-proxy/push/", px.http.url());
+    assert!(
+        given.url.starts_with(&prefix),
+        "agent was given {}",
+        given.url
+    );
+    assert_ne!(given.token, "client-tok");
+    assert!(given.token.len() >= 32);
+    let _ = std::fs::remove_dir_all(&dir);
 }
