@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# gRPC throughput / latency in one run (release build): direct JSON-RPC to
-# the demo echo agent vs v0.3 gRPC bridged through the proxy (same version)
-# vs v1.0 gRPC translated through the proxy. Prints RPC/s, p50/p99, ratios.
+# gRPC throughput / latency in one run (release build), same load client:
+#  1. toward the demo's v0.3 JSON-RPC echo agent: direct JSON-RPC vs v0.3
+#     gRPC bridged through the proxy vs v1.0 gRPC translated and bridged;
+#  2. toward a v0.3 gRPC echo agent (upstream.grpc_url): direct gRPC vs
+#     v0.3 gRPC passed through raw vs v1.0 gRPC translated over gRPC.
+# Prints RPC/s, p50/p99 and the ratios (target translated/passthrough >= 0.7).
 #   bench/grpc.sh [seconds per workload = 3] [concurrency = 16]
 set -euo pipefail
 cd "$(dirname "$0")/.."
