@@ -11,6 +11,7 @@
 
 pub mod bridge;
 pub mod passthrough;
+mod rpc;
 pub mod status;
 pub mod svc_v03;
 pub mod svc_v10;
