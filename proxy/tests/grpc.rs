@@ -1179,3 +1179,78 @@ async fn v10_grpc_push_config_toward_v03_agent_is_intercepted_and_delivered() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_grpc_stream_with_inline_push_config_toward_v03_agent() {
+    let seen: Arc<std::sync::Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let up = agent(Version::V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        match req["method"].as_str() {
+            Some("message/stream") => {
+                let mut cfg = req["params"]["configuration"]["pushNotificationConfig"].clone();
+                cfg["id"] = json!("p1");
+                *s.lock().unwrap() = Some(cfg);
+                let task = json!({"jsonrpc":"2.0","id":req["id"],"result":{"kind":"task","id":"t1","contextId":"c1",
+                    "status":{"state":"submitted","timestamp":"2024-03-15T18:30:00Z"}}});
+                Reply::Sse {
+                    events: vec![format!("data: {task}\n\n")],
+                    gate: Arc::new(Semaphore::new(100)),
+                }
+            }
+            _ => {
+                let result = json!({"taskId":"t1","pushNotificationConfig":s.lock().unwrap().clone()});
+                Reply::json(
+                    200,
+                    &json!({"jsonrpc":"2.0","id":req["id"],"result":result}).to_string(),
+                )
+            }
+        }
+    })
+    .await;
+    let dir = std::env::temp_dir().join(format!("a2a-grpc-push-{}", proxy::push::random_id()));
+    let px = push_proxy(&up, Version::V03, &dir);
+    let mut client = px.v10().await;
+    let hook = "http://127.0.0.1:9/hook";
+    let s = client
+        .send_streaming_message(p10::SendMessageRequest {
+            message: Some(v10_msg("m1", "hi")),
+            configuration: Some(p10::SendMessageConfiguration {
+                task_push_notification_config: Some(p10::TaskPushNotificationConfig {
+                    url: hook.into(),
+                    token: "client-tok".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut s = s;
+    let mut got = Vec::new();
+    while let Some(m) = timeout(WAIT, s.message()).await.unwrap().unwrap() {
+        got.push(m);
+    }
+    assert_eq!(got.len(), 1, "{got:?}");
+    let given = seen.lock().unwrap().clone().expect("agent got a config");
+    let url = given["url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("{}/a2a-proxy/push/", px.http.url())),
+        "agent was given {url}"
+    );
+    assert_ne!(given["token"], "client-tok");
+    // The stream's Task named the config's task: Get restores the client's values.
+    let got = client
+        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
+            task_id: "t1".into(),
+            id: "p1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((got.url.as_str(), got.token.as_str()), (hook, "client-tok"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1385,3 +1385,37 @@ async fn push_config_toward_a_v03_grpc_agent_is_intercepted() {
     assert!(given.token.len() >= 32);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_passthrough_stream_cancels_the_upstream_call() {
+    let agent = GrpcAgent::start(Version::V10, |_, _| Answer::Hang).await;
+    let px = proxy(&agent, Version::V10).await;
+    let s = px
+        .v10()
+        .await
+        .subscribe_to_task(p10::SubscribeToTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    for _ in 0..500 {
+        if !agent.calls().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(agent.calls().len(), 1);
+    assert!(!agent.closed());
+    drop(s);
+    let mut closed = false;
+    for _ in 0..500 {
+        if agent.closed() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(closed, "the passed-through call outlived the gRPC caller");
+}

@@ -588,14 +588,14 @@ async fn pump<T>(
     client: Version,
     upstream: Version,
     rpc: RpcTranslation,
-    push: Option<PushCall>,
+    mut push: Option<PushCall>,
     source: Source,
     tx: &mpsc::Sender<Result<T, Status>>,
     conv: fn(Value) -> Result<T, String>,
     end: Instant,
     gap: Duration,
 ) -> (Option<tonic::Code>, Option<Result<T, Status>>) {
-    let translate = |data: &[u8]| -> Vec<u8> {
+    let mut translate = |data: &[u8]| -> Vec<u8> {
         let out = if client == upstream {
             data.to_vec()
         } else {
@@ -604,8 +604,9 @@ async fn pump<T>(
                 Err(_) => rpc.response(data),
             }
         };
-        match &push {
-            // Records the task an inline config was created for.
+        // The first event (the Task, or the Message) records the task an
+        // inline config was created for; later ones carry no configs.
+        match push.take() {
             Some(p) => p.restore(client, out),
             None => out,
         }
