@@ -144,6 +144,66 @@ impl GrpcUpstream {
         }
     }
 
+    /// One unary call without tonic's codec machinery: the message framed
+    /// by hand, sent on the channel, the answer's single frame decoded and
+    /// its status read from the trailers (or a trailers-only answer).
+    async fn call<Req: prost::Message, Resp: prost::Message + Default>(
+        &self,
+        path: &'static str,
+        req: tonic::Request<Req>,
+    ) -> Result<tonic::Response<Resp>, Status> {
+        let (md, _, msg) = req.into_parts();
+        let len = msg.encoded_len();
+        let mut buf = Vec::with_capacity(5 + len);
+        buf.push(0);
+        buf.extend_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes());
+        msg.encode(&mut buf)
+            .map_err(|e| Status::internal(format!("encoding the request: {e}")))?;
+        let mut b = http::Request::post(path)
+            .header("content-type", "application/grpc")
+            .header("te", "trailers");
+        if let Some(h) = b.headers_mut() {
+            let mut extra = md.into_headers();
+            h.extend(extra.drain().filter_map(|(k, v)| k.map(|k| (k, v))));
+        }
+        let req = b
+            .body(tonic::body::Body::new(http_body_util::Full::new(
+                bytes::Bytes::from(buf),
+            )))
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let mut ch = self.channel.clone();
+        std::future::poll_fn(|cx| tonic::codegen::Service::poll_ready(&mut ch, cx))
+            .await
+            .map_err(|e| Status::unavailable(e.to_string()))?;
+        let resp = tonic::codegen::Service::call(&mut ch, req)
+            .await
+            .map_err(|e| Status::unavailable(e.to_string()))?;
+        if let Some(s) = Status::from_header_map(resp.headers()) {
+            if s.code() != Code::Ok {
+                return Err(s);
+            }
+        }
+        let collected = http_body_util::BodyExt::collect(resp.into_body()).await?;
+        if let Some(s) = collected.trailers().and_then(Status::from_header_map) {
+            if s.code() != Code::Ok {
+                return Err(s);
+            }
+        }
+        let body = collected.to_bytes();
+        if body.len() < 5 || body[0] != 0 {
+            return Err(Status::internal(
+                "the upstream's answer is not one uncompressed message",
+            ));
+        }
+        let n = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+        let m = body
+            .get(5..5 + n)
+            .ok_or_else(|| Status::internal("the upstream's answer is truncated"))?;
+        Resp::decode(m)
+            .map(tonic::Response::new)
+            .map_err(|e| Status::internal(format!("the upstream's answer: {e}")))
+    }
+
     async fn unary_v03(
         &self,
         method: Method,
@@ -152,53 +212,68 @@ impl GrpcUpstream {
     ) -> Result<Result<Value, Status>, Failure> {
         use proto::convert_v03 as c;
         use proto::convert_v03_rpc as r;
-        use proto::v03::a2a_service_client::A2aServiceClient;
         const V: Version = Version::V03;
-        let mut cl = A2aServiceClient::new(self.channel.clone());
         Ok(match method {
             Method::SendMessage => {
                 let req = request(V, r::send_params_to_pb(model(params)?), meta)?;
-                answer(cl.send_message(req).await, r::send_response_from_pb)?
+                answer(
+                    self.call("/a2a.v1.A2AService/SendMessage", req).await,
+                    r::send_response_from_pb,
+                )?
             }
             Method::GetTask => {
                 let req = request(V, r::get_task_to_pb(model(params)?), meta)?;
-                answer(cl.get_task(req).await, c::task_from_pb)?
+                answer(
+                    self.call("/a2a.v1.A2AService/GetTask", req).await,
+                    c::task_from_pb,
+                )?
             }
             Method::CancelTask => {
                 let req = request(V, r::cancel_task_to_pb(model(params)?), meta)?;
-                answer(cl.cancel_task(req).await, c::task_from_pb)?
+                answer(
+                    self.call("/a2a.v1.A2AService/CancelTask", req).await,
+                    c::task_from_pb,
+                )?
             }
             Method::CreatePushConfig => {
                 let req = request(V, r::create_push_config_to_pb(model(params)?), meta)?;
                 answer(
-                    cl.create_task_push_notification_config(req).await,
+                    self.call("/a2a.v1.A2AService/CreateTaskPushNotificationConfig", req)
+                        .await,
                     r::task_push_config_from_pb,
                 )?
             }
             Method::GetPushConfig => {
                 let req = request(V, r::get_push_config_to_pb(model(params)?), meta)?;
                 answer(
-                    cl.get_task_push_notification_config(req).await,
+                    self.call("/a2a.v1.A2AService/GetTaskPushNotificationConfig", req)
+                        .await,
                     r::task_push_config_from_pb,
                 )?
             }
             Method::ListPushConfigs => {
                 let req = request(V, r::list_push_configs_to_pb(model(params)?), meta)?;
                 answer(
-                    cl.list_task_push_notification_config(req).await,
+                    self.call("/a2a.v1.A2AService/ListTaskPushNotificationConfig", req)
+                        .await,
                     r::list_push_configs_response_from_pb,
                 )?
             }
             Method::DeletePushConfig => {
                 let req = request(V, r::delete_push_config_to_pb(model(params)?), meta)?;
-                answer(cl.delete_task_push_notification_config(req).await, |_| {
-                    Ok::<_, TranslateError>(Value::Null)
-                })?
+                answer(
+                    self.call("/a2a.v1.A2AService/DeleteTaskPushNotificationConfig", req)
+                        .await,
+                    |_: proto::pbjson_types::Empty| Ok::<_, TranslateError>(Value::Null),
+                )?
             }
             // v0.3's gRPC binding has one card RPC (the agent's card).
             Method::GetExtendedCard => {
                 let req = request(V, r::get_agent_card_to_pb(), meta)?;
-                answer(cl.get_agent_card(req).await, c::agent_card_from_pb)?
+                answer(
+                    self.call("/a2a.v1.A2AService/GetAgentCard", req).await,
+                    c::agent_card_from_pb,
+                )?
             }
             Method::SendStreamingMessage | Method::SubscribeToTask | Method::ListTasks => {
                 return Err(Failure::Internal {
@@ -216,56 +291,81 @@ impl GrpcUpstream {
     ) -> Result<Result<Value, Status>, Failure> {
         use proto::convert_v10 as c;
         use proto::convert_v10_rpc as r;
-        use proto::v10::a2a_service_client::A2aServiceClient;
         const V: Version = Version::V10;
-        let mut cl = A2aServiceClient::new(self.channel.clone());
         Ok(match method {
             Method::SendMessage => {
                 let req = request(V, r::send_request_to_pb(model(params)?), meta)?;
-                answer(cl.send_message(req).await, r::send_response_from_pb)?
+                answer(
+                    self.call("/lf.a2a.v1.A2AService/SendMessage", req).await,
+                    r::send_response_from_pb,
+                )?
             }
             Method::GetTask => {
                 let req = request(V, r::get_task_to_pb(model(params)?), meta)?;
-                answer(cl.get_task(req).await, c::task_from_pb)?
+                answer(
+                    self.call("/lf.a2a.v1.A2AService/GetTask", req).await,
+                    c::task_from_pb,
+                )?
             }
             Method::ListTasks => {
                 let req = request(V, r::list_tasks_to_pb(model(params)?), meta)?;
-                answer(cl.list_tasks(req).await, r::list_tasks_response_from_pb)?
+                answer(
+                    self.call("/lf.a2a.v1.A2AService/ListTasks", req).await,
+                    r::list_tasks_response_from_pb,
+                )?
             }
             Method::CancelTask => {
                 let req = request(V, r::cancel_task_to_pb(model(params)?), meta)?;
-                answer(cl.cancel_task(req).await, c::task_from_pb)?
+                answer(
+                    self.call("/lf.a2a.v1.A2AService/CancelTask", req).await,
+                    c::task_from_pb,
+                )?
             }
             Method::CreatePushConfig => {
                 let req = request(V, r::task_push_config_to_pb(model(params)?), meta)?;
                 answer(
-                    cl.create_task_push_notification_config(req).await,
+                    self.call(
+                        "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig",
+                        req,
+                    )
+                    .await,
                     r::task_push_config_from_pb,
                 )?
             }
             Method::GetPushConfig => {
                 let req = request(V, r::get_push_config_to_pb(model(params)?), meta)?;
                 answer(
-                    cl.get_task_push_notification_config(req).await,
+                    self.call("/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig", req)
+                        .await,
                     r::task_push_config_from_pb,
                 )?
             }
             Method::ListPushConfigs => {
                 let req = request(V, r::list_push_configs_to_pb(model(params)?), meta)?;
                 answer(
-                    cl.list_task_push_notification_configs(req).await,
+                    self.call("/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs", req)
+                        .await,
                     r::list_push_configs_response_from_pb,
                 )?
             }
             Method::DeletePushConfig => {
                 let req = request(V, r::delete_push_config_to_pb(model(params)?), meta)?;
-                answer(cl.delete_task_push_notification_config(req).await, |_| {
-                    Ok::<_, TranslateError>(Value::Null)
-                })?
+                answer(
+                    self.call(
+                        "/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig",
+                        req,
+                    )
+                    .await,
+                    |_: proto::pbjson_types::Empty| Ok::<_, TranslateError>(Value::Null),
+                )?
             }
             Method::GetExtendedCard => {
                 let req = request(V, r::get_extended_card_to_pb(model(params)?), meta)?;
-                answer(cl.get_extended_agent_card(req).await, c::agent_card_from_pb)?
+                answer(
+                    self.call("/lf.a2a.v1.A2AService/GetExtendedAgentCard", req)
+                        .await,
+                    c::agent_card_from_pb,
+                )?
             }
             Method::SendStreamingMessage | Method::SubscribeToTask => {
                 return Err(not_streaming(method));
