@@ -305,7 +305,8 @@ async fn main() {
         .expect("bind");
     let echo_addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
         let _ = tonic::transport::Server::builder()
             .tcp_nodelay(true)
             .add_service(EchoGrpc)

@@ -1241,16 +1241,25 @@ async fn v10_grpc_stream_with_inline_push_config_toward_v03_agent() {
         "agent was given {url}"
     );
     assert_ne!(given["token"], "client-tok");
-    // The stream's Task named the config's task: Get restores the client's values.
-    let got = client
-        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
-            task_id: "t1".into(),
-            id: "p1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    // The stream's Task named the config's task: Get restores the client's
+    // values. (Bounded retry: on this branch the push layer records the task
+    // id with a background store write; main consults writes in flight.)
+    let mut got = p10::TaskPushNotificationConfig::default();
+    for _ in 0..100 {
+        got = client
+            .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
+                task_id: "t1".into(),
+                id: "p1".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        if got.url == hook {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     assert_eq!((got.url.as_str(), got.token.as_str()), (hook, "client-tok"));
     let _ = std::fs::remove_dir_all(&dir);
 }

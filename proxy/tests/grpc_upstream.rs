@@ -195,7 +195,8 @@ impl GrpcAgent {
             script: Box::new(script),
             closed: Mutex::new(false),
         });
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
         let mut b = tonic::transport::Server::builder();
         let router = match version {
             Version::V03 => b.add_service(RawAgent::<3>(state.clone())),

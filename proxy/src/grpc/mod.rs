@@ -65,7 +65,10 @@ impl GrpcServer {
             .name(format!("a2a-grpc-{}", addr.port()))
             .spawn(move || {
                 rt.block_on(async move {
-                    let grpc = endpoint.as_ref().map(upstream::GrpcUpstream::new);
+                    let max = app.config.limits.max_body_bytes;
+                    let grpc = endpoint
+                        .as_ref()
+                        .map(|e| upstream::GrpcUpstream::new(e, max));
                     let pass = grpc.as_ref().map(|g| passthrough::Passthrough {
                         channel: g.channel.clone(),
                         app: app.clone(),
@@ -79,7 +82,11 @@ impl GrpcServer {
                         }
                     };
                     tracing::info!(%addr, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
-                    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+                    // serve_with_incoming ignores the builder's tcp_nodelay: the
+                    // incoming stream sets it (else Nagle holds the frames a
+                    // passed-through answer writes one by one).
+                    let incoming = tonic::transport::server::TcpIncoming::from(listener)
+                        .with_nodelay(Some(true));
                     let v03 = passthrough::Dispatch::new(
                         proto::v03::a2a_service_server::A2aServiceServer::new(
                             svc_v03::V03Service {

@@ -42,6 +42,8 @@ pub type Events = Pin<Box<dyn Stream<Item = Result<Vec<u8>, Failure>> + Send>>;
 #[derive(Clone)]
 pub struct GrpcUpstream {
     pub channel: Channel,
+    /// Largest answer message read (`limits.max_body_bytes`).
+    pub max_message: usize,
 }
 
 /// The endpoint for `url` (h2c only: `https` needs tonic's TLS, not built).
@@ -68,9 +70,10 @@ pub fn endpoint(url: &HttpUrl, connect_timeout: Duration) -> Result<Endpoint, St
 
 impl GrpcUpstream {
     /// Must run inside a tokio runtime (the channel's worker is spawned).
-    pub fn new(endpoint: &Endpoint) -> GrpcUpstream {
+    pub fn new(endpoint: &Endpoint, max_message: usize) -> GrpcUpstream {
         GrpcUpstream {
             channel: endpoint.connect_lazy(),
+            max_message,
         }
     }
 
@@ -183,7 +186,13 @@ impl GrpcUpstream {
                 return Err(s);
             }
         }
-        let collected = http_body_util::BodyExt::collect(resp.into_body()).await?;
+        let limited = http_body_util::Limited::new(resp.into_body(), self.max_message + 5);
+        let collected = http_body_util::BodyExt::collect(limited)
+            .await
+            .map_err(|e| match e.downcast::<Status>() {
+                Ok(s) => *s,
+                Err(e) => Status::resource_exhausted(format!("the upstream's answer: {e}")),
+            })?;
         if let Some(s) = collected.trailers().and_then(Status::from_header_map) {
             if s.code() != Code::Ok {
                 return Err(s);
