@@ -1074,6 +1074,16 @@ async fn deadline_reaches_the_grpc_agent_and_bounds_the_call() {
         other => panic!("unit {other}"),
     };
     assert!(d > Duration::ZERO && d <= Duration::from_millis(300), "{t}");
+    // The ended call does not linger upstream.
+    let mut closed = false;
+    for _ in 0..500 {
+        if agent.closed() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(closed, "the upstream call outlived the deadline");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
