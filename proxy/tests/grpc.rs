@@ -1020,3 +1020,246 @@ async fn over_the_connection_limit_is_unavailable() {
     assert_eq!(s.code(), Code::Unavailable);
     assert!(up.calls().is_empty());
 }
+
+/// A proxy with push notifications on (embedded store in a fresh temp dir,
+/// webhooks on 127.0.0.1 allowed), like tests/push.rs starts it.
+fn push_proxy(up: &FakeUpstream, version: Version, dir: &std::path::Path) -> Px {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &up.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(version);
+    config.push.enabled = true;
+    config.push.backend = proxy::config::PushBackend::Embedded(dir.to_path_buf());
+    config.push.allow_hosts = vec!["127.0.0.1".into()];
+    let grpc_addr = proxy::free_local_addr().unwrap();
+    config.grpc_listen = Some(grpc_addr);
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
+    Px { http, grpc }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_grpc_push_config_toward_v03_agent_is_intercepted_and_delivered() {
+    // The agent keeps the config it was given and answers get/list with it.
+    let seen: Arc<std::sync::Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let up = agent(Version::V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let stored = || json!({"taskId":"t1","pushNotificationConfig":s.lock().unwrap().clone()});
+        let result = match req["method"].as_str() {
+            Some("tasks/pushNotificationConfig/set") => {
+                *s.lock().unwrap() = Some(req["params"]["pushNotificationConfig"].clone());
+                stored()
+            }
+            Some("tasks/pushNotificationConfig/get") => stored(),
+            Some("tasks/pushNotificationConfig/list") => json!([stored()]),
+            Some("tasks/pushNotificationConfig/delete") => Value::Null,
+            _ => json!({}),
+        };
+        Reply::json(
+            200,
+            &json!({"jsonrpc":"2.0","id":req["id"],"result":result}).to_string(),
+        )
+    })
+    .await;
+    let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
+    let hook_url = format!("{}/hook", hook.url());
+    let dir = std::env::temp_dir().join(format!("a2a-grpc-push-{}", proxy::push::random_id()));
+    let px = push_proxy(&up, Version::V03, &dir);
+    let mut client = px.v10().await;
+    let want = p10::TaskPushNotificationConfig {
+        id: "p1".into(),
+        task_id: "t1".into(),
+        url: hook_url.clone(),
+        token: "client-tok".into(),
+        authentication: Some(p10::AuthenticationInfo {
+            scheme: "Bearer".into(),
+            credentials: "client-cred".into(),
+        }),
+        ..Default::default()
+    };
+    let got = client
+        .create_task_push_notification_config(want.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+
+    // The agent was given the proxy's callback and a secret of its own.
+    let given = seen.lock().unwrap().clone().expect("agent got a config");
+    let url = given["url"].as_str().unwrap().to_string();
+    let prefix = format!("{}/a2a-proxy/push/", px.http.url());
+    assert!(url.starts_with(&prefix), "agent was given {url}");
+    assert!(given.get("authentication").is_none(), "{given}");
+    let secret = given["token"].as_str().unwrap().to_string();
+    assert_ne!(secret, "client-tok");
+    assert!(secret.len() >= 32);
+
+    // Get / List over gRPC show the subscriber's own values.
+    let got = client
+        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
+            task_id: "t1".into(),
+            id: "p1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = client
+        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
+            task_id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.configs, vec![want]);
+
+    // The agent notifies the proxy (v0.3 Task); the webhook gets v1.0.
+    let task = json!({"kind":"task","id":"t1","contextId":"c1",
+        "status":{"state":"completed","timestamp":"2024-03-15T18:30:00Z"}});
+    let path = &url[px.http.url().len()..];
+    let r = post(
+        px.http.addr,
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("X-A2A-Notification-Token", &secret),
+        ],
+        task.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while hook.recorded().is_empty() && std::time::Instant::now() < end {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let got = hook.recorded();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].target, "/hook");
+    assert_eq!(
+        got[0].header("x-a2a-notification-token"),
+        Some("client-tok")
+    );
+    assert_eq!(got[0].header("authorization"), Some("Bearer client-cred"));
+    let body: Value = serde_json::from_slice(&got[0].body).unwrap();
+    assert_eq!(
+        body,
+        json!({"task":{"id":"t1","contextId":"c1",
+            "status":{"state":"TASK_STATE_COMPLETED","timestamp":"2024-03-15T18:30:00Z"}}})
+    );
+
+    // Delete over gRPC: afterwards the callback is unknown.
+    client
+        .delete_task_push_notification_config(p10::DeleteTaskPushNotificationConfigRequest {
+            task_id: "t1".into(),
+            id: "p1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let r = post(
+            px.http.addr,
+            path,
+            &[
+                ("Content-Type", "application/json"),
+                ("X-A2A-Notification-Token", &secret),
+            ],
+            task.to_string().as_bytes(),
+        )
+        .await;
+        if r.status == 404 || std::time::Instant::now() > end {
+            assert_eq!(r.status, 404);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_grpc_stream_with_inline_push_config_toward_v03_agent() {
+    let seen: Arc<std::sync::Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let up = agent(Version::V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        match req["method"].as_str() {
+            Some("message/stream") => {
+                let mut cfg = req["params"]["configuration"]["pushNotificationConfig"].clone();
+                cfg["id"] = json!("p1");
+                *s.lock().unwrap() = Some(cfg);
+                let task = json!({"jsonrpc":"2.0","id":req["id"],"result":{"kind":"task","id":"t1","contextId":"c1",
+                    "status":{"state":"submitted","timestamp":"2024-03-15T18:30:00Z"}}});
+                Reply::Sse {
+                    events: vec![format!("data: {task}\n\n")],
+                    gate: Arc::new(Semaphore::new(100)),
+                }
+            }
+            _ => {
+                let result = json!({"taskId":"t1","pushNotificationConfig":s.lock().unwrap().clone()});
+                Reply::json(
+                    200,
+                    &json!({"jsonrpc":"2.0","id":req["id"],"result":result}).to_string(),
+                )
+            }
+        }
+    })
+    .await;
+    let dir = std::env::temp_dir().join(format!("a2a-grpc-push-{}", proxy::push::random_id()));
+    let px = push_proxy(&up, Version::V03, &dir);
+    let mut client = px.v10().await;
+    let hook = "http://127.0.0.1:9/hook";
+    let s = client
+        .send_streaming_message(p10::SendMessageRequest {
+            message: Some(v10_msg("m1", "hi")),
+            configuration: Some(p10::SendMessageConfiguration {
+                task_push_notification_config: Some(p10::TaskPushNotificationConfig {
+                    url: hook.into(),
+                    token: "client-tok".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut s = s;
+    let mut got = Vec::new();
+    while let Some(m) = timeout(WAIT, s.message()).await.unwrap().unwrap() {
+        got.push(m);
+    }
+    assert_eq!(got.len(), 1, "{got:?}");
+    let given = seen.lock().unwrap().clone().expect("agent got a config");
+    let url = given["url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("{}/a2a-proxy/push/", px.http.url())),
+        "agent was given {url}"
+    );
+    assert_ne!(given["token"], "client-tok");
+    // The stream's Task named the config's task: Get restores the client's
+    // values. (Bounded retry: on this branch the push layer records the task
+    // id with a background store write; main consults writes in flight.)
+    let mut got = p10::TaskPushNotificationConfig::default();
+    for _ in 0..100 {
+        got = client
+            .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
+                task_id: "t1".into(),
+                id: "p1".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        if got.url == hook {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!((got.url.as_str(), got.token.as_str()), (hook, "client-tok"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

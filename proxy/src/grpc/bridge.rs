@@ -17,11 +17,13 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_stream::StreamExt;
 use tonic::metadata::MetadataMap;
 use tonic::Status;
 use translate::method::Method;
 
 use super::status::{from_failure, from_rpc_error};
+use super::upstream::{Events, GrpcUpstream};
 use crate::app::App;
 use crate::error::Failure;
 use crate::sse::SseRewriter;
@@ -119,16 +121,63 @@ pub struct Bridge {
     pub app: Arc<App>,
     http: HttpClient,
     next_id: AtomicU64,
+    /// `upstream.grpc_url`: RPCs go to the upstream's gRPC binding.
+    grpc: Option<GrpcUpstream>,
+}
+
+/// Where a streaming call's answer comes from.
+enum Source {
+    /// The upstream's JSON-RPC binding (an SSE stream, or a JSON error).
+    Http(hyper::Response<hyper::body::Incoming>),
+    /// The upstream's gRPC binding, as JSON-RPC response bodies.
+    Grpc(Events),
 }
 
 /// A prepared upstream call.
 struct Prepared {
     rpc: RpcTranslation,
     body: Vec<u8>,
+    /// What the push layer left for the answer (push-related RPCs only).
+    push: Option<PushCall>,
+}
+
+/// A push-related call the push layer intercepted: what the answer may
+/// restore, and for a delete the (task id, config id) to forget once the
+/// agent confirmed it (as the JSON-RPC path does in `server.rs`).
+struct PushCall {
+    layer: Arc<crate::push::layer::Push>,
+    pending: crate::push::layer::Pending,
+    delete: Option<(String, String)>,
+}
+
+impl PushCall {
+    /// The answer (a JSON-RPC envelope in the `client`'s version) with the
+    /// subscriber's own push values restored; forgets a confirmed delete.
+    fn finish(&self, client: Version, out: Vec<u8>) -> Vec<u8> {
+        let out = self.restore(client, out);
+        if let Some((t, c)) = &self.delete {
+            if !answer_is_error(&out) {
+                self.layer.forget(t.clone(), c.clone());
+            }
+        }
+        out
+    }
+
+    fn restore(&self, client: Version, out: Vec<u8>) -> Vec<u8> {
+        self.layer
+            .restore(client, &out, &self.pending)
+            .unwrap_or(out)
+    }
+}
+
+/// Whether a JSON-RPC envelope carries an `error`.
+fn answer_is_error(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body).map_or(true, |v| v.get("error").is_some())
 }
 
 impl Bridge {
-    pub fn new(app: Arc<App>) -> Bridge {
+    /// `grpc`: the upstream's gRPC endpoint when `upstream.grpc_url` is set.
+    pub fn new(app: Arc<App>, grpc: Option<GrpcUpstream>) -> Bridge {
         let mut conn = HttpConnector::new();
         conn.set_connect_timeout(Some(app.config.limits.connect_timeout));
         conn.set_nodelay(true);
@@ -139,6 +188,7 @@ impl Bridge {
             app,
             http,
             next_id: AtomicU64::new(1),
+            grpc,
         }
     }
 
@@ -160,8 +210,10 @@ impl Bridge {
             .map_err(|f| from_failure(client, &f))
     }
 
-    /// The JSON-RPC request for the upstream.
-    fn prepare(
+    /// The JSON-RPC request for the upstream; push configs in it are
+    /// registered with the push layer (and pointed at the proxy) when the
+    /// layer intercepts this pair of versions.
+    async fn prepare(
         &self,
         client: Version,
         upstream: Version,
@@ -189,12 +241,39 @@ impl Bridge {
             id: Some(Value::from(id)),
             drop_history: false,
         };
-        let body = if client == upstream {
-            body
+        let mut out = if client == upstream {
+            body.clone()
         } else {
             rpc.request(&body).map_err(|f| from_failure(client, &f))?
         };
-        Ok(Prepared { rpc, body })
+        let mut push = None;
+        let op = crate::route::jsonrpc_method(name).map(|(_, op)| op);
+        if let (Some(layer), Some(op)) = (&self.app.push, op) {
+            if layer.intercepts(client, upstream) && crate::push::rewrite::concerns(op) {
+                let delete = if op == crate::route::Operation::DeleteTaskPushNotificationConfig {
+                    crate::push::layer::delete_target(client, &body)
+                } else {
+                    None
+                };
+                let (changed, pending) = layer
+                    .register(op, client, upstream, &out)
+                    .await
+                    .map_err(|f| from_failure(client, &f))?;
+                if let Some(b) = changed {
+                    out = b;
+                }
+                push = Some(PushCall {
+                    layer: layer.clone(),
+                    pending,
+                    delete,
+                });
+            }
+        }
+        Ok(Prepared {
+            rpc,
+            body: out,
+            push,
+        })
     }
 
     /// The path of the upstream's JSON-RPC interface: from its card when it
@@ -297,32 +376,19 @@ impl Bridge {
         let _slot = self.enter(client)?;
         let work = async {
             let upstream = self.upstream_version(client).await?;
-            let p = self.prepare(client, upstream, method, params)?;
-            let resp = self
-                .send(upstream, p.body, meta, false)
+            let p = self.prepare(client, upstream, method, params).await?;
+            let body = self
+                .unary_answer(upstream, p.body, meta)
                 .await
                 .map_err(|f| from_failure(client, &f))?;
-            let read = tokio::time::timeout(
-                self.app.config.limits.read_timeout,
-                resp.into_body().collect(),
-            );
-            let body = match read.await {
-                Err(_) => return Err(from_failure(client, &Failure::UpstreamTimeout)),
-                Ok(Err(e)) => {
-                    return Err(from_failure(
-                        client,
-                        &Failure::UpstreamUnavailable {
-                            detail: e.to_string(),
-                        },
-                    ))
-                }
-                Ok(Ok(c)) => c.to_bytes(),
-            };
-            let out = if client == upstream {
+            let mut out = if client == upstream {
                 body.to_vec()
             } else {
                 p.rpc.response(&body)
             };
+            if let Some(push) = &p.push {
+                out = push.finish(client, out);
+            }
             if client == Version::V10 && upstream == Version::V03 {
                 // Tasks seen here are what ListTasks lists (crate::tasks).
                 self.app.tasks.record(&p.rpc.method, &out);
@@ -334,6 +400,31 @@ impl Bridge {
         self.count(client, method, r.as_ref().err(), started.elapsed())
             .await;
         r
+    }
+
+    /// The upstream's JSON-RPC answer body (in its version) to `body`, over
+    /// its gRPC binding when configured, else its JSON-RPC binding.
+    async fn unary_answer(
+        &self,
+        upstream: Version,
+        body: Vec<u8>,
+        meta: &CallMeta,
+    ) -> Result<Vec<u8>, Failure> {
+        if let Some(g) = &self.grpc {
+            return g.unary(upstream, &body, meta).await;
+        }
+        let resp = self.send(upstream, body, meta, false).await?;
+        let read = tokio::time::timeout(
+            self.app.config.limits.read_timeout,
+            resp.into_body().collect(),
+        );
+        match read.await {
+            Err(_) => Err(Failure::UpstreamTimeout),
+            Ok(Err(e)) => Err(Failure::UpstreamUnavailable {
+                detail: e.to_string(),
+            }),
+            Ok(Ok(c)) => Ok(c.to_bytes().to_vec()),
+        }
     }
 
     /// Counts a finished call in the Prometheus metrics (binding `grpc`).
@@ -378,7 +469,7 @@ impl Bridge {
     ) -> Result<mpsc::Receiver<Result<T, Status>>, Status> {
         let started = std::time::Instant::now();
         let opened = self.open_stream(client, method, params, &meta).await;
-        let (slot, upstream, rpc, resp) = match opened {
+        let (slot, upstream, rpc, push, resp) = match opened {
             Ok(o) => o,
             Err(s) => {
                 self.count(client, method, Some(&s), started.elapsed())
@@ -394,7 +485,7 @@ impl Bridge {
         this.app.metrics.stream_opened();
         tokio::spawn(async move {
             let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
-            let (code, last) = pump(client, upstream, rpc, resp, &tx, conv, end, gap).await;
+            let (code, last) = pump(client, upstream, rpc, push, resp, &tx, conv, end, gap).await;
             // Counted before the last item goes out and the channel closes,
             // so a caller that saw the stream end also sees it counted.
             this.count_outcome(client, method, code, started.elapsed())
@@ -417,30 +508,78 @@ impl Bridge {
         method: Method,
         params: Option<Value>,
         meta: &CallMeta,
-    ) -> Result<
-        (
-            InFlight,
-            Version,
-            RpcTranslation,
-            hyper::Response<hyper::body::Incoming>,
-        ),
-        Status,
-    > {
+    ) -> Result<(InFlight, Version, RpcTranslation, Option<PushCall>, Source), Status> {
         let slot = self.enter(client)?;
         let upstream = self.upstream_version(client).await?;
-        let p = self.prepare(client, upstream, method, params)?;
+        let p = self.prepare(client, upstream, method, params).await?;
         let resp = with_deadline(client, meta.timeout, async {
-            self.send(upstream, p.body, meta, true)
-                .await
-                .map_err(|f| from_failure(client, &f))
+            match &self.grpc {
+                Some(g) => g.stream(upstream, &p.body, meta).await.map(Source::Grpc),
+                None => self
+                    .send(upstream, p.body, meta, true)
+                    .await
+                    .map(Source::Http),
+            }
+            .map_err(|f| from_failure(client, &f))
         })
         .await?;
-        Ok((slot, upstream, p.rpc, resp))
+        Ok((slot, upstream, p.rpc, p.push, resp))
+    }
+}
+
+/// The upstream's stream events as JSON-RPC response bodies: SSE `data`
+/// of the JSON-RPC binding, or the gRPC binding's messages.
+enum UpstreamEvents {
+    Sse {
+        body: hyper::body::Incoming,
+        framer: SseRewriter,
+    },
+    Grpc(Events),
+    Ended,
+}
+
+impl UpstreamEvents {
+    /// The next batch of bodies (maybe empty); `None` when the stream ended.
+    async fn next(&mut self) -> Option<Result<Vec<Vec<u8>>, Failure>> {
+        match self {
+            UpstreamEvents::Ended => None,
+            UpstreamEvents::Grpc(s) => match s.next().await {
+                None => None,
+                Some(Ok(b)) => Some(Ok(vec![b])),
+                Some(Err(f)) => Some(Err(f)),
+            },
+            UpstreamEvents::Sse { body, framer } => {
+                let mut datas: Vec<Vec<u8>> = Vec::new();
+                let mut grab = |d: &str| {
+                    if !d.trim().is_empty() {
+                        datas.push(d.as_bytes().to_vec());
+                    }
+                    d.to_string()
+                };
+                match body.frame().await {
+                    None => {
+                        framer.finish(&mut grab);
+                        *self = UpstreamEvents::Ended;
+                    }
+                    Some(Err(e)) => {
+                        return Some(Err(Failure::UpstreamUnavailable {
+                            detail: e.to_string(),
+                        }))
+                    }
+                    Some(Ok(frame)) => {
+                        if let Ok(d) = frame.into_data() {
+                            framer.push(&d, &mut grab);
+                        }
+                    }
+                }
+                Some(Ok(datas))
+            }
+        }
     }
 }
 
 /// Forwards the upstream's events until it ends, the caller goes away
-/// (send fails: the upstream body is dropped with this task), the deadline
+/// (send fails: the upstream call is dropped with this task), the deadline
 /// passes, or a v0.3 upstream sends its `final: true` status update.
 /// Returns the status code the call ended with (`None`: ok) and the last
 /// item, not yet sent.
@@ -449,52 +588,80 @@ async fn pump<T>(
     client: Version,
     upstream: Version,
     rpc: RpcTranslation,
-    resp: hyper::Response<hyper::body::Incoming>,
+    mut push: Option<PushCall>,
+    source: Source,
     tx: &mpsc::Sender<Result<T, Status>>,
     conv: fn(Value) -> Result<T, String>,
     end: Instant,
     gap: Duration,
 ) -> (Option<tonic::Code>, Option<Result<T, Status>>) {
-    let sse = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    let mut body = resp.into_body();
-    if !sse {
-        // A plain JSON answer to a streaming call: typically an error.
-        let collected = tokio::time::timeout_at(end, body.collect()).await;
-        let item = match collected {
-            Err(_) => Err(from_failure(client, &Failure::UpstreamTimeout)),
-            Ok(Err(e)) => Err(from_failure(
-                client,
-                &Failure::UpstreamUnavailable {
-                    detail: e.to_string(),
-                },
-            )),
-            Ok(Ok(c)) => {
-                let b = c.to_bytes();
-                let out = if client == upstream {
-                    b.to_vec()
-                } else {
-                    rpc.response(&b)
-                };
-                envelope_result(client, &out).and_then(|v| convert(client, conv, v))
+    let mut translate = |data: &[u8]| -> Vec<u8> {
+        let out = if client == upstream {
+            data.to_vec()
+        } else {
+            match std::str::from_utf8(data) {
+                Ok(d) => rpc.event(d).into_bytes(),
+                Err(_) => rpc.response(data),
             }
         };
-        return (item.as_ref().err().map(Status::code), Some(item));
-    }
-    let mut framer = SseRewriter::new(SSE_EVENT_LIMIT);
+        // The first event (the Task, or the Message) records the task an
+        // inline config was created for; later ones carry no configs.
+        match push.take() {
+            Some(p) => p.restore(client, out),
+            None => out,
+        }
+    };
+    let mut events = match source {
+        Source::Grpc(s) => UpstreamEvents::Grpc(s),
+        Source::Http(resp) => {
+            let sse = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("text/event-stream"));
+            let body = resp.into_body();
+            if !sse {
+                // A plain JSON answer to a streaming call: typically an error.
+                let collected = tokio::time::timeout_at(end, body.collect()).await;
+                let item = match collected {
+                    Err(_) => Err(from_failure(client, &Failure::UpstreamTimeout)),
+                    Ok(Err(e)) => Err(from_failure(
+                        client,
+                        &Failure::UpstreamUnavailable {
+                            detail: e.to_string(),
+                        },
+                    )),
+                    Ok(Ok(c)) => {
+                        let b = c.to_bytes();
+                        let mut out = if client == upstream {
+                            b.to_vec()
+                        } else {
+                            rpc.response(&b)
+                        };
+                        if let Some(push) = &push {
+                            out = push.restore(client, out);
+                        }
+                        envelope_result(client, &out).and_then(|v| convert(client, conv, v))
+                    }
+                };
+                return (item.as_ref().err().map(Status::code), Some(item));
+            }
+            UpstreamEvents::Sse {
+                body,
+                framer: SseRewriter::new(SSE_EVENT_LIMIT),
+            }
+        }
+    };
     loop {
         let next = tokio::select! {
-            // The caller went away: dropping the body closes the upstream call.
+            // The caller went away: dropping the upstream call closes it.
             _ = tx.closed() => {
                 tracing::debug!("gRPC stream caller went away; upstream stream dropped");
                 return (Some(tonic::Code::Cancelled), None);
             }
-            n = tokio::time::timeout_at(end.min(Instant::now() + gap), body.frame()) => n,
+            n = tokio::time::timeout_at(end.min(Instant::now() + gap), events.next()) => n,
         };
-        let chunk = match next {
+        let datas = match next {
             Err(_) => {
                 let f = if Instant::now() >= end {
                     Failure::StreamExpired { limit_secs: 0 }
@@ -504,45 +671,17 @@ async fn pump<T>(
                 let s = from_failure(client, &f);
                 return (Some(s.code()), Some(Err(s)));
             }
-            Ok(None) => None,
-            Ok(Some(Err(e))) => {
-                let f = Failure::UpstreamUnavailable {
-                    detail: e.to_string(),
-                };
+            Ok(None) => return (None, None),
+            Ok(Some(Err(f))) => {
                 let s = from_failure(client, &f);
                 return (Some(s.code()), Some(Err(s)));
             }
-            Ok(Some(Ok(frame))) => match frame.into_data() {
-                Ok(d) => Some(d),
-                Err(_) => continue,
-            },
+            Ok(Some(Ok(d))) => d,
         };
-        let mut datas: Vec<String> = Vec::new();
-        let mut grab = |d: &str| {
-            datas.push(d.to_string());
-            d.to_string()
-        };
-        let done = chunk.is_none();
-        match &chunk {
-            Some(d) => {
-                framer.push(d, &mut grab);
-            }
-            None => {
-                framer.finish(&mut grab);
-            }
-        }
         for data in datas {
-            if data.trim().is_empty() {
-                continue;
-            }
             let last = upstream == Version::V03 && is_final_v03(&data);
-            let out = if client == upstream {
-                data
-            } else {
-                rpc.event(&data)
-            };
-            let item =
-                envelope_result(client, out.as_bytes()).and_then(|v| convert(client, conv, v));
+            let out = translate(&data);
+            let item = envelope_result(client, &out).and_then(|v| convert(client, conv, v));
             let failed = item.as_ref().err().map(Status::code);
             if failed.is_some() || last {
                 return (failed, Some(item));
@@ -551,9 +690,6 @@ async fn pump<T>(
                 tracing::debug!("gRPC stream caller went away; upstream stream dropped");
                 return (Some(tonic::Code::Cancelled), None);
             }
-        }
-        if done {
-            return (None, None);
         }
     }
 }
@@ -567,8 +703,8 @@ fn convert<T>(
 }
 
 /// A v0.3 stream event with `final: true` (the stream ends after it).
-fn is_final_v03(data: &str) -> bool {
-    serde_json::from_str::<Value>(data)
+fn is_final_v03(data: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(data)
         .ok()
         .is_some_and(|v| v["result"]["final"] == Value::Bool(true))
 }

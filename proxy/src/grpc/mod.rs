@@ -3,15 +3,19 @@
 //! `a2a.v1.A2AService` (v0.3, [`svc_v03`]) and `lf.a2a.v1.A2AService` (v1.0,
 //! [`svc_v10`]), on its own thread and tokio runtime next to Pingora.
 //!
-//! Every RPC is bridged to the upstream's JSON-RPC binding in the upstream's
-//! version ([`bridge`]); errors become statuses in the caller's dialect
-//! ([`status`]). Unknown RPCs get UNIMPLEMENTED and undecodable messages
+//! Every RPC goes to the upstream in the upstream's version ([`bridge`]):
+//! over its gRPC binding when `upstream.grpc_url` is set ([`upstream`]),
+//! else bridged to its JSON-RPC binding; errors become statuses in the
+//! caller's dialect ([`status`]). Unknown RPCs get UNIMPLEMENTED and undecodable messages
 //! INTERNAL from tonic itself.
 
 pub mod bridge;
+pub mod passthrough;
+mod rpc;
 pub mod status;
 pub mod svc_v03;
 pub mod svc_v10;
+pub mod upstream;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -50,11 +54,26 @@ impl GrpcServer {
             .enable_all()
             .build()?;
         let (tx, rx) = oneshot::channel::<()>();
-        let bridge = Arc::new(bridge::Bridge::new(app));
+        let endpoint = match &app.config.upstream_grpc {
+            None => None,
+            Some(u) => Some(
+                upstream::endpoint(u, app.config.limits.connect_timeout)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+            ),
+        };
         let thread = std::thread::Builder::new()
             .name(format!("a2a-grpc-{}", addr.port()))
             .spawn(move || {
                 rt.block_on(async move {
+                    let max = app.config.limits.max_body_bytes;
+                    let grpc = endpoint
+                        .as_ref()
+                        .map(|e| upstream::GrpcUpstream::new(e, max));
+                    let pass = grpc.as_ref().map(|g| passthrough::Passthrough {
+                        channel: g.channel.clone(),
+                        app: app.clone(),
+                    });
+                    let bridge = Arc::new(bridge::Bridge::new(app, grpc));
                     let listener = match tokio::net::TcpListener::from_std(std_listener) {
                         Ok(l) => l,
                         Err(e) => {
@@ -63,14 +82,26 @@ impl GrpcServer {
                         }
                     };
                     tracing::info!(%addr, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
-                    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-                    let v03 = proto::v03::a2a_service_server::A2aServiceServer::new(
-                        svc_v03::V03Service {
-                            bridge: bridge.clone(),
-                        },
+                    // serve_with_incoming ignores the builder's tcp_nodelay: the
+                    // incoming stream sets it (else Nagle holds the frames a
+                    // passed-through answer writes one by one).
+                    let incoming = tonic::transport::server::TcpIncoming::from(listener)
+                        .with_nodelay(Some(true));
+                    let v03 = passthrough::Dispatch::new(
+                        proto::v03::a2a_service_server::A2aServiceServer::new(
+                            svc_v03::V03Service {
+                                bridge: bridge.clone(),
+                            },
+                        ),
+                        Version::V03,
+                        pass.clone(),
                     );
-                    let v10 = proto::v10::a2a_service_server::A2aServiceServer::new(
-                        svc_v10::V10Service { bridge },
+                    let v10 = passthrough::Dispatch::new(
+                        proto::v10::a2a_service_server::A2aServiceServer::new(
+                            svc_v10::V10Service { bridge },
+                        ),
+                        Version::V10,
+                        pass,
                     );
                     let served = tonic::transport::Server::builder()
                         .tcp_nodelay(true)

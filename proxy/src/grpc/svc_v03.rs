@@ -1,6 +1,6 @@
 //! `a2a.v1.A2AService` (A2A v0.3): each RPC's prost request becomes the
 //! v0.3 JSON-RPC params (`proto::convert_v03_rpc`), goes through the
-//! [`Bridge`], and the v0.3 result becomes the prost reply.
+//! [`Bridge`] ([`super::rpc`]), and the v0.3 result becomes the prost reply.
 
 use std::sync::Arc;
 
@@ -8,57 +8,21 @@ use proto::convert_v03 as c;
 use proto::convert_v03_rpc as r;
 use proto::v03 as pb;
 use proto::v03::a2a_service_server::A2aService;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::Value;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use translate::method::Method;
 use translate::v03 as m;
-use translate::TranslateError;
 
 use super::bridge::{call_meta, Bridge};
+use super::rpc::{self, bad, empty, model};
 use super::status::from_failure;
-use crate::error::Failure;
 use crate::version::Version;
 
 const V: Version = Version::V03;
 
 pub struct V03Service {
     pub bridge: Arc<Bridge>,
-}
-
-/// Request conversion failures are the caller's fault: their JSON-RPC code
-/// (mostly InvalidParams) as a status.
-pub(super) fn params<P: Serialize>(
-    client: Version,
-    p: Result<P, TranslateError>,
-) -> Result<Value, Status> {
-    let p = p.map_err(|e| {
-        from_failure(
-            client,
-            &Failure::Translate {
-                code: i64::from(e.jsonrpc_code()),
-                message: e.to_string(),
-            },
-        )
-    })?;
-    serde_json::to_value(p).map_err(|e| {
-        from_failure(
-            client,
-            &Failure::Internal {
-                detail: e.to_string(),
-            },
-        )
-    })
-}
-
-pub(super) fn model<M: DeserializeOwned>(v: Value) -> Result<M, String> {
-    serde_json::from_value(v).map_err(|e| e.to_string())
-}
-
-fn bad(client: Version, detail: String) -> Status {
-    from_failure(client, &Failure::BadUpstreamResponse { detail })
 }
 
 fn stream_item(v: Value) -> Result<pb::StreamResponse, String> {
@@ -73,16 +37,16 @@ impl A2aService for V03Service {
         &self,
         req: Request<pb::SendMessageRequest>,
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
-        let meta = call_meta(V, req.metadata())?;
-        let p = params(V, r::send_params_from_pb(req.into_inner()))?;
-        let v = self
-            .bridge
-            .unary(V, Method::SendMessage, Some(p), &meta)
-            .await?;
-        let out = model::<m::event::StreamEvent>(v)
-            .and_then(|e| r::send_response_to_pb(e).map_err(|e| e.to_string()))
-            .map_err(|d| bad(V, d))?;
-        Ok(Response::new(out))
+        let b = &self.bridge;
+        rpc::unary(
+            b,
+            V,
+            Method::SendMessage,
+            req,
+            r::send_params_from_pb,
+            r::send_response_to_pb,
+        )
+        .await
     }
 
     type SendStreamingMessageStream = Stream;
@@ -91,45 +55,39 @@ impl A2aService for V03Service {
         &self,
         req: Request<pb::SendMessageRequest>,
     ) -> Result<Response<Self::SendStreamingMessageStream>, Status> {
-        let meta = call_meta(V, req.metadata())?;
-        let p = params(V, r::send_params_from_pb(req.into_inner()))?;
-        let rx = self
-            .bridge
-            .stream(V, Method::SendStreamingMessage, Some(p), meta, stream_item)
-            .await?;
-        Ok(Response::new(ReceiverStream::new(rx)))
+        let m = Method::SendStreamingMessage;
+        rpc::stream(&self.bridge, V, m, req, r::send_params_from_pb, stream_item).await
     }
 
     async fn get_task(
         &self,
         req: Request<pb::GetTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        let meta = call_meta(V, req.metadata())?;
-        let p = params(V, r::get_task_from_pb(req.into_inner()))?;
-        let v = self
-            .bridge
-            .unary(V, Method::GetTask, Some(p), &meta)
-            .await?;
-        let out = model::<m::task::Task>(v)
-            .and_then(|t| c::task_to_pb(t).map_err(|e| e.to_string()))
-            .map_err(|d| bad(V, d))?;
-        Ok(Response::new(out))
+        rpc::unary(
+            &self.bridge,
+            V,
+            Method::GetTask,
+            req,
+            r::get_task_from_pb,
+            c::task_to_pb,
+        )
+        .await
     }
 
     async fn cancel_task(
         &self,
         req: Request<pb::CancelTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        let meta = call_meta(V, req.metadata())?;
-        let p = params(V, r::cancel_task_from_pb(req.into_inner()))?;
-        let v = self
-            .bridge
-            .unary(V, Method::CancelTask, Some(p), &meta)
-            .await?;
-        let out = model::<m::task::Task>(v)
-            .and_then(|t| c::task_to_pb(t).map_err(|e| e.to_string()))
-            .map_err(|d| bad(V, d))?;
-        Ok(Response::new(out))
+        let b = &self.bridge;
+        rpc::unary(
+            b,
+            V,
+            Method::CancelTask,
+            req,
+            r::cancel_task_from_pb,
+            c::task_to_pb,
+        )
+        .await
     }
 
     type TaskSubscriptionStream = Stream;
@@ -138,61 +96,57 @@ impl A2aService for V03Service {
         &self,
         req: Request<pb::TaskSubscriptionRequest>,
     ) -> Result<Response<Self::TaskSubscriptionStream>, Status> {
-        let meta = call_meta(V, req.metadata())?;
-        let p = params(V, r::task_subscription_from_pb(req.into_inner()))?;
-        let rx = self
-            .bridge
-            .stream(V, Method::SubscribeToTask, Some(p), meta, stream_item)
-            .await?;
-        Ok(Response::new(ReceiverStream::new(rx)))
+        let m = Method::SubscribeToTask;
+        rpc::stream(
+            &self.bridge,
+            V,
+            m,
+            req,
+            r::task_subscription_from_pb,
+            stream_item,
+        )
+        .await
     }
 
     async fn create_task_push_notification_config(
         &self,
         req: Request<pb::CreateTaskPushNotificationConfigRequest>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        let meta = call_meta(V, req.metadata())?;
-        let p = params(V, r::create_push_config_from_pb(req.into_inner()))?;
-        let v = self
-            .bridge
-            .unary(V, Method::CreatePushConfig, Some(p), &meta)
-            .await?;
-        let out = model(v)
-            .and_then(|t| r::task_push_config_to_pb(t).map_err(|e| e.to_string()))
-            .map_err(|d| bad(V, d))?;
-        Ok(Response::new(out))
+        let (b, m) = (&self.bridge, Method::CreatePushConfig);
+        rpc::unary(
+            b,
+            V,
+            m,
+            req,
+            r::create_push_config_from_pb,
+            r::task_push_config_to_pb,
+        )
+        .await
     }
 
     async fn get_task_push_notification_config(
         &self,
         req: Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        let meta = call_meta(V, req.metadata())?;
-        let p = params(V, r::get_push_config_from_pb(req.into_inner()))?;
-        let v = self
-            .bridge
-            .unary(V, Method::GetPushConfig, Some(p), &meta)
-            .await?;
-        let out = model(v)
-            .and_then(|t| r::task_push_config_to_pb(t).map_err(|e| e.to_string()))
-            .map_err(|d| bad(V, d))?;
-        Ok(Response::new(out))
+        let (b, m) = (&self.bridge, Method::GetPushConfig);
+        rpc::unary(
+            b,
+            V,
+            m,
+            req,
+            r::get_push_config_from_pb,
+            r::task_push_config_to_pb,
+        )
+        .await
     }
 
     async fn list_task_push_notification_config(
         &self,
         req: Request<pb::ListTaskPushNotificationConfigRequest>,
     ) -> Result<Response<pb::ListTaskPushNotificationConfigResponse>, Status> {
-        let meta = call_meta(V, req.metadata())?;
-        let p = params(V, r::list_push_configs_from_pb(req.into_inner()))?;
-        let v = self
-            .bridge
-            .unary(V, Method::ListPushConfigs, Some(p), &meta)
-            .await?;
-        let out = model(v)
-            .and_then(|t| r::list_push_configs_response_to_pb(t).map_err(|e| e.to_string()))
-            .map_err(|d| bad(V, d))?;
-        Ok(Response::new(out))
+        let (b, m) = (&self.bridge, Method::ListPushConfigs);
+        let to_pb = r::list_push_configs_response_to_pb;
+        rpc::unary(b, V, m, req, r::list_push_configs_from_pb, to_pb).await
     }
 
     /// v0.3 `GetAgentCard` is the public card (a2a-python 0.3 serves it so):
@@ -218,11 +172,7 @@ impl A2aService for V03Service {
         &self,
         req: Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<Response<proto::pbjson_types::Empty>, Status> {
-        let meta = call_meta(V, req.metadata())?;
-        let p = params(V, r::delete_push_config_from_pb(req.into_inner()))?;
-        self.bridge
-            .unary(V, Method::DeletePushConfig, Some(p), &meta)
-            .await?;
-        Ok(Response::new(proto::pbjson_types::Empty {}))
+        let (b, m) = (&self.bridge, Method::DeletePushConfig);
+        rpc::unary(b, V, m, req, r::delete_push_config_from_pb, empty).await
     }
 }

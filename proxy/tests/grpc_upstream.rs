@@ -1,0 +1,1432 @@
+//! gRPC upstreams (`upstream.grpc_url`) end to end on 127.0.0.1: tonic
+//! clients of both versions -> the proxy's gRPC listener -> fake gRPC agents
+//! of both versions. The fake agents are raw HTTP/2 gRPC servers (a tower
+//! service under tonic's server) recording every request's path, headers and
+//! exact body bytes, and answering with scripted encoded messages, so the
+//! tests assert the exact protobuf the agent received and the exact reply
+//! or status the client got.
+
+mod support;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http_body_util::BodyExt;
+use prost::Message;
+use proto::v03 as p03;
+use proto::v10 as p10;
+use proxy::config::{Config, HttpUrl, UpstreamVersion};
+use proxy::grpc::GrpcServer;
+use proxy::version::Version;
+use proxy::RunningProxy;
+use support::{FakeUpstream, Reply};
+use tonic::codegen::{BoxFuture, Service};
+use tonic::server::NamedService;
+use tonic::{Code, Status};
+
+// ---------------------------------------------------------------- fake agent
+
+/// What the fake agent answers to one call.
+enum Answer {
+    /// One encoded message, status OK.
+    Msg(Vec<u8>),
+    /// Encoded messages, then the final status.
+    Stream(Vec<Vec<u8>>, Status),
+    /// A status without messages.
+    Fail(Status),
+    /// Headers, then nothing until the caller goes away (sets `closed`).
+    Hang,
+}
+
+/// One request the fake agent received.
+#[derive(Clone, Debug)]
+struct Call {
+    path: String,
+    headers: http::HeaderMap,
+    /// The whole request body (gRPC length-prefixed frames).
+    body: Vec<u8>,
+}
+
+impl Call {
+    /// The single uncompressed message of the body.
+    fn message(&self) -> &[u8] {
+        assert!(self.body.len() >= 5, "{self:?}");
+        assert_eq!(self.body[0], 0, "compressed frame");
+        let len = u32::from_be_bytes([self.body[1], self.body[2], self.body[3], self.body[4]]);
+        assert_eq!(self.body.len(), 5 + len as usize, "one message");
+        &self.body[5..]
+    }
+    fn decode<M: Message + Default>(&self) -> M {
+        M::decode(self.message()).unwrap()
+    }
+    fn header(&self, k: &str) -> Option<&str> {
+        self.headers.get(k).and_then(|v| v.to_str().ok())
+    }
+}
+
+type Script = dyn Fn(&str, &[u8]) -> Answer + Send + Sync;
+
+struct AgentState {
+    calls: Mutex<Vec<Call>>,
+    script: Box<Script>,
+    /// Set when a hanging answer's body was dropped (the caller went away).
+    closed: Mutex<bool>,
+}
+
+/// A raw gRPC service named after one A2A version's service (`V`: 3 or 10).
+#[derive(Clone)]
+struct RawAgent<const V: u8>(Arc<AgentState>);
+
+impl NamedService for RawAgent<3> {
+    const NAME: &'static str = "a2a.v1.A2AService";
+}
+impl NamedService for RawAgent<10> {
+    const NAME: &'static str = "lf.a2a.v1.A2AService";
+}
+
+fn frame(m: &[u8]) -> Bytes {
+    let mut b = BytesMut::with_capacity(5 + m.len());
+    b.put_u8(0);
+    b.put_u32(m.len() as u32);
+    b.put_slice(m);
+    b.freeze()
+}
+
+struct SetOnDrop(Arc<AgentState>);
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        *self.0.closed.lock().unwrap() = true;
+    }
+}
+
+impl<const V: u8> Service<http::Request<tonic::body::Body>> for RawAgent<V> {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
+        let st = self.0.clone();
+        Box::pin(async move {
+            let (parts, body) = req.into_parts();
+            let body = body
+                .collect()
+                .await
+                .map(|c| c.to_bytes())
+                .unwrap_or_default();
+            let call = Call {
+                path: parts.uri.path().to_string(),
+                headers: parts.headers,
+                body: body.to_vec(),
+            };
+            let msg = if body.len() >= 5 { &body[5..] } else { &[][..] };
+            let answer = (st.script)(&call.path, msg);
+            st.calls.lock().unwrap().push(call);
+            let ok = || {
+                let mut t = http::HeaderMap::new();
+                t.insert("grpc-status", http::HeaderValue::from_static("0"));
+                t
+            };
+            type Frames = Vec<Result<hyper::body::Frame<Bytes>, Infallible>>;
+            let frames: Frames = match answer {
+                Answer::Fail(s) => return Ok(s.into_http()),
+                Answer::Msg(m) => vec![
+                    Ok(hyper::body::Frame::data(frame(&m))),
+                    Ok(hyper::body::Frame::trailers(ok())),
+                ],
+                Answer::Stream(ms, s) => {
+                    let mut f: Frames = ms
+                        .iter()
+                        .map(|m| Ok(hyper::body::Frame::data(frame(m))))
+                        .collect();
+                    let mut t = http::HeaderMap::new();
+                    s.add_header(&mut t).unwrap();
+                    f.push(Ok(hyper::body::Frame::trailers(t)));
+                    f
+                }
+                Answer::Hang => {
+                    let guard = SetOnDrop(st.clone());
+                    let s =
+                        tokio_stream::StreamExt::map(tokio_stream::pending::<()>(), move |_| {
+                            let _ = &guard;
+                            Ok::<_, Infallible>(hyper::body::Frame::data(Bytes::new()))
+                        });
+                    let body = http_body_util::StreamBody::new(s);
+                    return Ok(grpc_response(tonic::body::Body::new(body)));
+                }
+            };
+            let body = http_body_util::StreamBody::new(tokio_stream::iter(frames));
+            Ok(grpc_response(tonic::body::Body::new(body)))
+        })
+    }
+}
+
+fn grpc_response(body: tonic::body::Body) -> http::Response<tonic::body::Body> {
+    http::Response::builder()
+        .status(200)
+        .header("content-type", "application/grpc")
+        .body(body)
+        .unwrap()
+}
+
+/// A fake gRPC agent of `version` on 127.0.0.1:0.
+struct GrpcAgent {
+    addr: std::net::SocketAddr,
+    state: Arc<AgentState>,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+impl GrpcAgent {
+    async fn start(
+        version: Version,
+        script: impl Fn(&str, &[u8]) -> Answer + Send + Sync + 'static,
+    ) -> GrpcAgent {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(AgentState {
+            calls: Mutex::default(),
+            script: Box::new(script),
+            closed: Mutex::new(false),
+        });
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let mut b = tonic::transport::Server::builder();
+        let router = match version {
+            Version::V03 => b.add_service(RawAgent::<3>(state.clone())),
+            Version::V10 => b.add_service(RawAgent::<10>(state.clone())),
+        };
+        let task = tokio::spawn(async move {
+            let _ = router.serve_with_incoming(incoming).await;
+        });
+        GrpcAgent {
+            addr,
+            state,
+            _task: task,
+        }
+    }
+    fn calls(&self) -> Vec<Call> {
+        self.state.calls.lock().unwrap().clone()
+    }
+    fn one_call(&self) -> Call {
+        let c = self.calls();
+        assert_eq!(c.len(), 1, "{c:?}");
+        c[0].clone()
+    }
+    fn closed(&self) -> bool {
+        *self.state.closed.lock().unwrap()
+    }
+}
+
+// ---------------------------------------------------------------- proxy
+
+struct Px {
+    http: RunningProxy,
+    grpc: GrpcServer,
+    _card: FakeUpstream,
+}
+
+impl Px {
+    fn url(&self) -> String {
+        format!("http://{}", self.grpc.addr)
+    }
+    async fn v10(&self) -> p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
+        p10::a2a_service_client::A2aServiceClient::connect(self.url())
+            .await
+            .unwrap()
+    }
+    async fn v03(&self) -> p03::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
+        p03::a2a_service_client::A2aServiceClient::connect(self.url())
+            .await
+            .unwrap()
+    }
+}
+
+/// A proxy whose upstream is `grpc_url` (of `version`); its HTTP upstream
+/// serves only the agent card.
+async fn proxy_to(grpc_url: &str, version: Version) -> Px {
+    proxy_tuned(grpc_url, version, |_| {}).await
+}
+
+async fn proxy_tuned(grpc_url: &str, version: Version, tune: impl FnOnce(&mut Config)) -> Px {
+    let card = match version {
+        Version::V03 => {
+            r#"{"name":"fake","description":"d","version":"1","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://127.0.0.1:9/rpc","preferredTransport":"JSONRPC","capabilities":{"streaming":true},"skills":[]}"#
+        }
+        Version::V10 => {
+            r#"{"name":"fake","description":"d","version":"1","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"supportedInterfaces":[{"url":"http://127.0.0.1:9/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"skills":[]}"#
+        }
+    };
+    let card_up = FakeUpstream::start(move |_| Reply::json(200, card)).await;
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &card_up.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(version);
+    config.upstream_grpc = Some(HttpUrl::parse("upstream.grpc_url", grpc_url).unwrap());
+    let grpc_addr = proxy::free_local_addr().unwrap();
+    config.grpc_listen = Some(grpc_addr);
+    tune(&mut config);
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
+    Px {
+        http,
+        grpc,
+        _card: card_up,
+    }
+}
+
+async fn proxy(agent: &GrpcAgent, version: Version) -> Px {
+    proxy_to(&format!("http://{}", agent.addr), version).await
+}
+
+// ---------------------------------------------------------------- messages
+
+fn v10_msg(id: &str, text: &str) -> p10::Message {
+    p10::Message {
+        message_id: id.into(),
+        role: p10::Role::User as i32,
+        parts: vec![p10::Part {
+            content: Some(p10::part::Content::Text(text.into())),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn v03_msg(id: &str, text: &str) -> p03::Message {
+    p03::Message {
+        message_id: id.into(),
+        role: p03::Role::User as i32,
+        content: vec![p03::Part {
+            part: Some(p03::part::Part::Text(text.into())),
+            metadata: None,
+        }],
+        ..Default::default()
+    }
+}
+
+fn v10_task(id: &str, state: p10::TaskState) -> p10::Task {
+    p10::Task {
+        id: id.into(),
+        context_id: "c1".into(),
+        status: Some(p10::TaskStatus {
+            state: state as i32,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn v03_task(id: &str, state: p03::TaskState) -> p03::Task {
+    p03::Task {
+        id: id.into(),
+        context_id: "c1".into(),
+        status: Some(p03::TaskStatus {
+            state: state as i32,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// `google.rpc.Status` / `ErrorInfo`, decoded independently of the proxy.
+#[derive(Clone, PartialEq, prost::Message)]
+struct RpcStatus {
+    #[prost(int32, tag = "1")]
+    code: i32,
+    #[prost(string, tag = "2")]
+    message: String,
+    #[prost(message, repeated, tag = "3")]
+    details: Vec<AnyMsg>,
+}
+#[derive(Clone, PartialEq, prost::Message)]
+struct AnyMsg {
+    #[prost(string, tag = "1")]
+    type_url: String,
+    #[prost(bytes = "vec", tag = "2")]
+    value: Vec<u8>,
+}
+#[derive(Clone, PartialEq, prost::Message)]
+struct ErrorInfo {
+    #[prost(string, tag = "1")]
+    reason: String,
+    #[prost(string, tag = "2")]
+    domain: String,
+    #[prost(map = "string, string", tag = "3")]
+    metadata: HashMap<String, String>,
+}
+const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";
+
+fn status_with_info(code: Code, message: &str, reason: &str) -> Status {
+    let info = ErrorInfo {
+        reason: reason.into(),
+        domain: "a2a-protocol.org".into(),
+        metadata: HashMap::from([("taskId".to_string(), "t9".to_string())]),
+    };
+    let st = RpcStatus {
+        code: code as i32,
+        message: message.into(),
+        details: vec![AnyMsg {
+            type_url: ERROR_INFO.into(),
+            value: info.encode_to_vec(),
+        }],
+    };
+    Status::with_details(code, message, Bytes::from(st.encode_to_vec()))
+}
+
+fn info_of(s: &Status) -> ErrorInfo {
+    let st = RpcStatus::decode(s.details()).expect("grpc-status-details-bin");
+    assert_eq!(st.code, s.code() as i32);
+    assert_eq!(st.details[0].type_url, ERROR_INFO);
+    ErrorInfo::decode(st.details[0].value.as_slice()).unwrap()
+}
+
+/// Answers every unary call with `m`.
+fn always(m: impl Message) -> impl Fn(&str, &[u8]) -> Answer + Send + Sync + 'static {
+    let b = m.encode_to_vec();
+    move |_, _| Answer::Msg(b.clone())
+}
+
+async fn drain<T>(mut s: tonic::Streaming<T>) -> (Vec<T>, Option<Status>) {
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        match tokio::time::timeout(Duration::from_secs(10), s.message()).await {
+            Err(_) => panic!("stream stalled"),
+            Ok(Ok(Some(m))) => got.push(m),
+            Ok(Ok(None)) => return (got, None),
+            Ok(Err(st)) => return (got, Some(st)),
+        }
+    }
+    panic!("stream too long");
+}
+
+// ---------------------------------------------------------------- v1.0 client -> v0.3 gRPC agent
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_send_message_to_v03_grpc_agent() {
+    let task = v03_task("t1", p03::TaskState::Completed);
+    let agent = GrpcAgent::start(
+        Version::V03,
+        always(p03::SendMessageResponse {
+            payload: Some(p03::send_message_response::Payload::Task(task)),
+        }),
+    )
+    .await;
+    let px = proxy(&agent, Version::V03).await;
+    let mut req = tonic::Request::new(p10::SendMessageRequest {
+        message: Some(v10_msg("m1", "hi")),
+        ..Default::default()
+    });
+    req.set_timeout(Duration::from_secs(30));
+    req.metadata_mut()
+        .insert("a2a-extensions", "urn:x".parse().unwrap());
+    let got = px.v10().await.send_message(req).await.unwrap().into_inner();
+    assert_eq!(
+        got,
+        p10::SendMessageResponse {
+            payload: Some(p10::send_message_response::Payload::Task(v10_task(
+                "t1",
+                p10::TaskState::Completed
+            ))),
+        }
+    );
+    let call = agent.one_call();
+    assert_eq!(call.path, "/a2a.v1.A2AService/SendMessage");
+    assert_eq!(call.header("content-type"), Some("application/grpc"));
+    assert_eq!(call.header("a2a-version"), Some("0.3"));
+    assert_eq!(call.header("x-a2a-extensions"), Some("urn:x"));
+    assert!(call.header("grpc-timeout").is_some(), "{call:?}");
+    let sent: p03::SendMessageRequest = call.decode();
+    assert_eq!(sent.request, Some(v03_msg("m1", "hi")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_stream_from_v03_grpc_agent_message_by_message() {
+    let working = p03::StreamResponse {
+        payload: Some(p03::stream_response::Payload::StatusUpdate(
+            p03::TaskStatusUpdateEvent {
+                task_id: "t1".into(),
+                context_id: "c1".into(),
+                status: Some(p03::TaskStatus {
+                    state: p03::TaskState::Working as i32,
+                    ..Default::default()
+                }),
+                r#final: false,
+                metadata: None,
+            },
+        )),
+    };
+    let mut done = working.clone();
+    if let Some(p03::stream_response::Payload::StatusUpdate(e)) = &mut done.payload {
+        e.status.as_mut().unwrap().state = p03::TaskState::Completed as i32;
+        e.r#final = true;
+    }
+    let msgs = vec![working.encode_to_vec(), done.encode_to_vec()];
+    let agent = GrpcAgent::start(Version::V03, move |_, _| {
+        Answer::Stream(msgs.clone(), Status::new(Code::Ok, ""))
+    })
+    .await;
+    let px = proxy(&agent, Version::V03).await;
+    let s = px
+        .v10()
+        .await
+        .send_streaming_message(p10::SendMessageRequest {
+            message: Some(v10_msg("m1", "hi")),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let (got, end) = drain(s).await;
+    assert!(end.is_none(), "{end:?}");
+    let states: Vec<i32> = got
+        .iter()
+        .map(|m| match &m.payload {
+            Some(p10::stream_response::Payload::StatusUpdate(e)) => {
+                e.status.as_ref().unwrap().state
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        states,
+        vec![
+            p10::TaskState::Working as i32,
+            p10::TaskState::Completed as i32
+        ]
+    );
+    let call = agent.one_call();
+    assert_eq!(call.path, "/a2a.v1.A2AService/SendStreamingMessage");
+    let sent: p03::SendMessageRequest = call.decode();
+    assert_eq!(sent.request, Some(v03_msg("m1", "hi")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_task_rpcs_to_v03_grpc_agent() {
+    let task = v03_task("t1", p03::TaskState::Cancelled);
+    let sub = p03::StreamResponse {
+        payload: Some(p03::stream_response::Payload::Task(task.clone())),
+    };
+    let t = task.encode_to_vec();
+    let s = sub.encode_to_vec();
+    let agent = GrpcAgent::start(Version::V03, move |path, _| {
+        if path.ends_with("/TaskSubscription") {
+            Answer::Stream(vec![s.clone()], Status::new(Code::Ok, ""))
+        } else {
+            Answer::Msg(t.clone())
+        }
+    })
+    .await;
+    let px = proxy(&agent, Version::V03).await;
+    let mut c = px.v10().await;
+    let want = v10_task("t1", p10::TaskState::Canceled);
+    let got = c
+        .get_task(p10::GetTaskRequest {
+            id: "t1".into(),
+            history_length: Some(2),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = c
+        .cancel_task(p10::CancelTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let st = c
+        .subscribe_to_task(p10::SubscribeToTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let (got, end) = drain(st).await;
+    assert!(end.is_none(), "{end:?}");
+    assert_eq!(
+        got,
+        vec![p10::StreamResponse {
+            payload: Some(p10::stream_response::Payload::Task(want))
+        }]
+    );
+    let calls = agent.calls();
+    let paths: Vec<&str> = calls.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/a2a.v1.A2AService/GetTask",
+            "/a2a.v1.A2AService/CancelTask",
+            "/a2a.v1.A2AService/TaskSubscription"
+        ]
+    );
+    assert_eq!(
+        calls[0].decode::<p03::GetTaskRequest>(),
+        p03::GetTaskRequest {
+            name: "tasks/t1".into(),
+            history_length: 2
+        }
+    );
+    assert_eq!(
+        calls[1].decode::<p03::CancelTaskRequest>(),
+        p03::CancelTaskRequest {
+            name: "tasks/t1".into()
+        }
+    );
+    assert_eq!(
+        calls[2].decode::<p03::TaskSubscriptionRequest>(),
+        p03::TaskSubscriptionRequest {
+            name: "tasks/t1".into()
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_push_config_rpcs_to_v03_grpc_agent() {
+    let cfg = p03::TaskPushNotificationConfig {
+        name: "tasks/t1/pushNotificationConfigs/p1".into(),
+        push_notification_config: Some(p03::PushNotificationConfig {
+            id: "p1".into(),
+            url: "http://127.0.0.1:1/hook".into(),
+            token: "tok".into(),
+            authentication: None,
+        }),
+    };
+    let one = cfg.encode_to_vec();
+    let list = p03::ListTaskPushNotificationConfigResponse {
+        configs: vec![cfg.clone()],
+        next_page_token: String::new(),
+    }
+    .encode_to_vec();
+    let agent = GrpcAgent::start(Version::V03, move |path, _| {
+        if path.ends_with("/ListTaskPushNotificationConfig") {
+            Answer::Msg(list.clone())
+        } else if path.ends_with("/DeleteTaskPushNotificationConfig") {
+            Answer::Msg(Vec::new())
+        } else {
+            Answer::Msg(one.clone())
+        }
+    })
+    .await;
+    let px = proxy(&agent, Version::V03).await;
+    let mut c = px.v10().await;
+    let want = p10::TaskPushNotificationConfig {
+        id: "p1".into(),
+        task_id: "t1".into(),
+        url: "http://127.0.0.1:1/hook".into(),
+        token: "tok".into(),
+        ..Default::default()
+    };
+    let got = c
+        .create_task_push_notification_config(want.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = c
+        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
+            task_id: "t1".into(),
+            id: "p1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = c
+        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
+            task_id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.configs, vec![want]);
+    c.delete_task_push_notification_config(p10::DeleteTaskPushNotificationConfigRequest {
+        task_id: "t1".into(),
+        id: "p1".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let calls = agent.calls();
+    let paths: Vec<&str> = calls.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/a2a.v1.A2AService/CreateTaskPushNotificationConfig",
+            "/a2a.v1.A2AService/GetTaskPushNotificationConfig",
+            "/a2a.v1.A2AService/ListTaskPushNotificationConfig",
+            "/a2a.v1.A2AService/DeleteTaskPushNotificationConfig"
+        ]
+    );
+    let created: p03::CreateTaskPushNotificationConfigRequest = calls[0].decode();
+    assert_eq!(created.parent, "tasks/t1");
+    assert_eq!(
+        created.config.and_then(|c| c.push_notification_config),
+        cfg.push_notification_config
+    );
+    assert_eq!(
+        calls[1].decode::<p03::GetTaskPushNotificationConfigRequest>(),
+        p03::GetTaskPushNotificationConfigRequest {
+            name: "tasks/t1/pushNotificationConfigs/p1".into()
+        }
+    );
+    assert_eq!(
+        calls[2]
+            .decode::<p03::ListTaskPushNotificationConfigRequest>()
+            .parent,
+        "tasks/t1"
+    );
+    assert_eq!(
+        calls[3].decode::<p03::DeleteTaskPushNotificationConfigRequest>(),
+        p03::DeleteTaskPushNotificationConfigRequest {
+            name: "tasks/t1/pushNotificationConfigs/p1".into()
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_extended_card_from_v03_grpc_agent_card() {
+    let card = p03::AgentCard {
+        protocol_version: "0.3.0".into(),
+        name: "grpc-fake".into(),
+        description: "d".into(),
+        url: "127.0.0.1:9".into(),
+        preferred_transport: "GRPC".into(),
+        version: "1".into(),
+        default_input_modes: vec!["text/plain".into()],
+        default_output_modes: vec!["text/plain".into()],
+        capabilities: Some(p03::AgentCapabilities::default()),
+        ..Default::default()
+    };
+    let agent = GrpcAgent::start(Version::V03, always(card)).await;
+    let px = proxy(&agent, Version::V03).await;
+    let got = px
+        .v10()
+        .await
+        .get_extended_agent_card(p10::GetExtendedAgentCardRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.name, "grpc-fake");
+    assert_eq!(agent.one_call().path, "/a2a.v1.A2AService/GetAgentCard");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_grpc_agent_errors_reach_v10_clients_with_error_info() {
+    let agent = GrpcAgent::start(Version::V03, |_, _| {
+        Answer::Fail(Status::new(Code::NotFound, "TaskNotFoundError: no task t9"))
+    })
+    .await;
+    let px = proxy(&agent, Version::V03).await;
+    let s = px
+        .v10()
+        .await
+        .get_task(p10::GetTaskRequest {
+            id: "t9".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::NotFound);
+    assert_eq!(s.message(), "no task t9");
+    let info = info_of(&s);
+    assert_eq!(info.reason, "TASK_NOT_FOUND");
+    assert_eq!(info.domain, "a2a-protocol.org");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_list_tasks_toward_v03_grpc_agent_is_local() {
+    let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Fail(Status::internal("x"))).await;
+    let px = proxy(&agent, Version::V03).await;
+    let got = px
+        .v10()
+        .await
+        .list_tasks(p10::ListTasksRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(got.tasks.is_empty(), "{got:?}");
+    assert!(agent.calls().is_empty());
+}
+
+// ---------------------------------------------------------------- v0.3 client -> v1.0 gRPC agent
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_send_message_to_v10_grpc_agent() {
+    let agent = GrpcAgent::start(
+        Version::V10,
+        always(p10::SendMessageResponse {
+            payload: Some(p10::send_message_response::Payload::Message(p10::Message {
+                role: p10::Role::Agent as i32,
+                ..v10_msg("r1", "hello")
+            })),
+        }),
+    )
+    .await;
+    let px = proxy(&agent, Version::V10).await;
+    let got = px
+        .v03()
+        .await
+        .send_message(p03::SendMessageRequest {
+            request: Some(v03_msg("m1", "hi")),
+            configuration: None,
+            metadata: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        got,
+        p03::SendMessageResponse {
+            payload: Some(p03::send_message_response::Payload::Msg(p03::Message {
+                role: p03::Role::Agent as i32,
+                ..v03_msg("r1", "hello")
+            })),
+        }
+    );
+    let call = agent.one_call();
+    assert_eq!(call.path, "/lf.a2a.v1.A2AService/SendMessage");
+    assert_eq!(call.header("a2a-version"), Some("1.0"));
+    let sent: p10::SendMessageRequest = call.decode();
+    assert_eq!(sent.message, Some(v10_msg("m1", "hi")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_subscription_from_v10_grpc_agent_ends_with_its_status() {
+    let ev = p10::StreamResponse {
+        payload: Some(p10::stream_response::Payload::StatusUpdate(
+            p10::TaskStatusUpdateEvent {
+                task_id: "t1".into(),
+                context_id: "c1".into(),
+                status: Some(p10::TaskStatus {
+                    state: p10::TaskState::Working as i32,
+                    ..Default::default()
+                }),
+                metadata: None,
+            },
+        )),
+    }
+    .encode_to_vec();
+    // One event, then the agent fails the stream with an A2A error.
+    let agent = GrpcAgent::start(Version::V10, move |_, _| {
+        Answer::Stream(
+            vec![ev.clone()],
+            status_with_info(
+                Code::FailedPrecondition,
+                "cannot go on",
+                "UNSUPPORTED_OPERATION",
+            ),
+        )
+    })
+    .await;
+    let px = proxy(&agent, Version::V10).await;
+    let s = px
+        .v03()
+        .await
+        .task_subscription(p03::TaskSubscriptionRequest {
+            name: "tasks/t1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let (got, end) = drain(s).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    match &got[0].payload {
+        Some(p03::stream_response::Payload::StatusUpdate(e)) => {
+            assert_eq!(e.task_id, "t1");
+            assert_eq!(
+                e.status.as_ref().unwrap().state,
+                p03::TaskState::Working as i32
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let end = end.expect("the stream ends with the agent's error");
+    assert_eq!(end.code(), Code::Unimplemented);
+    assert_eq!(end.message(), "UnsupportedOperationError: cannot go on");
+    assert_eq!(info_of(&end).reason, "UNSUPPORTED_OPERATION");
+    let call = agent.one_call();
+    assert_eq!(call.path, "/lf.a2a.v1.A2AService/SubscribeToTask");
+    assert_eq!(
+        call.decode::<p10::SubscribeToTaskRequest>(),
+        p10::SubscribeToTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_task_and_push_rpcs_to_v10_grpc_agent() {
+    let task = v10_task("t1", p10::TaskState::Working).encode_to_vec();
+    let cfg = p10::TaskPushNotificationConfig {
+        id: "p1".into(),
+        task_id: "t1".into(),
+        url: "http://127.0.0.1:1/hook".into(),
+        ..Default::default()
+    };
+    let one = cfg.encode_to_vec();
+    let list = p10::ListTaskPushNotificationConfigsResponse {
+        configs: vec![cfg],
+        next_page_token: String::new(),
+    }
+    .encode_to_vec();
+    let agent = GrpcAgent::start(Version::V10, move |path, _| {
+        let m = path.rsplit('/').next().unwrap_or_default();
+        Answer::Msg(match m {
+            "GetTask" | "CancelTask" => task.clone(),
+            "ListTaskPushNotificationConfigs" => list.clone(),
+            "DeleteTaskPushNotificationConfig" => Vec::new(),
+            _ => one.clone(),
+        })
+    })
+    .await;
+    let px = proxy(&agent, Version::V10).await;
+    let mut c = px.v03().await;
+    let want_task = v03_task("t1", p03::TaskState::Working);
+    let got = c
+        .get_task(p03::GetTaskRequest {
+            name: "tasks/t1".into(),
+            history_length: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want_task);
+    let got = c
+        .cancel_task(p03::CancelTaskRequest {
+            name: "tasks/t1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want_task);
+    let want_cfg = p03::TaskPushNotificationConfig {
+        name: "tasks/t1/pushNotificationConfigs/p1".into(),
+        push_notification_config: Some(p03::PushNotificationConfig {
+            id: "p1".into(),
+            url: "http://127.0.0.1:1/hook".into(),
+            ..Default::default()
+        }),
+    };
+    let got = c
+        .create_task_push_notification_config(p03::CreateTaskPushNotificationConfigRequest {
+            parent: "tasks/t1".into(),
+            config_id: "p1".into(),
+            config: Some(p03::TaskPushNotificationConfig {
+                name: String::new(),
+                push_notification_config: Some(p03::PushNotificationConfig {
+                    url: "http://127.0.0.1:1/hook".into(),
+                    ..Default::default()
+                }),
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want_cfg);
+    let got = c
+        .get_task_push_notification_config(p03::GetTaskPushNotificationConfigRequest {
+            name: "tasks/t1/pushNotificationConfigs/p1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want_cfg);
+    let got = c
+        .list_task_push_notification_config(p03::ListTaskPushNotificationConfigRequest {
+            parent: "tasks/t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.configs, vec![want_cfg]);
+    c.delete_task_push_notification_config(p03::DeleteTaskPushNotificationConfigRequest {
+        name: "tasks/t1/pushNotificationConfigs/p1".into(),
+    })
+    .await
+    .unwrap();
+    let calls = agent.calls();
+    let paths: Vec<&str> = calls
+        .iter()
+        .map(|c| c.path.strip_prefix("/lf.a2a.v1.A2AService/").unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "GetTask",
+            "CancelTask",
+            "CreateTaskPushNotificationConfig",
+            "GetTaskPushNotificationConfig",
+            "ListTaskPushNotificationConfigs",
+            "DeleteTaskPushNotificationConfig"
+        ]
+    );
+    assert_eq!(
+        calls[0].decode::<p10::GetTaskRequest>(),
+        p10::GetTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        }
+    );
+    assert_eq!(
+        calls[2].decode::<p10::TaskPushNotificationConfig>(),
+        p10::TaskPushNotificationConfig {
+            id: "p1".into(),
+            task_id: "t1".into(),
+            url: "http://127.0.0.1:1/hook".into(),
+            ..Default::default()
+        }
+    );
+    assert_eq!(
+        calls[5].decode::<p10::DeleteTaskPushNotificationConfigRequest>(),
+        p10::DeleteTaskPushNotificationConfigRequest {
+            task_id: "t1".into(),
+            id: "p1".into(),
+            ..Default::default()
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_grpc_agent_error_info_reaches_v03_clients() {
+    let agent = GrpcAgent::start(Version::V10, |_, _| {
+        Answer::Fail(status_with_info(
+            Code::FailedPrecondition,
+            "already done",
+            "TASK_NOT_CANCELABLE",
+        ))
+    })
+    .await;
+    let px = proxy(&agent, Version::V10).await;
+    let s = px
+        .v03()
+        .await
+        .cancel_task(p03::CancelTaskRequest {
+            name: "tasks/t9".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::Unimplemented);
+    assert_eq!(s.message(), "TaskNotCancelableError: already done");
+    assert_eq!(info_of(&s).reason, "TASK_NOT_CANCELABLE");
+}
+
+// ---------------------------------------------------------------- transport
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_grpc_upstream_is_unavailable() {
+    let dead = proxy::free_local_addr().unwrap();
+    let px = proxy_to(&format!("http://{dead}"), Version::V03).await;
+    let s = px
+        .v10()
+        .await
+        .get_task(p10::GetTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::Unavailable, "{s:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deadline_reaches_the_grpc_agent_and_bounds_the_call() {
+    let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Hang).await;
+    let px = proxy(&agent, Version::V03).await;
+    let mut req = tonic::Request::new(p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    });
+    req.set_timeout(Duration::from_millis(300));
+    let s = tokio::time::timeout(Duration::from_secs(10), px.v10().await.get_task(req))
+        .await
+        .expect("the deadline ends the call")
+        .unwrap_err();
+    // The proxy's own deadline and tonic's server-side one race.
+    assert!(
+        matches!(s.code(), Code::DeadlineExceeded | Code::Cancelled),
+        "{s:?}"
+    );
+    let call = agent.one_call();
+    let t = call.header("grpc-timeout").expect("deadline propagated");
+    let (n, unit) = t.split_at(t.len() - 1);
+    let n: u64 = n.parse().unwrap();
+    let d = match unit {
+        "n" => Duration::from_nanos(n),
+        "u" => Duration::from_micros(n),
+        "m" => Duration::from_millis(n),
+        "S" => Duration::from_secs(n),
+        other => panic!("unit {other}"),
+    };
+    assert!(d > Duration::ZERO && d <= Duration::from_millis(300), "{t}");
+    // The ended call does not linger upstream.
+    let mut closed = false;
+    for _ in 0..500 {
+        if agent.closed() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(closed, "the upstream call outlived the deadline");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_stream_cancels_the_grpc_upstream_call() {
+    let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Hang).await;
+    let px = proxy(&agent, Version::V03).await;
+    let s = px
+        .v10()
+        .await
+        .subscribe_to_task(p10::SubscribeToTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    // Wait (bounded) until the agent has the call, then go away.
+    for _ in 0..500 {
+        if !agent.calls().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(agent.calls().len(), 1);
+    assert!(!agent.closed());
+    drop(s);
+    let mut closed = false;
+    for _ in 0..500 {
+        if agent.closed() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(closed, "the upstream call outlived the gRPC caller");
+}
+
+// ---------------------------------------------------------------- same-version passthrough
+
+/// One raw gRPC call over HTTP/2 (h2): the response body bytes and the
+/// grpc-status (from the trailers, or the headers of a trailers-only answer).
+async fn raw_call(
+    addr: std::net::SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (Vec<u8>, String) {
+    let wait = Duration::from_secs(10);
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(conn);
+    let mut client = client.ready().await.unwrap();
+    let mut b = http::Request::post(format!("http://{addr}{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let (resp, mut send) = client.send_request(b.body(()).unwrap(), false).unwrap();
+    send.send_data(Bytes::copy_from_slice(body), true).unwrap();
+    let resp = tokio::time::timeout(wait, resp).await.unwrap().unwrap();
+    if let Some(s) = resp.headers().get("grpc-status") {
+        return (Vec::new(), s.to_str().unwrap().to_string());
+    }
+    let mut body = resp.into_body();
+    let mut got = Vec::new();
+    while let Some(d) = tokio::time::timeout(wait, body.data()).await.unwrap() {
+        let d = d.unwrap();
+        let _ = body.flow_control().release_capacity(d.len());
+        got.extend_from_slice(&d);
+    }
+    let trailers = tokio::time::timeout(wait, body.trailers())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    (got, trailers["grpc-status"].to_str().unwrap().to_string())
+}
+
+/// `m` with an extra field 99 (varint 1) no schema knows.
+fn with_unknown_field(m: impl Message) -> Vec<u8> {
+    let mut b = m.encode_to_vec();
+    b.extend_from_slice(&[0x98, 0x06, 0x01]);
+    b
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_v10_unary_is_passed_through_byte_for_byte() {
+    let reply = with_unknown_field(p10::SendMessageResponse {
+        payload: Some(p10::send_message_response::Payload::Task(v10_task(
+            "t1",
+            p10::TaskState::Working,
+        ))),
+    });
+    let r = reply.clone();
+    let agent = GrpcAgent::start(Version::V10, move |_, _| Answer::Msg(r.clone())).await;
+    let px = proxy(&agent, Version::V10).await;
+    let sent = frame(&with_unknown_field(p10::SendMessageRequest {
+        message: Some(v10_msg("m1", "hi")),
+        ..Default::default()
+    }));
+    let (got, status) = raw_call(
+        px.grpc.addr,
+        "/lf.a2a.v1.A2AService/SendMessage",
+        &[("a2a-version", "1.0"), ("x-custom", "kept")],
+        &sent,
+    )
+    .await;
+    assert_eq!(status, "0");
+    assert_eq!(got, frame(&reply).to_vec(), "the reply was re-encoded");
+    let call = agent.one_call();
+    assert_eq!(call.path, "/lf.a2a.v1.A2AService/SendMessage");
+    assert_eq!(call.body, sent.to_vec(), "the request was re-encoded");
+    assert_eq!(call.header("a2a-version"), Some("1.0"));
+    assert_eq!(call.header("x-custom"), Some("kept"));
+
+    // An RPC the proxy's schema does not have goes to the agent as well.
+    let (got, status) = raw_call(px.grpc.addr, "/lf.a2a.v1.A2AService/NewRpc", &[], &sent).await;
+    assert_eq!((got, status), (frame(&reply).to_vec(), "0".to_string()));
+    assert_eq!(agent.calls().len(), 2);
+    assert_eq!(agent.calls()[1].path, "/lf.a2a.v1.A2AService/NewRpc");
+
+    // Counted like any other gRPC call.
+    let m = support::get(px.http.addr, "/metrics", &[]).await.text();
+    assert!(
+        m.contains(
+            "a2a_proxy_requests_total{method=\"SendMessage\",direction=\"v10_v10\",binding=\"grpc\",outcome=\"ok\"} 1"
+        ),
+        "{m}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_v03_stream_and_status_are_passed_through() {
+    let ev = with_unknown_field(p03::StreamResponse {
+        payload: Some(p03::stream_response::Payload::Task(v03_task(
+            "t1",
+            p03::TaskState::Working,
+        ))),
+    });
+    // A status the decoding path would re-map (code and message).
+    let end = status_with_info(Code::DataLoss, "agent-specific", "CUSTOM_REASON");
+    let details = end.details().to_vec();
+    let e = ev.clone();
+    let agent = GrpcAgent::start(Version::V03, move |_, _| {
+        Answer::Stream(
+            vec![e.clone(), e.clone()],
+            status_with_info(Code::DataLoss, "agent-specific", "CUSTOM_REASON"),
+        )
+    })
+    .await;
+    let px = proxy(&agent, Version::V03).await;
+    let req = p03::TaskSubscriptionRequest {
+        name: "tasks/t1".into(),
+    };
+    let s = px
+        .v03()
+        .await
+        .task_subscription(req.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    let (got, status) = drain(s).await;
+    let want = p03::StreamResponse::decode(ev.as_slice()).unwrap();
+    assert_eq!(got, vec![want.clone(), want]);
+    let status = status.expect("the agent's status");
+    assert_eq!(status.code(), Code::DataLoss);
+    assert_eq!(status.message(), "agent-specific");
+    assert_eq!(status.details(), details.as_slice());
+    let call = agent.one_call();
+    assert_eq!(call.path, "/a2a.v1.A2AService/TaskSubscription");
+    assert_eq!(call.body, frame(&req.encode_to_vec()).to_vec());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_card_rpc_is_the_proxys_own() {
+    let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Fail(Status::internal("no"))).await;
+    let px = proxy(&agent, Version::V03).await;
+    let card = px
+        .v03()
+        .await
+        .get_agent_card(p03::GetAgentCardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let port = px.grpc.addr.port();
+    assert!(
+        card.additional_interfaces
+            .iter()
+            .any(|i| i.transport == "GRPC" && i.url == format!("127.0.0.1:{port}")),
+        "{card:?}"
+    );
+    assert!(agent.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_stream_from_v10_grpc_agent() {
+    let ev = |state: p10::TaskState| {
+        p10::StreamResponse {
+            payload: Some(p10::stream_response::Payload::StatusUpdate(
+                p10::TaskStatusUpdateEvent {
+                    task_id: "t1".into(),
+                    context_id: "c1".into(),
+                    status: Some(p10::TaskStatus {
+                        state: state as i32,
+                        ..Default::default()
+                    }),
+                    metadata: None,
+                },
+            )),
+        }
+        .encode_to_vec()
+    };
+    let msgs = vec![ev(p10::TaskState::Working), ev(p10::TaskState::Completed)];
+    let agent = GrpcAgent::start(Version::V10, move |_, _| {
+        Answer::Stream(msgs.clone(), Status::new(Code::Ok, ""))
+    })
+    .await;
+    let px = proxy(&agent, Version::V10).await;
+    let s = px
+        .v03()
+        .await
+        .send_streaming_message(p03::SendMessageRequest {
+            request: Some(v03_msg("m1", "hi")),
+            configuration: None,
+            metadata: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let (got, end) = drain(s).await;
+    assert!(end.is_none(), "{end:?}");
+    let seen: Vec<(i32, bool)> = got
+        .iter()
+        .map(|m| match &m.payload {
+            Some(p03::stream_response::Payload::StatusUpdate(e)) => {
+                (e.status.as_ref().unwrap().state, e.r#final)
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    // v0.3 marks the terminal update final (v1.0 has no flag).
+    assert_eq!(
+        seen,
+        vec![
+            (p03::TaskState::Working as i32, false),
+            (p03::TaskState::Completed as i32, true)
+        ]
+    );
+    let call = agent.one_call();
+    assert_eq!(call.path, "/lf.a2a.v1.A2AService/SendStreamingMessage");
+    assert_eq!(
+        call.decode::<p10::SendMessageRequest>().message,
+        Some(v10_msg("m1", "hi"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_config_toward_a_v03_grpc_agent_is_intercepted() {
+    // The agent answers Create with the config it was given.
+    let agent = GrpcAgent::start(Version::V03, |path, msg| {
+        assert!(
+            path.ends_with("/CreateTaskPushNotificationConfig"),
+            "{path}"
+        );
+        let req = p03::CreateTaskPushNotificationConfigRequest::decode(msg).unwrap();
+        let mut cfg = req.config.unwrap_or_default();
+        cfg.name = format!("{}/pushNotificationConfigs/p1", req.parent);
+        if let Some(c) = cfg.push_notification_config.as_mut() {
+            c.id = "p1".into();
+        }
+        Answer::Msg(cfg.encode_to_vec())
+    })
+    .await;
+    let dir = std::env::temp_dir().join(format!("a2a-grpc-up-push-{}", proxy::push::random_id()));
+    let d = dir.clone();
+    let px = proxy_tuned(&format!("http://{}", agent.addr), Version::V03, move |c| {
+        c.push.enabled = true;
+        c.push.backend = proxy::config::PushBackend::Embedded(d);
+        c.push.allow_hosts = vec!["127.0.0.1".into()];
+    })
+    .await;
+    let want = p10::TaskPushNotificationConfig {
+        id: "p1".into(),
+        task_id: "t1".into(),
+        url: "http://127.0.0.1:9/hook".into(),
+        token: "client-tok".into(),
+        ..Default::default()
+    };
+    let got = px
+        .v10()
+        .await
+        .create_task_push_notification_config(want.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let sent: p03::CreateTaskPushNotificationConfigRequest = agent.one_call().decode();
+    let given = sent
+        .config
+        .and_then(|c| c.push_notification_config)
+        .expect("a config");
+    let prefix = format!("{}/a2a-proxy/push/", px.http.url());
+    assert!(
+        given.url.starts_with(&prefix),
+        "agent was given {}",
+        given.url
+    );
+    assert_ne!(given.token, "client-tok");
+    assert!(given.token.len() >= 32);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_passthrough_stream_cancels_the_upstream_call() {
+    let agent = GrpcAgent::start(Version::V10, |_, _| Answer::Hang).await;
+    let px = proxy(&agent, Version::V10).await;
+    let s = px
+        .v10()
+        .await
+        .subscribe_to_task(p10::SubscribeToTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    for _ in 0..500 {
+        if !agent.calls().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(agent.calls().len(), 1);
+    assert!(!agent.closed());
+    drop(s);
+    let mut closed = false;
+    for _ in 0..500 {
+        if agent.closed() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(closed, "the passed-through call outlived the gRPC caller");
+}
