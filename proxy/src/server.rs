@@ -1130,10 +1130,17 @@ impl ProxyHttp for ProxyService {
             RespRewrite::Sse(rw) => {
                 if let Some(rpc) = &ctx.rpc {
                     let tasks = &self.app.tasks;
+                    // A config registered inline learns its task from the
+                    // stream's first event (recorded; the event is unchanged).
+                    let push = self.app.push.as_deref();
+                    let mut created = ctx.push.take().filter(|p| p.created.is_some());
                     let mut f = |data: &str| {
                         let out = rpc.event(data);
                         if rpc.client == crate::version::Version::V10 {
                             tasks.record(&rpc.method, out.as_bytes());
+                        }
+                        if let (Some(push), Some(p)) = (push, created.take()) {
+                            let _ = push.restore(rpc.client, out.as_bytes(), &p);
                         }
                         out
                     };
@@ -1143,6 +1150,10 @@ impl ProxyHttp for ProxyService {
                     };
                     if end_of_stream {
                         out.extend(rw.finish(&mut f));
+                    }
+                    if created.is_some() {
+                        // No whole event in this chunk yet.
+                        ctx.push = created;
                     }
                     if !out.is_empty() {
                         if let Some(first) = ctx.first_frame.take() {

@@ -1286,3 +1286,69 @@ async fn deliveries_reuse_webhook_connections_and_survive_their_close() {
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An inline config in a JSON-RPC stream (the task is new, so its id comes
+/// only with the first event): a Get right after the stream shows the
+/// client's webhook and token, not the proxy's callback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
+    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let gate = Arc::new(tokio::sync::Semaphore::new(8));
+    let agent = FakeUpstream::start(move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        match req["method"].as_str() {
+            Some("message/stream") => {
+                let mut cfg = req["params"]["configuration"]["pushNotificationConfig"].clone();
+                cfg["id"] = json!("cfg-s");
+                *s.lock().unwrap() = Some(cfg);
+                Reply::Sse {
+                    events: vec![
+                        r#"data: {"jsonrpc":"2.0","id":7,"result":{"kind":"task","id":"ts","contextId":"c1","status":{"state":"submitted"}}}"#.to_string() + "\n\n",
+                        r#"data: {"jsonrpc":"2.0","id":7,"result":{"kind":"status-update","taskId":"ts","contextId":"c1","status":{"state":"completed"},"final":true}}"#.to_string() + "\n\n",
+                    ],
+                    gate: gate.clone(),
+                }
+            }
+            Some("tasks/pushNotificationConfig/get") => {
+                let cfg = s.lock().unwrap().clone();
+                let result = json!({"taskId": "ts", "pushNotificationConfig": cfg});
+                Reply::json(200, &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string())
+            }
+            _ => Reply::json(404, "{}"),
+        }
+    })
+    .await;
+    let dir = data_dir("stream");
+    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let hook = "http://127.0.0.1:9/stream-hook";
+    let body = v10(
+        "SendStreamingMessage",
+        json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+            "configuration": {"taskPushNotificationConfig": {"url": hook, "token": "s-tok"}}}),
+    );
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("TASK_STATE_COMPLETED"), "{}", r.text());
+    let cfg = seen.lock().unwrap().clone().expect("agent got a config");
+    assert!(
+        cfg["url"].as_str().unwrap().contains("/a2a-proxy/push/"),
+        "{cfg}"
+    );
+    let got = call_v10(
+        &px,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": "ts", "id": "cfg-s"}),
+    )
+    .await;
+    assert_eq!(got["result"]["url"], hook, "{got}");
+    assert_eq!(got["result"]["token"], "s-tok", "{got}");
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
