@@ -28,6 +28,10 @@ pub struct ServeArgs {
     /// Also serve gRPC (both A2A services) on this address [default: off].
     #[arg(long, value_name = "IP:PORT")]
     pub grpc_listen: Option<String>,
+    /// The agent's gRPC endpoint (http://host:port): the gRPC listener
+    /// then calls it over gRPC instead of bridging to its JSON-RPC binding.
+    #[arg(long, value_name = "URL")]
+    pub upstream_grpc: Option<String>,
     /// A TOML config file (see the `config` module for its keys).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -81,6 +85,7 @@ impl ServeArgs {
         set(&mut raw.upstream.version, &self.upstream_version);
         set(&mut raw.public_url, &self.public_url);
         set(&mut raw.grpc.listen, &self.grpc_listen);
+        set(&mut raw.upstream.grpc_url, &self.upstream_grpc);
         if self.log_json {
             raw.log_json = Some(true);
         }
@@ -189,11 +194,14 @@ mod tests {
             "127.0.0.1:3",
             "--max-body-bytes",
             "20",
+            "--upstream-grpc",
+            "http://127.0.0.1:4",
         ]);
         let c = cli.serve.resolve().unwrap();
         assert_eq!(c.listen.port(), 3);
         assert_eq!(c.upstream.port, 2);
         assert_eq!(c.limits.max_body_bytes, 20);
+        assert_eq!(c.upstream_grpc.as_ref().map(|u| u.port), Some(4));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
