@@ -303,19 +303,34 @@ impl CardCache {
         version: Version,
         body: Bytes,
     ) -> Result<(u16, Bytes), String> {
+        self.call_json(addr, "POST", path, version, Some(body))
+            .await
+    }
+
+    /// [`CardCache::post_json`] for any method; `None`: no body (a GET).
+    pub async fn call_json(
+        &self,
+        addr: SocketAddr,
+        method: &str,
+        path: &str,
+        version: Version,
+        body: Option<Bytes>,
+    ) -> Result<(u16, Bytes), String> {
         let total = self.connect_timeout + self.read_timeout;
-        match tokio::time::timeout(total, self.post_inner(addr, path, version, body)).await {
+        let call = self.call_inner(addr, method, path, version, body);
+        match tokio::time::timeout(total, call).await {
             Ok(r) => r,
             Err(_) => Err(format!("upstream call timed out after {total:?}")),
         }
     }
 
-    async fn post_inner(
+    async fn call_inner(
         &self,
         addr: SocketAddr,
+        method: &str,
         path: &str,
         version: Version,
-        body: Bytes,
+        body: Option<Bytes>,
     ) -> Result<(u16, Bytes), String> {
         let peer = self.peer(addr);
         let err = |what: &str, e: Box<pingora::Error>| format!("upstream call: {what}: {e}");
@@ -325,14 +340,16 @@ impl CardCache {
             .await
             .map_err(|e| err("connect", e))?;
         let mut req =
-            RequestHeader::build("POST", path.as_bytes(), None).map_err(|e| err("request", e))?;
-        let headers = [
+            RequestHeader::build(method, path.as_bytes(), None).map_err(|e| err("request", e))?;
+        let mut headers = vec![
             ("Host", self.upstream.authority()),
-            ("Content-Type", "application/json".to_string()),
             ("Accept", "application/json".to_string()),
             ("A2A-Version", version.as_str().to_string()),
-            ("Content-Length", body.len().to_string()),
         ];
+        if let Some(b) = &body {
+            headers.push(("Content-Type", "application/json".to_string()));
+            headers.push(("Content-Length", b.len().to_string()));
+        }
         for (k, v) in headers {
             req.insert_header(k, v).map_err(|e| err("header", e))?;
         }
@@ -340,10 +357,12 @@ impl CardCache {
             .write_request_header(Box::new(req))
             .await
             .map_err(|e| err("write", e))?;
-        session
-            .write_request_body(body, true)
-            .await
-            .map_err(|e| err("write", e))?;
+        if let Some(b) = body {
+            session
+                .write_request_body(b, true)
+                .await
+                .map_err(|e| err("write", e))?;
+        }
         session
             .finish_request_body()
             .await

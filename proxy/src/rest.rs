@@ -160,6 +160,10 @@ fn need<'a>(v: &'a Option<String>, what: &str) -> Result<&'a str, Failure> {
 }
 
 /// Percent-encodes a path segment (ids are opaque).
+pub fn path_segment(s: &str) -> String {
+    seg(s)
+}
+
 fn seg(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {

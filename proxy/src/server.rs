@@ -174,6 +174,50 @@ fn answer_is_error(out: &[u8]) -> bool {
         .unwrap_or(true)
 }
 
+/// The REST twin of [`first_task_frame`]: the v0.3 agent's task over its
+/// REST GetTask, as the first v1.0 `StreamResponse` event.
+async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<Bytes> {
+    let addr = app.upstream_addr().await.ok()?;
+    let path = format!(
+        "{}/v1/tasks/{}",
+        app.config.upstream.base_path,
+        crate::rest::path_segment(task_id)
+    );
+    let v03 = crate::version::Version::V03;
+    let answer = app.cards.call_json(addr, "GET", &path, v03, None).await;
+    let (status, answer) = match answer {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::debug!(error = %e, "could not fetch the task for the first SubscribeToTask event");
+            return None;
+        }
+    };
+    if status != 200 {
+        return None;
+    }
+    let t = crate::rest::RestTranslation {
+        client: crate::version::Version::V10,
+        upstream: v03,
+        op: route::Operation::GetTask,
+        drop_history: false,
+    };
+    let task: Value = serde_json::from_slice(&t.response(200, &answer)).ok()?;
+    task.get("id")?;
+    app.tasks.put_task(&task);
+    let event = serde_json::json!({ "task": task });
+    Some(Bytes::from(format!("data: {event}\n\n")))
+}
+
+fn starts_with_rest_task_event(out: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(out);
+    let Some(line) = text.lines().find_map(|l| l.strip_prefix("data:")) else {
+        return false;
+    };
+    serde_json::from_str::<Value>(line.trim())
+        .ok()
+        .is_some_and(|v| v.get("task").is_some_and(Value::is_object))
+}
+
 fn starts_with_task_event(out: &[u8]) -> bool {
     let text = String::from_utf8_lossy(out);
     let Some(line) = text.lines().find_map(|l| l.strip_prefix("data:")) else {
@@ -758,6 +802,14 @@ impl ProxyHttp for ProxyService {
                         }
                         match crate::rest::upstream_request(&t, params) {
                             Ok(upreq) => {
+                                if op == route::Operation::SubscribeToTask
+                                    && client == crate::version::Version::V10
+                                    && up == crate::version::Version::V03
+                                {
+                                    if let Some(id) = route.params.task_id.as_deref() {
+                                        ctx.first_frame = first_task_frame_rest(app, id).await;
+                                    }
+                                }
                                 ctx.new_req_body = upreq.body.clone().map(Bytes::from);
                                 ctx.rest = Some((t, upreq));
                                 Ok(false)
@@ -1173,6 +1225,17 @@ impl ProxyHttp for ProxyService {
                     };
                     if end_of_stream {
                         out.extend(rw.finish(&mut f));
+                    }
+                    if !out.is_empty() {
+                        // v1.0 streams start with the Task (v0.3 agents
+                        // start with updates).
+                        if let Some(first) = ctx.first_frame.take() {
+                            if !starts_with_rest_task_event(&out) {
+                                let mut both = first.to_vec();
+                                both.extend_from_slice(&out);
+                                out = both;
+                            }
+                        }
                     }
                     *body = Some(Bytes::from(out));
                 }

@@ -358,9 +358,24 @@ async fn v10_rest_stream_from_v03_rest_agent_event_by_event() {
         ": keep-alive\n\n".to_string() + r#"data: {"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"final":false}}"# + "\n\n",
         r#"data: {"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"final":true}}"#.to_string() + "\n\n",
     ];
-    let up = FakeUpstream::start(move |_| Reply::Sse {
-        events: evs.clone(),
-        gate: g.clone(),
+    // Resubscribing, a v0.3 agent starts with updates; its REST GetTask
+    // answers the task itself.
+    let sub: Vec<String> = vec![
+        r#"data: {"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"final":true}}"#.to_string() + "\n\n",
+    ];
+    let up = FakeUpstream::start(move |r| match r.target.as_str() {
+        "/v1/tasks/t1" => Reply::json(
+            200,
+            r#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}"#,
+        ),
+        "/v1/tasks/t1:subscribe" => Reply::Sse {
+            events: sub.clone(),
+            gate: g.clone(),
+        },
+        _ => Reply::Sse {
+            events: evs.clone(),
+            gate: g.clone(),
+        },
     })
     .await;
     let px = proxy_for(&up.url(), Version::V03);
@@ -387,21 +402,33 @@ async fn v10_rest_stream_from_v03_rest_agent_event_by_event() {
     let sent: Value = serde_json::from_slice(&call.body).unwrap();
     assert_eq!(sent["message"]["content"][0]["text"], "go");
 
-    // Subscribe by POST (v1.0 spec text) goes to the v0.3 GET.
+    // Subscribe by POST (v1.0 spec text) goes to the v0.3 GET; the v1.0
+    // stream starts with the Task (fetched by the proxy), then the updates.
     let raw = request(
         "POST",
         "/tasks/t1:subscribe",
         &[("A2A-Version", "1.0")],
         b"{}",
     );
-    let got = events(px.addr, &raw, &gate, 1).await;
-    assert_eq!(got[0]["task"]["id"], "t1");
-    let call = &up.calls()[1];
+    let got = events(px.addr, &raw, &gate, 2).await;
     assert_eq!(
-        (call.method.as_str(), call.target.as_str()),
+        got[0],
+        json!({"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}})
+    );
+    assert_eq!(
+        got[1]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    let calls = up.calls();
+    assert_eq!(
+        (calls[1].method.as_str(), calls[1].target.as_str()),
+        ("GET", "/v1/tasks/t1")
+    );
+    assert_eq!(
+        (calls[2].method.as_str(), calls[2].target.as_str()),
         ("GET", "/v1/tasks/t1:subscribe")
     );
-    assert!(call.body.is_empty());
+    assert!(calls[2].body.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
