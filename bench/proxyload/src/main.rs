@@ -45,6 +45,11 @@ struct Args {
     /// each held stream the bench closes).
     #[arg(long, default_value = "target/bench-proxy.log")]
     proxy_log: PathBuf,
+    /// Profiling aid: run only the unary throughput of the paths whose name
+    /// contains this text (e.g. "translated  v1.0"), print req/s and proxy
+    /// CPU us/req per round, and skip everything else.
+    #[arg(long)]
+    only: Option<String>,
 }
 
 /// A proxy child process, killed on drop.
@@ -243,6 +248,28 @@ fn run(args: &Args) -> Result<(), String> {
             2,
             Duration::from_millis(500),
         ));
+    }
+
+    if let Some(only) = &args.only {
+        for round in 0..args.rounds {
+            for m in modes.iter().filter(|m| m.name.contains(only.as_str())) {
+                let cpu0 = m.proxy_pid.map(cpu_secs);
+                let r = rt.block_on(client::unary(m.addr, req(m, false, None), args.conns, secs));
+                let cpu = match (m.proxy_pid, cpu0) {
+                    (Some(pid), Some(c0)) => (cpu_secs(pid) - c0) * 1e6 / r.ok.max(1) as f64,
+                    _ => f64::NAN,
+                };
+                println!(
+                    "round {round} {:<36} {:>8.0} req/s  p99 {:>7.3} ms  errors {}  proxy CPU {:>6.1} us/req",
+                    m.name,
+                    r.rate(),
+                    r.quantile_ms(0.99),
+                    r.errors,
+                    cpu
+                );
+            }
+        }
+        return Ok(());
     }
 
     // Throughput at `conns` concurrent connections, and latency at 1.
