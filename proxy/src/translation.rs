@@ -117,7 +117,9 @@ impl RpcTranslation {
                 data.as_bytes(),
             )
         }) {
-            Ok(out) => String::from_utf8_lossy(&out).into_owned(),
+            // Our own output is UTF-8: no copy (lossy only as a safety net).
+            Ok(out) => String::from_utf8(out)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             Err(e) => String::from_utf8_lossy(&self.error_body(&Failure::BadUpstreamResponse {
                 detail: e.to_string(),
             }))
