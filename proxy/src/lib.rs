@@ -43,6 +43,9 @@ use crate::app::App;
 use crate::config::Config;
 use crate::server::ProxyService;
 
+/// The read buffer of each client connection (see [`build_server`]).
+const DOWNSTREAM_READ_BUFFER: usize = 4 * 1024;
+
 /// Builds the pingora server for `config` (not yet running).
 pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server, Arc<App>)> {
     let conf = ServerConf {
@@ -66,7 +69,13 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
     if let Some(logic) = svc.app_logic_mut() {
         logic.server_options = Some(options);
     }
-    svc.add_tcp(&listen.to_string());
+    // Client connections: a 4 KiB read buffer instead of pingora's 64 KiB
+    // (plain TCP reads headers and bodies into their own buffers; the big
+    // one is for TLS records), so each open stream holds less memory.
+    let buffers = pingora::listeners::L4BufferSettings::default().read(DOWNSTREAM_READ_BUFFER);
+    svc.add_listener(
+        pingora::listeners::ListenerConfig::tcp(listen.to_string()).l4_buffer(buffers),
+    );
     server.add_service(svc);
     Ok((server, app))
 }

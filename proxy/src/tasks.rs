@@ -5,9 +5,12 @@
 //! lists tasks seen through this proxy instance only, since it started.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::sync::Mutex;
 
 use chrono::{DateTime, FixedOffset};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::Failure;
@@ -18,11 +21,64 @@ const MAX_PAGE_SIZE: i64 = 100;
 /// Page tokens are `o:<offset>` into the filtered, sorted list.
 const TOKEN_PREFIX: &str = "o:";
 
+/// Where a stored answer holds its task.
+#[derive(Clone, Copy)]
+enum At {
+    /// The bytes are a JSON-RPC envelope: `result` (`task`: `result.task`).
+    Envelope { task: bool },
+    /// The bytes are a bare result (REST): itself (`task`: its `task`).
+    Bare { task: bool },
+}
+
+/// A task in v1.0 shape, as last seen.
+enum Doc {
+    Value(Value),
+    /// The translated answer it came in, read again only when listed (most
+    /// tasks recorded are never listed).
+    Answer {
+        bytes: Box<[u8]>,
+        at: At,
+    },
+}
+
 struct Entry {
     /// Insertion / update order, the tie-breaker after the status timestamp.
     seq: u64,
-    /// The task in v1.0 shape, as last seen.
-    task: Value,
+    doc: Doc,
+    /// The task's `contextId`, when it is a string.
+    context: Option<String>,
+    /// The task's `status` member as last seen (`None`: absent).
+    status: Option<Value>,
+    /// A status update replaced `status` after `doc` was stored.
+    status_updated: bool,
+}
+
+impl Entry {
+    /// The task as a value, `status` as last seen.
+    fn task(&self) -> Option<Value> {
+        let mut t = match &self.doc {
+            Doc::Value(v) => v.clone(),
+            Doc::Answer { bytes, at } => {
+                let mut v: Value = serde_json::from_slice(bytes).ok()?;
+                let (outer, task) = match at {
+                    At::Envelope { task } => (v.get_mut("result")?.take(), *task),
+                    At::Bare { task } => (v, *task),
+                };
+                if task {
+                    let mut outer = outer;
+                    outer.get_mut("task")?.take()
+                } else {
+                    outer
+                }
+            }
+        };
+        if self.status_updated {
+            if let (Some(o), Some(s)) = (t.as_object_mut(), &self.status) {
+                o.insert("status".into(), s.clone());
+            }
+        }
+        Some(t)
+    }
 }
 
 /// The index of tasks seen; oldest entries are dropped past `capacity`.
@@ -54,10 +110,198 @@ fn indexed(method: &str) -> bool {
     )
 }
 
-fn timestamp(task: &Value) -> Option<DateTime<FixedOffset>> {
-    task.pointer("/status/timestamp")
+/// The answer of `method` holds its task in `task`, not as the result itself.
+fn wrapped(method: &str) -> bool {
+    !matches!(method, "GetTask" | "CancelTask")
+}
+
+fn timestamp(status: Option<&Value>) -> Option<DateTime<FixedOffset>> {
+    status?
+        .get("timestamp")
         .and_then(Value::as_str)
         .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+}
+
+/// The members of a task the index needs, read without building the task.
+/// Only a JSON object is a task; a repeated member fails (the caller then
+/// reads the whole value, where the last one wins).
+#[derive(Default)]
+struct TaskProbe {
+    id: Option<Value>,
+    context: Option<Value>,
+    status: Option<Value>,
+}
+
+/// What a task-carrying member held: an object (`Some`), or anything else,
+/// which is no task.
+struct Probed(Option<TaskProbe>);
+
+fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    slot: &mut Option<T>,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::custom("repeated member"));
+    }
+    *slot = Some(map.next_value()?);
+    Ok(())
+}
+
+impl<'de> Deserialize<'de> for Probed {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Probed;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probed, A::Error> {
+                let mut p = TaskProbe::default();
+                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match k.as_ref() {
+                        "id" => once(&mut p.id, &mut map)?,
+                        "contextId" => once(&mut p.context, &mut map)?,
+                        "status" => once(&mut p.status, &mut map)?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Probed(Some(p)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Probed, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Probed(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Probed, E> {
+                Ok(Probed(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Probed, E> {
+                Ok(Probed(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Probed, E> {
+                Ok(Probed(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Probed, E> {
+                Ok(Probed(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Probed, E> {
+                Ok(Probed(None))
+            }
+            fn visit_unit<E>(self) -> Result<Probed, E> {
+                Ok(Probed(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// What one answer says about tasks.
+enum Seen {
+    Nothing,
+    Task(TaskProbe),
+    /// A `statusUpdate` member (any value).
+    Status(Value),
+}
+
+/// A result wrapping its task (`{"task": …}` or `{"statusUpdate": …}`):
+/// a `task` member wins over `statusUpdate`, as in
+/// [`TaskIndex::record_value`].
+struct WrappedProbe(Seen);
+
+impl<'de> Deserialize<'de> for WrappedProbe {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = WrappedProbe;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a result object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WrappedProbe, A::Error> {
+                let (mut task, mut status) = (None::<Probed>, None::<Value>);
+                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match k.as_ref() {
+                        "task" => once(&mut task, &mut map)?,
+                        "statusUpdate" => once(&mut status, &mut map)?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(WrappedProbe(match (task, status) {
+                    (Some(Probed(Some(t))), _) => Seen::Task(t),
+                    (Some(Probed(None)), _) => Seen::Nothing,
+                    (None, Some(s)) => Seen::Status(s),
+                    (None, None) => Seen::Nothing,
+                }))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// An answer's result, probed as wrapping its task or as the task itself.
+struct ResultSeed {
+    wrapped: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for ResultSeed {
+    type Value = Seen;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Seen, D::Error> {
+        if self.wrapped {
+            return WrappedProbe::deserialize(d).map(|w| w.0);
+        }
+        Ok(match Probed::deserialize(d)?.0 {
+            Some(t) => Seen::Task(t),
+            None => Seen::Nothing,
+        })
+    }
+}
+
+/// A JSON-RPC answer envelope, its `result` probed.
+struct EnvelopeSeed {
+    wrapped: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for EnvelopeSeed {
+    type Value = Seen;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Seen, D::Error> {
+        struct V(bool);
+        impl<'de> Visitor<'de> for V {
+            type Value = Seen;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC envelope")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Seen, A::Error> {
+                let mut result = None;
+                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if k == "result" {
+                        if result.is_some() {
+                            return Err(de::Error::custom("repeated member"));
+                        }
+                        result = Some(map.next_value_seed(ResultSeed { wrapped: self.0 })?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(result.unwrap_or(Seen::Nothing))
+            }
+        }
+        d.deserialize_map(V(self.wrapped))
+    }
+}
+
+/// What the answer `bytes` says about tasks; `None` when the probe does not
+/// take it (then the whole value is read).
+fn probe(bytes: &[u8], at: At) -> Option<Seen> {
+    let mut d = serde_json::Deserializer::from_slice(bytes);
+    let seen = match at {
+        At::Envelope { task } => EnvelopeSeed { wrapped: task }.deserialize(&mut d),
+        At::Bare { task } => ResultSeed { wrapped: task }.deserialize(&mut d),
+    }
+    .ok()?;
+    d.end().ok()?;
+    Some(seen)
 }
 
 impl TaskIndex {
@@ -86,13 +330,29 @@ impl TaskIndex {
         let Some(id) = task.get("id").and_then(Value::as_str).map(str::to_string) else {
             return;
         };
+        let context = task
+            .get("contextId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let status = task.get("status").cloned();
+        self.put(id, Doc::Value(task), context, status);
+    }
+
+    fn put(&self, id: String, doc: Doc, context: Option<String>, status: Option<Value>) {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
         inner.seq += 1;
         let seq = inner.seq;
         inner.order.insert(seq, id.clone());
-        let previous = inner.tasks.insert(id, Entry { seq, task });
+        let entry = Entry {
+            seq,
+            doc,
+            context,
+            status,
+            status_updated: false,
+        };
+        let previous = inner.tasks.insert(id, entry);
         if let Some(p) = previous {
             inner.order.remove(&p.seq);
         }
@@ -123,7 +383,30 @@ impl TaskIndex {
                 order.insert(seq, key);
             }
             e.seq = seq;
-            e.task["status"] = status.clone();
+            e.status = Some(status.clone());
+            e.status_updated = true;
+        }
+    }
+
+    /// What a probed answer says, recorded (the answer kept as bytes).
+    fn put_seen(&self, seen: Seen, bytes: &[u8], at: At) {
+        match seen {
+            Seen::Nothing => {}
+            Seen::Status(u) => self.put_status(&u),
+            Seen::Task(p) => {
+                let Some(Value::String(id)) = p.id else {
+                    return;
+                };
+                let context = match p.context {
+                    Some(Value::String(c)) => Some(c),
+                    _ => None,
+                };
+                let doc = Doc::Answer {
+                    bytes: bytes.into(),
+                    at,
+                };
+                self.put(id, doc, context, p.status);
+            }
         }
     }
 
@@ -132,6 +415,12 @@ impl TaskIndex {
     pub fn record(&self, method: &str, envelope: &[u8]) {
         if !indexed(method) {
             return;
+        }
+        let at = At::Envelope {
+            task: wrapped(method),
+        };
+        if let Some(seen) = probe(envelope, at) {
+            return self.put_seen(seen, envelope, at);
         }
         let Ok(mut v) = serde_json::from_slice::<Value>(envelope) else {
             return;
@@ -146,21 +435,25 @@ impl TaskIndex {
         if !indexed(method) {
             return;
         }
+        let at = At::Bare {
+            task: wrapped(method),
+        };
+        if let Some(seen) = probe(body, at) {
+            return self.put_seen(seen, body, at);
+        }
         if let Ok(result) = serde_json::from_slice::<Value>(body) {
             self.record_value(method, result);
         }
     }
 
     fn record_value(&self, method: &str, mut result: Value) {
-        match method {
-            "GetTask" | "CancelTask" => self.put_owned_task(result),
-            _ => {
-                if let Some(t) = result.get_mut("task") {
-                    self.put_owned_task(t.take());
-                } else if let Some(u) = result.get("statusUpdate") {
-                    self.put_status(u);
-                }
-            }
+        if !wrapped(method) {
+            return self.put_owned_task(result);
+        }
+        if let Some(t) = result.get_mut("task") {
+            self.put_owned_task(t.take());
+        } else if let Some(u) = result.get("statusUpdate") {
+            self.put_status(u);
         }
     }
 
@@ -239,15 +532,14 @@ impl TaskIndex {
         let mut hits: Vec<(&Entry, Option<DateTime<FixedOffset>>)> = inner
             .tasks
             .values()
-            .filter(|e| {
-                context.is_none_or(|c| e.task.get("contextId").and_then(Value::as_str) == Some(c))
-            })
+            .filter(|e| context.is_none_or(|c| e.context.as_deref() == Some(c)))
             .filter(|e| {
                 status.is_none_or(|s| {
-                    e.task.pointer("/status/state").and_then(Value::as_str) == Some(s)
+                    let state = e.status.as_ref().and_then(|st| st.get("state"));
+                    state.and_then(Value::as_str) == Some(s)
                 })
             })
-            .map(|e| (e, timestamp(&e.task)))
+            .map(|e| (e, timestamp(e.status.as_ref())))
             .filter(|(_, ts)| after.is_none_or(|a| ts.is_some_and(|t| t > a)))
             .collect();
         // Newest status first; unstamped tasks by when they were last seen.
@@ -257,7 +549,7 @@ impl TaskIndex {
             .iter()
             .skip(offset)
             .take(page_size as usize)
-            .map(|(e, _)| shaped(&e.task, history, artifacts))
+            .filter_map(|(e, _)| e.task().map(|t| shaped(t, history, artifacts)))
             .collect();
         let end = offset.saturating_add(page.len());
         let next = if end < total {
@@ -331,8 +623,7 @@ fn decode(s: &str) -> Result<String, Failure> {
 
 /// A listed task: artifacts only when asked for, history cut to its last
 /// `history` messages (0 = none).
-fn shaped(task: &Value, history: Option<i64>, artifacts: bool) -> Value {
-    let mut t = task.clone();
+fn shaped(mut t: Value, history: Option<i64>, artifacts: bool) -> Value {
     if let Some(o) = t.as_object_mut() {
         if !artifacts {
             o.remove("artifacts");
@@ -497,6 +788,66 @@ mod tests {
         assert_eq!(ix.len(), 2);
         ix.record("GetTask", b"not json");
         assert_eq!(ix.len(), 2);
+    }
+
+    /// What the answer-probing `record` keeps equals what reading the whole
+    /// answer as a value keeps (the reference), listed.
+    #[test]
+    fn probed_answers_list_as_whole_values() {
+        let t = |id: &str, ctx: &str| {
+            task(id, ctx, "TASK_STATE_WORKING", "2025-01-01T00:00:01Z").to_string()
+        };
+        let cases: Vec<(&str, String)> = vec![
+            ("GetTask", format!(r#"{{"jsonrpc":"2.0","id":1,"result":{}}}"#, t("a", "c1"))),
+            ("CancelTask", format!(r#"{{"id":1,"result":{},"jsonrpc":"2.0"}}"#, t("b", "c2"))),
+            ("SendMessage", format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"task":{}}}}}"#, t("c", "c1"))),
+            ("SubscribeToTask", format!(r#"{{"result":{{"x":[1,{{"task":2}}],"task":{}}}}}"#, t("d", "c3"))),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":"a","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-01T00:00:05Z"}}}}"#.into()),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":"c","status":[1]}}}"#.into()),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":"zz","status":{}}}}"#.into()),
+            ("SendMessage", r#"{"result":{"task":null,"statusUpdate":{"taskId":"a","status":{}}}}"#.into()),
+            ("SendMessage", r#"{"result":{"message":{"messageId":"m"}}}"#.into()),
+            ("GetTask", r#"{"result":{"id":5,"status":{}}}"#.into()),
+            ("GetTask", r#"{"result":[{"id":"arr"}]}"#.into()),
+            ("GetTask", r#"[{"result":{"id":"arr2"}}]"#.into()),
+            ("GetTask", r#"{"result":{"id":"dup","id":"dup2","contextId":7}}"#.into()),
+            ("GetTask", r#"{"result":{"id":"e","status":null,"contextId":"c1"},"result":{"id":"e2"}}"#.into()),
+            ("GetTask", r#"{"result":{"id":"f","status":{"state":"TASK_STATE_WORKING"}}} trailing"#.into()),
+            ("GetTask", r#"{"result":{"id":"g","history":[{"messageId":"m1"},{"messageId":"m2"}],"artifacts":[]}}"#.into()),
+        ];
+        let probed = TaskIndex::new(100);
+        let whole = TaskIndex::new(100);
+        for (method, env) in &cases {
+            probed.record(method, env.as_bytes());
+            if let Ok(mut v) = serde_json::from_slice::<Value>(env.as_bytes()) {
+                if let Some(r) = v.get_mut("result") {
+                    whole.record_value(method, r.take());
+                }
+            }
+            // REST bodies: the bare result.
+            if let Ok(v) = serde_json::from_slice::<Value>(env.as_bytes()) {
+                if let Some(r) = v.get("result") {
+                    let body = r.to_string();
+                    probed.record_result(method, body.as_bytes());
+                    whole.record_value(method, r.clone());
+                }
+            }
+        }
+        for params in [
+            json!({}),
+            json!({"contextId": "c1"}),
+            json!({"status": "TASK_STATE_COMPLETED"}),
+            json!({"status": "TASK_STATE_WORKING", "includeArtifacts": true}),
+            json!({"historyLength": 1}),
+            json!({"statusTimestampAfter": "2025-01-01T00:00:02Z"}),
+            json!({"pageSize": 2}),
+        ] {
+            let a = probed.list(Some(&params)).unwrap();
+            let b = whole.list(Some(&params)).unwrap();
+            assert_eq!(a, b, "{params}");
+        }
+        assert_eq!(probed.len(), whole.len());
+        assert!(probed.len() >= 5, "{}", probed.len());
     }
 
     #[test]

@@ -41,10 +41,14 @@ impl RpcTranslation {
         document::translate(Kind::Request, self.upstream, None, body).map_err(|e| failure_of(&e))
     }
 
-    /// The common case in one typed pass (bytes -> envelope -> bytes, no
+    /// The common case in one typed pass: `translate::onepass` for the hot
+    /// methods (no `Value` at all), else bytes -> envelope -> bytes (no
     /// intermediate `Value` of the whole document). `None` on any problem:
     /// the caller then takes `document::translate`, whose errors are exact.
     fn fast_request(&self, body: &[u8]) -> Option<Vec<u8>> {
+        if let Some(out) = translate::onepass::request(self.upstream, &self.method, body) {
+            return Some(out);
+        }
         let r: Request = serde_json::from_slice(body).ok()?;
         let out = match self.upstream {
             Version::V10 => jsonrpc::request_to_v10(r).ok()?,
@@ -56,6 +60,9 @@ impl RpcTranslation {
     /// [`Self::fast_request`] for a response or stream event to the client.
     fn fast_response(&self, body: &[u8]) -> Option<Vec<u8>> {
         let (m, _) = Method::from_name(&self.method)?;
+        if let Some(out) = translate::onepass::response(self.client, m, body) {
+            return Some(out);
+        }
         let r: Response = serde_json::from_slice(body).ok()?;
         let out = match self.client {
             Version::V10 => jsonrpc::response_to_v10_for(r, m).ok()?,
@@ -110,7 +117,9 @@ impl RpcTranslation {
                 data.as_bytes(),
             )
         }) {
-            Ok(out) => String::from_utf8_lossy(&out).into_owned(),
+            // Our own output is UTF-8: no copy (lossy only as a safety net).
+            Ok(out) => String::from_utf8(out)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             Err(e) => String::from_utf8_lossy(&self.error_body(&Failure::BadUpstreamResponse {
                 detail: e.to_string(),
             }))

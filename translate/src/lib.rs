@@ -27,6 +27,7 @@ pub mod event;
 pub mod jsonrpc;
 pub mod message;
 pub mod method;
+pub mod onepass;
 pub mod params;
 pub mod part;
 pub mod push_body;

@@ -45,6 +45,12 @@ struct Args {
     /// each held stream the bench closes).
     #[arg(long, default_value = "target/bench-proxy.log")]
     proxy_log: PathBuf,
+    /// Profiling aid: run only the unary throughput of the paths whose name
+    /// contains this text (e.g. "translated  v1.0"), print req/s and proxy
+    /// CPU us/req per round, and skip everything else; `rss`: only the RSS
+    /// measurement.
+    #[arg(long)]
+    only: Option<String>,
 }
 
 /// A proxy child process, killed on drop.
@@ -235,6 +241,7 @@ fn run(args: &Args) -> Result<(), String> {
         payload::task_response(false).len()
     );
 
+    let rss_only = args.only.as_deref() == Some("rss");
     // Warm-up: connections, caches, allocator.
     for m in &modes {
         rt.block_on(client::unary(
@@ -245,150 +252,175 @@ fn run(args: &Args) -> Result<(), String> {
         ));
     }
 
-    // Throughput at `conns` concurrent connections, and latency at 1.
-    let mut load: Vec<Samples> = modes.iter().map(|_| Samples::default()).collect();
-    let mut lat: Vec<Samples> = modes.iter().map(|_| Samples::default()).collect();
-    for round in 0..args.rounds {
-        for k in 0..modes.len() {
-            let i = (k + round) % modes.len();
-            let m = &modes[i];
-            let accepted = upstream::ACCEPTED.load(std::sync::atomic::Ordering::Relaxed);
-            let cpu0 = m.proxy_pid.map(cpu_secs);
-            let r = rt.block_on(client::unary(m.addr, req(m, false, None), args.conns, secs));
-            let opened = upstream::ACCEPTED.load(std::sync::atomic::Ordering::Relaxed) - accepted;
-            load[i].per_conn.push(r.ok as f64 / opened.max(1) as f64);
-            if let (Some(pid), Some(c0)) = (m.proxy_pid, cpu0) {
-                load[i]
-                    .cpu_us
-                    .push((cpu_secs(pid) - c0) * 1e6 / r.ok.max(1) as f64);
+    if let Some(only) = args.only.as_deref().filter(|o| *o != "rss") {
+        for round in 0..args.rounds {
+            for m in modes.iter().filter(|m| m.name.contains(only)) {
+                let cpu0 = m.proxy_pid.map(cpu_secs);
+                let r = rt.block_on(client::unary(m.addr, req(m, false, None), args.conns, secs));
+                let cpu = match (m.proxy_pid, cpu0) {
+                    (Some(pid), Some(c0)) => (cpu_secs(pid) - c0) * 1e6 / r.ok.max(1) as f64,
+                    _ => f64::NAN,
+                };
+                println!(
+                    "round {round} {:<36} {:>8.0} req/s  p99 {:>7.3} ms  errors {}  proxy CPU {:>6.1} us/req",
+                    m.name,
+                    r.rate(),
+                    r.quantile_ms(0.99),
+                    r.errors,
+                    cpu
+                );
             }
-            load[i].rps.push(r.rate());
-            load[i].p50.push(r.quantile_ms(0.50));
-            load[i].p99.push(r.quantile_ms(0.99));
-            load[i].errors += r.errors;
-            let r = rt.block_on(client::unary(m.addr, req(m, false, None), 1, secs / 2));
-            lat[i].rps.push(r.rate());
-            lat[i].p50.push(r.quantile_ms(0.50));
-            lat[i].p99.push(r.quantile_ms(0.99));
-            lat[i].errors += r.errors;
         }
+        return Ok(());
     }
-    println!();
-    println!(
-        "{:<36} {:>10} {:>9} {:>9} | {:>9} {:>9} {:>7} {:>10} {:>16}",
-        "unary SendMessage",
-        "req/s",
-        "p50 ms",
-        "p99 ms",
-        "c=1 p50",
-        "c=1 p99",
-        "errors",
-        "req/upconn",
-        "proxy CPU us/req"
-    );
-    let med = |s: &Vec<f64>| median(s.clone());
-    for (i, m) in modes.iter().enumerate() {
-        println!(
-            "{:<36} {:>10.0} {:>9.3} {:>9.3} | {:>9.3} {:>9.3} {:>7} {:>10.0} {:>16.1}",
-            m.name,
-            med(&load[i].rps),
-            med(&load[i].p50),
-            med(&load[i].p99),
-            med(&lat[i].p50),
-            med(&lat[i].p99),
-            load[i].errors + lat[i].errors,
-            med(&load[i].per_conn),
-            med(&load[i].cpu_us)
-        );
-    }
-    // Ratios per round, then their median (the rounds are interleaved, so
-    // each ratio compares runs measured next to each other).
-    let ratio = |a: usize, b: usize| {
-        median(
-            load[a]
-                .rps
-                .iter()
-                .zip(&load[b].rps)
-                .map(|(x, y)| x / y)
-                .collect(),
-        )
-    };
-    let added_p99 = |a: usize, b: usize| {
-        median(
-            lat[a]
-                .p99
-                .iter()
-                .zip(&lat[b].p99)
-                .map(|(x, y)| x - y)
-                .collect(),
-        )
-    };
-    println!();
-    println!("ratios (median over rounds)                       measured  target");
-    println!(
-        "translated/passthrough throughput, v1.0 client -> v0.3 agent  {:>6.2}   >= 0.80",
-        ratio(2, 1)
-    );
-    println!(
-        "translated/passthrough throughput, v0.3 client -> v1.0 agent  {:>6.2}   >= 0.80",
-        ratio(5, 4)
-    );
-    println!(
-        "passthrough/direct throughput, v0.3                           {:>6.2}",
-        ratio(1, 0)
-    );
-    println!(
-        "passthrough/direct throughput, v1.0                           {:>6.2}",
-        ratio(4, 3)
-    );
-    println!(
-        "added p99 of translation at c=1, v1.0 -> v0.3 (ms)            {:>6.3}   <= 0.300",
-        added_p99(2, 1)
-    );
-    println!(
-        "added p99 of translation at c=1, v0.3 -> v1.0 (ms)            {:>6.3}   <= 0.300",
-        added_p99(5, 4)
-    );
 
-    // SSE: events per second, `streams` of `sse_events` status updates.
-    let events_mode = format!("events:{}", args.sse_events);
-    let sse_modes = [1usize, 2, 4, 5];
-    let mut sse: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
-    let mut sse_errors = 0;
-    for round in 0..args.rounds {
-        for k in 0..sse_modes.len() {
-            let i = sse_modes[(k + round) % sse_modes.len()];
-            let m = &modes[i];
-            let (rate, errors) = rt.block_on(client::sse(
-                m.addr,
-                req(m, true, Some(&events_mode)),
-                4,
-                secs,
-            ));
-            sse[i].push(rate);
-            sse_errors += errors;
+    if !rss_only {
+        // Throughput at `conns` concurrent connections, and latency at 1.
+        let mut load: Vec<Samples> = modes.iter().map(|_| Samples::default()).collect();
+        let mut lat: Vec<Samples> = modes.iter().map(|_| Samples::default()).collect();
+        for round in 0..args.rounds {
+            for k in 0..modes.len() {
+                let i = (k + round) % modes.len();
+                let m = &modes[i];
+                let accepted = upstream::ACCEPTED.load(std::sync::atomic::Ordering::Relaxed);
+                let cpu0 = m.proxy_pid.map(cpu_secs);
+                let r = rt.block_on(client::unary(m.addr, req(m, false, None), args.conns, secs));
+                let opened =
+                    upstream::ACCEPTED.load(std::sync::atomic::Ordering::Relaxed) - accepted;
+                load[i].per_conn.push(r.ok as f64 / opened.max(1) as f64);
+                if let (Some(pid), Some(c0)) = (m.proxy_pid, cpu0) {
+                    load[i]
+                        .cpu_us
+                        .push((cpu_secs(pid) - c0) * 1e6 / r.ok.max(1) as f64);
+                }
+                load[i].rps.push(r.rate());
+                load[i].p50.push(r.quantile_ms(0.50));
+                load[i].p99.push(r.quantile_ms(0.99));
+                load[i].errors += r.errors;
+                let r = rt.block_on(client::unary(m.addr, req(m, false, None), 1, secs / 2));
+                lat[i].rps.push(r.rate());
+                lat[i].p50.push(r.quantile_ms(0.50));
+                lat[i].p99.push(r.quantile_ms(0.99));
+                lat[i].errors += r.errors;
+            }
         }
-    }
-    let sse_ratio =
-        |a: usize, b: usize| median(sse[a].iter().zip(&sse[b]).map(|(x, y)| x / y).collect());
-    println!();
-    println!(
-        "SSE ({} status updates per stream, 4 streams at once)  events/s",
-        args.sse_events
-    );
-    for &i in &sse_modes {
-        println!("{:<36} {:>10.0}", modes[i].name, median(sse[i].clone()));
-    }
-    println!(
-        "translated/passthrough events/s, v1.0 client -> v0.3 agent     {:>6.2}",
-        sse_ratio(2, 1)
-    );
-    println!(
-        "translated/passthrough events/s, v0.3 client -> v1.0 agent     {:>6.2}",
-        sse_ratio(5, 4)
-    );
-    if sse_errors > 0 {
-        println!("SSE errors: {sse_errors}");
+        println!();
+        println!(
+            "{:<36} {:>10} {:>9} {:>9} | {:>9} {:>9} {:>7} {:>10} {:>16}",
+            "unary SendMessage",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "c=1 p50",
+            "c=1 p99",
+            "errors",
+            "req/upconn",
+            "proxy CPU us/req"
+        );
+        let med = |s: &Vec<f64>| median(s.clone());
+        for (i, m) in modes.iter().enumerate() {
+            println!(
+                "{:<36} {:>10.0} {:>9.3} {:>9.3} | {:>9.3} {:>9.3} {:>7} {:>10.0} {:>16.1}",
+                m.name,
+                med(&load[i].rps),
+                med(&load[i].p50),
+                med(&load[i].p99),
+                med(&lat[i].p50),
+                med(&lat[i].p99),
+                load[i].errors + lat[i].errors,
+                med(&load[i].per_conn),
+                med(&load[i].cpu_us)
+            );
+        }
+        // Ratios per round, then their median (the rounds are interleaved, so
+        // each ratio compares runs measured next to each other).
+        let ratio = |a: usize, b: usize| {
+            median(
+                load[a]
+                    .rps
+                    .iter()
+                    .zip(&load[b].rps)
+                    .map(|(x, y)| x / y)
+                    .collect(),
+            )
+        };
+        let added_p99 = |a: usize, b: usize| {
+            median(
+                lat[a]
+                    .p99
+                    .iter()
+                    .zip(&lat[b].p99)
+                    .map(|(x, y)| x - y)
+                    .collect(),
+            )
+        };
+        println!();
+        println!("ratios (median over rounds)                       measured  target");
+        println!(
+            "translated/passthrough throughput, v1.0 client -> v0.3 agent  {:>6.2}   >= 0.80",
+            ratio(2, 1)
+        );
+        println!(
+            "translated/passthrough throughput, v0.3 client -> v1.0 agent  {:>6.2}   >= 0.80",
+            ratio(5, 4)
+        );
+        println!(
+            "passthrough/direct throughput, v0.3                           {:>6.2}",
+            ratio(1, 0)
+        );
+        println!(
+            "passthrough/direct throughput, v1.0                           {:>6.2}",
+            ratio(4, 3)
+        );
+        println!(
+            "added p99 of translation at c=1, v1.0 -> v0.3 (ms)            {:>6.3}   <= 0.300",
+            added_p99(2, 1)
+        );
+        println!(
+            "added p99 of translation at c=1, v0.3 -> v1.0 (ms)            {:>6.3}   <= 0.300",
+            added_p99(5, 4)
+        );
+
+        // SSE: events per second, `streams` of `sse_events` status updates.
+        let events_mode = format!("events:{}", args.sse_events);
+        let sse_modes = [1usize, 2, 4, 5];
+        let mut sse: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+        let mut sse_errors = 0;
+        for round in 0..args.rounds {
+            for k in 0..sse_modes.len() {
+                let i = sse_modes[(k + round) % sse_modes.len()];
+                let m = &modes[i];
+                let (rate, errors) = rt.block_on(client::sse(
+                    m.addr,
+                    req(m, true, Some(&events_mode)),
+                    4,
+                    secs,
+                ));
+                sse[i].push(rate);
+                sse_errors += errors;
+            }
+        }
+        let sse_ratio =
+            |a: usize, b: usize| median(sse[a].iter().zip(&sse[b]).map(|(x, y)| x / y).collect());
+        println!();
+        println!(
+            "SSE ({} status updates per stream, 4 streams at once)  events/s",
+            args.sse_events
+        );
+        for &i in &sse_modes {
+            println!("{:<36} {:>10.0}", modes[i].name, median(sse[i].clone()));
+        }
+        println!(
+            "translated/passthrough events/s, v1.0 client -> v0.3 agent     {:>6.2}",
+            sse_ratio(2, 1)
+        );
+        println!(
+            "translated/passthrough events/s, v0.3 client -> v1.0 agent     {:>6.2}",
+            sse_ratio(5, 4)
+        );
+        if sse_errors > 0 {
+            println!("SSE errors: {sse_errors}");
+        }
     }
 
     // RSS per open stream, through the translating and the passing path.

@@ -54,27 +54,27 @@ impl Part {
 /// The wire layout of [`Part`], before the oneof is checked.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct PartWire {
+pub(crate) struct PartWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    text: Option<String>,
+    pub(crate) text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    raw: Option<Base64>,
+    pub(crate) raw: Option<Base64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    url: Option<String>,
+    pub(crate) url: Option<String>,
     #[serde(
         default,
         deserialize_with = "present_value",
         skip_serializing_if = "Option::is_none"
     )]
-    data: Option<Value>,
+    pub(crate) data: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    metadata: Option<Metadata>,
+    pub(crate) metadata: Option<Metadata>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    filename: Option<String>,
+    pub(crate) filename: Option<String>,
     #[serde(default, alias = "media_type", skip_serializing_if = "Option::is_none")]
-    media_type: Option<String>,
+    pub(crate) media_type: Option<String>,
     #[serde(flatten)]
-    extra: Extras,
+    pub(crate) extra: Extras,
 }
 
 /// ProtoJSON reads `null` as the field's default value.
@@ -166,7 +166,7 @@ pub fn encode_base64(b: &[u8]) -> String {
 }
 
 /// Bytes that travel as a base64 string.
-struct Base64(Vec<u8>);
+pub(crate) struct Base64(pub(crate) Vec<u8>);
 
 impl Serialize for Base64 {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -1,0 +1,398 @@
+//! `translate::onepass` against the general path: wherever the single pass
+//! answers, its bytes are exactly those of `document::translate`; wherever
+//! the general path fails, the single pass does not answer. Checked on every
+//! request / response / event fixture, on every payload fixture (accepted
+//! and rejected) embedded in a response envelope, and on generated inputs,
+//! also with member order reversed and v0.3 `kind` members removed.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use translate::document::{translate, Kind};
+use translate::method::Method;
+use translate::strategy::{payload as sp, rpc as sr};
+use translate::{onepass, Version};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+/// The JSON files of `dir` that are inputs (`.v03.json` / `.v10.json`), with
+/// the version they are in.
+fn inputs(dir: &Path) -> Vec<(PathBuf, Version)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).expect("fixture dir").flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let v = if name.ends_with(".v03.json") {
+            Version::V03
+        } else if name.ends_with(".v10.json") {
+            Version::V10
+        } else {
+            continue;
+        };
+        out.push((e.path(), v));
+    }
+    out.sort();
+    out
+}
+
+/// Compact bytes of a JSON document (the proxy sees compact and pretty
+/// input alike; both are tried).
+fn compact(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).expect("render")
+}
+
+/// One comparison; returns whether the single pass answered.
+fn same_response(to: Version, method: Method, input: &[u8]) -> Result<bool, String> {
+    let name = method.name(Version::V10).expect("v1.0 name");
+    let general = translate(Kind::Response, to, Some(name), input);
+    match (onepass::response(to, method, input), general) {
+        (None, _) => Ok(false),
+        (Some(fast), Ok(slow)) if fast == slow => Ok(true),
+        (Some(fast), Ok(slow)) => Err(format!(
+            "differs:\n  onepass {}\n  general {}",
+            String::from_utf8_lossy(&fast),
+            String::from_utf8_lossy(&slow)
+        )),
+        (Some(fast), Err(e)) => Err(format!(
+            "onepass answered {} where the general path fails: {e}",
+            String::from_utf8_lossy(&fast)
+        )),
+    }
+}
+
+fn same_request(to: Version, input: &[u8]) -> Result<bool, String> {
+    let general = translate(Kind::Request, to, None, input);
+    let name = serde_json::from_slice::<Value>(input)
+        .ok()
+        .and_then(|v| v["method"].as_str().map(str::to_string));
+    let Some(name) = name else {
+        return Ok(false);
+    };
+    match (onepass::request(to, &name, input), general) {
+        (None, _) => Ok(false),
+        (Some(fast), Ok(slow)) if fast == slow => Ok(true),
+        (Some(fast), Ok(slow)) => Err(format!(
+            "differs:\n  onepass {}\n  general {}",
+            String::from_utf8_lossy(&fast),
+            String::from_utf8_lossy(&slow)
+        )),
+        (Some(fast), Err(e)) => Err(format!(
+            "onepass answered {} where the general path fails: {e}",
+            String::from_utf8_lossy(&fast)
+        )),
+    }
+}
+
+/// The member order reversed at every level.
+fn reversed(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(reversed).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Every `kind` member removed (v0.3 infers it).
+fn kindless(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "kind")
+                .map(|(k, v)| (k.clone(), kindless(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(kindless).collect()),
+        other => other.clone(),
+    }
+}
+
+fn variants(v: &Value) -> Vec<Vec<u8>> {
+    vec![
+        compact(v),
+        serde_json::to_vec_pretty(v).expect("render"),
+        compact(&reversed(v)),
+        compact(&kindless(v)),
+    ]
+}
+
+fn response_method(file: &Path) -> Option<Method> {
+    let name = file.file_name()?.to_str()?;
+    let m = name.split('.').next()?;
+    Method::from_name(m).map(|(m, _)| m)
+}
+
+#[test]
+fn envelope_fixtures() {
+    let mut problems = Vec::new();
+    let mut taken = 0;
+    for (dir, kind) in [
+        ("response", Kind::Response),
+        ("event", Kind::Event),
+        ("request", Kind::Request),
+    ] {
+        for (file, v) in inputs(&fixtures().join(dir)) {
+            let bytes = std::fs::read(&file).expect("read");
+            let doc: Value = serde_json::from_slice(&bytes).expect("json");
+            let mut inputs = variants(&doc);
+            inputs.push(bytes);
+            for input in inputs {
+                let r = match kind {
+                    Kind::Request => same_request(v.other(), &input),
+                    _ => match response_method(&file) {
+                        Some(m) => same_response(v.other(), m, &input),
+                        None => Ok(false),
+                    },
+                };
+                match r {
+                    Ok(true) => taken += 1,
+                    Ok(false) => {}
+                    Err(e) => problems.push(format!("{}: {e}", file.display())),
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        taken > 60,
+        "only {taken} fixture inputs took the single pass"
+    );
+}
+
+/// A payload entity of `kind` in version `v` placed where a response of
+/// one of the single-pass methods carries it.
+fn embedded(kind: &str, v: Version, x: &Value) -> Option<(Method, Value)> {
+    let task = |extra: Map<String, Value>| {
+        let mut t = match v {
+            Version::V03 => json!({"kind": "task", "id": "t-1", "contextId": "c-1",
+                "status": {"state": "working"}}),
+            Version::V10 => json!({"id": "t-1", "contextId": "c-1",
+                "status": {"state": "TASK_STATE_WORKING"}}),
+        };
+        if let Value::Object(o) = &mut t {
+            o.extend(extra);
+        }
+        t
+    };
+    let one = |k: &str, x: &Value| {
+        let mut m = Map::new();
+        m.insert(k.to_string(), x.clone());
+        m
+    };
+    let artifact = |parts: Value| json!({"artifactId": "a-1", "parts": parts});
+    let (method, result) = match kind {
+        "part" => (
+            Method::GetTask,
+            task(one("artifacts", &json!([artifact(json!([x]))]))),
+        ),
+        "message" => (Method::GetTask, task(one("history", &json!([x])))),
+        "artifact" => (Method::GetTask, task(one("artifacts", &json!([x])))),
+        "task-status" => (Method::GetTask, task(one("status", x))),
+        "task" => (Method::GetTask, x.clone()),
+        "status-update" | "artifact-update" | "stream-response" => match v {
+            Version::V03 => (Method::SendStreamingMessage, x.clone()),
+            Version::V10 if kind == "stream-response" => (Method::SendStreamingMessage, x.clone()),
+            Version::V10 => {
+                let k = if kind == "status-update" {
+                    "statusUpdate"
+                } else {
+                    "artifactUpdate"
+                };
+                (Method::SendStreamingMessage, Value::Object(one(k, x)))
+            }
+        },
+        _ => return None,
+    };
+    Some((method, json!({"jsonrpc": "2.0", "id": 7, "result": result})))
+}
+
+#[test]
+fn payload_fixtures_in_envelopes() {
+    let kinds = [
+        "part",
+        "message",
+        "artifact",
+        "task-status",
+        "task",
+        "status-update",
+        "artifact-update",
+        "stream-response",
+    ];
+    let mut problems = Vec::new();
+    let mut taken = 0;
+    for rejected in [false, true] {
+        for kind in kinds {
+            let dir = if rejected {
+                fixtures().join("rejected").join(kind)
+            } else {
+                fixtures().join(kind)
+            };
+            if !dir.is_dir() {
+                continue;
+            }
+            for (file, v) in inputs(&dir) {
+                let doc: Value =
+                    serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+                let Some((method, env)) = embedded(kind, v, &doc) else {
+                    continue;
+                };
+                for input in variants(&env) {
+                    match same_response(v.other(), method, &input) {
+                        Ok(true) if rejected => {
+                            // Answered: then the general path answered too
+                            // (checked), e.g. a kind-less variant of a
+                            // wrong-kind case.
+                            taken += 1;
+                        }
+                        Ok(true) => taken += 1,
+                        Ok(false) => {}
+                        Err(e) => problems.push(format!("{}: {e}", file.display())),
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        taken > 100,
+        "only {taken} embedded inputs took the single pass"
+    );
+}
+
+fn envelope<T: Serialize>(
+    id: &Option<Value>,
+    member: &str,
+    x: &T,
+    extra: &Map<String, Value>,
+) -> Value {
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), json!("2.0"));
+    if let Some(id) = id {
+        m.insert("id".into(), id.clone());
+    }
+    m.insert(member.into(), serde_json::to_value(x).expect("render"));
+    m.extend(extra.clone());
+    Value::Object(m)
+}
+
+fn request_env<T: Serialize>(
+    id: &Option<Value>,
+    method: &str,
+    x: &T,
+    extra: &Map<String, Value>,
+) -> Value {
+    let mut v = envelope(id, "params", x, extra);
+    if let Value::Object(m) = &mut v {
+        m.insert("method".into(), json!(method));
+    }
+    v
+}
+
+/// Checks every variant of `env`; the plain compact one must be taken.
+fn check_response(to: Version, method: Method, env: &Value) -> Result<(), TestCaseError> {
+    for (i, input) in variants(env).into_iter().enumerate() {
+        match same_response(to, method, &input) {
+            Err(e) => return Err(TestCaseError::fail(e)),
+            Ok(false) if i == 0 => {
+                return Err(TestCaseError::fail(format!(
+                    "not taken: {}",
+                    String::from_utf8_lossy(&input)
+                )))
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
+fn check_request(to: Version, env: &Value) -> Result<(), TestCaseError> {
+    for (i, input) in variants(env).into_iter().enumerate() {
+        match same_request(to, &input) {
+            Err(e) => return Err(TestCaseError::fail(e)),
+            Ok(false) if i == 0 => {
+                return Err(TestCaseError::fail(format!(
+                    "not taken: {}",
+                    String::from_utf8_lossy(&input)
+                )))
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn v03_send_result(id in sr::id(), x in prop_oneof![
+        sp::v03_task().prop_map(|t| serde_json::to_value(t).unwrap()),
+        sp::v03_message().prop_map(|m| serde_json::to_value(m).unwrap()),
+    ], extra in sr::extras()) {
+        check_response(Version::V10, Method::SendMessage, &envelope(&id, "result", &x, &extra))?;
+    }
+
+    #[test]
+    fn v03_stream_event(id in sr::id(), x in sp::v03_stream_event(), extra in sr::extras()) {
+        let env = envelope(&id, "result", &x, &extra);
+        check_response(Version::V10, Method::SendStreamingMessage, &env)?;
+        check_response(Version::V10, Method::SubscribeToTask, &env)?;
+    }
+
+    #[test]
+    fn v03_task(id in sr::id(), x in sp::v03_task(), extra in sr::extras()) {
+        let env = envelope(&id, "result", &x, &extra);
+        check_response(Version::V10, Method::GetTask, &env)?;
+        check_response(Version::V10, Method::CancelTask, &env)?;
+    }
+
+    #[test]
+    fn v10_send_result(id in sr::id(), x in prop_oneof![
+        sp::v10_task().prop_map(|t| json!({"task": t})),
+        sp::v10_message().prop_map(|m| json!({"message": m})),
+    ], extra in sr::extras()) {
+        check_response(Version::V03, Method::SendMessage, &envelope(&id, "result", &x, &extra))?;
+    }
+
+    #[test]
+    fn v10_stream_response(id in sr::id(), x in sp::v10_stream_response(), extra in sr::extras()) {
+        let env = envelope(&id, "result", &x, &extra);
+        check_response(Version::V03, Method::SendStreamingMessage, &env)?;
+        check_response(Version::V03, Method::SubscribeToTask, &env)?;
+    }
+
+    #[test]
+    fn v10_task(id in sr::id(), x in sp::v10_task(), extra in sr::extras()) {
+        let env = envelope(&id, "result", &x, &extra);
+        check_response(Version::V03, Method::GetTask, &env)?;
+        check_response(Version::V03, Method::CancelTask, &env)?;
+    }
+
+    #[test]
+    fn v03_requests(id in sr::id(), send in sr::v03_send_params(), q in sr::v03_task_query(),
+                    t in sr::v03_task_id(true), extra in sr::extras()) {
+        check_request(Version::V10, &request_env(&id, "message/send", &send, &extra))?;
+        check_request(Version::V10, &request_env(&id, "message/stream", &send, &extra))?;
+        check_request(Version::V10, &request_env(&id, "tasks/get", &q, &extra))?;
+        check_request(Version::V10, &request_env(&id, "tasks/cancel", &t, &extra))?;
+        check_request(Version::V10, &request_env(&id, "tasks/resubscribe", &t, &extra))?;
+    }
+
+    #[test]
+    fn v10_requests(id in sr::id(), send in sr::v10_send_request(), q in sr::v10_get_task(),
+                    c in sr::v10_cancel(), s in sr::v10_subscribe(), extra in sr::extras()) {
+        check_request(Version::V03, &request_env(&id, "SendMessage", &send, &extra))?;
+        check_request(Version::V03, &request_env(&id, "SendStreamingMessage", &send, &extra))?;
+        check_request(Version::V03, &request_env(&id, "GetTask", &q, &extra))?;
+        check_request(Version::V03, &request_env(&id, "CancelTask", &c, &extra))?;
+        check_request(Version::V03, &request_env(&id, "SubscribeToTask", &s, &extra))?;
+    }
+}
