@@ -488,6 +488,8 @@ impl Store for RedbStore {
     }
 
     fn reschedule(&self, item: &OutboxItem) -> Result<(), StoreError> {
+        // An item acknowledged but not yet in the table would come back.
+        self.settle()?;
         let v = enc(item)?;
         self.inner.write_lazy(|tx| {
             tx.open_table(OUTBOX)
@@ -535,6 +537,8 @@ impl Store for RedbStore {
     }
 
     fn complete_many(&self, seqs: &[u64]) -> Result<(), StoreError> {
+        // An item acknowledged but not yet in the table would come back.
+        self.settle()?;
         self.inner.write_lazy(|tx| {
             let mut t = tx.open_table(OUTBOX).map_err(e)?;
             for s in seqs {
@@ -545,6 +549,8 @@ impl Store for RedbStore {
     }
 
     fn dead_letter(&self, item: &OutboxItem, reason: &str) -> Result<(), StoreError> {
+        // An item acknowledged but not yet in the table would come back.
+        self.settle()?;
         let d = DeadLetter {
             item: item.clone(),
             reason: reason.to_string(),
