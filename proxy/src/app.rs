@@ -52,11 +52,13 @@ pub struct App {
     pub config: Config,
     pub cards: CardCache,
     pub metrics: Metrics,
-    /// Tasks seen in translated answers, for ListTasks emulation.
-    pub tasks: crate::tasks::TaskIndex,
+    /// Tasks seen in translated answers, for ListTasks emulation (kept in
+    /// the push store when there is one).
+    pub tasks: std::sync::Arc<crate::tasks::TaskIndex>,
     /// Push interception and delivery (`None` when `push.enabled` is off).
     pub push: Option<std::sync::Arc<crate::push::layer::Push>>,
     push_worker: std::sync::Mutex<Option<crate::push::deliver::Worker>>,
+    task_sync: std::sync::Mutex<Option<crate::push::task_sync::TaskSync>>,
     in_flight: AtomicUsize,
 }
 
@@ -77,9 +79,10 @@ impl App {
             config,
             cards,
             metrics: Metrics::default(),
-            tasks: crate::tasks::TaskIndex::new(10_000),
+            tasks: std::sync::Arc::new(crate::tasks::TaskIndex::new(10_000)),
             push: None,
             push_worker: std::sync::Mutex::new(None),
+            task_sync: std::sync::Mutex::new(None),
             in_flight: AtomicUsize::new(0),
         }
     }
@@ -93,6 +96,11 @@ impl App {
         }
         let store =
             crate::push::layer::open_store(s).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let sync = crate::push::task_sync::start(self.tasks.clone(), store.clone())
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        if let Ok(mut t) = self.task_sync.lock() {
+            *t = Some(sync);
+        }
         let push = std::sync::Arc::new(crate::push::layer::Push::new(s.clone(), store)?);
         let worker = crate::push::deliver::Worker::start(push.clone())?;
         self.push = Some(push);
@@ -107,6 +115,9 @@ impl App {
         let w = self.push_worker.lock().ok().and_then(|mut w| w.take());
         if let Some(mut w) = w {
             w.stop();
+        }
+        if let Some(mut t) = self.task_sync.lock().ok().and_then(|mut t| t.take()) {
+            t.stop();
         }
         if let Some(p) = &self.push {
             p.store.close();

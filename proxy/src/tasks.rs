@@ -1,8 +1,9 @@
 //! ListTasks emulation for v1.0 clients of a v0.3 agent. v0.3 has no list
 //! method, so the proxy answers `ListTasks` from an index of the tasks it
 //! has seen pass through it (translated answers to v1.0 clients: SendMessage,
-//! GetTask, CancelTask results and stream events). In memory, bounded; it
-//! lists tasks seen through this proxy instance only, since it started.
+//! GetTask, CancelTask results and stream events). Bounded; in memory, and
+//! kept in the push store when there is one (`push::task_sync`), so it
+//! lists the tasks seen through this proxy, also before a restart.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -31,6 +32,7 @@ enum At {
 }
 
 /// A task in v1.0 shape, as last seen.
+#[derive(Clone)]
 enum Doc {
     Value(Value),
     /// The translated answer it came in, read again only when listed (most
@@ -41,6 +43,7 @@ enum Doc {
     },
 }
 
+#[derive(Clone)]
 struct Entry {
     /// Insertion / update order, the tie-breaker after the status timestamp.
     seq: u64,
@@ -93,6 +96,9 @@ struct Inner {
     tasks: HashMap<String, Entry>,
     /// `Entry::seq` -> task id, so the oldest entry is found in O(log n).
     order: BTreeMap<u64, String>,
+    /// Ids changed since the last [`TaskIndex::take_changed`]; `None` until
+    /// [`TaskIndex::track_changes`] (nothing persists the index).
+    changed: Option<std::collections::HashSet<String>>,
 }
 
 fn invalid(message: impl Into<String>) -> Failure {
@@ -321,6 +327,48 @@ impl TaskIndex {
     }
 
     /// Records a whole v1.0 task.
+    /// How many tasks are kept.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// From now on, changed ids are remembered for [`Self::take_changed`].
+    pub fn track_changes(&self) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.changed.get_or_insert_with(Default::default);
+        }
+    }
+
+    /// The tasks changed since the last call (v1.0 values), for a store.
+    /// Entries are copied under the lock and read outside it.
+    pub fn take_changed(&self) -> Vec<(String, Value)> {
+        let picked: Vec<(String, Entry)> = {
+            let Ok(mut inner) = self.inner.lock() else {
+                return Vec::new();
+            };
+            let ids = match inner.changed.as_mut() {
+                Some(c) if !c.is_empty() => std::mem::take(c),
+                _ => return Vec::new(),
+            };
+            ids.into_iter()
+                .filter_map(|id| inner.tasks.get(&id).cloned().map(|e| (id, e)))
+                .collect()
+        };
+        let mut out: Vec<(u64, String, Value)> = picked
+            .into_iter()
+            .filter_map(|(id, e)| e.task().map(|t| (e.seq, id, t)))
+            .collect();
+        out.sort_by_key(|(seq, _, _)| *seq);
+        out.into_iter().map(|(_, id, t)| (id, t)).collect()
+    }
+
+    /// Tasks from a store, oldest first (the newest end up most recent).
+    pub fn load(&self, tasks: Vec<Value>) {
+        for t in tasks {
+            self.put_owned_task(t);
+        }
+    }
+
     pub fn put_task(&self, task: &Value) {
         self.put_owned_task(task.clone());
     }
@@ -352,6 +400,9 @@ impl TaskIndex {
             status,
             status_updated: false,
         };
+        if let Some(c) = inner.changed.as_mut() {
+            c.insert(id.clone());
+        }
         let previous = inner.tasks.insert(id, entry);
         if let Some(p) = previous {
             inner.order.remove(&p.seq);
@@ -377,8 +428,16 @@ impl TaskIndex {
         };
         inner.seq += 1;
         let seq = inner.seq;
-        let Inner { tasks, order, .. } = &mut *inner;
+        let Inner {
+            tasks,
+            order,
+            changed,
+            ..
+        } = &mut *inner;
         if let Some(e) = tasks.get_mut(id) {
+            if let Some(c) = changed.as_mut() {
+                c.insert(id.to_string());
+            }
             if let Some(key) = order.remove(&e.seq) {
                 order.insert(seq, key);
             }

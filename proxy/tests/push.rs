@@ -1352,3 +1352,39 @@ async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The ListTasks index lives in the push store: tasks seen before a
+/// restart are listed after it, with no traffic in between.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_tasks_survives_a_restart() {
+    let (agent, _seen) = v03_agent().await;
+    let dir = data_dir("tasks");
+    let mut px = start_proxy(&agent.url(), &dir, |_| {});
+    let r = call_v10(
+        &px,
+        "SendMessage",
+        json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+    )
+    .await;
+    assert_eq!(r["result"]["task"]["id"], "t1", "{r}");
+    let listed = call_v10(&px, "ListTasks", json!({})).await;
+    assert_eq!(listed["result"]["tasks"][0]["id"], "t1", "{listed}");
+    px.stop();
+    drop(px);
+
+    let px2 = start_proxy(&agent.url(), &dir, |_| {});
+    let calls_before = agent.calls().len();
+    let listed = call_v10(&px2, "ListTasks", json!({"contextId": "c1"})).await;
+    assert_eq!(listed["result"]["tasks"][0]["id"], "t1", "{listed}");
+    assert_eq!(
+        listed["result"]["tasks"][0]["status"]["state"], "TASK_STATE_SUBMITTED",
+        "{listed}"
+    );
+    assert_eq!(
+        agent.calls().len(),
+        calls_before,
+        "ListTasks called the agent"
+    );
+    drop(px2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

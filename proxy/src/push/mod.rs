@@ -16,6 +16,7 @@ pub mod pg_store;
 pub mod redb_store;
 pub mod rewrite;
 pub mod safety;
+pub mod task_sync;
 pub mod wal;
 
 use std::fmt;
