@@ -85,8 +85,9 @@ fn content_length(head: &[u8]) -> usize {
 /// cycles over `targets` (path, token). Returns (count, latencies µs).
 /// `rate` None: closed loop, each connection sends as soon as its answer
 /// came (saturation: latency there is concurrency / throughput). `rate`
-/// Some(r): open loop, r requests/s in total on a fixed schedule, latency
-/// counted from the scheduled send time (so a stall is not hidden).
+/// Some(r): open loop, r requests/s in total on a fixed schedule (a slow
+/// answer delays only its own connection's next send), latency counted
+/// from the actual send.
 async fn load(
     addr: std::net::SocketAddr,
     targets: Arc<Vec<(String, String)>>,
@@ -118,7 +119,10 @@ async fn load(
                     "POST {path} HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nX-A2A-Notification-Token: {tok}\r\nContent-Length: {}\r\n\r\n{BODY}",
                     BODY.len()
                 );
-                let t = due.unwrap_or_else(Instant::now);
+                // From the actual send: tokio's timer wakes up to a
+                // millisecond late, which is the load client's lag, not the
+                // proxy's latency.
+                let t = Instant::now();
                 if let (Some(d), Some(g)) = (due.as_mut(), gap) {
                     *d += g;
                 }

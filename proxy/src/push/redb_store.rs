@@ -60,9 +60,9 @@ const MIGRATIONS: &[Migration] = &[
 ];
 
 /// A quiet inserter checkpoints after this long without new items.
-const CHECKPOINT_IDLE: Duration = Duration::from_millis(100);
+const CHECKPOINT_IDLE: Duration = Duration::from_millis(500);
 /// A busy one checkpoints at least this often.
-const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 /// How long a read waits for acknowledged items to reach the table.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
 
@@ -73,6 +73,7 @@ pub struct RedbStore {
 }
 
 struct Inner {
+    dir: std::path::PathBuf,
     /// `None` once closed.
     db: std::sync::RwLock<Option<Database>>,
     /// `None` once closed.
@@ -126,6 +127,7 @@ impl RedbStore {
         tx.commit().map_err(e)?;
         let (to_table, from_journal) = mpsc::channel();
         let inner = Arc::new(Inner {
+            dir: dir.to_path_buf(),
             db: std::sync::RwLock::new(Some(db)),
             journal: Mutex::new(None),
             progress: Mutex::new(Progress::default()),
@@ -278,10 +280,33 @@ impl Inner {
                 }
             }
             self.settled.notify_all();
+            self.ensure_spare();
             if last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
                 self.checkpoint();
                 last_checkpoint = Instant::now();
             }
+        }
+    }
+
+    /// Prepares the journal's next segment, without holding the journal
+    /// while its zeros are written.
+    fn ensure_spare(&self) {
+        let want = match self.journal.lock() {
+            Ok(j) => j.as_ref().and_then(|j| j.wal.wants_spare()),
+            Err(_) => None,
+        };
+        let Some(n) = want else {
+            return;
+        };
+        match Wal::prepare(&self.dir, n) {
+            Ok(f) => {
+                if let Ok(mut j) = self.journal.lock() {
+                    if let Some(j) = j.as_mut() {
+                        j.wal.give_spare(n, f);
+                    }
+                }
+            }
+            Err(x) => tracing::warn!(error = %x, "push journal: preparing the next segment"),
         }
     }
 

@@ -10,15 +10,23 @@
 //! `[len: u32 LE][crc32 of payload: u32 LE][payload]`, the payload one
 //! JSON [`OutboxItem`]. A torn tail (a crash in the middle of an append)
 //! ends the replay of its segment; it was never acknowledged.
+//!
+//! Segments are written full of zeros and synced before use (a spare one is
+//! prepared ahead, off the append path), so an append overwrites allocated
+//! blocks and its `fdatasync` carries no metadata: no filesystem journal
+//! commit, which would also flush the redb file's dirty pages. A zero
+//! length field ends a segment's records.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::{OutboxItem, StoreError};
 
-/// A segment is closed once it grows past this.
-const SEGMENT_BYTES: u64 = 1 << 20;
+/// A segment's size (written as zeros before use); one holding fewer bytes
+/// than a record needs is closed for the next.
+const SEGMENT_BYTES: u64 = 4 << 20;
 
 /// Largest record replayed (a longer length field is corruption).
 const MAX_RECORD: usize = 64 << 20;
@@ -37,6 +45,9 @@ pub struct Wal {
     open_max: u64,
     /// Closed segments: (number, largest seq in it).
     closed: Vec<(u64, u64)>,
+    /// A zeroed, synced segment ready to take over (its number is
+    /// `segment + 1`).
+    spare: Option<File>,
 }
 
 fn segment_path(dir: &Path, n: u64) -> PathBuf {
@@ -74,7 +85,7 @@ pub fn replay(dir: &Path) -> Result<Vec<OutboxItem>, StoreError> {
             let len = u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]) as usize;
             let crc = u32::from_le_bytes([buf[at + 4], buf[at + 5], buf[at + 6], buf[at + 7]]);
             let end = at + 8 + len;
-            if len > MAX_RECORD || end > buf.len() {
+            if len == 0 || len > MAX_RECORD || end > buf.len() {
                 break;
             }
             let payload = &buf[at + 8..end];
@@ -87,7 +98,7 @@ pub fn replay(dir: &Path) -> Result<Vec<OutboxItem>, StoreError> {
             }
             at = end;
         }
-        if at < buf.len() {
+        if buf[at..].iter().any(|b| *b != 0) {
             tracing::warn!(
                 segment = n,
                 dropped_bytes = buf.len() - at,
@@ -112,44 +123,80 @@ impl Wal {
             bytes: 0,
             open_max: 0,
             closed: existing.into_iter().map(|n| (n, old_max_seq)).collect(),
+            spare: None,
         })
     }
 
+    /// A new segment: zeros written and synced, its directory entry too.
     fn create(dir: &Path, n: u64) -> Result<File, StoreError> {
-        let f = OpenOptions::new()
+        let mut f = OpenOptions::new()
             .create(true)
-            .append(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
             .open(segment_path(dir, n))
             .map_err(e)?;
-        // The new file's directory entry must survive a crash too.
+        let zeros = vec![0u8; 1 << 20];
+        let mut left = SEGMENT_BYTES;
+        while left > 0 {
+            let k = left.min(zeros.len() as u64) as usize;
+            f.write_all(&zeros[..k]).map_err(e)?;
+            left -= k as u64;
+        }
+        f.sync_all().map_err(e)?;
         File::open(dir).and_then(|d| d.sync_all()).map_err(e)?;
         Ok(f)
+    }
+
+    /// The number a spare segment would get, if one is wanted.
+    pub fn wants_spare(&self) -> Option<u64> {
+        self.spare.is_none().then_some(self.segment + 1)
+    }
+
+    /// Prepares segment `n` (slow: call without holding the journal).
+    pub fn prepare(dir: &Path, n: u64) -> Result<File, StoreError> {
+        Self::create(dir, n)
+    }
+
+    /// Takes a prepared segment `n` if it is still the next one.
+    pub fn give_spare(&mut self, n: u64, f: File) {
+        if self.spare.is_none() && n == self.segment + 1 {
+            self.spare = Some(f);
+        } else if n > self.segment {
+            let _ = std::fs::remove_file(segment_path(&self.dir, n));
+        }
     }
 
     /// Appends `items` and syncs them to disk: when this returns they
     /// survive a crash.
     pub fn append(&mut self, items: &[OutboxItem]) -> Result<(), StoreError> {
         let mut buf = Vec::with_capacity(items.len() * 512);
+        let mut top = 0;
         for item in items {
             let payload = serde_json::to_vec(item).map_err(e)?;
             let len = u32::try_from(payload.len()).map_err(e)?;
             buf.extend_from_slice(&len.to_le_bytes());
             buf.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
             buf.extend_from_slice(&payload);
-            self.open_max = self.open_max.max(item.seq);
+            top = top.max(item.seq);
         }
-        self.file.write_all(&buf).map_err(e)?;
-        self.file.sync_data().map_err(e)?;
-        self.bytes += buf.len() as u64;
-        if self.bytes >= SEGMENT_BYTES {
+        if self.bytes + buf.len() as u64 > SEGMENT_BYTES && self.bytes > 0 {
             self.rotate()?;
         }
+        // Counted in the segment the records go to.
+        self.open_max = self.open_max.max(top);
+        self.file.write_all_at(&buf, self.bytes).map_err(e)?;
+        self.file.sync_data().map_err(e)?;
+        self.bytes += buf.len() as u64;
         Ok(())
     }
 
     fn rotate(&mut self) -> Result<(), StoreError> {
         let next = self.segment + 1;
-        self.file = Self::create(&self.dir, next)?;
+        self.file = match self.spare.take() {
+            Some(f) => f,
+            None => Self::create(&self.dir, next)?,
+        };
         self.closed.push((self.segment, self.open_max));
         self.segment = next;
         self.bytes = 0;
@@ -161,7 +208,9 @@ impl Wal {
     /// deletes the segments it covers (rotating the open one first when it
     /// is covered too, so an idle journal does not keep old records).
     pub fn drop_covered(&mut self, applied: u64) -> Result<(), StoreError> {
-        if self.bytes > 0 && self.open_max <= applied {
+        // A covered open segment is rotated once it holds a good share
+        // (records older than the checkpoint are skipped on replay anyway).
+        if self.bytes >= SEGMENT_BYTES / 4 && self.open_max <= applied {
             self.rotate()?;
         }
         let (gone, keep): (Vec<_>, Vec<_>) =
@@ -211,19 +260,37 @@ mod tests {
         w.append(&[item(3)]).unwrap();
         let seqs: Vec<u64> = replay(&d).unwrap().iter().map(|i| i.seq).collect();
         assert_eq!(seqs, [1, 2, 3]);
-        // Not covered yet: nothing goes.
-        w.drop_covered(2).unwrap();
-        assert_eq!(replay(&d).unwrap().len(), 3);
+        // The open segment stays (small); a spare is taken over on rotate.
+        let n = w.wants_spare().unwrap();
+        w.give_spare(n, Wal::prepare(&d, n).unwrap());
+        assert_eq!(w.wants_spare(), None);
         w.drop_covered(3).unwrap();
-        assert!(replay(&d).unwrap().is_empty());
+        assert_eq!(replay(&d).unwrap().len(), 3);
+        w.rotate().unwrap();
         w.append(&[item(4)]).unwrap();
+        // Closed and covered up to 3 only: its records go, 4 stays.
+        w.drop_covered(3).unwrap();
+        let seqs: Vec<u64> = replay(&d).unwrap().iter().map(|i| i.seq).collect();
+        assert_eq!(seqs, [4]);
         drop(w);
-        // A reopened journal keeps the old segment until it is covered.
+        // A reopened journal keeps old segments until they are covered.
         let mut w = Wal::open(&d, 4).unwrap();
         assert_eq!(replay(&d).unwrap().len(), 1);
         w.drop_covered(4).unwrap();
         assert!(replay(&d).unwrap().is_empty());
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// The end of the records in a zero-filled segment.
+    fn records_end(bytes: &[u8]) -> usize {
+        let mut at = 0;
+        loop {
+            let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+            if len == 0 {
+                return at;
+            }
+            at += 8 + len;
+        }
     }
 
     #[test]
@@ -233,16 +300,16 @@ mod tests {
         w.append(&[item(1), item(2)]).unwrap();
         drop(w);
         let p = segment_path(&d, 1);
-        let mut bytes = std::fs::read(&p).unwrap();
-        let whole = bytes.len();
+        let clean = std::fs::read(&p).unwrap();
+        let end = records_end(&clean);
         // Half a record more: a crash mid-append.
-        bytes.extend_from_slice(&[40, 0, 0, 0, 1, 2]);
+        let mut bytes = clean.clone();
+        bytes[end..end + 6].copy_from_slice(&[40, 0, 0, 0, 1, 2]);
         std::fs::write(&p, &bytes).unwrap();
         assert_eq!(replay(&d).unwrap().len(), 2);
         // A flipped byte in the second record: only the first survives.
-        bytes.truncate(whole);
-        let last = bytes.len() - 2;
-        bytes[last] ^= 0x55;
+        let mut bytes = clean;
+        bytes[end - 2] ^= 0x55;
         std::fs::write(&p, &bytes).unwrap();
         let got = replay(&d).unwrap();
         assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [1]);
