@@ -208,24 +208,28 @@ async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<Bytes> {
     Some(Bytes::from(format!("data: {event}\n\n")))
 }
 
-fn starts_with_rest_task_event(out: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(out);
-    let Some(line) = text.lines().find_map(|l| l.strip_prefix("data:")) else {
-        return false;
+/// Puts `first` (a Task event) ahead of the first translated SSE bytes of a
+/// v1.0 stream, unless their first event is a Task already: at `task` (a
+/// JSON pointer: `/result/task` in a JSON-RPC envelope, `/task` over REST).
+fn with_first_frame(first: &mut Option<Bytes>, out: Vec<u8>, task: &str) -> Vec<u8> {
+    if out.is_empty() {
+        return out;
+    }
+    let Some(first) = first.take() else {
+        return out;
     };
-    serde_json::from_str::<Value>(line.trim())
-        .ok()
-        .is_some_and(|v| v.get("task").is_some_and(Value::is_object))
-}
-
-fn starts_with_task_event(out: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(out);
-    let Some(line) = text.lines().find_map(|l| l.strip_prefix("data:")) else {
-        return false;
-    };
-    serde_json::from_str::<Value>(line.trim())
-        .ok()
-        .is_some_and(|v| v.pointer("/result/task").is_some_and(Value::is_object))
+    let text = String::from_utf8_lossy(&out);
+    let is_task = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .and_then(|line| serde_json::from_str::<Value>(line.trim()).ok())
+        .is_some_and(|v| v.pointer(task).is_some_and(Value::is_object));
+    if is_task {
+        return out;
+    }
+    let mut both = first.to_vec();
+    both.extend_from_slice(&out);
+    both
 }
 
 fn binding_label(b: Option<&Binding>) -> &'static str {
@@ -1207,15 +1211,7 @@ impl ProxyHttp for ProxyService {
                         // No whole event in this chunk yet.
                         ctx.push = created;
                     }
-                    if !out.is_empty() {
-                        if let Some(first) = ctx.first_frame.take() {
-                            if !starts_with_task_event(&out) {
-                                let mut both = first.to_vec();
-                                both.extend_from_slice(&out);
-                                out = both;
-                            }
-                        }
-                    }
+                    let out = with_first_frame(&mut ctx.first_frame, out, "/result/task");
                     *body = Some(Bytes::from(out));
                 } else if let Some((t, _)) = &ctx.rest {
                     let mut f = |data: &str| t.event(data);
@@ -1226,17 +1222,9 @@ impl ProxyHttp for ProxyService {
                     if end_of_stream {
                         out.extend(rw.finish(&mut f));
                     }
-                    if !out.is_empty() {
-                        // v1.0 streams start with the Task (v0.3 agents
-                        // start with updates).
-                        if let Some(first) = ctx.first_frame.take() {
-                            if !starts_with_rest_task_event(&out) {
-                                let mut both = first.to_vec();
-                                both.extend_from_slice(&out);
-                                out = both;
-                            }
-                        }
-                    }
+                    // v1.0 streams start with the Task (v0.3 agents start
+                    // with updates).
+                    let out = with_first_frame(&mut ctx.first_frame, out, "/task");
                     *body = Some(Bytes::from(out));
                 }
             }
