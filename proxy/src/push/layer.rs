@@ -343,6 +343,16 @@ impl Push {
     }
 
     async fn add_known(&self, task_id: &str, p: &mut Pending) -> Result<(), Failure> {
+        // In-flight writes are read before the store: a write that ends in
+        // between is then in the store (its entry goes only after it).
+        let writing: Vec<PushConfig> = match self.writing.lock() {
+            Ok(w) => w
+                .values()
+                .filter(|(_, c)| c.task_id == task_id)
+                .map(|(_, c)| c.clone())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
         let (store, t) = (self.store.clone(), task_id.to_string());
         let list = blocking(move || store.configs_for_task(&t))
             .await
@@ -350,11 +360,9 @@ impl Push {
         for c in list {
             p.known.entry(c.callback_id.clone()).or_insert(c);
         }
-        if let Ok(w) = self.writing.lock() {
-            for (_, c) in w.values().filter(|(_, c)| c.task_id == task_id) {
-                if !self.is_deleted(&c.callback_id) {
-                    p.known.insert(c.callback_id.clone(), c.clone());
-                }
+        for c in writing {
+            if !self.is_deleted(&c.callback_id) {
+                p.known.insert(c.callback_id.clone(), c);
             }
         }
         Ok(())
@@ -467,6 +475,16 @@ impl Push {
     pub fn forget(self: &Arc<Self>, task_id: String, config_id: String) {
         let me = self.clone();
         tokio::spawn(async move {
+            // In-flight writes first (see `add_known`).
+            let same = |c: &PushConfig| c.task_id == task_id && c.config_id == config_id;
+            let in_flight: Vec<String> = match me.writing.lock() {
+                Ok(w) => w
+                    .values()
+                    .filter(|(_, c)| same(c))
+                    .map(|(_, c)| c.callback_id.clone())
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
             let (store, t) = (me.store.clone(), task_id.clone());
             let mut ids: Vec<String> = match blocking(move || store.configs_for_task(&t)).await {
                 Ok(list) => list
@@ -479,14 +497,7 @@ impl Push {
                     return;
                 }
             };
-            if let Ok(w) = me.writing.lock() {
-                let same = |c: &PushConfig| c.task_id == task_id && c.config_id == config_id;
-                ids.extend(
-                    w.values()
-                        .filter(|(_, c)| same(c))
-                        .map(|(_, c)| c.callback_id.clone()),
-                );
-            }
+            ids.extend(in_flight);
             if let Ok(mut d) = me.deleted.lock() {
                 if d.len() >= CACHE_LIMIT {
                     d.clear();

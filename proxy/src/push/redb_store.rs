@@ -4,16 +4,21 @@
 //! JSON).
 //!
 //! Accepted outbox items are made durable by the journal ([`super::wal`])
-//! before `enqueue_many` returns; an inserter thread then adds them to the
-//! outbox table with non-durable commits and checkpoints (durable commits)
-//! in the background. Reads of the outbox wait until every acknowledged
-//! item is in the table. Leases, completions and reschedules are
-//! non-durable too: a crash can only bring an item back for another
-//! delivery (at least once), never lose one.
+//! before `enqueue_many` returns, and are then held in memory ("hot"):
+//! claiming, leasing, rescheduling and completing them touches no table,
+//! so an item delivered before the next checkpoint never reaches redb. A
+//! checkpoint (in the background: when quiet, and at least every 5 s when
+//! busy) moves the hot items still pending into the outbox table with one
+//! durable commit and deletes the journal segments it covers; on open,
+//! journal records newer than the last checkpoint are put back. Leases,
+//! completions and reschedules are not durable: a crash can only bring an
+//! item back for another delivery (at least once), never lose one. Dead
+//! letters are durable at once; a replay skips their seqs.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition};
@@ -59,17 +64,15 @@ const MIGRATIONS: &[Migration] = &[
     },
 ];
 
-/// A quiet inserter checkpoints after this long without new items.
+/// A quiet store checkpoints after this long without new items.
 const CHECKPOINT_IDLE: Duration = Duration::from_millis(500);
 /// A busy one checkpoints at least this often.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
-/// How long a read waits for acknowledged items to reach the table.
-const SETTLE_LIMIT: Duration = Duration::from_secs(10);
 
 /// The redb backend.
 pub struct RedbStore {
     inner: Arc<Inner>,
-    inserter: Mutex<Option<std::thread::JoinHandle<()>>>,
+    checkpointer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 struct Inner {
@@ -78,8 +81,10 @@ struct Inner {
     db: std::sync::RwLock<Option<Database>>,
     /// `None` once closed.
     journal: Mutex<Option<Journal>>,
-    progress: Mutex<Progress>,
-    settled: Condvar,
+    hot: Mutex<Hot>,
+    /// Held by a claim and by a checkpoint's move of hot items into the
+    /// table: a claim sees every item exactly once, in seq order.
+    claiming: Mutex<()>,
     /// A non-durable write happened since the last checkpoint.
     dirty: AtomicBool,
 }
@@ -87,22 +92,32 @@ struct Inner {
 struct Journal {
     wal: Wal,
     next_seq: u64,
-    to_table: mpsc::Sender<Vec<OutboxItem>>,
+    /// Wakes the checkpointer (a spare segment is wanted, or items came);
+    /// dropped on close, which makes it checkpoint and stop.
+    wake: mpsc::Sender<()>,
 }
 
+/// Outbox items acknowledged (in the journal) since the last checkpoint.
+/// Items with a seq up to `cold_upto` are in the outbox table (or gone);
+/// items above it are here only, so delivering them costs no table write.
 #[derive(Default)]
-struct Progress {
-    /// Highest seq acknowledged (in the journal).
+struct Hot {
+    items: BTreeMap<u64, OutboxItem>,
+    cold_upto: u64,
+    /// Highest seq acknowledged.
     acked: u64,
-    /// Highest seq in the outbox table.
-    applied: u64,
-    /// The inserter gave up (the items are safe in the journal).
-    failed: Option<StoreError>,
+    /// Items arrived since the last checkpoint.
+    fresh: bool,
 }
 
 impl RedbStore {
     /// Opens (creating) `dir/push.redb` and migrates it to [`SCHEMA_VERSION`].
     pub fn open(dir: &Path) -> Result<RedbStore, StoreError> {
+        Self::open_with(dir, true)
+    }
+
+    /// `timed: false` (tests) checkpoints only on close.
+    fn open_with(dir: &Path, timed: bool) -> Result<RedbStore, StoreError> {
         std::fs::create_dir_all(dir).map_err(|x| e(format!("{}: {x}", dir.display())))?;
         let db = Database::create(dir.join("push.redb")).map_err(e)?;
         let tx = db.begin_write().map_err(e)?;
@@ -125,13 +140,13 @@ impl RedbStore {
             meta.insert("schema_version", v).map_err(e)?;
         }
         tx.commit().map_err(e)?;
-        let (to_table, from_journal) = mpsc::channel();
+        let (wake, woken) = mpsc::channel();
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
             db: std::sync::RwLock::new(Some(db)),
             journal: Mutex::new(None),
-            progress: Mutex::new(Progress::default()),
-            settled: Condvar::new(),
+            hot: Mutex::new(Hot::default()),
+            claiming: Mutex::new(()),
             dirty: AtomicBool::new(false),
         });
         // Items acknowledged after the last checkpoint come back from the
@@ -140,58 +155,36 @@ impl RedbStore {
         inner.release_leases()?;
         let mut journal = Wal::open(dir, applied)?;
         journal.drop_covered(applied)?;
-        if let Ok(mut p) = inner.progress.lock() {
-            p.acked = applied;
-            p.applied = applied;
+        if let Ok(mut h) = inner.hot.lock() {
+            h.cold_upto = applied;
+            h.acked = applied;
         }
         if let Ok(mut j) = inner.journal.lock() {
             *j = Some(Journal {
                 wal: journal,
                 next_seq,
-                to_table,
+                wake,
             });
         }
         let me = inner.clone();
         let handle = std::thread::Builder::new()
-            .name("a2a-push-inserter".into())
-            .spawn(move || me.insert_loop(from_journal))
+            .name("a2a-push-checkpoint".into())
+            .spawn(move || me.checkpoint_loop(woken, timed))
             .map_err(e)?;
         Ok(RedbStore {
             inner,
-            inserter: Mutex::new(Some(handle)),
+            checkpointer: Mutex::new(Some(handle)),
         })
     }
+}
 
-    /// Waits until every acknowledged item is in the outbox table.
-    fn settle(&self) -> Result<(), StoreError> {
-        let end = Instant::now() + SETTLE_LIMIT;
-        let mut p = self
-            .inner
-            .progress
-            .lock()
-            .map_err(|_| e("store lock poisoned"))?;
-        while p.applied < p.acked {
-            if let Some(f) = &p.failed {
-                return Err(f.clone());
-            }
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(e("accepted notifications are not in the outbox table yet"));
-            }
-            p = self
-                .inner
-                .settled
-                .wait_timeout(p, left)
-                .map_err(|_| e("store lock poisoned"))?
-                .0;
-        }
-        Ok(())
-    }
+fn poisoned<T>(_: T) -> StoreError {
+    e("store lock poisoned")
 }
 
 impl Inner {
     fn begin_write(&self) -> Result<redb::WriteTransaction, StoreError> {
-        let g = self.db.read().map_err(|_| e("store lock poisoned"))?;
+        let g = self.db.read().map_err(poisoned)?;
         g.as_ref()
             .ok_or_else(|| e("store closed"))?
             .begin_write()
@@ -199,15 +192,21 @@ impl Inner {
     }
 
     fn begin_read(&self) -> Result<redb::ReadTransaction, StoreError> {
-        let g = self.db.read().map_err(|_| e("store lock poisoned"))?;
+        let g = self.db.read().map_err(poisoned)?;
         g.as_ref()
             .ok_or_else(|| e("store closed"))?
             .begin_read()
             .map_err(e)
     }
 
+    fn hot(&self) -> Result<std::sync::MutexGuard<'_, Hot>, StoreError> {
+        self.hot.lock().map_err(poisoned)
+    }
+
     /// Puts journal records newer than the table's applied seq into the
-    /// table (durably). Returns (next seq, applied seq).
+    /// table (durably), except those already dead letters; removes dead
+    /// letters' items the table still holds (a crash between a dead letter
+    /// and the next checkpoint). Returns (next seq, applied seq).
     fn replay(&self, dir: &Path) -> Result<(u64, u64), StoreError> {
         let records = wal::replay(dir)?;
         self.write(|tx| {
@@ -217,12 +216,23 @@ impl Inner {
                 .get("applied_seq")
                 .map_err(e)?
                 .map_or(next.saturating_sub(1), |g| g.value());
+            let dead = tx.open_table(DEAD).map_err(e)?;
+            let mut dead_seqs = std::collections::HashSet::new();
+            for r in dead.iter().map_err(e)? {
+                dead_seqs.insert(r.map_err(e)?.0.value());
+            }
             let mut out = tx.open_table(OUTBOX).map_err(e)?;
+            for s in &dead_seqs {
+                out.remove(*s).map_err(e)?;
+            }
             let mut top = applied;
             let mut replayed = 0usize;
             for item in records.into_iter().filter(|i| i.seq > applied) {
-                out.insert(item.seq, enc(&item)?.as_slice()).map_err(e)?;
                 top = top.max(item.seq);
+                if dead_seqs.contains(&item.seq) {
+                    continue;
+                }
+                out.insert(item.seq, enc(&item)?.as_slice()).map_err(e)?;
                 replayed += 1;
             }
             let next = next.max(top + 1);
@@ -235,57 +245,33 @@ impl Inner {
         })
     }
 
-    /// The inserter: journal batches into the outbox table, checkpoints.
-    fn insert_loop(&self, rx: mpsc::Receiver<Vec<OutboxItem>>) {
-        let mut last_checkpoint = Instant::now();
+    /// The checkpointer: prepares spare journal segments, checkpoints when
+    /// quiet and at least every [`CHECKPOINT_EVERY`] when busy.
+    fn checkpoint_loop(&self, woken: mpsc::Receiver<()>, timed: bool) {
+        let mut last = Instant::now();
         loop {
-            let first = match rx.recv_timeout(CHECKPOINT_IDLE) {
-                Ok(b) => b,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if self.dirty.load(Ordering::Relaxed) {
-                        self.checkpoint();
-                        last_checkpoint = Instant::now();
-                    }
-                    continue;
+            let quiet = match woken.recv_timeout(CHECKPOINT_IDLE) {
+                Ok(()) => {
+                    while woken.try_recv().is_ok() {}
+                    false
                 }
+                Err(mpsc::RecvTimeoutError::Timeout) => true,
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     self.checkpoint();
                     return;
                 }
             };
-            let mut items = first;
-            while let Ok(more) = rx.try_recv() {
-                items.extend(more);
-            }
-            let top = items.iter().map(|i| i.seq).max().unwrap_or(0);
-            let mut tries = 0;
-            let r = loop {
-                match self.insert(&items, top) {
-                    Ok(()) => break Ok(()),
-                    Err(x) if tries >= 3 => break Err(x),
-                    Err(x) => {
-                        tracing::warn!(error = %x, "push store: inserting accepted notifications, retrying");
-                        tries += 1;
-                        std::thread::sleep(Duration::from_millis(50 << tries));
-                    }
-                }
-            };
-            if let Ok(mut p) = self.progress.lock() {
-                match r {
-                    Ok(()) => p.applied = p.applied.max(top),
-                    Err(x) => {
-                        tracing::error!(error = %x, "push store: accepted notifications stay in the journal until a restart");
-                        p.failed = Some(x);
-                    }
-                }
-            }
-            self.settled.notify_all();
             self.ensure_spare();
-            if last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
+            if timed && (quiet || last.elapsed() >= CHECKPOINT_EVERY) && self.changed() {
                 self.checkpoint();
-                last_checkpoint = Instant::now();
+                last = Instant::now();
             }
         }
+    }
+
+    fn changed(&self) -> bool {
+        self.dirty.load(Ordering::Relaxed)
+            || self.hot().is_ok_and(|h| h.fresh || !h.items.is_empty())
     }
 
     /// Prepares the journal's next segment, without holding the journal
@@ -310,45 +296,65 @@ impl Inner {
         }
     }
 
-    fn insert(&self, items: &[OutboxItem], top: u64) -> Result<(), StoreError> {
-        self.write_lazy(|tx| {
+    /// Moves the hot items into the table with one durable commit (which
+    /// also persists every non-durable one before it), then deletes the
+    /// journal segments it covers. Claims wait meanwhile; accepts,
+    /// completions and reschedules go on: what they changed in the moved
+    /// items is applied to the table afterwards.
+    fn checkpoint(&self) {
+        if let Err(x) = self.try_checkpoint() {
+            self.dirty.store(true, Ordering::Relaxed);
+            tracing::error!(error = %x, "push store: checkpoint");
+        }
+    }
+
+    fn try_checkpoint(&self) -> Result<(), StoreError> {
+        let _claims = self.claiming.lock().map_err(poisoned)?;
+        let (moved, top) = {
+            let mut h = self.hot()?;
+            h.fresh = false;
+            (h.items.values().cloned().collect::<Vec<_>>(), h.acked)
+        };
+        self.dirty.store(false, Ordering::Relaxed);
+        self.write(|tx| {
             let mut out = tx.open_table(OUTBOX).map_err(e)?;
-            for item in items {
+            for item in &moved {
                 out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
             }
             let mut meta = tx.open_table(META).map_err(e)?;
             let next = meta.get("next_seq").map_err(e)?.map_or(1, |g| g.value());
             meta.insert("next_seq", next.max(top + 1)).map_err(e)?;
-            let applied = meta.get("applied_seq").map_err(e)?.map_or(0, |g| g.value());
-            meta.insert("applied_seq", applied.max(top)).map_err(e)?;
+            meta.insert("applied_seq", top).map_err(e)?;
             Ok(())
-        })
-    }
-
-    /// A durable commit (persisting every non-durable one before it), then
-    /// the journal segments it covers go.
-    fn checkpoint(&self) {
-        self.dirty.store(false, Ordering::Relaxed);
-        let applied = self.write(|tx| {
-            let meta = tx.open_table(META).map_err(e)?;
-            let applied = meta.get("applied_seq").map_err(e)?.map_or(0, |g| g.value());
-            Ok(applied)
-        });
-        let applied = match applied {
-            Ok(a) => a,
-            Err(x) => {
-                self.dirty.store(true, Ordering::Relaxed);
-                tracing::error!(error = %x, "push store: checkpoint");
-                return;
-            }
-        };
-        if let Ok(mut j) = self.journal.lock() {
-            if let Some(j) = j.as_mut() {
-                if let Err(x) = j.wal.drop_covered(applied) {
-                    tracing::error!(error = %x, "push store: trimming the journal");
+        })?;
+        let (mut gone, mut changed) = (Vec::new(), Vec::new());
+        {
+            let mut h = self.hot()?;
+            for m in &moved {
+                match h.items.remove(&m.seq) {
+                    None => gone.push(m.seq),
+                    Some(now) if now != *m => changed.push(now),
+                    Some(_) => {}
                 }
             }
+            h.cold_upto = h.cold_upto.max(top);
         }
+        if !gone.is_empty() || !changed.is_empty() {
+            self.write_lazy(|tx| {
+                let mut out = tx.open_table(OUTBOX).map_err(e)?;
+                for s in &gone {
+                    out.remove(*s).map_err(e)?;
+                }
+                for item in &changed {
+                    out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
+                }
+                Ok(())
+            })?;
+        }
+        if let Some(j) = self.journal.lock().map_err(poisoned)?.as_mut() {
+            j.wal.drop_covered(top)?;
+        }
+        Ok(())
     }
 
     /// Only one process can hold the file: leases left by an earlier run
@@ -397,6 +403,12 @@ impl Inner {
         self.dirty.store(true, Ordering::Relaxed);
         Ok(r)
     }
+
+    /// Outbox items in the table (those at or below `cold_upto`).
+    fn cold_len(&self) -> Result<u64, StoreError> {
+        let tx = self.begin_read()?;
+        tx.open_table(OUTBOX).map_err(e)?.len().map_err(e)
+    }
 }
 
 impl Drop for RedbStore {
@@ -407,12 +419,12 @@ impl Drop for RedbStore {
 
 impl Store for RedbStore {
     fn close(&self) {
-        // No more accepts; the inserter drains what was acknowledged,
-        // checkpoints and stops; then the file is released.
+        // No more accepts; the checkpointer moves what was acknowledged into
+        // the table and stops; then the file is released.
         if let Ok(mut j) = self.inner.journal.lock() {
             *j = None;
         }
-        if let Some(h) = self.inserter.lock().ok().and_then(|mut h| h.take()) {
+        if let Some(h) = self.checkpointer.lock().ok().and_then(|mut h| h.take()) {
             let _ = h.join();
         }
         if let Ok(mut g) = self.inner.db.write() {
@@ -474,11 +486,7 @@ impl Store for RedbStore {
         if items.is_empty() {
             return Ok(Vec::new());
         }
-        let mut guard = self
-            .inner
-            .journal
-            .lock()
-            .map_err(|_| e("store lock poisoned"))?;
+        let mut guard = self.inner.journal.lock().map_err(poisoned)?;
         let j = guard.as_mut().ok_or_else(|| e("store closed"))?;
         let first = j.next_seq;
         for (i, item) in items.iter_mut().enumerate() {
@@ -489,38 +497,53 @@ impl Store for RedbStore {
         j.next_seq += items.len() as u64;
         j.wal.append(&items)?;
         let seqs: Vec<u64> = items.iter().map(|i| i.seq).collect();
-        let top = first + items.len() as u64 - 1;
-        if let Ok(mut p) = self.inner.progress.lock() {
-            p.acked = p.acked.max(top);
+        {
+            // Under the journal lock: hot items arrive in seq order.
+            let mut h = self.inner.hot()?;
+            h.acked = h.acked.max(first + items.len() as u64 - 1);
+            h.fresh = true;
+            h.items.extend(items.into_iter().map(|i| (i.seq, i)));
         }
-        // Sent under the journal lock: the inserter sees seq order.
-        j.to_table
-            .send(items)
-            .map_err(|_| e("the outbox inserter stopped"))?;
+        let _ = j.wake.send(());
         Ok(seqs)
     }
 
     fn pending(&self, limit: usize) -> Result<Vec<OutboxItem>, StoreError> {
-        self.settle()?;
-        let tx = self.inner.begin_read().map_err(e)?;
-        let t = tx.open_table(OUTBOX).map_err(e)?;
+        let _claims = self.inner.claiming.lock().map_err(poisoned)?;
         let mut out = Vec::new();
-        for r in t.iter().map_err(e)?.take(limit) {
-            let (_, v) = r.map_err(e)?;
-            out.push(dec(v.value())?);
+        {
+            let tx = self.inner.begin_read().map_err(e)?;
+            let t = tx.open_table(OUTBOX).map_err(e)?;
+            for r in t.iter().map_err(e)?.take(limit) {
+                let (_, v) = r.map_err(e)?;
+                out.push(dec(v.value())?);
+            }
         }
+        let h = self.inner.hot()?;
+        let room = limit.saturating_sub(out.len());
+        out.extend(h.items.values().take(room).cloned());
         Ok(out)
     }
 
     fn reschedule(&self, item: &OutboxItem) -> Result<(), StoreError> {
-        // An item acknowledged but not yet in the table would come back.
-        self.settle()?;
+        {
+            let mut h = self.inner.hot()?;
+            if let Some(x) = h.items.get_mut(&item.seq) {
+                *x = item.clone();
+                return Ok(());
+            }
+            if item.seq > h.cold_upto {
+                // Delivered meanwhile (not in the table, not hot).
+                return Ok(());
+            }
+        }
         let v = enc(item)?;
         self.inner.write_lazy(|tx| {
-            tx.open_table(OUTBOX)
-                .map_err(e)?
-                .insert(item.seq, v.as_slice())
-                .map_err(e)?;
+            let mut t = tx.open_table(OUTBOX).map_err(e)?;
+            // Only while still pending: a completed item stays gone.
+            if t.get(item.seq).map_err(e)?.is_some() {
+                t.insert(item.seq, v.as_slice()).map_err(e)?;
+            }
             Ok(())
         })
     }
@@ -532,41 +555,70 @@ impl Store for RedbStore {
         lease_ms: i64,
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.settle()?;
-        self.inner.write_lazy(|tx| {
-            let mut t = tx.open_table(OUTBOX).map_err(e)?;
-            // Per callback id, decided at its oldest item: true = its run is
-            // being claimed, false = skip all of it.
-            let mut seen: std::collections::HashMap<String, bool> = Default::default();
-            let mut got = Vec::new();
-            for r in t.iter().map_err(e)?.take(MAX_CLAIM_SCAN) {
-                if got.len() >= limit {
-                    break;
-                }
-                let (_, v) = r.map_err(e)?;
-                let item: OutboxItem = dec(v.value())?;
-                let take = *seen.entry(item.callback_id.clone()).or_insert_with(|| {
-                    item.next_attempt_ms <= now_ms && item.lease_until_ms <= now_ms
-                });
-                if take {
-                    got.push(item);
-                }
+        let _claims = self.inner.claiming.lock().map_err(poisoned)?;
+        // Per callback id, decided at its oldest item: true = its run is
+        // being claimed, false = skip all of it. Table items come first
+        // (every one is older than every hot one).
+        let mut seen: HashMap<String, bool> = HashMap::new();
+        let mut decide = |item: &OutboxItem| match seen.get(item.callback_id.as_str()) {
+            Some(t) => *t,
+            None => {
+                let t = item.next_attempt_ms <= now_ms && item.lease_until_ms <= now_ms;
+                seen.insert(item.callback_id.clone(), t);
+                t
             }
-            for item in &mut got {
+        };
+        let mut got = Vec::new();
+        if self.inner.cold_len()? > 0 {
+            self.inner.write_lazy(|tx| {
+                let mut t = tx.open_table(OUTBOX).map_err(e)?;
+                for r in t.iter().map_err(e)?.take(MAX_CLAIM_SCAN) {
+                    if got.len() >= limit {
+                        break;
+                    }
+                    let (_, v) = r.map_err(e)?;
+                    let item: OutboxItem = dec(v.value())?;
+                    if decide(&item) {
+                        got.push(item);
+                    }
+                }
+                for item in &mut got {
+                    item.lease_owner = owner.to_string();
+                    item.lease_until_ms = now_ms + lease_ms;
+                    t.insert(item.seq, enc(&*item)?.as_slice()).map_err(e)?;
+                }
+                Ok(())
+            })?;
+        }
+        let mut h = self.inner.hot()?;
+        for item in h.items.values_mut() {
+            if got.len() >= limit {
+                break;
+            }
+            if decide(item) {
                 item.lease_owner = owner.to_string();
                 item.lease_until_ms = now_ms + lease_ms;
-                t.insert(item.seq, enc(&*item)?.as_slice()).map_err(e)?;
+                got.push(item.clone());
             }
-            Ok(got)
-        })
+        }
+        Ok(got)
     }
 
     fn complete_many(&self, seqs: &[u64]) -> Result<(), StoreError> {
-        // An item acknowledged but not yet in the table would come back.
-        self.settle()?;
+        let cold: Vec<u64> = {
+            let mut h = self.inner.hot()?;
+            let upto = h.cold_upto;
+            seqs.iter()
+                .copied()
+                .filter(|s| h.items.remove(s).is_none() && *s <= upto)
+                .collect()
+        };
+        if cold.is_empty() {
+            return Ok(());
+        }
         self.inner.write_lazy(|tx| {
             let mut t = tx.open_table(OUTBOX).map_err(e)?;
-            for s in seqs {
+            for s in &cold {
                 t.remove(*s).map_err(e)?;
             }
             Ok(())
@@ -574,8 +626,9 @@ impl Store for RedbStore {
     }
 
     fn dead_letter(&self, item: &OutboxItem, reason: &str) -> Result<(), StoreError> {
-        // An item acknowledged but not yet in the table would come back.
-        self.settle()?;
+        // A hot item leaves memory now; the journal may still hold it, so
+        // a replay skips seqs that are dead letters.
+        self.inner.hot()?.items.remove(&item.seq);
         let d = DeadLetter {
             item: item.clone(),
             reason: reason.to_string(),
@@ -607,10 +660,9 @@ impl Store for RedbStore {
     }
 
     fn outbox_len(&self) -> Result<u64, StoreError> {
-        self.settle()?;
-        let tx = self.inner.begin_read().map_err(e)?;
-        let t = tx.open_table(OUTBOX).map_err(e)?;
-        t.len().map_err(e)
+        let _claims = self.inner.claiming.lock().map_err(poisoned)?;
+        let cold = self.inner.cold_len()?;
+        Ok(cold + self.inner.hot()?.items.len() as u64)
     }
 
     fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError> {
@@ -718,6 +770,63 @@ mod tests {
             journal.is_empty(),
             "checkpointed records stay in the journal"
         );
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A dead letter made before a crash (no checkpoint after it): its
+    /// journal record is not put back on open; the next seq is.
+    #[test]
+    fn dead_letters_are_not_replayed_from_the_journal() {
+        let dir = dir("dead");
+        let s = RedbStore::open(&dir).unwrap();
+        s.dead_letter(&item(3, 3), "gone").unwrap();
+        s.close();
+        drop(s);
+        let mut w = Wal::open(&dir, 0).unwrap();
+        w.append(&[item(3, 3), item(4, 4)]).unwrap();
+        drop(w);
+        let s = RedbStore::open(&dir).unwrap();
+        let seqs: Vec<u64> = s.pending(10).unwrap().iter().map(|i| i.seq).collect();
+        assert_eq!(seqs, [4]);
+        assert_eq!(s.dead_letters().unwrap().len(), 1);
+        assert_eq!(s.enqueue(item(0, 5)).unwrap(), 5);
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Items stay in memory until a checkpoint moves them: delivered ones
+    /// never reach the table; pending ones do, with what changed in them
+    /// while the checkpoint ran; claims see each item once either way.
+    #[test]
+    fn hot_items_move_to_the_table_at_a_checkpoint() {
+        let dir = dir("hot");
+        let s = RedbStore::open_with(&dir, false).unwrap();
+        s.enqueue_many((0..4).map(|n| item(0, n)).collect())
+            .unwrap();
+        let got = s.claim("one", 10, 100, 2).unwrap();
+        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [1, 2]);
+        s.complete(1).unwrap();
+        assert_eq!(s.inner.cold_len().unwrap(), 0, "nothing written yet");
+        s.inner.try_checkpoint().unwrap();
+        assert_eq!(s.inner.cold_len().unwrap(), 3, "2 (leased), 3, 4 moved");
+        assert!(s.inner.hot().unwrap().items.is_empty());
+        // The lease moved with it: only the run behind it is not handed out.
+        assert!(s.claim("two", 20, 100, 10).unwrap().is_empty());
+        s.enqueue(item(0, 5)).unwrap();
+        let mut head = s.pending(1).unwrap().remove(0);
+        head.lease_owner.clear();
+        head.lease_until_ms = 0;
+        head.attempts = 1;
+        s.reschedule(&head).unwrap();
+        let got = s.claim("two", 20, 100, 10).unwrap();
+        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [2, 3, 4, 5]);
+        assert_eq!(got[0].attempts, 1);
+        s.complete_many(&[2, 3, 4, 5]).unwrap();
+        assert_eq!(s.outbox_len().unwrap(), 0);
+        drop(s);
+        let s = RedbStore::open(&dir).unwrap();
+        assert_eq!(s.outbox_len().unwrap(), 0, "completed items stay gone");
         drop(s);
         let _ = std::fs::remove_dir_all(&dir);
     }
