@@ -110,7 +110,17 @@ pub struct Push {
     /// Callback ids of configs deleted by their subscriber.
     deleted: Mutex<std::collections::HashSet<String>>,
     enqueue: mpsc::SyncSender<Enqueue>,
+    /// Per callback id of a v0.3 subscriber at a v1.0 agent: the Task
+    /// snapshot its pushes so far add up to (v0.3 webhooks get the full
+    /// Task on every push; see `translate::push_body::fold_v03`). In memory:
+    /// after a restart a snapshot starts again from the next push.
+    snapshots: Mutex<HashMap<String, V03Task>>,
 }
+
+type V03Task = translate::v03::task::Task;
+
+/// Snapshots kept (beyond it they are dropped and start again).
+const SNAPSHOT_LIMIT: usize = 10_000;
 
 impl std::fmt::Debug for Push {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -206,6 +216,7 @@ impl Push {
             writes: AtomicU64::new(0),
             deleted: Mutex::default(),
             enqueue,
+            snapshots: Mutex::default(),
         })
     }
 
@@ -560,8 +571,24 @@ impl Push {
         if !presented(headers).is_some_and(|p| super::secret_matches(p, &c.callback_secret)) {
             return Err((401, "push callback not authenticated".into()));
         }
-        let (out, task) = translate_body(c.upstream_version, c.subscriber_version, &body)
-            .map_err(|m| (400, m))?;
+        let folds = c.upstream_version == Version::V10 && c.subscriber_version == Version::V03;
+        let before = if folds {
+            self.snapshots
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&c.callback_id).cloned())
+        } else {
+            None
+        };
+        let mut snapshot = before.clone();
+        let (out, task) = translate_body(
+            c.upstream_version,
+            c.subscriber_version,
+            &body,
+            folds.then_some(&mut snapshot),
+        )
+        .map_err(|m| (400, m))?;
+        let callback_id = c.callback_id.clone();
         if c.task_id.is_empty() && !task.is_empty() {
             c.task_id = task.clone();
             self.save(c.clone()).await.map_err(unavailable)?;
@@ -584,9 +611,28 @@ impl Push {
             .await
             .map_err(|e| unavailable(StoreError(e.to_string())))?
             .map_err(|_| unavailable(StoreError("writer stopped".into())))?;
-        rx.await
+        let seq = rx
+            .await
             .map_err(|_| unavailable(StoreError("writer stopped".into())))?
-            .map_err(unavailable)
+            .map_err(unavailable)?;
+        // Kept only once accepted: a refused push is sent again by the
+        // agent and must not be folded in twice.
+        if folds && snapshot != before {
+            if let Ok(mut m) = self.snapshots.lock() {
+                match snapshot.filter(|t| !t.status.state.is_terminal()) {
+                    Some(t) => {
+                        if m.len() >= SNAPSHOT_LIMIT && !m.contains_key(&callback_id) {
+                            m.clear();
+                        }
+                        m.insert(callback_id, t);
+                    }
+                    None => {
+                        m.remove(&callback_id);
+                    }
+                }
+            }
+        }
+        Ok(seq)
     }
 
     /// Looks up a config for delivery.
@@ -643,8 +689,15 @@ pub fn delete_target(version: Version, body: &[u8]) -> Option<(String, String)> 
 }
 
 /// Translates a webhook body from the agent's version to the subscriber's;
-/// also returns the task id it is about.
-pub fn translate_body(from: Version, to: Version, body: &[u8]) -> Result<(String, String), String> {
+/// also returns the task id it is about. With `snapshot` (v1.0 agent, v0.3
+/// subscriber), the body is folded into that Task snapshot, which becomes
+/// the body and is updated.
+pub fn translate_body(
+    from: Version,
+    to: Version,
+    body: &[u8],
+    snapshot: Option<&mut Option<V03Task>>,
+) -> Result<(String, String), String> {
     let bad = |e: String| format!("push notification body: {e}");
     let value: Value = serde_json::from_slice(body).map_err(|e| bad(e.to_string()))?;
     let task = rewrite::task_of_answer(from, &value).unwrap_or_default();
@@ -663,7 +716,13 @@ pub fn translate_body(from: Version, to: Version, body: &[u8]) -> Result<(String
         Version::V10 => {
             let r: translate::v10::event::StreamResponse =
                 serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
-            let e = translate::push_body::to_v03(r).map_err(|e| bad(e.to_string()))?;
+            let mut e = translate::push_body::to_v03(r).map_err(|e| bad(e.to_string()))?;
+            if let Some(slot) = snapshot {
+                e = translate::push_body::fold_v03(slot.take(), e);
+                if let translate::v03::event::StreamEvent::Task(t) = &e {
+                    *slot = Some(t.clone());
+                }
+            }
             serde_json::to_string(&e)
         }
     };
@@ -677,20 +736,20 @@ mod tests {
     #[test]
     fn bodies_cross_versions() {
         let v03 = br#"{"id":"t1","contextId":"c1","status":{"state":"completed","timestamp":"2024-03-15T18:30:00Z"},"kind":"task"}"#;
-        let (out, task) = translate_body(Version::V03, Version::V10, v03).unwrap();
+        let (out, task) = translate_body(Version::V03, Version::V10, v03, None).unwrap();
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(task, "t1");
         assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");
         let v10 = br#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}"#;
-        let (out, task) = translate_body(Version::V10, Version::V03, v10).unwrap();
+        let (out, task) = translate_body(Version::V10, Version::V03, v10, None).unwrap();
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(task, "t1");
         assert_eq!(
             (v["kind"].as_str(), v["status"]["state"].as_str()),
             (Some("status-update"), Some("working"))
         );
-        assert!(translate_body(Version::V03, Version::V10, b"{nope").is_err());
-        assert!(translate_body(Version::V10, Version::V03, br#"{"foo":1}"#).is_err());
+        assert!(translate_body(Version::V03, Version::V10, b"{nope", None).is_err());
+        assert!(translate_body(Version::V10, Version::V03, br#"{"foo":1}"#, None).is_err());
     }
 
     #[test]
