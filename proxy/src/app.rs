@@ -257,8 +257,8 @@ impl App {
     /// The public card for a client of `client`'s version.
     ///
     /// Same-version clients get the upstream card unchanged except for its
-    /// interface URLs; other clients get it translated, with only the
-    /// JSON-RPC interfaces (the binding the proxy translates today).
+    /// interface URLs; other clients get it translated, with its JSON-RPC
+    /// and HTTP+JSON interfaces (the bindings the proxy translates).
     pub async fn serve_card(
         &self,
         client: Version,
@@ -279,7 +279,7 @@ impl App {
         let mut json = if card.version == client {
             card.json.clone()
         } else {
-            match card::translate_card(&card.json, client) {
+            match card::translate_card(&card.json, client, &self.config.upstream.as_string()) {
                 Ok(j) => j,
                 Err(detail) => {
                     tracing::warn!(%detail, "cannot serve a translated card");

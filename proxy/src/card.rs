@@ -118,33 +118,50 @@ pub fn rewrite_card(card: &mut Value, upstream: &HttpUrl, public: &HttpUrl) {
     }
 }
 
+/// The bindings the proxy translates between versions (gRPC interfaces
+/// are the proxy's own, added by `grpc::advertise` when it serves gRPC).
+const TRANSLATED_BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
+
 /// The card translated for a client of version `to`, advertising only what
-/// the proxy can translate today: JSON-RPC interfaces, stamped with `to`.
-pub fn translate_card(card: &Value, to: Version) -> Result<Value, String> {
+/// the proxy can translate: its JSON-RPC interfaces and the HTTP+JSON ones
+/// at `rest_base` (the upstream's base URL: REST paths are routed relative
+/// to it), stamped with `to`; the primary (v0.3 `url`) is the first
+/// JSON-RPC one if any.
+pub fn translate_card(card: &Value, to: Version, rest_base: &str) -> Result<Value, String> {
     let raw = serde_json::to_vec(card).map_err(|e| e.to_string())?;
     let out = translate::document::translate(translate::document::Kind::Card, to, None, &raw)
         .map_err(|e| format!("card translation failed: {e}"))?;
     let mut out: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
+    let translated = |i: &Value, key: &str| {
+        let b = i.get(key).and_then(Value::as_str).unwrap_or("JSONRPC");
+        let at_base = || {
+            i.get("url")
+                .and_then(Value::as_str)
+                .map(|u| u.trim_end_matches('/'))
+                == Some(rest_base.trim_end_matches('/'))
+        };
+        TRANSLATED_BINDINGS.contains(&b) && (b != "HTTP+JSON" || at_base())
+    };
+    let no_interface =
+        || "the agent has no JSON-RPC or HTTP+JSON interface to translate".to_string();
     match to {
         Version::V10 => {
             let Some(Value::Array(list)) = out.get_mut("supportedInterfaces") else {
                 return Err("translated card has no supportedInterfaces".into());
             };
-            list.retain(|i| i.get("protocolBinding").and_then(Value::as_str) == Some("JSONRPC"));
+            list.retain(|i| translated(i, "protocolBinding"));
             for i in list.iter_mut() {
                 i["protocolVersion"] = Value::from("1.0");
             }
+            // JSON-RPC first (a client takes the first interface it supports).
+            list.sort_by_key(|i| {
+                i.get("protocolBinding").and_then(Value::as_str) != Some("JSONRPC")
+            });
             if list.is_empty() {
-                return Err("the agent has no JSON-RPC interface to translate".into());
+                return Err(no_interface());
             }
         }
         Version::V03 => {
-            let jsonrpc = |i: &Value| {
-                i.get("transport")
-                    .and_then(Value::as_str)
-                    .unwrap_or("JSONRPC")
-                    == "JSONRPC"
-            };
             let mut list = match out.get("additionalInterfaces") {
                 Some(Value::Array(l)) => l.clone(),
                 _ => Vec::new(),
@@ -158,12 +175,13 @@ pub fn translate_card(card: &Value, to: Version) -> Result<Value, String> {
                     list.push(serde_json::json!({"url": u, "transport": t}));
                 }
             }
-            list.retain(jsonrpc);
+            list.retain(|i| translated(i, "transport"));
+            list.sort_by_key(|i| i.get("transport").and_then(Value::as_str) != Some("JSONRPC"));
             let Some(first) = list.first().cloned() else {
-                return Err("the agent has no JSON-RPC interface to translate".into());
+                return Err(no_interface());
             };
             out["url"] = first["url"].clone();
-            out["preferredTransport"] = Value::from("JSONRPC");
+            out["preferredTransport"] = first["transport"].clone();
             out["additionalInterfaces"] = Value::Array(list);
         }
     }
@@ -544,33 +562,67 @@ mod tests {
     }
 
     #[test]
-    fn translated_cards_keep_jsonrpc_only() {
+    fn translated_cards_keep_jsonrpc_and_rest() {
         let v03 = json!({
             "name": "a", "description": "d", "version": "1", "protocolVersion": "0.3.0",
             "url": "http://u/rest", "preferredTransport": "HTTP+JSON",
             "additionalInterfaces": [
                 {"url": "http://u/rest", "transport": "HTTP+JSON"},
+                {"url": "http://u/grpc", "transport": "GRPC"},
                 {"url": "http://u/rpc", "transport": "JSONRPC"}
             ],
             "capabilities": {}, "defaultInputModes": ["text/plain"],
             "defaultOutputModes": ["text/plain"], "skills": []
         });
-        let v10 = translate_card(&v03, Version::V10).unwrap();
+        let v10 = translate_card(&v03, Version::V10, "http://u/rest").unwrap();
         let ifs = v10["supportedInterfaces"].as_array().unwrap();
-        assert_eq!(ifs.len(), 1, "{v10}");
-        assert_eq!(ifs[0]["url"], "http://u/rpc");
-        assert_eq!(ifs[0]["protocolVersion"], "1.0");
+        let got: Vec<(&str, &str)> = ifs
+            .iter()
+            .map(|i| {
+                (
+                    i["url"].as_str().unwrap(),
+                    i["protocolBinding"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        // JSON-RPC first; the agent's gRPC is not the proxy's to offer.
+        assert_eq!(
+            got,
+            [("http://u/rpc", "JSONRPC"), ("http://u/rest", "HTTP+JSON")],
+            "{v10}"
+        );
+        assert!(ifs.iter().all(|i| i["protocolVersion"] == "1.0"), "{v10}");
         assert_eq!(card_version(&v10), Version::V10);
 
-        let back = translate_card(&v10, Version::V03).unwrap();
+        let back = translate_card(&v10, Version::V03, "http://u/rest/").unwrap();
         assert_eq!(back["url"], "http://u/rpc");
         assert_eq!(back["preferredTransport"], "JSONRPC");
+        assert_eq!(
+            back["additionalInterfaces"][1]["transport"], "HTTP+JSON",
+            "{back}"
+        );
         assert_eq!(card_version(&back), Version::V03);
 
         let rest_only = json!({"name": "a", "description": "d", "version": "1",
             "supportedInterfaces": [{"url": "http://u/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
             "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []});
-        assert!(translate_card(&rest_only, Version::V03).is_err());
+        let v = translate_card(&rest_only, Version::V03, "http://u/rest").unwrap();
+        assert_eq!(
+            (v["url"].as_str(), v["preferredTransport"].as_str()),
+            (Some("http://u/rest"), Some("HTTP+JSON"))
+        );
+        let grpc_only = json!({"name": "a", "description": "d", "version": "1",
+            "supportedInterfaces": [{"url": "http://u/g", "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
+            "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []});
+        assert!(translate_card(&grpc_only, Version::V03, "http://u/g").is_err());
+        // HTTP+JSON elsewhere than the upstream's base is not routed: not offered.
+        let v10 = translate_card(&v03, Version::V10, "http://u").unwrap();
+        assert_eq!(
+            v10["supportedInterfaces"].as_array().unwrap().len(),
+            1,
+            "{v10}"
+        );
+        assert!(translate_card(&rest_only, Version::V03, "http://u").is_err());
     }
 
     #[test]

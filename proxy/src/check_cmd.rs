@@ -37,7 +37,7 @@ pub async fn report(app: &App) -> (bool, Value) {
         let entry = if v == card.version {
             json!({"mode": "passthrough"})
         } else {
-            match translate_card(&card.json, v) {
+            match translate_card(&card.json, v, &upstream) {
                 Ok(_) => json!({"mode": "translated"}),
                 Err(e) => {
                     ok = false;

@@ -176,7 +176,9 @@ fn answer_is_error(out: &[u8]) -> bool {
 
 /// The REST twin of [`first_task_frame`]: the v0.3 agent's task over its
 /// REST GetTask, as the first v1.0 `StreamResponse` event.
-async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<Bytes> {
+/// Also returns the task's state when it is terminal (a v0.3 REST agent
+/// breaks off such a stream without a word, a2a-python 0.3 does).
+async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<(Bytes, Option<String>)> {
     let addr = app.upstream_addr().await.ok()?;
     let path = format!(
         "{}/v1/tasks/{}",
@@ -204,8 +206,19 @@ async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<Bytes> {
     let task: Value = serde_json::from_slice(&t.response(200, &answer)).ok()?;
     task.get("id")?;
     app.tasks.put_task(&task);
+    let state = task.pointer("/status/state").and_then(Value::as_str);
+    let terminal = matches!(
+        state,
+        Some(
+            "TASK_STATE_COMPLETED"
+                | "TASK_STATE_CANCELED"
+                | "TASK_STATE_FAILED"
+                | "TASK_STATE_REJECTED"
+        )
+    )
+    .then(|| state.unwrap_or_default().to_string());
     let event = serde_json::json!({ "task": task });
-    Some(Bytes::from(format!("data: {event}\n\n")))
+    Some((Bytes::from(format!("data: {event}\n\n")), terminal))
 }
 
 /// Puts `first` (a Task event) ahead of the first translated SSE bytes of a
@@ -811,7 +824,19 @@ impl ProxyHttp for ProxyService {
                                     && up == crate::version::Version::V03
                                 {
                                     if let Some(id) = route.params.task_id.as_deref() {
-                                        ctx.first_frame = first_task_frame_rest(app, id).await;
+                                        match first_task_frame_rest(app, id).await {
+                                            Some((_, Some(state))) => {
+                                                // v1.0: subscribing to a finished task is
+                                                // UnsupportedOperationError.
+                                                let f = Failure::Translate {
+                                                    code: translate::code::ErrorCode::UnsupportedOperation.code(),
+                                                    message: format!("task {id} is in the terminal state {state}: there is nothing to subscribe to"),
+                                                };
+                                                return self.respond_failure(session, ctx, f).await;
+                                            }
+                                            Some((frame, None)) => ctx.first_frame = Some(frame),
+                                            None => {}
+                                        }
                                     }
                                 }
                                 ctx.new_req_body = upreq.body.clone().map(Bytes::from);

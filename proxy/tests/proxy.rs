@@ -590,8 +590,9 @@ async fn card_is_rewritten_and_revalidated_with_etags() {
     let fetches = up.recorded();
     assert!(fetches.len() >= 2, "{fetches:?}");
     assert_eq!(fetches[1].header("if-none-match"), Some("\"up-1\""));
-    // A v1.0 client of this v0.3 agent: a translated card, JSON-RPC only,
-    // with its own ETag.
+    // A v1.0 client of this v0.3 agent: a translated card with its own
+    // ETag, JSON-RPC only (its HTTP+JSON interface is not at the agent's
+    // base URL, where the proxy routes REST paths).
     let r = get(
         px.addr,
         "/a2a/.well-known/agent-card.json",

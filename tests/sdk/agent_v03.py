@@ -9,6 +9,8 @@ it can be canceled or resubscribed to). Prints `PORT <n>` once listening.
 
 With --push the agent supports push notifications: its SDK stores the
 configs and POSTs the Task (v0.3 JSON) to each webhook on every event.
+With --rest it serves the HTTP+JSON binding (`/v1/...`, the SDK's FastAPI
+app) beside JSON-RPC, and its card lists both interfaces.
 """
 
 import argparse
@@ -18,7 +20,7 @@ import sys
 
 import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.apps import A2AStarletteApplication
+from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import (
@@ -27,7 +29,7 @@ from a2a.server.tasks import (
     InMemoryTaskStore,
     TaskUpdater,
 )
-from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, TextPart
 from a2a.utils import new_task
 
 SLOW_SECS = 2.0
@@ -61,6 +63,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--push", action="store_true")
+    ap.add_argument("--rest", action="store_true")
     args = ap.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -73,6 +76,12 @@ def main() -> None:
         version="1.0.0",
         protocol_version="0.3.0",
         preferred_transport="JSONRPC",
+        additional_interfaces=[
+            AgentInterface(url=f"http://127.0.0.1:{port}/", transport="JSONRPC"),
+            AgentInterface(url=f"http://127.0.0.1:{port}", transport="HTTP+JSON"),
+        ]
+        if args.rest
+        else None,
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         capabilities=AgentCapabilities(streaming=True, push_notifications=args.push),
@@ -92,7 +101,12 @@ def main() -> None:
     handler = DefaultRequestHandler(
         agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), **push
     )
-    app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
+    jsonrpc = A2AStarletteApplication(agent_card=card, http_handler=handler)
+    if args.rest:
+        app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build()
+        jsonrpc.add_routes_to_app(app)
+    else:
+        app = jsonrpc.build()
     config = uvicorn.Config(app, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     print(f"PORT {port}", flush=True)

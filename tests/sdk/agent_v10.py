@@ -6,7 +6,10 @@ Every message becomes a Task: submitted -> working -> artifact "echo: <text>"
 the artifact too. A text starting with "slow" waits SLOW_SECS while working (so
 it can be canceled or resubscribed to). Prints `PORT <n>` once listening.
 
-    python agent_v10.py [--port N]   (0 = pick a free one)
+    python agent_v10.py [--port N] [--push] [--rest]   (0 = pick a free one)
+
+With --rest it serves the HTTP+JSON binding (root paths, the SDK's own v0.3
+compatibility off) beside JSON-RPC, and its card lists both interfaces.
 """
 
 import argparse
@@ -19,7 +22,11 @@ from a2a.helpers.proto_helpers import new_task, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import (
     BasePushNotificationSender,
     InMemoryPushNotificationConfigStore,
@@ -73,6 +80,7 @@ def main() -> None:
     # Push notifications on: the SDK stores configs and POSTs a v1.0
     # StreamResponse to each webhook on every event.
     ap.add_argument("--push", action="store_true")
+    ap.add_argument("--rest", action="store_true")
     args = ap.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -88,7 +96,18 @@ def main() -> None:
                 protocol_binding="JSONRPC",
                 protocol_version="1.0",
             )
-        ],
+        ]
+        + (
+            [
+                AgentInterface(
+                    url=f"http://127.0.0.1:{port}",
+                    protocol_binding="HTTP+JSON",
+                    protocol_version="1.0",
+                )
+            ]
+            if args.rest
+            else []
+        ),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         capabilities=AgentCapabilities(streaming=True, push_notifications=args.push),
@@ -114,6 +133,8 @@ def main() -> None:
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(
         handler, rpc_url="/", enable_v0_3_compat=False
     )
+    if args.rest:
+        routes += create_rest_routes(handler, enable_v0_3_compat=False)
     app = Starlette(routes=routes)
     config = uvicorn.Config(app, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)

@@ -6,17 +6,21 @@ Prints one JSON line per step (`{"step": ..., "ok": true, ...observed}` or
 `{"step": ..., "ok": false, "error": ...}`); exits 1 if any step failed.
 
     python client_v03.py BASE_URL
+
+A2A_BINDING=HTTP+JSON in the environment makes it use the HTTP+JSON (REST)
+binding instead.
 """
 
 import asyncio
 import base64
 import json
+import os
 import sys
 import uuid
 
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.client.errors import A2AClientJSONRPCError
+from a2a.client.errors import A2AClientHTTPError, A2AClientJSONRPCError
 from a2a.types import (
     DataPart,
     FilePart,
@@ -143,6 +147,7 @@ async def run(base: str) -> bool:
     async with httpx.AsyncClient(timeout=15.0) as http:
         resolver = A2ACardResolver(http, base)
         card = await asyncio.wait_for(resolver.get_agent_card(), STEP_TIMEOUT)
+        binding = os.environ.get("A2A_BINDING", "JSONRPC")
         report(
             "card",
             {
@@ -151,10 +156,16 @@ async def run(base: str) -> bool:
                 "url": card.url,
                 "protocol_version": card.protocol_version,
                 "preferred_transport": card.preferred_transport,
+                "binding": binding,
+                "interfaces": [
+                    {"url": i.url, "transport": i.transport}
+                    for i in card.additional_interfaces or []
+                    if i.transport == binding
+                ],
                 "streaming": bool(card.capabilities.streaming),
             },
         )
-        transports = [TransportProtocol.jsonrpc]
+        transports = [TransportProtocol(binding)]
         blocking = ClientFactory(
             ClientConfig(streaming=False, httpx_client=http, supported_transports=transports)
         ).create(card)
@@ -198,6 +209,9 @@ async def run(base: str) -> bool:
                 got = await call
             except A2AClientJSONRPCError as e:
                 return {"error_type": type(e).__name__, "code": e.error.code, "message": e.error.message}
+            except A2AClientHTTPError as e:
+                # The REST transport reports only the HTTP status.
+                return {"error_type": type(e).__name__, "status": e.status_code, "message": e.message}
             raise AssertionError(f"no error, got {got!r}")
 
         async def parts() -> dict:

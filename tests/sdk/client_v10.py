@@ -9,11 +9,15 @@ Prints one JSON line per step (`{"step": ..., "ok": true, ...observed}` or
 States are printed as the SDK's enum names (TASK_STATE_*).
 
     python client_v10.py BASE_URL
+
+A2A_BINDING=HTTP+JSON in the environment makes it use the HTTP+JSON (REST)
+binding instead, through the plain 1.0 REST transport.
 """
 
 import asyncio
 import base64
 import json
+import os
 import sys
 import uuid
 
@@ -22,6 +26,7 @@ from google.protobuf import struct_pb2
 from google.protobuf.json_format import MessageToDict, ParseDict
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.transports.jsonrpc import JsonRpcTransport
+from a2a.client.transports.rest import RestTransport
 from a2a.utils.errors import A2AError
 from a2a.types import (
     CancelTaskRequest,
@@ -36,6 +41,7 @@ from a2a.types import (
 )
 
 STEP_TIMEOUT = 20.0
+BINDING = os.environ.get("A2A_BINDING", "JSONRPC")
 
 # The "parts" step: one part of every kind, and message metadata.
 PARTS_DATA = {"k": [1, "x", True, None], "nested": {"z": 2.5}}
@@ -135,14 +141,15 @@ async def collect(stream) -> dict:
     }
 
 
-def jsonrpc_v10_only(factory: ClientFactory) -> None:
-    """Replaces the SDK's JSON-RPC producer (which falls back to its v0.3
+def v10_only(factory: ClientFactory) -> None:
+    """Replaces the SDK's producer for BINDING (which falls back to its v0.3
     compat transport for 0.3 interfaces) by the plain 1.0 transport."""
 
     def producer(card, url, config):
-        return JsonRpcTransport(config.httpx_client, card, url, is_shared_httpx=True)
+        transport = RestTransport if BINDING == "HTTP+JSON" else JsonRpcTransport
+        return transport(config.httpx_client, card, url, is_shared_httpx=True)
 
-    factory.register("JSONRPC", producer)
+    factory.register(BINDING, producer)
 
 
 async def run(base: str) -> bool:
@@ -154,27 +161,28 @@ async def run(base: str) -> bool:
 
     async with httpx.AsyncClient(timeout=15.0, headers={"A2A-Version": "1.0"}) as http:
         card = await asyncio.wait_for(A2ACardResolver(http, base).get_agent_card(), STEP_TIMEOUT)
-        jsonrpc = [
+        ifaces = [
             {"url": i.url, "protocol_version": i.protocol_version}
             for i in card.supported_interfaces
-            if i.protocol_binding == "JSONRPC"
+            if i.protocol_binding == BINDING
         ]
         report(
             "card",
             {
                 "ok": True,
                 "name": card.name,
-                "jsonrpc_interfaces": jsonrpc,
+                "binding": BINDING,
+                "interfaces": ifaces,
                 "streaming": bool(card.capabilities.streaming),
             },
         )
-        if not any(i["protocol_version"].startswith("1.0") for i in jsonrpc):
-            report("send", {"ok": False, "error": "card has no JSON-RPC 1.0 interface"})
+        if not any(i["protocol_version"].startswith("1.0") for i in ifaces):
+            report("send", {"ok": False, "error": f"card has no {BINDING} 1.0 interface"})
             return False
 
         def client(**kw):
-            f = ClientFactory(ClientConfig(httpx_client=http, supported_protocol_bindings=["JSONRPC"], **kw))
-            jsonrpc_v10_only(f)
+            f = ClientFactory(ClientConfig(httpx_client=http, supported_protocol_bindings=[BINDING], **kw))
+            v10_only(f)
             return f.create(card)
 
         blocking = client(streaming=False)

@@ -101,12 +101,18 @@ impl Agent {
 /// Starts `python script --port 0`, reads its `PORT <n>` line (at most
 /// `limit`), then waits for the port to accept connections.
 pub fn start_agent(python: &Path, script: &Path, limit: Duration) -> Agent {
+    start_agent_with(python, script, &[], limit)
+}
+
+/// [`start_agent`] with extra command-line arguments (e.g. `--rest`).
+pub fn start_agent_with(python: &Path, script: &Path, args: &[&str], limit: Duration) -> Agent {
     let name = script.file_name().unwrap().to_string_lossy().to_string();
     let mut child = Child::spawn(
         &name,
         Command::new(python)
             .arg(script)
             .args(["--port", "0"])
+            .args(args)
             .stdout(Stdio::piped()),
     );
     let stdout = child.take_stdout().expect("agent stdout");
@@ -158,12 +164,24 @@ impl ClientRun {
 
 /// Runs `python script base_url` to its end (killed past `limit`).
 pub fn run_client(python: &Path, script: &Path, base_url: &str, limit: Duration) -> ClientRun {
+    run_client_with(python, script, base_url, &[], limit)
+}
+
+/// [`run_client`] with extra environment variables (e.g. `A2A_BINDING`).
+pub fn run_client_with(
+    python: &Path,
+    script: &Path,
+    base_url: &str,
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> ClientRun {
     let name = script.file_name().unwrap().to_string_lossy().to_string();
     let mut child = Child::spawn(
         &name,
         Command::new(python)
             .arg(script)
             .arg(base_url)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped()),
     );
     let mut stdout = child.take_stdout().expect("client stdout");

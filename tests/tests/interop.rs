@@ -1,5 +1,5 @@
-//! Interop through the proxy with the REAL Python A2A SDKs, JSON-RPC binding,
-//! on 127.0.0.1: an SDK echo agent (`tests/sdk/agent_v*.py`), the in-process
+//! Interop through the proxy with the REAL Python A2A SDKs, JSON-RPC and
+//! HTTP+JSON (REST) bindings, on 127.0.0.1: an SDK echo agent (`tests/sdk/agent_v*.py`), the in-process
 //! proxy in front of it, an SDK client (`tests/sdk/client_v*.py`) driving
 //! card discovery, send, stream, get, cancel, resubscribe, a follow-up in
 //! the same context, parts of every kind with metadata echoed, ~100 KB bodies (blocking and
@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use e2e::json_eq;
-use e2e::peer::{run_client, start_agent, ClientRun};
+use e2e::peer::{run_client_with, start_agent_with, ClientRun};
 use e2e::sdk::{python_v03, python_v10, repo_root};
 use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
@@ -52,6 +52,13 @@ impl Sdk {
     }
 }
 
+/// The binding the SDK client uses (the agents serve both with `--rest`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Binding {
+    JsonRpc,
+    Rest,
+}
+
 /// `TASK_STATE_INPUT_REQUIRED` / `input-required` → `input-required`.
 fn norm_state(v: &Value) -> String {
     let s = v.as_str().unwrap_or("<none>");
@@ -85,8 +92,17 @@ impl Checks {
 /// Runs `client` against `agent` behind the proxy (upstream version fixed
 /// to the agent's, or read from its card when `auto`) and returns the
 /// client's run, the proxy URL and the time the client took.
-fn run_pair(client: Sdk, agent: Sdk, auto: bool) -> (ClientRun, String, Duration) {
-    let up = start_agent(&agent.python(), &agent.script("agent"), AGENT_START);
+fn run_pair(
+    client: Sdk,
+    agent: Sdk,
+    auto: bool,
+    binding: Binding,
+) -> (ClientRun, String, Duration) {
+    let (args, env): (&[&str], &[(&str, &str)]) = match binding {
+        Binding::JsonRpc => (&[], &[]),
+        Binding::Rest => (&["--rest"], &[("A2A_BINDING", "HTTP+JSON")]),
+    };
+    let up = start_agent_with(&agent.python(), &agent.script("agent"), args, AGENT_START);
     let mut config =
         Config::new(proxy::free_local_addr().expect("port"), &up.url()).expect("config");
     config.threads = 1;
@@ -98,14 +114,42 @@ fn run_pair(client: Sdk, agent: Sdk, auto: bool) -> (ClientRun, String, Duration
     config.limits.read_timeout = Duration::from_secs(20);
     let px = proxy::start(config).expect("proxy");
     let started = Instant::now();
-    let run = run_client(
+    let run = run_client_with(
         &client.python(),
         &client.script("client"),
         &px.url(),
+        env,
         CLIENT_RUN,
     );
     let took = started.elapsed();
     (run, px.url(), took)
+}
+
+/// Parts of every kind and the message metadata, echoed back by the agent.
+fn check_parts(c: &mut Checks, parts: &Value) {
+    let want_parts = json!([
+        {"text": "echo: parts"},
+        {"data": {"k": [1, "x", true, null], "nested": {"z": 2.5}}},
+        {"bytes": "AAFiaW5hcnn/", "name": "b.bin", "mime": "application/octet-stream"},
+        {"uri": "https://example.com/f.txt", "name": "f.txt", "mime": "text/plain"}
+    ]);
+    c.check(json_eq::same(&parts["artifact_parts"], &want_parts), || {
+        format!(
+            "parts: artifact parts {} (want {want_parts}); differ at {:?}",
+            parts["artifact_parts"],
+            json_eq::diff(&parts["artifact_parts"], &want_parts)
+        )
+    });
+    let want_meta = json!({"trace": "abc", "n": 2});
+    c.check(
+        json_eq::same(&parts["artifact_metadata"], &want_meta),
+        || {
+            format!(
+                "parts: artifact metadata {} (want {want_meta})",
+                parts["artifact_metadata"]
+            )
+        },
+    );
 }
 
 /// Checks every step of a client run; panics listing every failure.
@@ -113,10 +157,16 @@ fn check_run(
     label: &str,
     client: Sdk,
     agent: Sdk,
+    binding: Binding,
     run: &ClientRun,
     proxy_url: &str,
     took: Duration,
 ) {
+    // a2a-python 0.3's REST server reads the ProtoJSON `fileWithBytes` as
+    // UTF-8 text (its peers put the base64 text in the bytes field): real
+    // binary bytes, as the proxy sends them from a v1.0 `raw`, make it
+    // answer 500. Pinned here; see proxy/README.md.
+    let sdk_rest_bytes_defect = binding == Binding::Rest && client == Sdk::V10 && agent == Sdk::V03;
     eprintln!("{label}: client ran {took:?}\n{}", run.raw);
     let mut c = Checks::default();
     let step = |name: &str| -> Value { run.step(name).cloned().unwrap_or(Value::Null) };
@@ -136,6 +186,9 @@ fn check_run(
         "get_missing",
         "cancel_done",
     ] {
+        if name == "parts" && sdk_rest_bytes_defect {
+            continue;
+        }
         let s = step(name);
         c.check(s["ok"] == true, || format!("{name}: not ok: {s}"));
     }
@@ -152,12 +205,22 @@ fn check_run(
     c.check(card["streaming"] == true, || {
         format!("card: streaming {}", card["streaming"])
     });
-    let want_url = format!("{proxy_url}/");
+    let want_url = match binding {
+        Binding::JsonRpc => format!("{proxy_url}/"),
+        Binding::Rest => proxy_url.to_string(),
+    };
     match client {
         Sdk::V03 => {
-            c.check(card["url"] == want_url.as_str(), || {
-                format!("card: url {} (want {want_url})", card["url"])
+            let primary = format!("{proxy_url}/");
+            c.check(card["url"] == primary.as_str(), || {
+                format!("card: url {} (want {primary})", card["url"])
             });
+            if binding == Binding::Rest {
+                let ifaces = card["interfaces"].as_array().cloned().unwrap_or_default();
+                c.check(ifaces.iter().any(|i| i["url"] == want_url.as_str()), || {
+                    format!("card: no HTTP+JSON interface at {want_url}: {ifaces:?}")
+                });
+            }
             c.check(
                 card["protocol_version"]
                     .as_str()
@@ -169,10 +232,7 @@ fn check_run(
             });
         }
         Sdk::V10 => {
-            let ifaces = card["jsonrpc_interfaces"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
+            let ifaces = card["interfaces"].as_array().cloned().unwrap_or_default();
             c.check(
                 ifaces.iter().any(|i| {
                     i["url"] == want_url.as_str()
@@ -180,7 +240,7 @@ fn check_run(
                             .as_str()
                             .is_some_and(|v| v.starts_with("1.0"))
                 }),
-                || format!("card: no JSON-RPC 1.0 interface at {want_url}: {ifaces:?}"),
+                || format!("card: no {binding:?} 1.0 interface at {want_url}: {ifaces:?}"),
             );
         }
     }
@@ -290,29 +350,14 @@ fn check_run(
 
     // Parts of every kind and the message metadata, echoed back by the agent.
     let parts = step("parts");
-    let want_parts = json!([
-        {"text": "echo: parts"},
-        {"data": {"k": [1, "x", true, null], "nested": {"z": 2.5}}},
-        {"bytes": "AAFiaW5hcnn/", "name": "b.bin", "mime": "application/octet-stream"},
-        {"uri": "https://example.com/f.txt", "name": "f.txt", "mime": "text/plain"}
-    ]);
-    c.check(json_eq::same(&parts["artifact_parts"], &want_parts), || {
-        format!(
-            "parts: artifact parts {} (want {want_parts}); differ at {:?}",
-            parts["artifact_parts"],
-            json_eq::diff(&parts["artifact_parts"], &want_parts)
-        )
-    });
-    let want_meta = json!({"trace": "abc", "n": 2});
-    c.check(
-        json_eq::same(&parts["artifact_metadata"], &want_meta),
-        || {
-            format!(
-                "parts: artifact metadata {} (want {want_meta})",
-                parts["artifact_metadata"]
-            )
-        },
-    );
+    if sdk_rest_bytes_defect {
+        c.check(
+            parts["ok"] == false && parts["error"].as_str().is_some_and(|e| e.contains("500")),
+            || format!("parts: the SDK's REST file-bytes defect did not show: {parts}"),
+        );
+    } else {
+        check_parts(&mut c, &parts);
+    }
 
     // ~100 KB bodies (past the proxy's 64 KiB read-ahead): echoed intact.
     for name in ["big", "big_stream"] {
@@ -396,13 +441,20 @@ fn check_run(
     // client's SDK as a JSON-RPC error (a2a-python 0.3 reads it only from an
     // event stream; v0.3 agents say -32602, v1.0 agents -32004).
     let e = step("resubscribe_done");
-    match client {
-        Sdk::V03 => c.check(
+    match (client, binding) {
+        // Over REST the v0.3 SDK reports only an HTTP-level failure.
+        (Sdk::V03, Binding::Rest) => c.check(
+            e["error_type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("A2AClient")),
+            || format!("resubscribe_done: {e}"),
+        ),
+        (Sdk::V03, Binding::JsonRpc) => c.check(
             e["error_type"] == "A2AClientJSONRPCError"
                 && (e["code"] == -32602 || e["code"] == -32004),
             || format!("resubscribe_done: {e}"),
         ),
-        Sdk::V10 => c.check(
+        (Sdk::V10, _) => c.check(
             matches!(
                 e["error_type"].as_str(),
                 Some("InvalidParamsError" | "UnsupportedOperationError")
@@ -412,23 +464,44 @@ fn check_run(
     }
 
     // Errors: the agent's TaskNotFound / TaskNotCancelable, as the client's SDK knows them.
-    for (name, code, class) in [
-        ("get_missing", -32001, "TaskNotFoundError"),
-        ("cancel_done", -32002, "TaskNotCancelableError"),
+    // Over REST the v0.3 SDK sees only the HTTP status: a2a-python 0.3's
+    // 404 / 409. Known gap: a v1.0 agent's TaskNotCancelable is HTTP 400
+    // (FAILED_PRECONDITION), and the proxy sets the status before it has
+    // read the error body that names the code, so a v0.3 client gets 400
+    // (with `code` -32002 in the body).
+    let not_cancelable_status = match agent {
+        Sdk::V03 => 409,
+        Sdk::V10 => 400,
+    };
+    for (name, code, class, status) in [
+        ("get_missing", -32001, "TaskNotFoundError", 404),
+        (
+            "cancel_done",
+            -32002,
+            "TaskNotCancelableError",
+            not_cancelable_status,
+        ),
     ] {
         let e = step(name);
-        match client {
-            Sdk::V03 => c.check(
+        match (client, binding) {
+            (Sdk::V03, Binding::JsonRpc) => c.check(
                 e["error_type"] == "A2AClientJSONRPCError" && e["code"] == code,
                 || format!("{name}: error {e}"),
             ),
-            Sdk::V10 => c.check(e["error_type"] == class, || format!("{name}: error {e}")),
+            (Sdk::V03, Binding::Rest) => c.check(
+                e["error_type"] == "A2AClientHTTPError" && e["status"] == status,
+                || format!("{name}: error {e} (want HTTP {status})"),
+            ),
+            (Sdk::V10, _) => c.check(e["error_type"] == class, || format!("{name}: error {e}")),
         }
     }
 
-    c.check(run.status.is_some_and(|s| s.success()), || {
-        format!("client exit status {:?}", run.status)
-    });
+    // The client exits 1 when a step failed (only the pinned SDK defect may).
+    let want_exit = if sdk_rest_bytes_defect { 1 } else { 0 };
+    c.check(
+        run.status.is_some_and(|s| s.code() == Some(want_exit)),
+        || format!("client exit status {:?} (want {want_exit})", run.status),
+    );
     assert!(
         c.0.is_empty(),
         "{label}: {} failed checks:\n  {}\nclient output:\n{}",
@@ -439,10 +512,16 @@ fn check_run(
 }
 
 fn interop(client: Sdk, agent: Sdk, auto: bool) {
+    interop_over(client, agent, auto, Binding::JsonRpc);
+}
+
+fn interop_over(client: Sdk, agent: Sdk, auto: bool, binding: Binding) {
     let mode = if auto { "auto" } else { "fixed" };
-    let label = format!("{client:?} client -> proxy (upstream version {mode}) -> {agent:?} agent");
-    let (run, url, took) = run_pair(client, agent, auto);
-    check_run(&label, client, agent, &run, &url, took);
+    let label = format!(
+        "{client:?} client -> proxy (upstream version {mode}, {binding:?}) -> {agent:?} agent"
+    );
+    let (run, url, took) = run_pair(client, agent, auto, binding);
+    check_run(&label, client, agent, binding, &run, &url, took);
 }
 
 #[test]
@@ -474,4 +553,26 @@ fn v10_client_to_v03_agent_auto_version() {
 #[test]
 fn v03_client_to_v10_agent_auto_version() {
     interop(Sdk::V03, Sdk::V10, true);
+}
+
+/// HTTP+JSON: the agents serve REST beside JSON-RPC, the clients pick the
+/// card's HTTP+JSON interface (the proxy advertises it, rewritten).
+#[test]
+fn v10_client_to_v03_agent_rest() {
+    interop_over(Sdk::V10, Sdk::V03, true, Binding::Rest);
+}
+
+#[test]
+fn v03_client_to_v10_agent_rest() {
+    interop_over(Sdk::V03, Sdk::V10, true, Binding::Rest);
+}
+
+#[test]
+fn v03_client_to_v03_agent_rest_passthrough() {
+    interop_over(Sdk::V03, Sdk::V03, true, Binding::Rest);
+}
+
+#[test]
+fn v10_client_to_v10_agent_rest_passthrough() {
+    interop_over(Sdk::V10, Sdk::V10, true, Binding::Rest);
 }
