@@ -1239,7 +1239,15 @@ impl ProxyHttp for ProxyService {
                     let out = with_first_frame(&mut ctx.first_frame, out, "/result/task");
                     *body = Some(Bytes::from(out));
                 } else if let Some((t, _)) = &ctx.rest {
-                    let mut f = |data: &str| t.event(data);
+                    let tasks = &self.app.tasks;
+                    let op = ctx.route.as_ref().and_then(|r| r.operation);
+                    let mut f = |data: &str| {
+                        let out = t.event(data);
+                        if let (crate::version::Version::V10, Some(op)) = (t.client, op) {
+                            tasks.record_result(op.as_str(), out.as_bytes());
+                        }
+                        out
+                    };
                     let mut out = match body.take() {
                         Some(b) => rw.push(&b, &mut f),
                         None => Vec::new(),

@@ -401,6 +401,16 @@ async fn v10_rest_stream_from_v03_rest_agent_event_by_event() {
     );
     let sent: Value = serde_json::from_slice(&call.body).unwrap();
     assert_eq!(sent["message"]["content"][0]["text"], "go");
+    // The stream's events went into the ListTasks index: the task with its
+    // last status.
+    let r = get(px.addr, "/tasks", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let listed = r.json();
+    assert_eq!(listed["tasks"][0]["id"], "t1", "{listed}");
+    assert_eq!(
+        listed["tasks"][0]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{listed}"
+    );
 
     // Subscribe by POST (v1.0 spec text) goes to the v0.3 GET; the v1.0
     // stream starts with the Task (fetched by the proxy), then the updates.
