@@ -26,6 +26,29 @@ fn missing(what: &'static str, field: &str) -> TranslateError {
 
 // ---- Part ------------------------------------------------------------------
 
+/// The v0.3 proto `file_with_bytes` as the v0.3 SDKs fill it: a2a-python
+/// 0.3 (and its 1.x compat layer) and a2a-go put the UTF-8 bytes of the
+/// base64 *text* there (`bytes.encode('utf-8')`, `[]byte(fc.Bytes)`), not
+/// the decoded bytes; their peers decode it as text. So the proxy writes the
+/// canonical base64 text of the content (invalid base64 is refused).
+pub fn v03_file_bytes_to_pb(b64: &str) -> Result<Vec<u8>, TranslateError> {
+    let raw = decode_base64(b64).map_err(|e| TranslateError::invalid("file part", e))?;
+    Ok(encode_base64(&raw).into_bytes())
+}
+
+/// Reads a v0.3 proto `file_with_bytes` back to base64: base64 text (the
+/// SDK convention, see [`v03_file_bytes_to_pb`]) is taken as such; anything
+/// else (not UTF-8, or not base64: a peer that put the content itself) is
+/// the content. Lossy: content that happens to be valid base64 text is read
+/// as the SDK convention.
+pub fn v03_file_bytes_from_pb(b: &[u8]) -> String {
+    std::str::from_utf8(b)
+        .ok()
+        .and_then(|text| decode_base64(text).ok())
+        .map(|raw| encode_base64(&raw))
+        .unwrap_or_else(|| encode_base64(b))
+}
+
 /// Model part -> prost part.
 pub fn part_to_pb(p: m::part::Part) -> Result<pb::Part, TranslateError> {
     Ok(match p {
@@ -35,9 +58,7 @@ pub fn part_to_pb(p: m::part::Part) -> Result<pb::Part, TranslateError> {
         },
         m::part::Part::File(f) => {
             let file = match (f.file.bytes, f.file.uri) {
-                (Some(b), None) => pb::file_part::File::FileWithBytes(
-                    decode_base64(&b).map_err(|e| TranslateError::invalid("file part", e))?,
-                ),
+                (Some(b), None) => pb::file_part::File::FileWithBytes(v03_file_bytes_to_pb(&b)?),
                 (None, Some(u)) => pb::file_part::File::FileWithUri(u),
                 (Some(_), Some(_)) => {
                     return Err(TranslateError::invalid(
@@ -82,7 +103,9 @@ pub fn part_from_pb(p: pb::Part) -> Result<m::part::Part, TranslateError> {
         }),
         Some(pb::part::Part::File(f)) => {
             let (bytes, uri) = match f.file {
-                Some(pb::file_part::File::FileWithBytes(b)) => (Some(encode_base64(&b)), None),
+                Some(pb::file_part::File::FileWithBytes(b)) => {
+                    (Some(v03_file_bytes_from_pb(&b)), None)
+                }
                 Some(pb::file_part::File::FileWithUri(u)) => (None, Some(u)),
                 None => return Err(missing("file part", "file_with_bytes / file_with_uri")),
             };

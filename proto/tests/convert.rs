@@ -727,3 +727,29 @@ mod cards {
         }
     }
 }
+
+/// v0.3 `file_with_bytes` carries the base64 text (a2a-python 0.3 and
+/// a2a-go fill it with `bytes.encode('utf-8')` / `[]byte(b64)`); content
+/// from a peer that put the raw bytes there is still read.
+#[test]
+fn v03_file_bytes_follow_the_sdk_convention() {
+    let part: m03::part::Part = serde_json::from_value(json!({"kind": "file",
+        "file": {"bytes": "AAFiaW5hcnn_", "mimeType": "application/octet-stream"}}))
+    .unwrap();
+    let pb = wire(&c03::part_to_pb(part).unwrap());
+    let Some(v03::part::Part::File(f)) = &pb.part else {
+        panic!("{pb:?}")
+    };
+    // URL-safe input, canonical standard base64 text on the wire.
+    assert_eq!(
+        f.file,
+        Some(v03::file_part::File::FileWithBytes(
+            b"AAFiaW5hcnn/".to_vec()
+        ))
+    );
+    let back = serde_json::to_value(c03::part_from_pb(pb).unwrap()).unwrap();
+    assert_eq!(back["file"]["bytes"], "AAFiaW5hcnn/");
+    // Raw content (not UTF-8) from a spec-literal peer.
+    assert_eq!(c03::v03_file_bytes_from_pb(&[0, 1, 0xff]), "AAH/");
+    assert!(c03::v03_file_bytes_to_pb("not base64!").is_err());
+}
