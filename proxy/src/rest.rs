@@ -258,11 +258,9 @@ pub fn upstream_params(
             t.drop_history = asks_no_history(op, p10.as_ref());
             jsonrpc::params_to_v03(method, p10).map_err(tr)?
         }
-        _ => {
-            return Err(Failure::Internal {
-                detail: "REST translation between equal versions".into(),
-            })
-        }
+        // Same version (push-config interception): read and rebuilt in it.
+        (Version::V03, Version::V03) => v03_params(op, params, query, body)?,
+        (Version::V10, Version::V10) => v10_params(op, params, query, body)?,
     };
     Ok((t, p.unwrap_or(Value::Null)))
 }
@@ -627,6 +625,10 @@ impl RestTranslation {
     /// A whole response body (status `status`) in the client's version; an
     /// untranslatable answer becomes an InvalidAgentResponse error body.
     pub fn response(&self, status: u16, body: &[u8]) -> Vec<u8> {
+        if self.client == self.upstream {
+            // Same version: the agent's answer (or error) as it is.
+            return body.to_vec();
+        }
         if !(200..300).contains(&status) {
             return self.error_response(status, body);
         }
@@ -678,6 +680,9 @@ impl RestTranslation {
 
     /// One SSE `data` value in the client's version.
     pub fn event(&self, data: &str) -> String {
+        if self.client == self.upstream {
+            return data.to_string();
+        }
         let out = match self.upstream {
             Version::V10 => self.result_from_v10(data.as_bytes()),
             Version::V03 => self.result_from_v03(data.as_bytes()),
@@ -743,6 +748,7 @@ impl RestTranslation {
     /// the status stays.
     pub fn client_status(&self, status: u16) -> u16 {
         match (self.upstream, status) {
+            _ if self.client == self.upstream => status,
             (Version::V03, 400..=499 | 501) => code_of_status(status).http_status(),
             _ => status,
         }

@@ -741,8 +741,18 @@ impl ProxyHttp for ProxyService {
                 Ok(false)
             }
             Binding::Rest if route.operation.is_some() => {
+                // `push.intercept_same_version`: the push-config operations
+                // take the translating path (read and rebuilt in the same
+                // version) so the push layer can swap and restore configs.
+                let push_op = route.operation.filter(|op| {
+                    crate::push::rewrite::answers_configs(*op)
+                        || *op == route::Operation::DeleteTaskPushNotificationConfig
+                });
+                let same_version_push = |up| {
+                    push_op.is_some() && app.push.as_ref().is_some_and(|p| p.intercepts(up, up))
+                };
                 match app.upstream_version().await {
-                    Ok(up) if up == route.client_version => {
+                    Ok(up) if up == route.client_version && !same_version_push(up) => {
                         ctx.upstream_version = Some(up);
                         Ok(false)
                     }

@@ -1224,6 +1224,99 @@ async fn same_version_configs_are_intercepted_only_when_configured() {
     }
 }
 
+/// `push.intercept_same_version` over REST: a v0.3 REST client's config at
+/// a v0.3 REST agent is swapped for the proxy's callback (and restored in
+/// Get) only when configured; otherwise the agent gets the client's bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_rest_configs_are_intercepted_only_when_configured() {
+    for intercept in [false, true] {
+        let seen: Arc<Mutex<Option<Value>>> = Arc::default();
+        let s = seen.clone();
+        let agent = FakeUpstream::start(move |r| {
+            let stored = || {
+                let cfg = s.lock().unwrap().clone().unwrap_or(Value::Null);
+                json!({"name": "tasks/t1/pushNotificationConfigs/cfg-9", "pushNotificationConfig": cfg})
+            };
+            let body = match (r.method.as_str(), r.target.as_str()) {
+                ("POST", "/v1/tasks/t1/pushNotificationConfigs") => {
+                    let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+                    let mut cfg = v["pushNotificationConfig"].clone();
+                    cfg["id"] = json!("cfg-9");
+                    *s.lock().unwrap() = Some(cfg);
+                    stored()
+                }
+                ("GET", "/v1/tasks/t1/pushNotificationConfigs/cfg-9") => stored(),
+                _ => return Reply::json(404, r#"{"error":"no route"}"#),
+            };
+            Reply::json(200, &body.to_string())
+        })
+        .await;
+        let hook = webhook(0).await;
+        let hook_url = format!("{}/same-rest", hook.url());
+        let dir = data_dir("same-rest");
+        let px = start_proxy(&agent.url(), &dir, |c| {
+            c.push.intercept_same_version = intercept;
+        });
+        let body = json!({"name": "tasks/t1/pushNotificationConfigs/cfg-9",
+            "pushNotificationConfig": {"url": hook_url, "token": "v03-tok",
+                "authentication": {"schemes": ["Bearer"], "credentials": "v03-cred"}}})
+        .to_string();
+        let created = rest_call(
+            &px,
+            "POST",
+            "/v1/tasks/t1/pushNotificationConfigs",
+            "0.3",
+            &body,
+        )
+        .await;
+        assert_eq!(created.status, 200, "{}", created.text());
+        let cfg = seen.lock().unwrap().clone().expect("agent got a config");
+        if !intercept {
+            assert_eq!(
+                agent.calls()[0].body,
+                body.as_bytes(),
+                "passthrough must be byte for byte"
+            );
+            assert_eq!(cfg["url"], json!(hook_url));
+            drop(px);
+            let _ = std::fs::remove_dir_all(&dir);
+            continue;
+        }
+        let callback_url = cfg["url"].as_str().unwrap().to_string();
+        assert!(
+            callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
+            "agent was given {cfg}"
+        );
+        assert!(cfg.get("authentication").is_none(), "{cfg}");
+        for answer in [
+            created.json(),
+            rest_call(
+                &px,
+                "GET",
+                "/v1/tasks/t1/pushNotificationConfigs/cfg-9",
+                "0.3",
+                "",
+            )
+            .await
+            .json(),
+        ] {
+            let c = &answer["pushNotificationConfig"];
+            assert_eq!(c["url"], json!(hook_url), "{answer}");
+            assert_eq!(c["token"], "v03-tok", "{answer}");
+            assert_eq!(c["authentication"]["credentials"], "v03-cred", "{answer}");
+        }
+        let secret = cfg["token"].as_str().unwrap().to_string();
+        let note = br#"{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}"#;
+        let r = callback(&px, &callback_url[px.url().len()..], &secret, note).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let hooks = wait_hooks(&hook, 1, Duration::from_secs(10)).await;
+        assert_eq!(hooks[0].body, note.to_vec(), "same-version body changed");
+        assert_eq!(hooks[0].header("x-a2a-notification-token"), Some("v03-tok"));
+        drop(px);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// Deliveries reuse keep-alive connections to a webhook, and a connection
 /// the webhook closed while idle is replaced without losing or doubling a
 /// notification (this webhook closes every connection after two answers).
