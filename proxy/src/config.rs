@@ -71,6 +71,7 @@ pub struct RawPush {
     pub backoff_max_ms: Option<u64>,
     pub delivery_timeout_ms: Option<u64>,
     pub instance_id: Option<String>,
+    pub credentials_key_file: Option<String>,
 }
 
 /// `[grpc]` of the file: the gRPC listener (off unless `listen` is set).
@@ -322,6 +323,10 @@ pub struct PushSettings {
     pub delivery_timeout: Duration,
     /// Names this instance's delivery leases (several instances on one database).
     pub instance_id: String,
+    /// The key (64 hex digits) that seals stored credentials. `None`: the
+    /// embedded store keeps one in `<data_dir>/credentials.key` (made on
+    /// first use); PostgreSQL stores them in clear (warned at start).
+    pub credentials_key_file: Option<std::path::PathBuf>,
 }
 
 /// Default data directory of the embedded push store.
@@ -421,6 +426,12 @@ fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSettings, Confi
         backoff_max,
         delivery_timeout,
         instance_id,
+        credentials_key_file: match raw.credentials_key_file.as_deref() {
+            Some(f) if f.trim().is_empty() => {
+                return Err(bad("push.credentials_key_file", f, "must not be empty"))
+            }
+            f => f.map(std::path::PathBuf::from),
+        },
     })
 }
 

@@ -1000,6 +1000,17 @@ async fn rest_v10_client_push_config_at_a_v03_agent() {
         assert_eq!(v["taskId"], "t1", "{v}");
     };
     want(&created.json());
+    // Sealed at rest: the store file holds neither the token nor the
+    // credentials in clear (and the key file is beside it).
+    let stored = std::fs::read(dir.join("push.redb")).unwrap();
+    for secret in [&b"client-tok"[..], b"client-cred"] {
+        assert!(
+            !stored.windows(secret.len()).any(|w| w == secret),
+            "{} in clear in the store",
+            String::from_utf8_lossy(secret)
+        );
+    }
+    assert!(dir.join("credentials.key").exists());
     let got = rest_call(
         &px,
         "GET",

@@ -144,12 +144,41 @@ fn store_failure(e: StoreError) -> Failure {
     }
 }
 
-/// Opens the configured backend.
+/// Opens the configured backend, its credentials sealed (see
+/// [`super::sealed`]) with `push.credentials_key_file`, or with the
+/// embedded store's own key file; PostgreSQL without a key file keeps them
+/// in clear (several instances must share one key).
 pub fn open_store(s: &PushSettings) -> Result<Arc<dyn Store>, StoreError> {
-    match &s.backend {
-        PushBackend::Embedded(dir) => Ok(Arc::new(super::redb_store::RedbStore::open(dir)?)),
-        PushBackend::Postgres(url) => open_postgres(url),
-    }
+    use super::sealed::{SealedStore, Sealer};
+    let (inner, sealer): (Arc<dyn Store>, Option<Sealer>) = match &s.backend {
+        PushBackend::Embedded(dir) => {
+            let sealer = match &s.credentials_key_file {
+                Some(f) => Sealer::from_file(f)?,
+                None => Sealer::from_file_or_new(&dir.join("credentials.key"))?,
+            };
+            (
+                Arc::new(super::redb_store::RedbStore::open(dir)?),
+                Some(sealer),
+            )
+        }
+        PushBackend::Postgres(url) => {
+            let sealer = s
+                .credentials_key_file
+                .as_deref()
+                .map(Sealer::from_file)
+                .transpose()?;
+            if sealer.is_none() {
+                tracing::warn!(
+                    "push.credentials_key_file is not set: subscriber credentials are stored in clear in PostgreSQL"
+                );
+            }
+            (open_postgres(url)?, sealer)
+        }
+    };
+    Ok(match sealer {
+        Some(k) => Arc::new(SealedStore::new(inner, k)),
+        None => inner,
+    })
 }
 
 fn open_postgres(url: &str) -> Result<Arc<dyn Store>, StoreError> {

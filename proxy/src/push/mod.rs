@@ -5,8 +5,8 @@
 //! under `push.data_dir`).
 //!
 //! Credentials (the subscriber's token and authentication, the per-config
-//! callback secret) are stored but never logged: [`PushConfig`]'s `Debug`
-//! redacts them.
+//! callback secret) are sealed at rest ([`sealed`]) and never logged:
+//! [`PushConfig`]'s `Debug` redacts them.
 
 #[doc(hidden)]
 pub mod contract;
@@ -16,6 +16,7 @@ pub mod pg_store;
 pub mod redb_store;
 pub mod rewrite;
 pub mod safety;
+pub mod sealed;
 pub mod task_sync;
 pub mod wal;
 
