@@ -683,6 +683,12 @@ impl RestTranslation {
         if self.client == self.upstream {
             return data.to_string();
         }
+        if self.is_error_event(data) {
+            // An agent's mid-stream error (a2a-python 1.x sends
+            // `event: error` with its REST error body): in the client's shape.
+            return String::from_utf8_lossy(&self.error_response(500, data.as_bytes()))
+                .into_owned();
+        }
         let out = match self.upstream {
             Version::V10 => self.result_from_v10(data.as_bytes()),
             Version::V03 => self.result_from_v03(data.as_bytes()),
@@ -694,6 +700,21 @@ impl RestTranslation {
                 detail: e.to_string(),
             }))
             .into_owned(),
+        }
+    }
+
+    /// Whether an SSE `data` value is the upstream's REST error body rather
+    /// than a stream event: v1.0 `{"error": {...}}`, v0.3 `{"code", "message"}`.
+    fn is_error_event(&self, data: &str) -> bool {
+        let Ok(Value::Object(o)) = serde_json::from_str::<Value>(data) else {
+            return false;
+        };
+        match self.upstream {
+            Version::V10 => o.len() == 1 && o.get("error").is_some_and(Value::is_object),
+            Version::V03 => {
+                o.get("code").is_some_and(Value::is_i64)
+                    && o.get("message").is_some_and(Value::is_string)
+            }
         }
     }
 

@@ -1294,6 +1294,21 @@ impl ProxyHttp for ProxyService {
             // version (EDGE-CASES 21); anything else is just closed.
             let code = written.status.as_u16();
             let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
+            if ctx.stream_open && ctx.target.binding == Some(Binding::Rest) {
+                // A REST stream gets an `event: error` frame with the REST
+                // error body in the client's version (as a2a-python 1.x
+                // servers end a failing stream).
+                if let Some(f) = ctx.failure.clone().or_else(|| failure_of(e)) {
+                    let body = LocalResponse::failure(&f, &ctx.target).body;
+                    let body = String::from_utf8_lossy(&body).replace('\n', " ");
+                    let frame = Bytes::from(format!("event: error\ndata: {body}\n\n"));
+                    tracing::warn!(error = %e, failure = f.label(), "stream failed; sent an error event");
+                    ctx.failure = Some(f);
+                    if let Err(we) = session.write_response_body(Some(frame), true).await {
+                        tracing::debug!(error = %we, "could not write the error event");
+                    }
+                }
+            }
             if ctx.stream_open && jsonrpc {
                 let f = ctx.failure.clone().or_else(|| failure_of(e));
                 if let (Some(f), Some(v)) = (f, ctx.target.version) {

@@ -690,3 +690,79 @@ async fn large_and_chunked_bodies_are_translated_up_to_the_limit() {
         "the agent was called for an oversize body"
     );
 }
+
+/// All of one SSE response, to its end.
+async fn whole_stream(addr: std::net::SocketAddr, raw: &[u8]) -> String {
+    let mut s = open(addr, raw).await;
+    assert_eq!(s.status, 200);
+    let mut text = String::new();
+    while let Ok(Some(c)) = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .expect("the stream did not end")
+    {
+        text.push_str(std::str::from_utf8(&c).unwrap());
+    }
+    text
+}
+
+/// A REST stream that fails midway ends with an `event: error` frame holding
+/// the REST error body in the client's version; an agent's own mid-stream
+/// error event (a2a-python 1.x) is translated like its error answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_streams_end_with_error_events_in_the_clients_shape() {
+    // A v0.3 agent that stalls after its first event: the read timeout.
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let stalled = FakeUpstream::start(move |_| Reply::Sse {
+        events: vec![
+            r#"data: {"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED"}}}"#.to_string() + "\n\n",
+            "data: never\n\n".to_string(),
+        ],
+        gate: g.clone(),
+    })
+    .await;
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &stalled.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    config.limits.read_timeout = std::time::Duration::from_millis(300);
+    let px = proxy::start(config).unwrap();
+    let body = br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}"#;
+    let raw = request("POST", "/message:stream", &[("A2A-Version", "1.0")], body);
+    let text = whole_stream(px.addr, &raw).await;
+    let frames: Vec<&str> = text.split("\n\n").filter(|f| !f.is_empty()).collect();
+    assert_eq!(frames.len(), 2, "{text:?}");
+    assert!(frames[0].starts_with("data: {\"task\""), "{text:?}");
+    let last = frames[1]
+        .strip_prefix("event: error\ndata: ")
+        .unwrap_or_else(|| panic!("{text:?}"));
+    let v: Value = serde_json::from_str(last).unwrap();
+    assert_eq!(v["error"]["status"], "DEADLINE_EXCEEDED", "{v}");
+    assert!(v["error"]["details"][0]["reason"].is_string(), "{v}");
+    drop(px);
+
+    // A v1.0 agent's `event: error` for a v0.3 client: its code, v0.3 shape.
+    let gate = Arc::new(Semaphore::new(8));
+    let g = gate.clone();
+    let failing = FakeUpstream::start(move |_| Reply::Sse {
+        events: vec![
+            r#"data: {"task":{"id":"t2","contextId":"c2","status":{"state":"TASK_STATE_WORKING"}}}"#.to_string() + "\n\n",
+            "event: error\n".to_string()
+                + r#"data: {"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#
+                + "\n\n",
+        ],
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&failing.url(), Version::V10);
+    let body = br#"{"message":{"messageId":"m1","role":"ROLE_USER","content":[{"text":"go"}]}}"#;
+    let raw = request("POST", "/v1/message:stream", &[], body);
+    let text = whole_stream(px.addr, &raw).await;
+    let frames: Vec<&str> = text.split("\n\n").filter(|f| !f.is_empty()).collect();
+    assert_eq!(frames.len(), 2, "{text:?}");
+    let (head, data) = frames[1].split_once("data: ").unwrap();
+    assert_eq!(head, "event: error\n", "{text:?}");
+    let v: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(v["code"], -32001, "{v}");
+    assert_eq!(v["message"], "Task not found", "{v}");
+}
