@@ -79,6 +79,9 @@ pub struct RawPush {
 #[serde(deny_unknown_fields)]
 pub struct RawGrpc {
     pub listen: Option<String>,
+    /// PEM certificate chain: the gRPC listener speaks TLS (with `tls_key_file`).
+    pub tls_cert_file: Option<String>,
+    pub tls_key_file: Option<String>,
 }
 
 /// `[upstream]` of the file.
@@ -276,6 +279,9 @@ pub struct Config {
     pub limits: Limits,
     /// The gRPC listener (both services), off when `None`.
     pub grpc_listen: Option<SocketAddr>,
+    /// (certificate chain, private key) PEM files: the gRPC listener speaks
+    /// TLS; `None`: h2c.
+    pub grpc_tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     /// The upstream's gRPC endpoint; calls go there instead of its JSON-RPC.
     pub upstream_grpc: Option<HttpUrl>,
     pub push: PushSettings,
@@ -492,6 +498,23 @@ impl Config {
                     .map_err(|e| bad("grpc.listen", g, format!("not an IP:port ({e})")))?,
             ),
         };
+        let grpc_tls = match (&raw.grpc.tls_cert_file, &raw.grpc.tls_key_file) {
+            (None, None) => None,
+            (Some(c), Some(k)) if !c.trim().is_empty() && !k.trim().is_empty() => {
+                Some((c.into(), k.into()))
+            }
+            (c, _) => {
+                let (key, v) = match c {
+                    None => ("grpc.tls_cert_file", "<missing>"),
+                    Some(_) => ("grpc.tls_key_file", "<missing or empty>"),
+                };
+                return Err(bad(
+                    key,
+                    v,
+                    "set both grpc.tls_cert_file and grpc.tls_key_file (PEM files)",
+                ));
+            }
+        };
         let upstream_grpc = match raw.upstream.grpc_url.as_deref() {
             None => None,
             Some(g) => Some(HttpUrl::parse("upstream.grpc_url", g)?),
@@ -500,6 +523,7 @@ impl Config {
         Ok(Config {
             push,
             grpc_listen,
+            grpc_tls,
             upstream_grpc,
             listen,
             upstream,

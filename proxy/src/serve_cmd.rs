@@ -28,6 +28,12 @@ pub struct ServeArgs {
     /// Also serve gRPC (both A2A services) on this address [default: off].
     #[arg(long, value_name = "IP:PORT")]
     pub grpc_listen: Option<String>,
+    /// PEM certificate chain: the gRPC listener speaks TLS (with --grpc-tls-key).
+    #[arg(long, value_name = "FILE")]
+    pub grpc_tls_cert: Option<String>,
+    /// PEM private key of --grpc-tls-cert.
+    #[arg(long, value_name = "FILE")]
+    pub grpc_tls_key: Option<String>,
     /// The agent's gRPC endpoint (http://host:port): the gRPC listener
     /// then calls it over gRPC instead of bridging to its JSON-RPC binding.
     #[arg(long, value_name = "URL")]
@@ -85,6 +91,8 @@ impl ServeArgs {
         set(&mut raw.upstream.version, &self.upstream_version);
         set(&mut raw.public_url, &self.public_url);
         set(&mut raw.grpc.listen, &self.grpc_listen);
+        set(&mut raw.grpc.tls_cert_file, &self.grpc_tls_cert);
+        set(&mut raw.grpc.tls_key_file, &self.grpc_tls_key);
         set(&mut raw.upstream.grpc_url, &self.upstream_grpc);
         if self.log_json {
             raw.log_json = Some(true);

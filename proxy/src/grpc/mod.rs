@@ -15,6 +15,7 @@ mod rpc;
 pub mod status;
 pub mod svc_v03;
 pub mod svc_v10;
+pub mod tls;
 pub mod upstream;
 
 use std::net::SocketAddr;
@@ -48,11 +49,6 @@ impl GrpcServer {
         let std_listener = std::net::TcpListener::bind(addr)?;
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(app.config.threads.clamp(1, 4))
-            .thread_name("a2a-grpc")
-            .enable_all()
-            .build()?;
         let (tx, rx) = oneshot::channel::<()>();
         let endpoint = match &app.config.upstream_grpc {
             None => None,
@@ -61,6 +57,20 @@ impl GrpcServer {
                     .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
             ),
         };
+        let tls = match &app.config.grpc_tls {
+            None => None,
+            Some((cert, key)) => Some(
+                tls::acceptor(cert, key)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+            ),
+        };
+        // Built last: a runtime must not be dropped (on an error above) in
+        // a caller's async context.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(app.config.threads.clamp(1, 4))
+            .thread_name("a2a-grpc")
+            .enable_all()
+            .build()?;
         let thread = std::thread::Builder::new()
             .name(format!("a2a-grpc-{}", addr.port()))
             .spawn(move || {
@@ -81,12 +91,8 @@ impl GrpcServer {
                             return;
                         }
                     };
-                    tracing::info!(%addr, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
-                    // serve_with_incoming ignores the builder's tcp_nodelay: the
-                    // incoming stream sets it (else Nagle holds the frames a
-                    // passed-through answer writes one by one).
-                    let incoming = tonic::transport::server::TcpIncoming::from(listener)
-                        .with_nodelay(Some(true));
+                    let mode = if tls.is_some() { "TLS" } else { "h2c" };
+                    tracing::info!(%addr, mode, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
                     let v03 = passthrough::Dispatch::new(
                         proto::v03::a2a_service_server::A2aServiceServer::new(
                             svc_v03::V03Service {
@@ -103,14 +109,31 @@ impl GrpcServer {
                         Version::V10,
                         pass,
                     );
-                    let served = tonic::transport::Server::builder()
+                    let router = tonic::transport::Server::builder()
                         .tcp_nodelay(true)
                         .add_service(v03)
-                        .add_service(v10)
-                        .serve_with_incoming_shutdown(incoming, async {
-                            let _ = rx.await;
-                        })
-                        .await;
+                        .add_service(v10);
+                    let stop = async {
+                        let _ = rx.await;
+                    };
+                    let served = match tls {
+                        Some(acceptor) => {
+                            router
+                                .serve_with_incoming_shutdown(
+                                    tls::incoming(listener, acceptor),
+                                    stop,
+                                )
+                                .await
+                        }
+                        None => {
+                            // serve_with_incoming ignores the builder's tcp_nodelay:
+                            // the incoming stream sets it (else Nagle holds the
+                            // frames a passed-through answer writes one by one).
+                            let incoming = tonic::transport::server::TcpIncoming::from(listener)
+                                .with_nodelay(Some(true));
+                            router.serve_with_incoming_shutdown(incoming, stop).await
+                        }
+                    };
                     if let Err(e) = served {
                         tracing::error!(error = %e, "gRPC server stopped");
                     }
