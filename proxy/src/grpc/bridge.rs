@@ -108,7 +108,7 @@ pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> 
 }
 
 /// One call counted against `limits.max_connections` (left on drop).
-struct InFlight(Arc<App>);
+pub(super) struct InFlight(Arc<App>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
@@ -122,7 +122,7 @@ pub struct Bridge {
     http: HttpClient,
     next_id: AtomicU64,
     /// `upstream.grpc_url`: RPCs go to the upstream's gRPC binding.
-    grpc: Option<GrpcUpstream>,
+    pub(super) grpc: Option<GrpcUpstream>,
 }
 
 /// Where a streaming call's answer comes from.
@@ -193,7 +193,7 @@ impl Bridge {
     }
 
     /// Counts the call in, or Overloaded (UNAVAILABLE) beyond the limit.
-    fn enter(&self, client: Version) -> Result<InFlight, Status> {
+    pub(super) fn enter(&self, client: Version) -> Result<InFlight, Status> {
         if self.app.enter() {
             Ok(InFlight(self.app.clone()))
         } else {
@@ -428,13 +428,19 @@ impl Bridge {
     }
 
     /// Counts a finished call in the Prometheus metrics (binding `grpc`).
-    async fn count(&self, client: Version, method: Method, err: Option<&Status>, took: Duration) {
+    pub(super) async fn count(
+        &self,
+        client: Version,
+        method: Method,
+        err: Option<&Status>,
+        took: Duration,
+    ) {
         self.count_outcome(client, method, err.map(Status::code), took)
             .await;
     }
 
     /// Counts a finished call by its final status code (`None`: ok).
-    async fn count_outcome(
+    pub(super) async fn count_outcome(
         &self,
         client: Version,
         method: Method,
@@ -711,7 +717,7 @@ fn is_final_v03(data: &[u8]) -> bool {
 
 /// `result` of a JSON-RPC response in the caller's version, or its error as
 /// a status.
-fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Status> {
+pub(super) fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Status> {
     let bad = |detail: String| from_failure(client, &Failure::BadUpstreamResponse { detail });
     let mut v: Value =
         serde_json::from_slice(body).map_err(|e| bad(format!("not a JSON-RPC response: {e}")))?;
@@ -724,7 +730,7 @@ fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Status> {
     }
 }
 
-async fn with_deadline<T>(
+pub(super) async fn with_deadline<T>(
     client: Version,
     timeout: Option<Duration>,
     fut: impl std::future::Future<Output = Result<T, Status>>,

@@ -10,6 +10,7 @@
 //! INTERNAL from tonic itself.
 
 pub mod bridge;
+pub mod direct;
 pub mod passthrough;
 mod rpc;
 pub mod status;
