@@ -560,11 +560,7 @@ where
             .await
             .map_err(|s| upstream_status(client, up, t.method, s))?;
         drop(uq);
-        let um = (t.decode)(ur).map_err(|e| decode_failure(client, e))?;
-        let mut cr = (t.translate)(um).map_err(|e| translate_failure(client, e))?;
-        if no_history {
-            (t.strip_history)(&mut cr);
-        }
+        let mut cr = answer(client, t, ur, no_history)?;
         if let Some(layer) = &route.push {
             if mentions(&raw, crate::push::CALLBACK_PREFIX.as_bytes()) {
                 cr = restore(layer, client, cr)?;
@@ -584,6 +580,22 @@ where
         .count(client, t.method, r.as_ref().err(), started.elapsed())
         .await;
     r.map(Response::new)
+}
+
+/// A unary answer of the upstream as the caller's model (history removed
+/// when `no_history`), failures rendered as the JSON route renders them.
+pub fn answer<CM, UQ, UR, UM, CR, CP>(
+    client: Version,
+    t: &Unary<CM, UQ, UR, UM, CR, CP>,
+    ur: UR,
+    no_history: bool,
+) -> Result<CR, Status> {
+    let um = (t.decode)(ur).map_err(|e| decode_failure(client, e))?;
+    let mut cr = (t.translate)(um).map_err(|e| translate_failure(client, e))?;
+    if no_history {
+        (t.strip_history)(&mut cr);
+    }
+    Ok(cr)
 }
 
 /// The caller's stream of replies.
