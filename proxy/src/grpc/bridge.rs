@@ -107,6 +107,16 @@ pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> 
     })
 }
 
+/// The upstream's version: a configured one at once, else from its card,
+/// the card fetch boxed (its future is large, and the callers' futures are
+/// moved whole on every call).
+pub(super) async fn upstream_version_of(app: &App) -> Result<Version, Failure> {
+    match app.config.upstream_version {
+        crate::config::UpstreamVersion::Fixed(v) => Ok(v),
+        crate::config::UpstreamVersion::Auto => Box::pin(app.upstream_version()).await,
+    }
+}
+
 /// One call counted against `limits.max_connections` (left on drop).
 pub(super) struct InFlight(Arc<App>);
 
@@ -204,10 +214,12 @@ impl Bridge {
 
     /// The upstream's version (a failure already rendered for `client`).
     pub async fn upstream_version(&self, client: Version) -> Result<Version, Status> {
-        self.app
-            .upstream_version()
-            .await
-            .map_err(|f| from_failure(client, &f))
+        self.version().await.map_err(|f| from_failure(client, &f))
+    }
+
+    /// The upstream's version ([`upstream_version_of`]).
+    pub(super) async fn version(&self) -> Result<Version, Failure> {
+        upstream_version_of(&self.app).await
     }
 
     /// The JSON-RPC request for the upstream; push configs in it are
@@ -447,7 +459,7 @@ impl Bridge {
         code: Option<tonic::Code>,
         took: Duration,
     ) {
-        let upstream = self.app.upstream_version().await.ok();
+        let upstream = self.version().await.ok();
         let outcome = match code {
             None => "ok".to_string(),
             Some(c) => format!("grpc_{c:?}").to_ascii_lowercase(),

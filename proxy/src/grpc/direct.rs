@@ -472,7 +472,7 @@ async fn route(
     inline: bool,
 ) -> Option<Route<'_>> {
     let grpc = bridge.grpc.as_ref()?;
-    let upstream = bridge.app.upstream_version().await.ok()?;
+    let upstream = bridge.version().await.ok()?;
     if upstream == client {
         return None;
     }
@@ -544,13 +544,13 @@ where
     let meta = call_meta(client, req.metadata())?;
     let cm = from_pb(req.into_inner()).map_err(|e| request_failure(client, e))?;
     let Some(route) = route(bridge, client, t.method, (t.inline_push)(&cm)).await else {
-        let p = rpc::params(client, Ok(cm))?;
-        let v = bridge.unary(client, t.method, Some(p), &meta).await?;
-        return rpc::reply(client, v, t.encode).map(Response::new);
+        // Boxed, as the direct work below: the caller's future stays small
+        // (it is moved and copied whole on every hop through tonic).
+        return Box::pin(json_unary(bridge, client, cm, &meta, t.method, t.encode)).await;
     };
     let _slot = bridge.enter(client)?;
     let up = route.upstream;
-    let work = async {
+    let work = Box::pin(async {
         let no_history = client == Version::V10 && (t.no_history)(&cm);
         let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
         let mut extra = headers(up, &meta);
@@ -573,13 +573,28 @@ where
             }
         }
         (t.encode)(cr).map_err(|e| rpc::bad(client, e.to_string()))
-    };
+    });
     let started = std::time::Instant::now();
     let r = with_deadline(client, meta.timeout, work).await;
     bridge
         .count(client, t.method, r.as_ref().err(), started.elapsed())
         .await;
     r.map(Response::new)
+}
+
+/// The JSON route of a unary RPC for a request already converted to the
+/// caller's model.
+async fn json_unary<CM: Serialize, CR: DeserializeOwned, CP>(
+    bridge: &Bridge,
+    client: Version,
+    cm: CM,
+    meta: &CallMeta,
+    method: Method,
+    encode: fn(CR) -> Result<CP, TE>,
+) -> Result<Response<CP>, Status> {
+    let p = rpc::params(client, Ok(cm))?;
+    let v = bridge.unary(client, method, Some(p), meta).await?;
+    rpc::reply(client, v, encode).map(Response::new)
 }
 
 /// A unary answer of the upstream as the caller's model (history removed
@@ -623,14 +638,12 @@ where
     let cm = from_pb(req.into_inner()).map_err(|e| request_failure(client, e))?;
     let Some(route) = route(bridge, client, t.method, (t.inline_push)(&cm)).await else {
         let p = rpc::params(client, Ok(cm))?;
-        let rx = bridge
-            .stream(client, t.method, Some(p), meta, old_item)
-            .await?;
+        let rx = Box::pin(bridge.stream(client, t.method, Some(p), meta, old_item)).await?;
         return Ok(Response::new(ReceiverStream::new(rx)));
     };
     let started = std::time::Instant::now();
     let up = route.upstream;
-    let opened = async {
+    let opened = Box::pin(async {
         let slot = bridge.enter(client)?;
         let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
         let mut r = tonic::Request::new(uq);
@@ -638,7 +651,7 @@ where
         let ch = route.grpc.channel.clone();
         let s = with_deadline(client, meta.timeout, async { Ok((t.open)(ch, r).await) }).await?;
         Ok::<_, Status>((slot, s))
-    };
+    });
     let (slot, s) = match opened.await {
         Ok(o) => o,
         Err(s) => {

@@ -83,7 +83,7 @@ pub fn method_of(path: &str) -> Option<Method> {
 impl Passthrough {
     /// Whether a call of `version` on `path` is forwarded raw.
     async fn takes(&self, version: Version, path: &str) -> bool {
-        match self.app.upstream_version().await {
+        match super::bridge::upstream_version_of(&self.app).await {
             Ok(up) if up == version => {}
             _ => return false,
         }
