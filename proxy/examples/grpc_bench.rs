@@ -15,7 +15,9 @@
 //! * `grpc-transl`: v1.0 gRPC -> proxy -> the agent over gRPC (translated).
 //!
 //! Args: `[seconds per workload = 3] [concurrency = 16] [rounds = 3]`
-//! (rounds: of the gRPC-upstream workloads, interleaved).
+//! (rounds: of the gRPC-upstream workloads, interleaved). For profiling,
+//! `GRPC_BENCH_ONLY=grpc-transl` (or `passthrough`) runs that one workload
+//! for the given seconds and nothing else.
 
 use std::time::{Duration, Instant};
 
@@ -220,14 +222,8 @@ fn print(name: &str, s: &Stats) {
     );
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let secs: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
-    let conc: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(16);
-    let rounds: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
-
-    let agent = proxy::demo::start_echo_agent().expect("echo agent");
+/// The workloads toward the demo's JSON-RPC echo agent.
+async fn json_upstream(agent: std::net::SocketAddr, secs: u64, conc: usize) {
     let addr = proxy::free_local_addr().expect("free port");
     let mut config = Config::new(addr, &format!("http://{agent}")).expect("config");
     config.upstream_version = UpstreamVersion::Fixed(Version::V03);
@@ -318,7 +314,20 @@ async fn main() {
     );
     drop(grpc);
     drop(px);
+}
 
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let secs: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
+    let conc: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(16);
+    let rounds: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
+
+    let only = std::env::var("GRPC_BENCH_ONLY").ok();
+    let agent = proxy::demo::start_echo_agent().expect("echo agent");
+    if only.is_none() {
+        json_upstream(agent, secs, conc).await;
+    }
     // ---- against a v0.3 gRPC upstream (upstream.grpc_url)
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -356,6 +365,26 @@ async fn main() {
         .expect("connect");
     // Interleaved rounds (the box is shared): the ratio of each round, and
     // the median of those.
+    if let Some(name) = only {
+        let c = match name.as_str() {
+            "grpc-transl" => None,
+            "passthrough" => Some(c03.clone()),
+            other => panic!("GRPC_BENCH_ONLY: unknown workload {other}"),
+        };
+        let (c03, c10) = (c, c10.clone());
+        let s = run(secs, conc, move || {
+            let (c03, mut c10) = (c03.clone(), c10.clone());
+            async move {
+                match c03 {
+                    Some(mut c) => c.send_message(v03_send()).await.is_ok(),
+                    None => c10.send_message(v10_send()).await.is_ok(),
+                }
+            }
+        })
+        .await;
+        print(&name, &s);
+        return;
+    }
     let mut ratios = Vec::new();
     let mut cpu_ratios = Vec::new();
     for round in 1..=rounds {

@@ -702,6 +702,90 @@ async fn raw_grpc(addr: std::net::SocketAddr, path: &str, message: &[u8]) -> Str
     trailers["grpc-status"].to_str().unwrap().to_string()
 }
 
+/// The grpc-status of a call whose whole request body is `body` (frames
+/// as given), with `headers` added.
+async fn raw_grpc_body(
+    addr: std::net::SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> String {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(conn);
+    let mut client = client.ready().await.unwrap();
+    let mut req = http::Request::post(format!("http://{addr}{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let (resp, mut send) = client.send_request(req.body(()).unwrap(), false).unwrap();
+    send.send_data(body.into(), true).unwrap();
+    let resp = timeout(WAIT, resp).await.unwrap().unwrap();
+    if let Some(s) = resp.headers().get("grpc-status") {
+        return s.to_str().unwrap().to_string();
+    }
+    let mut body = resp.into_body();
+    while let Some(d) = timeout(WAIT, body.data()).await.unwrap() {
+        d.unwrap();
+    }
+    let trailers = timeout(WAIT, body.trailers())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    trailers["grpc-status"].to_str().unwrap().to_string()
+}
+
+/// The hot unary RPCs are read by hand (`grpc::serve`); requests it does
+/// not take as they are get tonic's own statuses, the same as an RPC tonic
+/// serves whole (GetTaskPushNotificationConfig) gets for the same bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hand_served_rpcs_answer_odd_requests_as_tonic() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    let frame = |flag: u8, m: &[u8]| {
+        let mut f = vec![flag];
+        f.extend_from_slice(&(m.len() as u32).to_be_bytes());
+        f.extend_from_slice(m);
+        f
+    };
+    let id = [0x12, 1, b'x'];
+    type Case = (&'static str, Vec<(&'static str, &'static str)>, Vec<u8>);
+    let cases: Vec<Case> = vec![
+        ("compressed flag, no grpc-encoding", vec![], frame(1, &id)),
+        ("gzip", vec![("grpc-encoding", "gzip")], frame(1, &id)),
+        ("no message", vec![], Vec::new()),
+        ("truncated frame", vec![], frame(0, &id)[..6].to_vec()),
+        (
+            "two messages",
+            vec![],
+            [frame(0, &id), frame(0, &id)].concat(),
+        ),
+    ];
+    let mut odd = 0;
+    for (what, headers, body) in cases {
+        let hot = raw_grpc_body(
+            px.grpc.addr,
+            "/lf.a2a.v1.A2AService/GetTask",
+            &headers,
+            body.clone(),
+        )
+        .await;
+        let whole = raw_grpc_body(
+            px.grpc.addr,
+            "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig",
+            &headers,
+            body,
+        )
+        .await;
+        assert_eq!(hot, whole, "{what}");
+        odd += usize::from(hot != "0");
+    }
+    assert!(odd >= 3, "most of these requests are refused ({odd})");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_protobuf_and_unknown_rpc() {
     let up = agent(Version::V10, result_of(json!(null))).await;

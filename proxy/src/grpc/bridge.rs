@@ -107,8 +107,18 @@ pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> 
     })
 }
 
+/// The upstream's version: a configured one at once, else from its card,
+/// the card fetch boxed (its future is large, and the callers' futures are
+/// moved whole on every call).
+pub(super) async fn upstream_version_of(app: &App) -> Result<Version, Failure> {
+    match app.config.upstream_version {
+        crate::config::UpstreamVersion::Fixed(v) => Ok(v),
+        crate::config::UpstreamVersion::Auto => Box::pin(app.upstream_version()).await,
+    }
+}
+
 /// One call counted against `limits.max_connections` (left on drop).
-struct InFlight(Arc<App>);
+pub(super) struct InFlight(Arc<App>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
@@ -122,7 +132,7 @@ pub struct Bridge {
     http: HttpClient,
     next_id: AtomicU64,
     /// `upstream.grpc_url`: RPCs go to the upstream's gRPC binding.
-    grpc: Option<GrpcUpstream>,
+    pub(super) grpc: Option<GrpcUpstream>,
 }
 
 /// Where a streaming call's answer comes from.
@@ -193,7 +203,7 @@ impl Bridge {
     }
 
     /// Counts the call in, or Overloaded (UNAVAILABLE) beyond the limit.
-    fn enter(&self, client: Version) -> Result<InFlight, Status> {
+    pub(super) fn enter(&self, client: Version) -> Result<InFlight, Status> {
         if self.app.enter() {
             Ok(InFlight(self.app.clone()))
         } else {
@@ -204,10 +214,12 @@ impl Bridge {
 
     /// The upstream's version (a failure already rendered for `client`).
     pub async fn upstream_version(&self, client: Version) -> Result<Version, Status> {
-        self.app
-            .upstream_version()
-            .await
-            .map_err(|f| from_failure(client, &f))
+        self.version().await.map_err(|f| from_failure(client, &f))
+    }
+
+    /// The upstream's version ([`upstream_version_of`]).
+    pub(super) async fn version(&self) -> Result<Version, Failure> {
+        upstream_version_of(&self.app).await
     }
 
     /// The JSON-RPC request for the upstream; push configs in it are
@@ -428,20 +440,26 @@ impl Bridge {
     }
 
     /// Counts a finished call in the Prometheus metrics (binding `grpc`).
-    async fn count(&self, client: Version, method: Method, err: Option<&Status>, took: Duration) {
+    pub(super) async fn count(
+        &self,
+        client: Version,
+        method: Method,
+        err: Option<&Status>,
+        took: Duration,
+    ) {
         self.count_outcome(client, method, err.map(Status::code), took)
             .await;
     }
 
     /// Counts a finished call by its final status code (`None`: ok).
-    async fn count_outcome(
+    pub(super) async fn count_outcome(
         &self,
         client: Version,
         method: Method,
         code: Option<tonic::Code>,
         took: Duration,
     ) {
-        let upstream = self.app.upstream_version().await.ok();
+        let upstream = self.version().await.ok();
         let outcome = match code {
             None => "ok".to_string(),
             Some(c) => format!("grpc_{c:?}").to_ascii_lowercase(),
@@ -711,7 +729,7 @@ fn is_final_v03(data: &[u8]) -> bool {
 
 /// `result` of a JSON-RPC response in the caller's version, or its error as
 /// a status.
-fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Status> {
+pub(super) fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Status> {
     let bad = |detail: String| from_failure(client, &Failure::BadUpstreamResponse { detail });
     let mut v: Value =
         serde_json::from_slice(body).map_err(|e| bad(format!("not a JSON-RPC response: {e}")))?;
@@ -724,7 +742,7 @@ fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Status> {
     }
 }
 
-async fn with_deadline<T>(
+pub(super) async fn with_deadline<T>(
     client: Version,
     timeout: Option<Duration>,
     fut: impl std::future::Future<Output = Result<T, Status>>,

@@ -10,8 +10,10 @@
 //! INTERNAL from tonic itself.
 
 pub mod bridge;
+pub mod direct;
 pub mod passthrough;
 mod rpc;
+pub mod serve;
 pub mod status;
 pub mod svc_v03;
 pub mod svc_v10;
@@ -101,14 +103,18 @@ impl GrpcServer {
                         ),
                         Version::V03,
                         pass.clone(),
-                    );
+                    )
+                    .with_direct(bridge.clone());
                     let v10 = passthrough::Dispatch::new(
                         proto::v10::a2a_service_server::A2aServiceServer::new(
-                            svc_v10::V10Service { bridge },
+                            svc_v10::V10Service {
+                                bridge: bridge.clone(),
+                            },
                         ),
                         Version::V10,
                         pass,
-                    );
+                    )
+                    .with_direct(bridge);
                     let router = tonic::transport::Server::builder()
                         .tcp_nodelay(true)
                         .add_service(v03)

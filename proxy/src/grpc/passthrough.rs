@@ -43,6 +43,8 @@ pub struct Dispatch<S> {
     inner: S,
     version: Version,
     pass: Option<Passthrough>,
+    /// Serves the hot unary RPCs without tonic's codec ([`super::serve`]).
+    direct: Option<Arc<super::bridge::Bridge>>,
 }
 
 impl<S> Dispatch<S> {
@@ -51,7 +53,14 @@ impl<S> Dispatch<S> {
             inner,
             version,
             pass,
+            direct: None,
         }
+    }
+
+    /// The hot unary RPCs go to `bridge` by [`super::serve`].
+    pub fn with_direct(mut self, bridge: Arc<super::bridge::Bridge>) -> Dispatch<S> {
+        self.direct = Some(bridge);
+        self
     }
 }
 
@@ -83,7 +92,7 @@ pub fn method_of(path: &str) -> Option<Method> {
 impl Passthrough {
     /// Whether a call of `version` on `path` is forwarded raw.
     async fn takes(&self, version: Version, path: &str) -> bool {
-        match self.app.upstream_version().await {
+        match super::bridge::upstream_version_of(&self.app).await {
             Ok(up) if up == version => {}
             _ => return false,
         }
@@ -180,12 +189,18 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let pass = self.pass.clone();
+        let direct = self.direct.clone();
         let version = self.version;
         Box::pin(async move {
             if let Some(p) = pass {
                 if p.takes(version, req.uri().path()).await {
                     return Ok(p.forward(version, req).await);
                 }
+            }
+            let hot = super::serve::hot(version, req.uri().path());
+            if let (Some(b), Some(m)) = (direct, hot) {
+                let inner: super::serve::Inner = Box::new(move |r| Box::pin(inner.call(r)));
+                return Ok(Box::pin(super::serve::serve(b, version, m, req, inner)).await);
             }
             inner.call(req).await
         })

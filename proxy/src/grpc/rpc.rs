@@ -3,12 +3,9 @@
 //! [`Bridge`] -> the result in that version -> prost reply. `svc_v03` and
 //! `svc_v10` only name, per RPC, the method and the two converters.
 
-use std::sync::Arc;
-
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use translate::method::Method;
 use translate::TranslateError;
@@ -86,21 +83,6 @@ pub(super) async fn unary<In, P: Serialize, M: DeserializeOwned, Out>(
     let (meta, p) = prepare(client, req, from_pb)?;
     let v = bridge.unary(client, method, Some(p), &meta).await?;
     reply(client, v, to_pb).map(Response::new)
-}
-
-/// One server-streaming RPC of `client`'s service; `item` converts each
-/// event's `result`.
-pub(super) async fn stream<In, P: Serialize, T: Send + 'static>(
-    bridge: &Arc<Bridge>,
-    client: Version,
-    method: Method,
-    req: Request<In>,
-    from_pb: impl FnOnce(In) -> Result<P, TranslateError>,
-    item: fn(Value) -> Result<T, String>,
-) -> Result<Response<ReceiverStream<Result<T, Status>>>, Status> {
-    let (meta, p) = prepare(client, req, from_pb)?;
-    let rx = bridge.stream(client, method, Some(p), meta, item).await?;
-    Ok(Response::new(ReceiverStream::new(rx)))
 }
 
 /// A reply without content (the deletes).

@@ -15,6 +15,7 @@ use translate::method::Method;
 use translate::v03 as m;
 
 use super::bridge::{call_meta, Bridge};
+use super::direct;
 use super::rpc::{self, bad, empty, model};
 use super::status::from_failure;
 use crate::version::Version;
@@ -37,16 +38,8 @@ impl A2aService for V03Service {
         &self,
         req: Request<pb::SendMessageRequest>,
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
-        let b = &self.bridge;
-        rpc::unary(
-            b,
-            V,
-            Method::SendMessage,
-            req,
-            r::send_params_from_pb,
-            r::send_response_to_pb,
-        )
-        .await
+        let t = &direct::from_v03::SEND_MESSAGE;
+        direct::unary(&self.bridge, V, req, r::send_params_from_pb, t).await
     }
 
     type SendStreamingMessageStream = Stream;
@@ -55,39 +48,24 @@ impl A2aService for V03Service {
         &self,
         req: Request<pb::SendMessageRequest>,
     ) -> Result<Response<Self::SendStreamingMessageStream>, Status> {
-        let m = Method::SendStreamingMessage;
-        rpc::stream(&self.bridge, V, m, req, r::send_params_from_pb, stream_item).await
+        let t = &direct::from_v03::SEND_STREAMING;
+        direct::stream(&self.bridge, V, req, r::send_params_from_pb, t, stream_item).await
     }
 
     async fn get_task(
         &self,
         req: Request<pb::GetTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        rpc::unary(
-            &self.bridge,
-            V,
-            Method::GetTask,
-            req,
-            r::get_task_from_pb,
-            c::task_to_pb,
-        )
-        .await
+        let t = &direct::from_v03::GET_TASK;
+        direct::unary(&self.bridge, V, req, r::get_task_from_pb, t).await
     }
 
     async fn cancel_task(
         &self,
         req: Request<pb::CancelTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        let b = &self.bridge;
-        rpc::unary(
-            b,
-            V,
-            Method::CancelTask,
-            req,
-            r::cancel_task_from_pb,
-            c::task_to_pb,
-        )
-        .await
+        let t = &direct::from_v03::CANCEL_TASK;
+        direct::unary(&self.bridge, V, req, r::cancel_task_from_pb, t).await
     }
 
     type TaskSubscriptionStream = Stream;
@@ -96,13 +74,13 @@ impl A2aService for V03Service {
         &self,
         req: Request<pb::TaskSubscriptionRequest>,
     ) -> Result<Response<Self::TaskSubscriptionStream>, Status> {
-        let m = Method::SubscribeToTask;
-        rpc::stream(
+        let t = &direct::from_v03::SUBSCRIBE;
+        direct::stream(
             &self.bridge,
             V,
-            m,
             req,
             r::task_subscription_from_pb,
+            t,
             stream_item,
         )
         .await

@@ -15,6 +15,7 @@ use translate::method::Method;
 use translate::v10 as m;
 
 use super::bridge::Bridge;
+use super::direct;
 use super::rpc::{self, empty, model, prepare, reply};
 use crate::version::Version;
 
@@ -36,16 +37,8 @@ impl A2aService for V10Service {
         &self,
         req: Request<pb::SendMessageRequest>,
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
-        let b = &self.bridge;
-        rpc::unary(
-            b,
-            V,
-            Method::SendMessage,
-            req,
-            r::send_request_from_pb,
-            r::send_response_to_pb,
-        )
-        .await
+        let t = &direct::from_v10::SEND_MESSAGE;
+        direct::unary(&self.bridge, V, req, r::send_request_from_pb, t).await
     }
 
     type SendStreamingMessageStream = Stream;
@@ -54,13 +47,13 @@ impl A2aService for V10Service {
         &self,
         req: Request<pb::SendMessageRequest>,
     ) -> Result<Response<Self::SendStreamingMessageStream>, Status> {
-        let m = Method::SendStreamingMessage;
-        rpc::stream(
+        let t = &direct::from_v10::SEND_STREAMING;
+        direct::stream(
             &self.bridge,
             V,
-            m,
             req,
             r::send_request_from_pb,
+            t,
             stream_item,
         )
         .await
@@ -70,15 +63,8 @@ impl A2aService for V10Service {
         &self,
         req: Request<pb::GetTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        rpc::unary(
-            &self.bridge,
-            V,
-            Method::GetTask,
-            req,
-            r::get_task_from_pb,
-            c::task_to_pb,
-        )
-        .await
+        let t = &direct::from_v10::GET_TASK;
+        direct::unary(&self.bridge, V, req, r::get_task_from_pb, t).await
     }
 
     /// Toward a v0.3 agent (no ListTasks there): answered from the tasks
@@ -103,16 +89,8 @@ impl A2aService for V10Service {
         &self,
         req: Request<pb::CancelTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        let b = &self.bridge;
-        rpc::unary(
-            b,
-            V,
-            Method::CancelTask,
-            req,
-            r::cancel_task_from_pb,
-            c::task_to_pb,
-        )
-        .await
+        let t = &direct::from_v10::CANCEL_TASK;
+        direct::unary(&self.bridge, V, req, r::cancel_task_from_pb, t).await
     }
 
     type SubscribeToTaskStream = Stream;
@@ -121,8 +99,8 @@ impl A2aService for V10Service {
         &self,
         req: Request<pb::SubscribeToTaskRequest>,
     ) -> Result<Response<Self::SubscribeToTaskStream>, Status> {
-        let m = Method::SubscribeToTask;
-        rpc::stream(&self.bridge, V, m, req, r::subscribe_from_pb, stream_item).await
+        let t = &direct::from_v10::SUBSCRIBE;
+        direct::stream(&self.bridge, V, req, r::subscribe_from_pb, t, stream_item).await
     }
 
     async fn create_task_push_notification_config(

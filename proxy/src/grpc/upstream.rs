@@ -156,6 +156,20 @@ impl GrpcUpstream {
         req: tonic::Request<Req>,
     ) -> Result<tonic::Response<Resp>, Status> {
         let (md, _, msg) = req.into_parts();
+        let mut headers = md.into_headers();
+        let (resp, _) = self.call_with(path, &msg, &mut headers).await?;
+        Ok(tonic::Response::new(resp))
+    }
+
+    /// [`Self::call`] for the direct path: the metadata given as the
+    /// request's extra headers (moved out of `extra`); also returns the
+    /// answer's raw message bytes.
+    pub(super) async fn call_with<Req: prost::Message, Resp: prost::Message + Default>(
+        &self,
+        path: &'static str,
+        msg: &Req,
+        extra: &mut http::HeaderMap,
+    ) -> Result<(Resp, bytes::Bytes), Status> {
         let len = msg.encoded_len();
         let mut buf = Vec::with_capacity(5 + len);
         buf.push(0);
@@ -166,7 +180,6 @@ impl GrpcUpstream {
             .header("content-type", "application/grpc")
             .header("te", "trailers");
         if let Some(h) = b.headers_mut() {
-            let mut extra = md.into_headers();
             h.extend(extra.drain().filter_map(|(k, v)| k.map(|k| (k, v))));
         }
         let req = b
@@ -205,11 +218,13 @@ impl GrpcUpstream {
             ));
         }
         let n = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
-        let m = body
-            .get(5..5 + n)
-            .ok_or_else(|| Status::internal("the upstream's answer is truncated"))?;
-        Resp::decode(m)
-            .map(tonic::Response::new)
+        let end = 5usize.saturating_add(n);
+        if body.len() < end {
+            return Err(Status::internal("the upstream's answer is truncated"));
+        }
+        let m = body.slice(5..end);
+        Resp::decode(m.clone())
+            .map(|r| (r, m))
             .map_err(|e| Status::internal(format!("the upstream's answer: {e}")))
     }
 
@@ -467,7 +482,7 @@ fn answer<P, M: Serialize>(
 
 /// Statuses that say the upstream could not be reached or did not answer
 /// in time (no A2A error details) are the proxy's failures.
-fn transport_failure(s: &Status) -> Result<(), Failure> {
+pub(super) fn transport_failure(s: &Status) -> Result<(), Failure> {
     let timed_out = std::error::Error::source(s)
         .is_some_and(|e| e.downcast_ref::<tonic::TimeoutExpired>().is_some());
     if timed_out {
@@ -487,7 +502,7 @@ fn transport_failure(s: &Status) -> Result<(), Failure> {
     Ok(())
 }
 
-fn envelope(upstream: Version, id: &Value, r: Result<Value, Status>) -> Vec<u8> {
+pub(super) fn envelope(upstream: Version, id: &Value, r: Result<Value, Status>) -> Vec<u8> {
     let v = match r {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(s) => json!({"jsonrpc": "2.0", "id": id, "error": error_of(upstream, &s)}),

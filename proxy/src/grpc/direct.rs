@@ -1,0 +1,799 @@
+//! The direct path toward a gRPC upstream of the other version, for the hot
+//! RPCs (SendMessage, GetTask, CancelTask, SendStreamingMessage,
+//! SubscribeToTask): the caller's prost request -> its model -> the typed
+//! translators of `translate` (`params`, `task`, `event`) -> the upstream's
+//! prost request, and the answer the same way back, with no JSON in between.
+//!
+//! What the JSON route ([`super::bridge`] + [`super::upstream`]) gives is
+//! kept: metrics, the connection limit, deadlines, cancellation, the task
+//! index (v1.0 callers of a v0.3 agent), v1.0 `historyLength: 0` toward v0.3
+//! (the answer loses its history), and errors: the upstream's statuses and
+//! failed translations of its answers take the JSON route's own rendering
+//! (rare, so the cost does not matter). The push layer: a request with an
+//! inline push config takes the JSON route whole; an answer that names one
+//! of the proxy's callback URLs is restored as JSON. Each RPC is one table
+//! ([`Unary`], [`Streaming`]) of plain conversion functions;
+//! `proxy/tests/grpc_direct.rs` checks on the fixtures that the tables give
+//! the same prost messages and statuses as the JSON route.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::StreamExt;
+use tonic::transport::Channel;
+use tonic::{Request, Response, Status};
+use translate::method::Method;
+use translate::TranslateError;
+
+use super::bridge::{call_meta, envelope_result, with_deadline, Bridge, CallMeta};
+use super::rpc;
+use super::status::from_failure;
+use super::upstream::{self, GrpcUpstream};
+use crate::error::Failure;
+use crate::push::layer::Push;
+use crate::translation::RpcTranslation;
+use crate::version::Version;
+
+type TE = TranslateError;
+
+/// The upstream's server stream, opened.
+pub type Opened<UR> = Result<tonic::Response<tonic::Streaming<UR>>, Status>;
+/// Opening the upstream's server stream on a channel.
+pub type Open<UQ, UR> =
+    fn(Channel, tonic::Request<UQ>) -> Pin<Box<dyn Future<Output = Opened<UR>> + Send>>;
+
+/// One unary hot RPC from a caller of one version to an upstream of the
+/// other. `CM`: the caller's request model; `UQ` / `UR`: the upstream's
+/// prost request / answer; `UM`: the answer's model; `CR`: the answer's
+/// model in the caller's version; `CP`: the caller's prost reply.
+pub struct Unary<CM, UQ, UR, UM, CR, CP> {
+    pub method: Method,
+    /// The upstream's RPC path.
+    pub path: &'static str,
+    pub request: fn(CM) -> Result<UQ, TE>,
+    pub decode: fn(UR) -> Result<UM, TE>,
+    pub translate: fn(UM) -> Result<CR, TE>,
+    pub encode: fn(CR) -> Result<CP, TE>,
+    /// A v1.0 `historyLength: 0` toward a v0.3 agent (which reads 0 as
+    /// unlimited): [`Self::strip_history`] is applied to the answer.
+    pub no_history: fn(&CM) -> bool,
+    pub strip_history: fn(&mut CR),
+    /// The request carries an inline push config.
+    pub inline_push: fn(&CM) -> bool,
+}
+
+/// One server-streaming hot RPC (types as in [`Unary`], per message).
+pub struct Streaming<CM, UQ, UR, UM, CR, CP> {
+    pub method: Method,
+    pub request: fn(CM) -> Result<UQ, TE>,
+    pub open: Open<UQ, UR>,
+    pub decode: fn(UR) -> Result<UM, TE>,
+    /// A v0.3 upstream's `final: true` status update (the stream ends).
+    pub is_final: fn(&UM) -> bool,
+    pub translate: fn(UM) -> Result<CR, TE>,
+    pub encode: fn(CR) -> Result<CP, TE>,
+    pub inline_push: fn(&CM) -> bool,
+}
+
+fn never<T>(_: &T) -> bool {
+    false
+}
+
+fn keep<T>(_: &mut T) {}
+
+/// Tables for v1.0 callers of a v0.3 gRPC agent.
+pub mod from_v10 {
+    use super::*;
+    use proto::{convert_v03 as c03, convert_v03_rpc as r03, convert_v10 as c10};
+    use proto::{convert_v10_rpc as r10, v03 as p03, v10 as p10};
+    use translate::{event, params, task, v03 as m03, v10 as m10};
+
+    fn inline_push(m: &m10::params::SendMessageRequest) -> bool {
+        m.configuration
+            .as_ref()
+            .is_some_and(|c| c.task_push_notification_config.is_some())
+    }
+
+    pub const SEND_MESSAGE: Unary<
+        m10::params::SendMessageRequest,
+        p03::SendMessageRequest,
+        p03::SendMessageResponse,
+        m03::event::StreamEvent,
+        m10::params::SendMessageResponse,
+        p10::SendMessageResponse,
+    > = Unary {
+        method: Method::SendMessage,
+        path: "/a2a.v1.A2AService/SendMessage",
+        request: |m| r03::send_params_to_pb(params::to_v03(m)?),
+        decode: r03::send_response_from_pb,
+        translate: params::send_result_to_v10,
+        encode: r10::send_response_to_pb,
+        no_history: |m| {
+            m.configuration
+                .as_ref()
+                .is_some_and(|c| c.history_length == Some(0))
+        },
+        strip_history: |r| {
+            if let m10::params::SendMessageResponse::Task(t) = r {
+                t.history = None;
+            }
+        },
+        inline_push,
+    };
+
+    pub const GET_TASK: Unary<
+        m10::params::GetTaskRequest,
+        p03::GetTaskRequest,
+        p03::Task,
+        m03::task::Task,
+        m10::task::Task,
+        p10::Task,
+    > = Unary {
+        method: Method::GetTask,
+        path: "/a2a.v1.A2AService/GetTask",
+        request: |m| r03::get_task_to_pb(params::get_task_to_v03(m)?),
+        decode: c03::task_from_pb,
+        translate: task::to_v10,
+        encode: c10::task_to_pb,
+        no_history: |m| m.history_length == Some(0),
+        strip_history: |t| t.history = None,
+        inline_push: never,
+    };
+
+    pub const CANCEL_TASK: Unary<
+        m10::params::CancelTaskRequest,
+        p03::CancelTaskRequest,
+        p03::Task,
+        m03::task::Task,
+        m10::task::Task,
+        p10::Task,
+    > = Unary {
+        method: Method::CancelTask,
+        path: "/a2a.v1.A2AService/CancelTask",
+        request: |m| r03::cancel_task_to_pb(params::cancel_to_v03(m)?),
+        decode: c03::task_from_pb,
+        translate: task::to_v10,
+        encode: c10::task_to_pb,
+        no_history: never,
+        strip_history: keep,
+        inline_push: never,
+    };
+
+    fn is_final(e: &m03::event::StreamEvent) -> bool {
+        matches!(e, m03::event::StreamEvent::StatusUpdate(u) if u.is_final)
+    }
+
+    pub const SEND_STREAMING: Streaming<
+        m10::params::SendMessageRequest,
+        p03::SendMessageRequest,
+        p03::StreamResponse,
+        m03::event::StreamEvent,
+        m10::event::StreamResponse,
+        p10::StreamResponse,
+    > = Streaming {
+        method: Method::SendStreamingMessage,
+        request: |m| r03::send_params_to_pb(params::to_v03(m)?),
+        open: |ch, r| {
+            Box::pin(async move {
+                p03::a2a_service_client::A2aServiceClient::new(ch)
+                    .send_streaming_message(r)
+                    .await
+            })
+        },
+        decode: c03::stream_from_pb,
+        is_final,
+        translate: event::stream_to_v10,
+        encode: c10::stream_to_pb,
+        inline_push,
+    };
+
+    pub const SUBSCRIBE: Streaming<
+        m10::params::SubscribeToTaskRequest,
+        p03::TaskSubscriptionRequest,
+        p03::StreamResponse,
+        m03::event::StreamEvent,
+        m10::event::StreamResponse,
+        p10::StreamResponse,
+    > = Streaming {
+        method: Method::SubscribeToTask,
+        request: |m| r03::task_subscription_to_pb(params::subscribe_to_v03(m)?),
+        open: |ch, r| {
+            Box::pin(async move {
+                p03::a2a_service_client::A2aServiceClient::new(ch)
+                    .task_subscription(r)
+                    .await
+            })
+        },
+        decode: c03::stream_from_pb,
+        is_final,
+        translate: event::stream_to_v10,
+        encode: c10::stream_to_pb,
+        inline_push: never,
+    };
+}
+
+/// Tables for v0.3 callers of a v1.0 gRPC agent.
+pub mod from_v03 {
+    use super::*;
+    use proto::{convert_v03 as c03, convert_v03_rpc as r03, convert_v10 as c10};
+    use proto::{convert_v10_rpc as r10, v03 as p03, v10 as p10};
+    use translate::{event, params, task, v03 as m03, v10 as m10};
+
+    fn inline_push(m: &m03::params::MessageSendParams) -> bool {
+        m.configuration
+            .as_ref()
+            .is_some_and(|c| c.push_notification_config.is_some())
+    }
+
+    pub const SEND_MESSAGE: Unary<
+        m03::params::MessageSendParams,
+        p10::SendMessageRequest,
+        p10::SendMessageResponse,
+        m10::params::SendMessageResponse,
+        m03::event::StreamEvent,
+        p03::SendMessageResponse,
+    > = Unary {
+        method: Method::SendMessage,
+        path: "/lf.a2a.v1.A2AService/SendMessage",
+        request: |m| r10::send_request_to_pb(params::to_v10(m)?),
+        decode: r10::send_response_from_pb,
+        translate: params::send_result_to_v03,
+        encode: r03::send_response_to_pb,
+        no_history: never,
+        strip_history: keep,
+        inline_push,
+    };
+
+    pub const GET_TASK: Unary<
+        m03::params::TaskQueryParams,
+        p10::GetTaskRequest,
+        p10::Task,
+        m10::task::Task,
+        m03::task::Task,
+        p03::Task,
+    > = Unary {
+        method: Method::GetTask,
+        path: "/lf.a2a.v1.A2AService/GetTask",
+        request: |m| r10::get_task_to_pb(params::get_task_to_v10(m)?),
+        decode: c10::task_from_pb,
+        translate: task::to_v03,
+        encode: c03::task_to_pb,
+        no_history: never,
+        strip_history: keep,
+        inline_push: never,
+    };
+
+    pub const CANCEL_TASK: Unary<
+        m03::params::TaskIdParams,
+        p10::CancelTaskRequest,
+        p10::Task,
+        m10::task::Task,
+        m03::task::Task,
+        p03::Task,
+    > = Unary {
+        method: Method::CancelTask,
+        path: "/lf.a2a.v1.A2AService/CancelTask",
+        request: |m| r10::cancel_task_to_pb(params::cancel_to_v10(m)?),
+        decode: c10::task_from_pb,
+        translate: task::to_v03,
+        encode: c03::task_to_pb,
+        no_history: never,
+        strip_history: keep,
+        inline_push: never,
+    };
+
+    pub const SEND_STREAMING: Streaming<
+        m03::params::MessageSendParams,
+        p10::SendMessageRequest,
+        p10::StreamResponse,
+        m10::event::StreamResponse,
+        m03::event::StreamEvent,
+        p03::StreamResponse,
+    > = Streaming {
+        method: Method::SendStreamingMessage,
+        request: |m| r10::send_request_to_pb(params::to_v10(m)?),
+        open: |ch, r| {
+            Box::pin(async move {
+                p10::a2a_service_client::A2aServiceClient::new(ch)
+                    .send_streaming_message(r)
+                    .await
+            })
+        },
+        decode: c10::stream_from_pb,
+        is_final: never,
+        translate: event::stream_to_v03,
+        encode: c03::stream_to_pb,
+        inline_push,
+    };
+
+    pub const SUBSCRIBE: Streaming<
+        m03::params::TaskIdParams,
+        p10::SubscribeToTaskRequest,
+        p10::StreamResponse,
+        m10::event::StreamResponse,
+        m03::event::StreamEvent,
+        p03::StreamResponse,
+    > = Streaming {
+        method: Method::SubscribeToTask,
+        request: |m| r10::subscribe_to_pb(params::subscribe_to_v10(m)?),
+        open: |ch, r| {
+            Box::pin(async move {
+                p10::a2a_service_client::A2aServiceClient::new(ch)
+                    .subscribe_to_task(r)
+                    .await
+            })
+        },
+        decode: c10::stream_from_pb,
+        is_final: never,
+        translate: event::stream_to_v03,
+        encode: c03::stream_to_pb,
+        inline_push: never,
+    };
+}
+
+/// A failed request translation, as the JSON route reports it.
+pub fn request_failure(client: Version, e: TE) -> Status {
+    from_failure(
+        client,
+        &Failure::Translate {
+            code: i64::from(e.jsonrpc_code()),
+            message: e.to_string(),
+        },
+    )
+}
+
+/// An upstream answer its own version's model does not take (the JSON
+/// route: `BadUpstreamResponse` from the upstream client).
+pub fn decode_failure(client: Version, e: TE) -> Status {
+    from_failure(
+        client,
+        &Failure::BadUpstreamResponse {
+            detail: e.to_string(),
+        },
+    )
+}
+
+/// An upstream answer that does not translate to the caller's version: the
+/// JSON route renders it as an InvalidAgentResponse error envelope in the
+/// caller's version, read back as a status.
+pub fn translate_failure(client: Version, e: TE) -> Status {
+    let f = Failure::BadUpstreamResponse {
+        detail: e.to_string(),
+    };
+    let body = crate::error::jsonrpc_envelope(&f, client, Some(Value::from(1)));
+    match body.get("error") {
+        Some(err) => super::status::from_rpc_error(client, err, None),
+        None => from_failure(client, &f),
+    }
+}
+
+/// The upstream's status as the caller's, exactly as the JSON route does
+/// it: transport conditions are the proxy's failures, A2A errors go to a
+/// JSON-RPC error in the upstream's version, translated, read back.
+pub fn upstream_status(client: Version, upstream: Version, method: Method, s: Status) -> Status {
+    if let Err(f) = upstream::transport_failure(&s) {
+        return from_failure(client, &f);
+    }
+    let body = upstream::envelope(upstream, &Value::from(1), Err(s));
+    let out = if client == upstream {
+        body
+    } else {
+        rpc_translation(client, upstream, method).response(&body)
+    };
+    match envelope_result(client, &out) {
+        Err(s) => s,
+        Ok(_) => from_failure(
+            client,
+            &Failure::Internal {
+                detail: "an upstream error read back as a result".into(),
+            },
+        ),
+    }
+}
+
+fn rpc_translation(client: Version, upstream: Version, method: Method) -> RpcTranslation {
+    RpcTranslation {
+        client,
+        upstream,
+        method: method.name(client).unwrap_or_default().to_string(),
+        id: Some(Value::from(1)),
+        drop_history: false,
+    }
+}
+
+/// The `grpc-timeout` value for `d` (the finest unit within 8 digits).
+pub fn grpc_timeout(d: Duration) -> String {
+    let n = d.as_nanos();
+    let units: [(u128, char); 6] = [
+        (1, 'n'),
+        (1_000, 'u'),
+        (1_000_000, 'm'),
+        (1_000_000_000, 'S'),
+        (60_000_000_000, 'M'),
+        (3_600_000_000_000, 'H'),
+    ];
+    for (per, unit) in units {
+        let v = n.div_ceil(per);
+        if v < 100_000_000 {
+            return format!("{v}{unit}");
+        }
+    }
+    "99999999H".to_string()
+}
+
+/// The upstream request's headers: its `a2a-version`, the extensions and
+/// the caller's deadline (what `upstream::request` puts in the metadata).
+fn headers(upstream: Version, meta: &CallMeta) -> http::HeaderMap {
+    let mut h = http::HeaderMap::with_capacity(4);
+    h.insert(
+        "a2a-version",
+        http::HeaderValue::from_static(upstream.as_str()),
+    );
+    if let Some(ext) = &meta.extensions {
+        if let Ok(v) = http::HeaderValue::try_from(ext.as_str()) {
+            let key = match upstream {
+                Version::V10 => "a2a-extensions",
+                Version::V03 => "x-a2a-extensions",
+            };
+            h.insert(key, v);
+        }
+    }
+    if let Some(t) = meta.timeout {
+        if let Ok(v) = http::HeaderValue::try_from(grpc_timeout(t)) {
+            h.insert("grpc-timeout", v);
+        }
+    }
+    h
+}
+
+/// Where the direct path goes, when it may be taken.
+struct Route<'a> {
+    upstream: Version,
+    grpc: &'a GrpcUpstream,
+    /// The push layer, when it looks at this call's answers.
+    push: Option<Arc<Push>>,
+}
+
+/// The direct route for `method` from `client`, or `None` for the JSON
+/// route: no gRPC upstream, the same version (or no version known), or
+/// an inline push config the push layer intercepts.
+async fn route(
+    bridge: &Bridge,
+    client: Version,
+    method: Method,
+    inline: bool,
+) -> Option<Route<'_>> {
+    let grpc = bridge.grpc.as_ref()?;
+    let upstream = bridge.version().await.ok()?;
+    if upstream == client {
+        return None;
+    }
+    let mut push = None;
+    if let Some(layer) = &bridge.app.push {
+        let op = method
+            .name(client)
+            .and_then(crate::route::jsonrpc_method)
+            .map(|(_, op)| op);
+        let concerns = op.is_some_and(crate::push::rewrite::concerns);
+        if layer.intercepts(client, upstream) && concerns {
+            if inline {
+                return None;
+            }
+            push = Some(layer.clone());
+        }
+    }
+    Some(Route {
+        upstream,
+        grpc,
+        push,
+    })
+}
+
+/// True when `hay` holds `needle`.
+fn mentions(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The push layer's restore of an answer (as the JSON route does it, on
+/// the caller's JSON-RPC envelope); the model unchanged when it has
+/// nothing to restore.
+fn restore<CR: Serialize + DeserializeOwned>(
+    layer: &Push,
+    client: Version,
+    cr: CR,
+) -> Result<CR, Status> {
+    let internal = |detail: String| from_failure(client, &Failure::Internal { detail });
+    let result = serde_json::to_value(&cr).map_err(|e| internal(e.to_string()))?;
+    let mut env = serde_json::Map::new();
+    env.insert("jsonrpc".into(), Value::from("2.0"));
+    env.insert("id".into(), Value::from(1));
+    env.insert("result".into(), result);
+    let body = serde_json::to_vec(&env).map_err(|e| internal(e.to_string()))?;
+    match layer.restore(client, &body, &crate::push::layer::Pending::default()) {
+        None => Ok(cr),
+        Some(b) => {
+            let v = envelope_result(client, &b)?;
+            rpc::model(v).map_err(|d| rpc::bad(client, d))
+        }
+    }
+}
+
+/// One unary hot RPC of `client`'s service: the direct path when it may be
+/// taken, else the JSON route with the same conversions.
+pub async fn unary<In, CM, UQ, UR, UM, CR, CP>(
+    bridge: &Bridge,
+    client: Version,
+    req: Request<In>,
+    from_pb: fn(In) -> Result<CM, TE>,
+    t: &Unary<CM, UQ, UR, UM, CR, CP>,
+) -> Result<Response<CP>, Status>
+where
+    CM: Serialize,
+    UQ: prost::Message,
+    UR: prost::Message + Default,
+    CR: Serialize + DeserializeOwned,
+{
+    let meta = call_meta(client, req.metadata())?;
+    let cm = from_pb(req.into_inner()).map_err(|e| request_failure(client, e))?;
+    let Some(route) = route(bridge, client, t.method, (t.inline_push)(&cm)).await else {
+        // Boxed, as the direct work below: the caller's future stays small
+        // (it is moved and copied whole on every hop through tonic).
+        return Box::pin(json_unary(bridge, client, cm, &meta, t.method, t.encode)).await;
+    };
+    let _slot = bridge.enter(client)?;
+    let up = route.upstream;
+    let work = Box::pin(async {
+        let no_history = client == Version::V10 && (t.no_history)(&cm);
+        let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
+        let mut extra = headers(up, &meta);
+        let (ur, raw) = route
+            .grpc
+            .call_with::<UQ, UR>(t.path, &uq, &mut extra)
+            .await
+            .map_err(|s| upstream_status(client, up, t.method, s))?;
+        drop(uq);
+        let mut cr = answer(client, t, ur, no_history)?;
+        if let Some(layer) = &route.push {
+            if mentions(&raw, crate::push::CALLBACK_PREFIX.as_bytes()) {
+                cr = restore(layer, client, cr)?;
+            }
+        }
+        if client == Version::V10 && up == Version::V03 {
+            // Tasks seen here are what ListTasks lists (crate::tasks).
+            if let (Some(name), Ok(body)) = (t.method.name(client), serde_json::to_vec(&cr)) {
+                bridge.app.tasks.record_result(name, &body);
+            }
+        }
+        (t.encode)(cr).map_err(|e| rpc::bad(client, e.to_string()))
+    });
+    let started = std::time::Instant::now();
+    let r = with_deadline(client, meta.timeout, work).await;
+    bridge
+        .count(client, t.method, r.as_ref().err(), started.elapsed())
+        .await;
+    r.map(Response::new)
+}
+
+/// The JSON route of a unary RPC for a request already converted to the
+/// caller's model.
+async fn json_unary<CM: Serialize, CR: DeserializeOwned, CP>(
+    bridge: &Bridge,
+    client: Version,
+    cm: CM,
+    meta: &CallMeta,
+    method: Method,
+    encode: fn(CR) -> Result<CP, TE>,
+) -> Result<Response<CP>, Status> {
+    let p = rpc::params(client, Ok(cm))?;
+    let v = bridge.unary(client, method, Some(p), meta).await?;
+    rpc::reply(client, v, encode).map(Response::new)
+}
+
+/// A unary answer of the upstream as the caller's model (history removed
+/// when `no_history`), failures rendered as the JSON route renders them.
+pub fn answer<CM, UQ, UR, UM, CR, CP>(
+    client: Version,
+    t: &Unary<CM, UQ, UR, UM, CR, CP>,
+    ur: UR,
+    no_history: bool,
+) -> Result<CR, Status> {
+    let um = (t.decode)(ur).map_err(|e| decode_failure(client, e))?;
+    let mut cr = (t.translate)(um).map_err(|e| translate_failure(client, e))?;
+    if no_history {
+        (t.strip_history)(&mut cr);
+    }
+    Ok(cr)
+}
+
+/// The caller's stream of replies.
+pub type Replies<CP> = ReceiverStream<Result<CP, Status>>;
+
+/// One server-streaming hot RPC of `client`'s service: the direct path when
+/// it may be taken, else the JSON route (`old_item` converts its events).
+pub async fn stream<In, CM, UQ, UR, UM, CR, CP>(
+    bridge: &Arc<Bridge>,
+    client: Version,
+    req: Request<In>,
+    from_pb: fn(In) -> Result<CM, TE>,
+    t: &'static Streaming<CM, UQ, UR, UM, CR, CP>,
+    old_item: fn(Value) -> Result<CP, String>,
+) -> Result<Response<Replies<CP>>, Status>
+where
+    CM: Serialize,
+    UQ: Send + 'static,
+    UR: Send + 'static,
+    UM: Send + 'static,
+    CR: Serialize + DeserializeOwned + Send + 'static,
+    CP: Send + 'static,
+{
+    let meta = call_meta(client, req.metadata())?;
+    let cm = from_pb(req.into_inner()).map_err(|e| request_failure(client, e))?;
+    let Some(route) = route(bridge, client, t.method, (t.inline_push)(&cm)).await else {
+        let p = rpc::params(client, Ok(cm))?;
+        let rx = Box::pin(bridge.stream(client, t.method, Some(p), meta, old_item)).await?;
+        return Ok(Response::new(ReceiverStream::new(rx)));
+    };
+    let started = std::time::Instant::now();
+    let up = route.upstream;
+    let opened = Box::pin(async {
+        let slot = bridge.enter(client)?;
+        let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
+        let mut r = tonic::Request::new(uq);
+        *r.metadata_mut() = tonic::metadata::MetadataMap::from_headers(headers(up, &meta));
+        let ch = route.grpc.channel.clone();
+        let s = with_deadline(client, meta.timeout, async { Ok((t.open)(ch, r).await) }).await?;
+        Ok::<_, Status>((slot, s))
+    });
+    let (slot, s) = match opened.await {
+        Ok(o) => o,
+        Err(s) => {
+            bridge
+                .count(client, t.method, Some(&s), started.elapsed())
+                .await;
+            return Err(s);
+        }
+    };
+    let push = route.push;
+    let deadline = meta.timeout.map(|d| Instant::now() + d);
+    let (tx, rx) = mpsc::channel::<Result<CP, Status>>(16);
+    let max = bridge.app.config.limits.stream_max_duration;
+    let gap = bridge.app.config.limits.read_timeout;
+    let this = Arc::clone(bridge);
+    this.app.metrics.stream_opened();
+    tokio::spawn(async move {
+        let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
+        let (code, last) = pump(client, up, push, s, &tx, t, end, gap).await;
+        // Counted before the last item goes out and the channel closes.
+        this.count_outcome(client, t.method, code, started.elapsed())
+            .await;
+        this.app.metrics.stream_closed();
+        if let Some(item) = last {
+            let _ = tx.send(item).await;
+        }
+        drop(tx);
+        drop(slot);
+    });
+    Ok(Response::new(ReceiverStream::new(rx)))
+}
+
+/// One upstream message as the caller's reply; `Err` ends the stream.
+/// Also says whether it is the v0.3 upstream's last.
+pub fn event<CM, UQ, UR, UM, CR, CP>(
+    client: Version,
+    t: &Streaming<CM, UQ, UR, UM, CR, CP>,
+    ur: UR,
+    push: Option<&Push>,
+) -> (Result<CP, Status>, bool)
+where
+    CR: Serialize + DeserializeOwned,
+{
+    let um = match (t.decode)(ur) {
+        Ok(m) => m,
+        Err(e) => return (Err(decode_failure(client, e)), false),
+    };
+    let last = (t.is_final)(&um);
+    let item = (t.translate)(um)
+        .map_err(|e| translate_failure(client, e))
+        .and_then(|cr| match push {
+            Some(layer) => restore(layer, client, cr),
+            None => Ok(cr),
+        })
+        .and_then(|cr| (t.encode)(cr).map_err(|e| rpc::bad(client, e.to_string())));
+    (item, last)
+}
+
+/// Forwards the upstream's messages until it ends, the caller goes away,
+/// the deadline passes, or a v0.3 upstream sends its final status update
+/// (as `bridge::pump` does). Returns the final status code (`None`: ok)
+/// and the last item, not yet sent.
+#[allow(clippy::too_many_arguments)]
+async fn pump<CM, UQ, UR, UM, CR, CP>(
+    client: Version,
+    upstream: Version,
+    mut push: Option<Arc<Push>>,
+    opened: Opened<UR>,
+    tx: &mpsc::Sender<Result<CP, Status>>,
+    t: &Streaming<CM, UQ, UR, UM, CR, CP>,
+    end: Instant,
+    gap: Duration,
+) -> (Option<tonic::Code>, Option<Result<CP, Status>>)
+where
+    CR: Serialize + DeserializeOwned,
+{
+    let mut s = match opened {
+        Ok(r) => r.into_inner(),
+        Err(st) => {
+            let st = upstream_status(client, upstream, t.method, st);
+            return (Some(st.code()), Some(Err(st)));
+        }
+    };
+    loop {
+        let next = tokio::select! {
+            _ = tx.closed() => {
+                tracing::debug!("gRPC stream caller went away; upstream stream dropped");
+                return (Some(tonic::Code::Cancelled), None);
+            }
+            n = tokio::time::timeout_at(end.min(Instant::now() + gap), s.next()) => n,
+        };
+        let ur = match next {
+            Err(_) => {
+                let f = if Instant::now() >= end {
+                    Failure::StreamExpired { limit_secs: 0 }
+                } else {
+                    Failure::UpstreamTimeout
+                };
+                let st = from_failure(client, &f);
+                return (Some(st.code()), Some(Err(st)));
+            }
+            Ok(None) => return (None, None),
+            Ok(Some(Err(st))) => {
+                let st = upstream_status(client, upstream, t.method, st);
+                return (Some(st.code()), Some(Err(st)));
+            }
+            Ok(Some(Ok(m))) => m,
+        };
+        // Only the first event can name a config created with the call.
+        let layer = push.take();
+        let (item, last) = event(client, t, ur, layer.as_deref());
+        let failed = item.as_ref().err().map(Status::code);
+        if failed.is_some() || last {
+            return (failed, Some(item));
+        }
+        if tx.send(item).await.is_err() {
+            tracing::debug!("gRPC stream caller went away; upstream stream dropped");
+            return (Some(tonic::Code::Cancelled), None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_render_within_eight_digits() {
+        assert_eq!(grpc_timeout(Duration::from_millis(250)), "250000u");
+        assert_eq!(grpc_timeout(Duration::from_secs(30)), "30000000u");
+        assert_eq!(grpc_timeout(Duration::from_secs(3600)), "3600000m");
+        assert_eq!(grpc_timeout(Duration::from_nanos(5)), "5n");
+        for d in [1u64, 999, 1_000_000, 86_400_000] {
+            let t = grpc_timeout(Duration::from_millis(d));
+            let back = super::super::bridge::parse_grpc_timeout(&t).unwrap();
+            assert!(back >= Duration::from_millis(d), "{t}");
+        }
+    }
+
+    #[test]
+    fn needle_search() {
+        assert!(mentions(b"xx/a2a-proxy/push/1", b"/a2a-proxy/push/"));
+        assert!(!mentions(b"/a2a-proxy/pus", b"/a2a-proxy/push/"));
+    }
+}
