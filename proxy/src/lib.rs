@@ -26,6 +26,7 @@ pub mod sse;
 pub mod tasks;
 pub mod translate_cmd;
 pub mod translation;
+pub mod unary;
 pub mod version;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
