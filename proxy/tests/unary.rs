@@ -245,3 +245,56 @@ async fn non_json_upstream_errors_pass_with_their_status() {
     assert_eq!(r.header("content-length"), Some("10"));
     assert_eq!(r.header("content-type"), Some("text/plain"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_clients_get_translated_unary_answers_with_a_length() {
+    let up = FakeUpstream::start(|_| Reply::json(200, V10_TASK)).await;
+    let px = proxy_for(&up.url(), Version::V10, |_| {});
+    let run = async {
+        let tcp = TcpStream::connect(px.addr).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let conn_task = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.unwrap();
+        let req = http::Request::builder()
+            .method("POST")
+            .uri(format!("http://{}/", px.addr))
+            .header("content-type", "application/json")
+            .header("content-length", V03_SEND.len().to_string())
+            .body(())
+            .unwrap();
+        let (resp, mut send) = client.send_request(req, false).unwrap();
+        send.send_data(bytes::Bytes::from_static(V03_SEND), true)
+            .unwrap();
+        let resp = resp.await.unwrap();
+        let status = resp.status();
+        let length = resp
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let mut recv = resp.into_body();
+        let mut got = Vec::new();
+        while let Some(chunk) = recv.data().await {
+            let chunk = chunk.unwrap();
+            let _ = recv.flow_control().release_capacity(chunk.len());
+            got.extend_from_slice(&chunk);
+        }
+        drop(client);
+        conn_task.abort();
+        (status, length, got)
+    };
+    let (status, length, got) = timeout(WAIT, run).await.expect("h2c exchange timed out");
+    assert_eq!(status, 200);
+    assert_eq!(length, Some(got.len().to_string()));
+    let v: Value = serde_json::from_slice(&got).unwrap();
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["result"]["kind"], "task", "{v}");
+    let call = &up.calls()[0];
+    assert_eq!(call.header("a2a-version"), Some("1.0"));
+    let sent: Value = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent["method"], "SendMessage");
+    // Made by the proxy itself.
+    assert_eq!(px.app.upstream_pool.opened(), 1);
+}
