@@ -58,6 +58,8 @@ pub struct App {
     /// Push interception and delivery (`None` when `push.enabled` is off).
     pub push: Option<std::sync::Arc<crate::push::layer::Push>>,
     push_worker: std::sync::Mutex<Option<crate::push::deliver::Worker>>,
+    /// Keep-alive connections of the translated unary JSON-RPC calls.
+    pub upstream_pool: crate::unary::UpstreamPool,
     task_sync: std::sync::Mutex<Option<crate::push::task_sync::TaskSync>>,
     in_flight: AtomicUsize,
 }
@@ -82,6 +84,7 @@ impl App {
             tasks: std::sync::Arc::new(crate::tasks::TaskIndex::new(10_000)),
             push: None,
             push_worker: std::sync::Mutex::new(None),
+            upstream_pool: Default::default(),
             task_sync: std::sync::Mutex::new(None),
             in_flight: AtomicUsize::new(0),
         }

@@ -26,6 +26,7 @@ pub mod sse;
 pub mod tasks;
 pub mod translate_cmd;
 pub mod translation;
+pub mod unary;
 pub mod version;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -43,8 +44,11 @@ use crate::app::App;
 use crate::config::Config;
 use crate::server::ProxyService;
 
-/// The read buffer of each client connection (see [`build_server`]).
-const DOWNSTREAM_READ_BUFFER: usize = 4 * 1024;
+/// The read buffer of each client connection (see [`build_server`]): none.
+/// Pingora reads request heads and bodies into buffers of their own; an L4
+/// read buffer only adds a copy and, being zero-filled by tokio, 4 KiB of
+/// resident memory per open connection.
+const DOWNSTREAM_READ_BUFFER: usize = 0;
 
 /// Builds the pingora server for `config` (not yet running).
 pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server, Arc<App>)> {
@@ -69,7 +73,7 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
     if let Some(logic) = svc.app_logic_mut() {
         logic.server_options = Some(options);
     }
-    // Client connections: a 4 KiB read buffer instead of pingora's 64 KiB
+    // Client connections: no read buffer instead of pingora's 64 KiB
     // (plain TCP reads headers and bodies into their own buffers; the big
     // one is for TLS records), so each open stream holds less memory.
     let buffers = pingora::listeners::L4BufferSettings::default().read(DOWNSTREAM_READ_BUFFER);

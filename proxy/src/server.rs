@@ -511,6 +511,101 @@ impl ProxyService {
     }
 }
 
+impl ProxyService {
+    /// A translated unary JSON-RPC call, made by the proxy itself (see
+    /// [`crate::unary`]): the upstream request head comes from
+    /// `upstream_request_filter` and the answer goes through
+    /// `response_filter` and `response_body_filter`, as on the proxied path
+    /// (push restores, task index, extension names, card URLs), then out
+    /// whole with a `Content-Length`.
+    async fn unary_call(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+        let app = &self.app;
+        let mut req = session.req_header().clone();
+        req.set_version(http::Version::HTTP_11);
+        for h in HOP_BY_HOP_REQUEST {
+            req.remove_header(*h);
+        }
+        ProxyHttp::upstream_request_filter(self, session, &mut req, ctx).await?;
+        let body = ctx.new_req_body.take().unwrap_or_default();
+        let raw = req.raw_path();
+        let target = if raw.starts_with(b"/") {
+            raw
+        } else {
+            req.uri
+                .path_and_query()
+                .map_or(&b"/"[..], |p| p.as_str().as_bytes())
+        };
+        if target
+            .iter()
+            .any(|&b| matches!(b, 0 | b'\n' | b'\r' | b' '))
+        {
+            let f = Failure::BadRequest {
+                detail: "request target not sendable".into(),
+            };
+            return self.respond_failure(session, ctx, f).await;
+        }
+        let mut wire = BytesMut::with_capacity(512 + body.len());
+        wire.extend_from_slice(req.method.as_str().as_bytes());
+        wire.extend_from_slice(b" ");
+        wire.extend_from_slice(target);
+        wire.extend_from_slice(b" HTTP/1.1\r\n");
+        req.header_to_h1_wire(&mut wire);
+        wire.extend_from_slice(b"\r\n");
+        wire.extend_from_slice(&body);
+        drop(req);
+
+        let limits = &app.config.limits;
+        let call = crate::unary::Limits {
+            connect_timeout: limits.connect_timeout,
+            read_timeout: limits.read_timeout,
+            max_body: MAX_TRANSLATED_BODY,
+        };
+        let answer = match app.upstream_addr().await {
+            Ok(addr) => app.upstream_pool.call(addr, &wire, call).await,
+            Err(f) => Err(f),
+        };
+        let answer = match answer {
+            Ok(a) => a,
+            Err(f) => {
+                tracing::warn!(failure = f.label(), error = ?f, "proxying failed");
+                session.set_keepalive(None);
+                return self.respond_failure(session, ctx, f).await;
+            }
+        };
+        let mut resp = ResponseHeader::build(answer.status, Some(answer.headers.len() + 2))?;
+        for (k, v) in answer.headers {
+            resp.append_header(k, v)?;
+        }
+        ProxyHttp::response_filter(self, session, &mut resp, ctx).await?;
+        let mut out = Some(answer.body);
+        ProxyHttp::response_body_filter(self, session, &mut out, true, ctx)?;
+        let out = out.unwrap_or_default();
+        // Whole: a length instead of the chunking the filter asked for.
+        resp.remove_header(&http::header::TRANSFER_ENCODING);
+        if !matches!(answer.status, 204 | 304) {
+            resp.insert_header(http::header::CONTENT_LENGTH, out.len())?;
+        }
+        let empty = out.is_empty();
+        session.write_response_header(Box::new(resp), empty).await?;
+        if !empty {
+            session.write_response_body(Some(out), true).await?;
+        }
+        Ok(true)
+    }
+}
+
+/// Request headers that describe the client's connection, not the call.
+const HOP_BY_HOP_REQUEST: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "expect",
+];
+
 #[async_trait]
 impl ProxyHttp for ProxyService {
     type CTX = Ctx;
@@ -715,6 +810,10 @@ impl ProxyHttp for ProxyService {
                         }
                         ctx.new_req_body = Some(Bytes::from(new_body));
                         ctx.rpc = Some(rpc);
+                        if route.operation.is_some_and(|op| !op.is_streaming()) {
+                            // Unary: one call of our own, answered with a length.
+                            return self.unary_call(session, ctx).await;
+                        }
                         Ok(false)
                     }
                     Err(f) => self.respond_failure(session, ctx, f).await,

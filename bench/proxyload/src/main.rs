@@ -429,13 +429,23 @@ fn run(args: &Args) -> Result<(), String> {
         "proxy RSS with {} open streams (first event received, then idle)",
         args.streams
     );
+    // Each path in a proxy process of its own, started for it: memory freed
+    // by an earlier phase would otherwise be reused and hide the cost.
     for &i in &[2usize, 1] {
         let m = &modes[i];
-        let pid = p03.child.id();
+        let fresh = start_proxy(args, up03, "0.3")?;
+        let pid = fresh.child.id();
+        // The same warm-up as the measured proxies had.
+        rt.block_on(client::unary(
+            fresh.addr,
+            req(m, false, None),
+            2,
+            Duration::from_millis(500),
+        ));
         std::thread::sleep(Duration::from_millis(500));
         let before = rss_kib(pid).ok_or("cannot read the proxy's RSS")?;
         let (held, errors) = rt.block_on(client::hold(
-            m.addr,
+            fresh.addr,
             req(m, true, Some("hold")),
             args.streams,
         ));
@@ -453,7 +463,8 @@ fn run(args: &Args) -> Result<(), String> {
         );
         drop(held);
         // Give the proxy a moment to close the upstream sides.
-        std::thread::sleep(Duration::from_secs(2));
+        std::thread::sleep(Duration::from_millis(500));
+        drop(fresh);
     }
     drop(p03);
     drop(p10);

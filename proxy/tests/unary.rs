@@ -1,0 +1,300 @@
+//! The translated unary JSON-RPC path (`proxy/src/unary.rs`): the proxy
+//! makes the upstream call itself over pooled keep-alive connections and
+//! answers with a `Content-Length`. Real 127.0.0.1 sockets throughout.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use proxy::config::{Config, UpstreamVersion};
+use proxy::version::Version;
+use proxy::RunningProxy;
+use serde_json::Value;
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::timeout;
+
+const V10_SEND: &[u8] = br#"{"jsonrpc":"2.0","id":"a","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+const V03_SEND: &[u8] = br#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
+const V03_TASK: &str = r#"{"jsonrpc":"2.0","id":"a","result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"}}}"#;
+const V10_TASK: &str = r#"{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
+
+fn proxy_for(upstream: &str, version: Version, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(version);
+    tweak(&mut config);
+    proxy::start(config).unwrap()
+}
+
+/// A request without `Connection: close` (the client keeps its connection).
+fn keep_alive_post(headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut out = String::from("POST / HTTP/1.1\r\nHost: test\r\n");
+    for (k, v) in headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+/// One request and its whole response on an open client connection.
+async fn exchange(sock: &mut TcpStream, reader: &mut Reader, raw: &[u8]) -> Response {
+    let fut = async {
+        sock.write_all(raw).await.unwrap();
+        let head = reader.head(sock).await.unwrap().expect("a response head");
+        let (start, headers) = parse_head(&head);
+        let status = start.split(' ').nth(1).unwrap().parse().unwrap();
+        let body = reader.body(sock, &headers, false).await.unwrap();
+        Response {
+            status,
+            headers,
+            body,
+        }
+    };
+    timeout(WAIT, fut).await.expect("response timed out")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn translated_answers_have_a_length_and_reuse_one_upstream_connection() {
+    let up = FakeUpstream::start(|_| {
+        Reply::json(200, V03_TASK).with_header("X-A2A-Extensions", "urn:e")
+    })
+    .await;
+    let px = proxy_for(&up.url(), Version::V03, |_| {});
+    let mut sock = TcpStream::connect(px.addr).await.unwrap();
+    let mut reader = Reader::default();
+    let raw = keep_alive_post(
+        &[
+            ("A2A-Version", "1.0"),
+            ("Content-Type", "application/json"),
+            ("A2A-Extensions", "urn:e"),
+        ],
+        V10_SEND,
+    );
+    for _ in 0..5 {
+        // Several calls on one client connection.
+        let r = exchange(&mut sock, &mut reader, &raw).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.header("transfer-encoding"), None);
+        assert_eq!(
+            r.header("content-length"),
+            Some(r.body.len().to_string().as_str())
+        );
+        let v = r.json();
+        assert_eq!(v["id"], "a");
+        assert_eq!(
+            v["result"]["task"]["status"]["state"],
+            "TASK_STATE_COMPLETED"
+        );
+        assert_eq!(r.header("a2a-extensions"), Some("urn:e"));
+        assert_eq!(r.header("x-a2a-extensions"), None);
+    }
+    let calls = up.calls();
+    assert_eq!(calls.len(), 5);
+    for c in &calls {
+        assert_eq!(c.header("a2a-version"), Some("0.3"));
+        assert_eq!(c.header("x-a2a-extensions"), Some("urn:e"));
+        assert_eq!(c.header("a2a-extensions"), None);
+        assert_eq!(c.header("transfer-encoding"), None);
+        assert_eq!(
+            c.header("content-length"),
+            Some(c.body.len().to_string().as_str())
+        );
+        let sent: Value = serde_json::from_slice(&c.body).unwrap();
+        assert_eq!(sent["method"], "message/send");
+        assert_eq!(sent["params"]["message"]["role"], "user");
+    }
+    // Five calls, one upstream connection.
+    assert_eq!(px.app.upstream_pool.opened(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_client_unary_answers_have_a_length_too() {
+    let up = FakeUpstream::start(|_| Reply::json(200, V10_TASK)).await;
+    let px = proxy_for(&up.url(), Version::V10, |_| {});
+    let r = post(px.addr, "/", &[], V03_SEND).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("transfer-encoding"), None);
+    assert_eq!(
+        r.header("content-length"),
+        Some(r.body.len().to_string().as_str())
+    );
+    let v = r.json();
+    assert_eq!(
+        (v["id"].clone(), v["result"]["kind"].clone()),
+        (7.into(), "task".into())
+    );
+    assert_eq!(v["result"]["status"]["state"], "completed");
+    assert_eq!(up.calls()[0].header("a2a-version"), Some("1.0"));
+}
+
+/// An upstream that answers one request per connection, then closes it
+/// (as a keep-alive timeout would); counts its connections.
+async fn one_answer_per_connection(answer: &'static str) -> (SocketAddr, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let a = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            a.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut reader = Reader::default();
+                let Ok(Some(head)) = reader.head(&mut s).await else {
+                    return;
+                };
+                let (_, headers) = parse_head(&head);
+                if reader.body(&mut s, &headers, false).await.is_err() {
+                    return;
+                }
+                let out = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+                    answer.len()
+                );
+                let _ = s.write_all(out.as_bytes()).await;
+                // Closed here, after the answer: idle in the proxy's pool.
+            });
+        }
+    });
+    (addr, accepted)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_closing_idle_connections_costs_no_call() {
+    let (addr, accepted) = one_answer_per_connection(V03_TASK).await;
+    let px = proxy_for(&format!("http://{addr}"), Version::V03, |_| {});
+    for i in 0..3 {
+        let r = post(px.addr, "/", &[("A2A-Version", "1.0")], V10_SEND).await;
+        assert_eq!(r.status, 200, "call {i}: {}", r.text());
+        assert_eq!(r.json()["result"]["task"]["id"], "t1");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_failures_are_errors_in_the_clients_version() {
+    // Nothing listening: 502, v1.0 envelope with ErrorInfo, id echoed.
+    let dead = format!("http://{}", proxy::free_local_addr().unwrap());
+    let px = proxy_for(&dead, Version::V03, |c| {
+        c.limits.connect_timeout = Duration::from_millis(500)
+    });
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], V10_SEND).await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    assert_eq!(
+        r.header("content-length"),
+        Some(r.body.len().to_string().as_str())
+    );
+    let v = r.json();
+    assert_eq!(v["id"], "a");
+    assert_eq!(v["error"]["code"], -32603);
+    assert_eq!(v["error"]["data"][0]["reason"], "INTERNAL", "{v}");
+
+    // An upstream that never answers: 504 in the v0.3 shape.
+    let hang = FakeUpstream::start(|_| Reply::Hang).await;
+    let px = proxy_for(&hang.url(), Version::V10, |c| {
+        c.limits.read_timeout = Duration::from_millis(300)
+    });
+    let r = post(px.addr, "/", &[], V03_SEND).await;
+    assert_eq!(r.status, 504, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["error"]["code"], -32603);
+    assert!(
+        v["error"]["data"].is_object(),
+        "v0.3 data is free-form: {v}"
+    );
+
+    // Not HTTP at all: InvalidAgentResponse.
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let junk = tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let mut b = [0u8; 4096];
+            let _ = s.read(&mut b).await;
+            let _ = s.write_all(b"SSH-2.0-OpenSSH\r\n\r\n").await;
+        }
+    });
+    let px = proxy_for(&format!("http://{addr}"), Version::V03, |_| {});
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], V10_SEND).await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["id"], "a");
+    assert_eq!(v["error"]["code"], -32006, "{v}");
+    junk.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_json_upstream_errors_pass_with_their_status() {
+    let up = FakeUpstream::start(|_| Reply::Full {
+        status: 503,
+        headers: vec![("Content-Type".into(), "text/plain".into())],
+        body: b"overloaded".to_vec(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Version::V03, |_| {});
+    let r = post(px.addr, "/", &[("A2A-Version", "1.0")], V10_SEND).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.text(), "overloaded");
+    assert_eq!(r.header("content-length"), Some("10"));
+    assert_eq!(r.header("content-type"), Some("text/plain"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_clients_get_translated_unary_answers_with_a_length() {
+    let up = FakeUpstream::start(|_| Reply::json(200, V10_TASK)).await;
+    let px = proxy_for(&up.url(), Version::V10, |_| {});
+    let run = async {
+        let tcp = TcpStream::connect(px.addr).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let conn_task = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.unwrap();
+        let req = http::Request::builder()
+            .method("POST")
+            .uri(format!("http://{}/", px.addr))
+            .header("content-type", "application/json")
+            .header("content-length", V03_SEND.len().to_string())
+            .body(())
+            .unwrap();
+        let (resp, mut send) = client.send_request(req, false).unwrap();
+        send.send_data(bytes::Bytes::from_static(V03_SEND), true)
+            .unwrap();
+        let resp = resp.await.unwrap();
+        let status = resp.status();
+        let length = resp
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let mut recv = resp.into_body();
+        let mut got = Vec::new();
+        while let Some(chunk) = recv.data().await {
+            let chunk = chunk.unwrap();
+            let _ = recv.flow_control().release_capacity(chunk.len());
+            got.extend_from_slice(&chunk);
+        }
+        drop(client);
+        conn_task.abort();
+        (status, length, got)
+    };
+    let (status, length, got) = timeout(WAIT, run).await.expect("h2c exchange timed out");
+    assert_eq!(status, 200);
+    assert_eq!(length, Some(got.len().to_string()));
+    let v: Value = serde_json::from_slice(&got).unwrap();
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["result"]["kind"], "task", "{v}");
+    let call = &up.calls()[0];
+    assert_eq!(call.header("a2a-version"), Some("1.0"));
+    let sent: Value = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent["method"], "SendMessage");
+    // Made by the proxy itself.
+    assert_eq!(px.app.upstream_pool.opened(), 1);
+}
