@@ -763,6 +763,20 @@ impl RestTranslation {
         serde_json::to_vec(&v).unwrap_or(out)
     }
 
+    /// For a v0.3 client of a v1.0 agent, the v0.3 HTTP status of a
+    /// translated error body (`{code, message}`): a v1.0 400 stands for
+    /// several v0.3 statuses (409, 415, 422, 501), the code tells which.
+    pub fn status_of_error_body(&self, upstream_status: u16, body: &[u8]) -> Option<u16> {
+        if (self.client, self.upstream) != (Version::V03, Version::V10)
+            || !(400..500).contains(&upstream_status)
+        {
+            return None;
+        }
+        let v: Value = serde_json::from_slice(body).ok()?;
+        let code = ErrorCode::from_code(v.get("code")?.as_i64()?)?;
+        Some(code.v03_rest_status())
+    }
+
     /// The client's HTTP status for an upstream error status: a v0.3 status
     /// names its error well enough to give the v1.0 status (409, 415, 422,
     /// 501 → 400); a v1.0 400 covers many errors, so toward v0.3 (and for 5xx)

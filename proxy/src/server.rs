@@ -580,6 +580,14 @@ impl ProxyService {
         let mut out = Some(answer.body);
         ProxyHttp::response_body_filter(self, session, &mut out, true, ctx)?;
         let out = out.unwrap_or_default();
+        if let Some((t, _)) = &ctx.rest {
+            // A v1.0 agent's error status covers several v0.3 ones: the
+            // translated body's code names the right one.
+            if let Some(s) = t.status_of_error_body(answer.status, &out) {
+                resp.set_status(s)?;
+                ctx.status = Some(s);
+            }
+        }
         // Whole: a length instead of the chunking the filter asked for.
         resp.remove_header(&http::header::TRANSFER_ENCODING);
         if !matches!(answer.status, 204 | 304) {
@@ -950,6 +958,11 @@ impl ProxyHttp for ProxyService {
                                 }
                                 ctx.new_req_body = upreq.body.clone().map(Bytes::from);
                                 ctx.rest = Some((t, upreq));
+                                if !op.is_streaming() {
+                                    // Unary: one call of our own, answered whole (with a
+                                    // length, and the status its error body calls for).
+                                    return self.unary_call(session, ctx).await;
+                                }
                                 Ok(false)
                             }
                             Err(f) => self.respond_failure(session, ctx, f).await,
@@ -1393,10 +1406,12 @@ impl ProxyHttp for ProxyService {
             // version (EDGE-CASES 21); anything else is just closed.
             let code = written.status.as_u16();
             let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
-            if ctx.stream_open && ctx.target.binding == Some(Binding::Rest) {
-                // A REST stream gets an `event: error` frame with the REST
-                // error body in the client's version (as a2a-python 1.x
-                // servers end a failing stream).
+            let v10 = ctx.target.version == Some(crate::version::Version::V10);
+            if ctx.stream_open && ctx.target.binding == Some(Binding::Rest) && v10 {
+                // A v1.0 REST stream gets an `event: error` frame with the
+                // REST error body (as a2a-python 1.x servers end a failing
+                // stream); v0.3 has no such convention (a2a-python 0.3
+                // clients parse every frame as an event): closed.
                 if let Some(f) = ctx.failure.clone().or_else(|| failure_of(e)) {
                     let body = LocalResponse::failure(&f, &ctx.target).body;
                     let body = String::from_utf8_lossy(&body).replace('\n', " ");

@@ -451,14 +451,9 @@ fn check_run(
 
     // Errors: the agent's TaskNotFound / TaskNotCancelable, as the client's SDK knows them.
     // Over REST the v0.3 SDK sees only the HTTP status: a2a-python 0.3's
-    // 404 / 409. Known gap: a v1.0 agent's TaskNotCancelable is HTTP 400
-    // (FAILED_PRECONDITION), and the proxy sets the status before it has
-    // read the error body that names the code, so a v0.3 client gets 400
-    // (with `code` -32002 in the body).
-    let not_cancelable_status = match agent {
-        Sdk::V03 => 409,
-        Sdk::V10 => 400,
-    };
+    // 404 / 409, also for a v1.0 agent (whose TaskNotCancelable is a 400:
+    // the proxy reads the translated body's code before it answers).
+    let not_cancelable_status = 409;
     for (name, code, class, status) in [
         ("get_missing", -32001, "TaskNotFoundError", 404),
         (
