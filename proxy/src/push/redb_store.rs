@@ -351,8 +351,13 @@ impl Inner {
                 Ok(())
             })?;
         }
-        if let Some(j) = self.journal.lock().map_err(poisoned)?.as_mut() {
-            j.wal.drop_covered(top)?;
+        let gone = match self.journal.lock().map_err(poisoned)?.as_mut() {
+            Some(j) => j.wal.take_covered(top)?,
+            None => Vec::new(),
+        };
+        // Deleted without holding the journal: appends go on meanwhile.
+        for p in gone {
+            wal::remove_segment(&p)?;
         }
         Ok(())
     }

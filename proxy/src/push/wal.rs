@@ -206,25 +206,42 @@ impl Wal {
 
     /// After a durable checkpoint that holds every seq up to `applied`:
     /// deletes the segments it covers (rotating the open one first when it
-    /// is covered too, so an idle journal does not keep old records).
+    /// is covered too and a prepared spare can take over, so an idle
+    /// journal does not keep old records).
     pub fn drop_covered(&mut self, applied: u64) -> Result<(), StoreError> {
+        for p in self.take_covered(applied)? {
+            remove_segment(&p)?;
+        }
+        Ok(())
+    }
+
+    /// [`Wal::drop_covered`] without the deletions: the covered segments'
+    /// paths, to delete without holding the journal (an unlink of a full
+    /// segment can take a while).
+    pub fn take_covered(&mut self, applied: u64) -> Result<Vec<PathBuf>, StoreError> {
         // A covered open segment is rotated once it holds a good share
-        // (records older than the checkpoint are skipped on replay anyway).
-        if self.bytes >= SEGMENT_BYTES / 4 && self.open_max <= applied {
+        // (records older than the checkpoint are skipped on replay anyway),
+        // and only onto a spare: zeroing one here would stall appends.
+        if self.bytes >= SEGMENT_BYTES / 4 && self.open_max <= applied && self.spare.is_some() {
             self.rotate()?;
         }
         let (gone, keep): (Vec<_>, Vec<_>) =
             self.closed.iter().partition(|(_, max)| *max <= applied);
         self.closed = keep;
-        for (n, _) in gone {
-            let p = segment_path(&self.dir, n);
-            if let Err(x) = std::fs::remove_file(&p) {
-                if x.kind() != std::io::ErrorKind::NotFound {
-                    return Err(e(format!("{}: {x}", p.display())));
-                }
-            }
+        Ok(gone
+            .into_iter()
+            .map(|(n, _)| segment_path(&self.dir, n))
+            .collect())
+    }
+}
+
+/// Deletes a segment file (already gone is fine).
+pub fn remove_segment(p: &Path) -> Result<(), StoreError> {
+    match std::fs::remove_file(p) {
+        Err(x) if x.kind() != std::io::ErrorKind::NotFound => {
+            Err(e(format!("{}: {x}", p.display())))
         }
-        Ok(())
+        _ => Ok(()),
     }
 }
 
