@@ -206,17 +206,12 @@ async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<(Bytes, Optio
     let task: Value = serde_json::from_slice(&t.response(200, &answer)).ok()?;
     task.get("id")?;
     app.tasks.put_task(&task);
+    // Terminal as the translator defines it (the v0.3 state's).
     let state = task.pointer("/status/state").and_then(Value::as_str);
-    let terminal = matches!(
-        state,
-        Some(
-            "TASK_STATE_COMPLETED"
-                | "TASK_STATE_CANCELED"
-                | "TASK_STATE_FAILED"
-                | "TASK_STATE_REJECTED"
-        )
-    )
-    .then(|| state.unwrap_or_default().to_string());
+    let terminal = state.map(str::to_string).filter(|s| {
+        serde_json::from_value::<translate::v10::task::TaskState>(Value::from(s.as_str()))
+            .is_ok_and(|s| translate::task::state_to_v03(s).is_terminal())
+    });
     let event = serde_json::json!({ "task": task });
     Some((Bytes::from(format!("data: {event}\n\n")), terminal))
 }
