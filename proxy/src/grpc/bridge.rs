@@ -671,24 +671,9 @@ async fn pump<T>(
         }
     };
     loop {
-        let next = tokio::select! {
-            // The caller went away: dropping the upstream call closes it.
-            _ = tx.closed() => {
-                tracing::debug!("gRPC stream caller went away; upstream stream dropped");
-                return (Some(tonic::Code::Cancelled), None);
-            }
-            n = tokio::time::timeout_at(end.min(Instant::now() + gap), events.next()) => n,
-        };
-        let datas = match next {
-            Err(_) => {
-                let f = if Instant::now() >= end {
-                    Failure::StreamExpired { limit_secs: 0 }
-                } else {
-                    Failure::UpstreamTimeout
-                };
-                let s = from_failure(client, &f);
-                return (Some(s.code()), Some(Err(s)));
-            }
+        let datas = match next_within(client, tx, end, gap, events.next()).await {
+            Err(None) => return (Some(tonic::Code::Cancelled), None),
+            Err(Some(s)) => return (Some(s.code()), Some(Err(s))),
             Ok(None) => return (None, None),
             Ok(Some(Err(f))) => {
                 let s = from_failure(client, &f);
@@ -709,6 +694,33 @@ async fn pump<T>(
                 return (Some(tonic::Code::Cancelled), None);
             }
         }
+    }
+}
+
+/// A stream pump's next upstream item, within the stream's limits:
+/// `Ok(None)` at the upstream's end; `Err(None)` when the caller went away
+/// (dropping the upstream call then closes it); `Err(Some(status))` when
+/// the stream's lifetime or the longest gap between items ran out.
+pub(super) async fn next_within<T, S>(
+    client: Version,
+    tx: &mpsc::Sender<S>,
+    end: Instant,
+    gap: Duration,
+    next: impl std::future::Future<Output = Option<T>>,
+) -> Result<Option<T>, Option<Status>> {
+    tokio::select! {
+        _ = tx.closed() => {
+            tracing::debug!("gRPC stream caller went away; upstream stream dropped");
+            Err(None)
+        }
+        n = tokio::time::timeout_at(end.min(Instant::now() + gap), next) => n.map_err(|_| {
+            let f = if Instant::now() >= end {
+                Failure::StreamExpired { limit_secs: 0 }
+            } else {
+                Failure::UpstreamTimeout
+            };
+            Some(from_failure(client, &f))
+        }),
     }
 }
 

@@ -33,7 +33,7 @@ use tonic::{Request, Response, Status};
 use translate::method::Method;
 use translate::TranslateError;
 
-use super::bridge::{call_meta, envelope_result, with_deadline, Bridge, CallMeta};
+use super::bridge::{call_meta, envelope_result, next_within, with_deadline, Bridge, CallMeta};
 use super::rpc;
 use super::status::from_failure;
 use super::upstream::{self, GrpcUpstream};
@@ -736,23 +736,9 @@ where
         }
     };
     loop {
-        let next = tokio::select! {
-            _ = tx.closed() => {
-                tracing::debug!("gRPC stream caller went away; upstream stream dropped");
-                return (Some(tonic::Code::Cancelled), None);
-            }
-            n = tokio::time::timeout_at(end.min(Instant::now() + gap), s.next()) => n,
-        };
-        let ur = match next {
-            Err(_) => {
-                let f = if Instant::now() >= end {
-                    Failure::StreamExpired { limit_secs: 0 }
-                } else {
-                    Failure::UpstreamTimeout
-                };
-                let st = from_failure(client, &f);
-                return (Some(st.code()), Some(Err(st)));
-            }
+        let ur = match next_within(client, tx, end, gap, s.next()).await {
+            Err(None) => return (Some(tonic::Code::Cancelled), None),
+            Err(Some(st)) => return (Some(st.code()), Some(Err(st))),
             Ok(None) => return (None, None),
             Ok(Some(Err(st))) => {
                 let st = upstream_status(client, upstream, t.method, st);
