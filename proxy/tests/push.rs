@@ -941,8 +941,9 @@ async fn rest_call(
 /// config at a v0.3 REST agent; the agent only ever sees the proxy's
 /// callback, the client only its own webhook; a callback is delivered
 /// translated; after Delete the callback is gone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rest_v10_client_push_config_at_a_v03_agent() {
+/// A v0.3 REST agent storing one push config (`cfg-9` of task `t1`):
+/// create, get, list and delete; `seen` is the config as it got it.
+async fn v03_rest_push_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
     let seen: Arc<Mutex<Option<Value>>> = Arc::default();
     let s = seen.clone();
     let agent = FakeUpstream::start(move |r| {
@@ -966,6 +967,12 @@ async fn rest_v10_client_push_config_at_a_v03_agent() {
         Reply::json(200, &body.to_string())
     })
     .await;
+    (agent, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_v10_client_push_config_at_a_v03_agent() {
+    let (agent, seen) = v03_rest_push_agent().await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/hook", hook.url());
     let dir = data_dir("rest10");
@@ -1241,27 +1248,7 @@ async fn same_version_configs_are_intercepted_only_when_configured() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_version_rest_configs_are_intercepted_only_when_configured() {
     for intercept in [false, true] {
-        let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-        let s = seen.clone();
-        let agent = FakeUpstream::start(move |r| {
-            let stored = || {
-                let cfg = s.lock().unwrap().clone().unwrap_or(Value::Null);
-                json!({"name": "tasks/t1/pushNotificationConfigs/cfg-9", "pushNotificationConfig": cfg})
-            };
-            let body = match (r.method.as_str(), r.target.as_str()) {
-                ("POST", "/v1/tasks/t1/pushNotificationConfigs") => {
-                    let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-                    let mut cfg = v["pushNotificationConfig"].clone();
-                    cfg["id"] = json!("cfg-9");
-                    *s.lock().unwrap() = Some(cfg);
-                    stored()
-                }
-                ("GET", "/v1/tasks/t1/pushNotificationConfigs/cfg-9") => stored(),
-                _ => return Reply::json(404, r#"{"error":"no route"}"#),
-            };
-            Reply::json(200, &body.to_string())
-        })
-        .await;
+        let (agent, seen) = v03_rest_push_agent().await;
         let hook = webhook(0).await;
         let hook_url = format!("{}/same-rest", hook.url());
         let dir = data_dir("same-rest");
