@@ -709,25 +709,31 @@ impl Store for RedbStore {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::push::contract;
 
-    fn dir(tag: &str) -> std::path::PathBuf {
+    pub(crate) fn dir(tag: &str) -> std::path::PathBuf {
         std::env::temp_dir().join(format!("a2a-push-{tag}-{}", super::super::random_id()))
     }
 
-    #[test]
-    fn contract_holds() {
+    /// Runs the store contract on fresh redb stores in temporary
+    /// directories, each as `wrap` makes it (the directories go after).
+    pub(crate) fn contract_on_temp_stores(wrap: &dyn Fn(RedbStore) -> Box<dyn Store>) {
         let dirs = std::sync::Mutex::new(Vec::new());
         contract::run(&|| {
             let d = dir("contract");
             dirs.lock().unwrap().push(d.clone());
-            Box::new(RedbStore::open(&d).unwrap())
+            wrap(RedbStore::open(&d).unwrap())
         });
         for d in dirs.into_inner().unwrap() {
             let _ = std::fs::remove_dir_all(d);
         }
+    }
+
+    #[test]
+    fn contract_holds() {
+        contract_on_temp_stores(&|s| Box::new(s));
     }
 
     fn item(seq: u64, n: u32) -> OutboxItem {

@@ -217,24 +217,14 @@ impl Store for SealedStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::push::redb_store::tests::{contract_on_temp_stores, dir};
     use crate::push::{contract, redb_store::RedbStore, Auth};
-
-    fn dir(tag: &str) -> std::path::PathBuf {
-        std::env::temp_dir().join(format!("a2a-sealed-{tag}-{}", crate::push::random_id()))
-    }
 
     #[test]
     fn contract_holds_and_credentials_are_sealed_at_rest() {
-        let dirs = std::sync::Mutex::new(Vec::new());
-        contract::run(&|| {
-            let d = dir("contract");
-            dirs.lock().unwrap().push(d.clone());
-            let inner: Arc<dyn Store> = Arc::new(RedbStore::open(&d).unwrap());
-            Box::new(SealedStore::new(inner, Sealer::new(&[7; 32])))
+        contract_on_temp_stores(&|s| {
+            Box::new(SealedStore::new(Arc::new(s), Sealer::new(&[7; 32])))
         });
-        for d in dirs.into_inner().unwrap() {
-            let _ = std::fs::remove_dir_all(d);
-        }
 
         let d = dir("at-rest");
         let inner: Arc<dyn Store> = Arc::new(RedbStore::open(&d).unwrap());
