@@ -706,6 +706,15 @@ impl RestTranslation {
     /// Whether an SSE `data` value is the upstream's REST error body rather
     /// than a stream event: v1.0 `{"error": {...}}`, v0.3 `{"code", "message"}`.
     fn is_error_event(&self, data: &str) -> bool {
+        // Most events are not: only those naming the member are parsed here
+        // (every event is parsed again to be translated).
+        let member = match self.upstream {
+            Version::V10 => "\"error\"",
+            Version::V03 => "\"code\"",
+        };
+        if !data.contains(member) {
+            return false;
+        }
         let Ok(Value::Object(o)) = serde_json::from_str::<Value>(data) else {
             return false;
         };

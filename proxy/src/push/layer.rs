@@ -601,7 +601,7 @@ impl Push {
             return Err((401, "push callback not authenticated".into()));
         }
         let folds = c.upstream_version == Version::V10 && c.subscriber_version == Version::V03;
-        let before = if folds {
+        let mut snapshot = if folds {
             self.snapshots
                 .lock()
                 .ok()
@@ -609,7 +609,6 @@ impl Push {
         } else {
             None
         };
-        let mut snapshot = before.clone();
         let (out, task) = translate_body(
             c.upstream_version,
             c.subscriber_version,
@@ -646,7 +645,7 @@ impl Push {
             .map_err(unavailable)?;
         // Kept only once accepted: a refused push is sent again by the
         // agent and must not be folded in twice.
-        if folds && snapshot != before {
+        if folds {
             if let Ok(mut m) = self.snapshots.lock() {
                 match snapshot.filter(|t| !t.status.state.is_terminal()) {
                     Some(t) => {
