@@ -368,20 +368,20 @@ impl Chunked {
     }
 }
 
-/// One request and its whole answer on `sock`; the connection comes back
-/// when it can carry another request.
-async fn exchange(
-    mut sock: TcpStream,
+/// Sends `request` on `sock` and reads the answer's head (informational
+/// answers skipped); the bytes after the head stay in `buf`.
+async fn send_and_read_head(
+    sock: &mut TcpStream,
     request: &[u8],
-    limits: Limits,
-) -> Result<(Answer, Option<TcpStream>), CallError> {
+    buf: &mut BytesMut,
+    limits: &Limits,
+) -> Result<Head, CallError> {
     if let Err(e) = sock.write_all(request).await {
         return Err(CallError::NoAnswer(unavailable("sending the request", e)));
     }
-    let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let head = loop {
         if !buf.is_empty() {
-            if let Some(head) = parse_head(&buf)? {
+            if let Some(head) = parse_head(buf)? {
                 if (100..200).contains(&head.status) && head.status != 101 {
                     // Informational (100 Continue, 103): the answer follows.
                     let _ = buf.split_to(head.len);
@@ -390,7 +390,7 @@ async fn exchange(
                 break head;
             }
         }
-        if read_more(&mut sock, &mut buf, &limits).await? == 0 {
+        if read_more(sock, buf, limits).await? == 0 {
             return Err(if buf.is_empty() {
                 CallError::NoAnswer(unavailable("reading the answer", "connection closed"))
             } else {
@@ -402,6 +402,18 @@ async fn exchange(
         return Err(bad("the upstream switched protocols on a JSON-RPC call"));
     }
     let _ = buf.split_to(head.len);
+    Ok(head)
+}
+
+/// One request and its whole answer on `sock`; the connection comes back
+/// when it can carry another request.
+async fn exchange(
+    mut sock: TcpStream,
+    request: &[u8],
+    limits: Limits,
+) -> Result<(Answer, Option<TcpStream>), CallError> {
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let head = send_and_read_head(&mut sock, request, &mut buf, &limits).await?;
     let (body, leftover) = match head.framing {
         Framing::Empty => (Bytes::new(), !buf.is_empty()),
         Framing::Length(n) => {
@@ -453,6 +465,189 @@ async fn exchange(
         body,
     };
     Ok((answer, keep))
+}
+
+/// Read granularity of a stream: one SSE event or a few.
+const STREAM_CHUNK: usize = 4 * 1024;
+
+/// An upstream answer whose body is handed on as it arrives (SSE streams).
+/// Between reads it holds no buffer: a thousand idle streams cost their
+/// sockets and little else.
+pub struct Streaming {
+    pub status: u16,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    sock: Option<TcpStream>,
+    addr: SocketAddr,
+    buf: BytesMut,
+    framing: Framing,
+    chunks: Chunked,
+    /// Body bytes still to come under a `Content-Length`.
+    left: usize,
+    reusable: bool,
+    done: bool,
+    limits: Limits,
+}
+
+impl Streaming {
+    /// The body's length, when the upstream gave one.
+    pub fn length(&self) -> Option<usize> {
+        match self.framing {
+            Framing::Length(n) => Some(n),
+            Framing::Empty => Some(0),
+            Framing::Chunked | Framing::UntilClose => None,
+        }
+    }
+
+    /// The next piece of the body as it arrived (`Ok(None)` at its end).
+    /// Cancel-safe: bytes read stay in the stream for the next call.
+    pub async fn next(&mut self) -> Result<Option<Bytes>, Failure> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            if let Some(piece) = self.decode()? {
+                if self.buf.is_empty() {
+                    // Nothing held between events.
+                    self.buf = BytesMut::new();
+                }
+                return Ok(Some(piece));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            if self.fill().await? == 0 {
+                if self.framing == Framing::UntilClose {
+                    self.done = true;
+                    self.reusable = false;
+                    return Ok(None);
+                }
+                return Err(unavailable(
+                    "reading the stream",
+                    "connection closed inside the body",
+                ));
+            }
+        }
+    }
+
+    /// Whole pieces of body in what is buffered.
+    fn decode(&mut self) -> Result<Option<Bytes>, Failure> {
+        let too_bad = |m: String| Failure::BadUpstreamResponse { detail: m };
+        match self.framing {
+            Framing::Empty => {
+                self.done = true;
+                Ok(None)
+            }
+            Framing::Length(_) => {
+                let n = self.buf.len().min(self.left);
+                self.left -= n;
+                if self.left == 0 {
+                    self.done = true;
+                    self.reusable &= n == self.buf.len();
+                }
+                Ok((n > 0).then(|| self.buf.split_to(n).freeze()))
+            }
+            Framing::Chunked => {
+                let end = self
+                    .chunks
+                    .advance(&self.buf, self.limits.max_body)
+                    .map_err(too_bad)?;
+                let _ = self.buf.split_to(self.chunks.pos);
+                self.chunks.pos = 0;
+                if end {
+                    self.done = true;
+                    self.reusable &= self.buf.is_empty();
+                }
+                if self.chunks.out.is_empty() {
+                    return Ok(None);
+                }
+                Ok(Some(std::mem::take(&mut self.chunks.out).freeze()))
+            }
+            Framing::UntilClose => Ok((!self.buf.is_empty()).then(|| self.buf.split().freeze())),
+        }
+    }
+
+    /// Waits for bytes (within the read timeout) and reads what is there.
+    async fn fill(&mut self) -> Result<usize, Failure> {
+        let Some(sock) = self.sock.as_mut() else {
+            return Ok(0);
+        };
+        loop {
+            match tokio::time::timeout(self.limits.read_timeout, sock.readable()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(unavailable("reading the stream", e)),
+                Err(_) => return Err(Failure::UpstreamTimeout),
+            }
+            if self.buf.capacity() - self.buf.len() < 1024 {
+                self.buf.reserve(STREAM_CHUNK);
+            }
+            match sock.try_read_buf(&mut self.buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(unavailable("reading the stream", e)),
+            }
+        }
+    }
+
+    /// A stream read to its end gives its connection back to `pool`.
+    pub fn finish(mut self, pool: &UpstreamPool) {
+        if self.done && self.reusable {
+            pool.put(self.addr, self.sock.take());
+        }
+    }
+}
+
+impl UpstreamPool {
+    /// Sends `request` to `addr` and returns once the answer's head is in;
+    /// its body is read with [`Streaming::next`].
+    pub async fn open(
+        &self,
+        addr: SocketAddr,
+        request: &[u8],
+        limits: Limits,
+    ) -> Result<Streaming, Failure> {
+        if let Some(sock) = self.take(addr) {
+            match Streaming::start(sock, addr, request, limits).await {
+                Ok(s) => return Ok(s),
+                Err(CallError::NoAnswer(f)) => {
+                    tracing::debug!(failure = ?f, "reused upstream connection gave no answer; retrying on a new one");
+                }
+                Err(CallError::Other(f)) => return Err(f),
+            }
+        }
+        let sock = self.connect(addr, limits.connect_timeout).await?;
+        Streaming::start(sock, addr, request, limits)
+            .await
+            .map_err(|(CallError::NoAnswer(f) | CallError::Other(f))| f)
+    }
+}
+
+impl Streaming {
+    async fn start(
+        mut sock: TcpStream,
+        addr: SocketAddr,
+        request: &[u8],
+        limits: Limits,
+    ) -> Result<Streaming, CallError> {
+        let mut buf = BytesMut::with_capacity(STREAM_CHUNK);
+        let head = send_and_read_head(&mut sock, request, &mut buf, &limits).await?;
+        let left = match head.framing {
+            Framing::Length(n) => n,
+            _ => 0,
+        };
+        Ok(Streaming {
+            status: head.status,
+            headers: head.headers,
+            sock: Some(sock),
+            addr,
+            buf,
+            framing: head.framing,
+            chunks: Chunked::default(),
+            left,
+            reusable: head.reusable,
+            done: false,
+            limits,
+        })
+    }
 }
 
 #[cfg(test)]
