@@ -82,6 +82,26 @@ pub struct Ctx {
     /// A cross-version REST message body too large to read before routing:
     /// collected as it streams, translated at its end (query kept for it).
     rest_large: Option<(BytesMut, Option<String>)>,
+    /// The call of our own that answers this request, once routed.
+    own_call: Option<OwnCall>,
+}
+
+/// A call the proxy makes itself instead of pingora's proxy loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OwnCall {
+    /// Answered whole, with a length.
+    Unary,
+    /// An SSE stream, handed on as it arrives.
+    Stream,
+}
+
+impl Ctx {
+    /// Routing's answer for a request one of our calls answers: the call
+    /// runs once routing's future is gone (see `request_filter`).
+    fn own_call(&mut self, call: OwnCall) -> bool {
+        self.own_call = Some(call);
+        true
+    }
 }
 
 /// The proxy service: a thin adapter from pingora's hooks to [`App`].
@@ -507,14 +527,13 @@ impl ProxyService {
 }
 
 impl ProxyService {
-    /// A translated unary JSON-RPC call, made by the proxy itself (see
-    /// [`crate::unary`]): the upstream request head comes from
-    /// `upstream_request_filter` and the answer goes through
-    /// `response_filter` and `response_body_filter`, as on the proxied path
-    /// (push restores, task index, extension names, card URLs), then out
-    /// whole with a `Content-Length`.
-    async fn unary_call(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
-        let app = &self.app;
+    /// The whole upstream request (head and body) of a call the proxy
+    /// makes itself, with the head `upstream_request_filter` gives it.
+    async fn upstream_wire(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+    ) -> Result<std::result::Result<BytesMut, Failure>> {
         let mut req = session.req_header().clone();
         req.set_version(http::Version::HTTP_11);
         for h in HOP_BY_HOP_REQUEST {
@@ -522,6 +541,11 @@ impl ProxyService {
         }
         ProxyHttp::upstream_request_filter(self, session, &mut req, ctx).await?;
         let body = ctx.new_req_body.take().unwrap_or_default();
+        // The body goes whole: its length, whatever the client framed.
+        req.remove_header(&http::header::TRANSFER_ENCODING);
+        if !body.is_empty() || req.headers.contains_key(http::header::CONTENT_LENGTH) {
+            req.insert_header(http::header::CONTENT_LENGTH, body.len())?;
+        }
         let raw = req.raw_path();
         let target = if raw.starts_with(b"/") {
             raw
@@ -534,10 +558,9 @@ impl ProxyService {
             .iter()
             .any(|&b| matches!(b, 0 | b'\n' | b'\r' | b' '))
         {
-            let f = Failure::BadRequest {
+            return Ok(Err(Failure::BadRequest {
                 detail: "request target not sendable".into(),
-            };
-            return self.respond_failure(session, ctx, f).await;
+            }));
         }
         let mut wire = BytesMut::with_capacity(512 + body.len());
         wire.extend_from_slice(req.method.as_str().as_bytes());
@@ -547,8 +570,21 @@ impl ProxyService {
         req.header_to_h1_wire(&mut wire);
         wire.extend_from_slice(b"\r\n");
         wire.extend_from_slice(&body);
-        drop(req);
+        Ok(Ok(wire))
+    }
 
+    /// A translated unary JSON-RPC call, made by the proxy itself (see
+    /// [`crate::unary`]): the upstream request head comes from
+    /// `upstream_request_filter` and the answer goes through
+    /// `response_filter` and `response_body_filter`, as on the proxied path
+    /// (push restores, task index, extension names, card URLs), then out
+    /// whole with a `Content-Length`.
+    async fn unary_call(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+        let app = &self.app;
+        let wire = match self.upstream_wire(session, ctx).await? {
+            Ok(w) => w,
+            Err(f) => return self.respond_failure(session, ctx, f).await,
+        };
         let limits = &app.config.limits;
         let call = crate::unary::Limits {
             connect_timeout: limits.connect_timeout,
@@ -597,6 +633,134 @@ impl ProxyService {
     }
 }
 
+impl ProxyService {
+    /// A streaming call (SSE) made by the proxy itself: the answer goes to
+    /// the client piece by piece as it arrives, through `response_filter`
+    /// and `response_body_filter` as on the proxied path. Pingora's proxy
+    /// loop would keep an upstream session, its 64 KiB body buffer and two
+    /// task pipes for each open stream; this keeps the socket.
+    ///
+    /// A failure before the answer's head is answered as an error in the
+    /// client's version; after it, it ends the stream through
+    /// `fail_to_proxy` (a last error frame where the binding has one), and
+    /// the connection closes without a clean end of body.
+    async fn stream_call(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+        let app = &self.app;
+        let wire = match self.upstream_wire(session, ctx).await? {
+            Ok(w) => w,
+            Err(f) => return Box::pin(self.respond_failure(session, ctx, f)).await,
+        };
+        let limits = &app.config.limits;
+        let call = crate::unary::Limits {
+            connect_timeout: limits.connect_timeout,
+            read_timeout: limits.read_timeout,
+            max_body: MAX_TRANSLATED_BODY,
+        };
+        let opened = match app.upstream_addr().await {
+            Ok(addr) => app.upstream_pool.open(addr, &wire, call).await,
+            Err(f) => Err(f),
+        };
+        drop(wire);
+        let mut up = match opened {
+            Ok(s) => s,
+            Err(f) => {
+                tracing::warn!(failure = f.label(), error = ?f, "proxying failed");
+                session.set_keepalive(None);
+                return Box::pin(self.respond_failure(session, ctx, f)).await;
+            }
+        };
+        let headers = std::mem::take(&mut up.headers);
+        let mut resp = ResponseHeader::build(up.status, Some(headers.len() + 3))?;
+        for (k, v) in headers {
+            resp.append_header(k, v)?;
+        }
+        ProxyHttp::response_filter(self, session, &mut resp, ctx).await?;
+        // The client's framing: the filter asked for chunks when it rewrites
+        // the body; otherwise the upstream's length, or chunks.
+        if !resp.headers.contains_key(http::header::TRANSFER_ENCODING)
+            && !matches!(up.status, 204 | 304)
+        {
+            match up.length() {
+                Some(n) => resp.insert_header(http::header::CONTENT_LENGTH, n)?,
+                None => resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?,
+            }
+        }
+        let empty = up.length() == Some(0);
+        session.write_response_header(Box::new(resp), empty).await?;
+        if empty {
+            up.finish(&app.upstream_pool);
+            return Ok(true);
+        }
+        let deadline = tokio::time::Instant::from_std(ctx.started + limits.stream_max_duration);
+        // Set once the client sent bytes after its request: it is not
+        // watched for leaving any more (the next write tells).
+        let mut client_spoke = false;
+        loop {
+            enum Step {
+                Piece(Option<Bytes>),
+                Failed(Failure),
+                ClientGone,
+                ClientSpoke,
+                Expired,
+            }
+            let step = tokio::select! {
+                r = up.next() => match r {
+                    Ok(p) => Step::Piece(p),
+                    Err(f) => Step::Failed(f),
+                },
+                r = session.read_body_or_idle(true), if !client_spoke => match r {
+                    Err(_) => Step::ClientGone,
+                    Ok(_) => Step::ClientSpoke,
+                },
+                _ = tokio::time::sleep_until(deadline) => Step::Expired,
+            };
+            let (mut body, end) = match step {
+                Step::Piece(p) => {
+                    let end = p.is_none();
+                    (p, end)
+                }
+                Step::ClientSpoke => {
+                    client_spoke = true;
+                    continue;
+                }
+                Step::ClientGone => {
+                    return Err(Error::explain(
+                        ErrorType::ConnectionClosed,
+                        "the client left the stream",
+                    )
+                    .into_down());
+                }
+                Step::Expired => {
+                    ctx.failure = Some(Failure::StreamExpired {
+                        limit_secs: limits.stream_max_duration.as_secs(),
+                    });
+                    return Error::e_explain(
+                        ErrorType::Custom("stream max duration"),
+                        "closing an SSE stream at its maximum duration",
+                    );
+                }
+                Step::Failed(f) => {
+                    tracing::warn!(failure = f.label(), error = ?f, "upstream stream failed");
+                    ctx.failure = Some(f);
+                    return Err(Error::explain(
+                        ErrorType::ReadError,
+                        "reading the upstream stream",
+                    )
+                    .into_up());
+                }
+            };
+            ProxyHttp::response_body_filter(self, session, &mut body, end, ctx)?;
+            if let Err(e) = session.write_response_body(body, end).await {
+                return Err(e.into_down());
+            }
+            if end {
+                up.finish(&app.upstream_pool);
+                return Ok(true);
+            }
+        }
+    }
+}
+
 /// Request headers that describe the client's connection, not the call.
 const HOP_BY_HOP_REQUEST: &[&str] = &[
     "connection",
@@ -609,35 +773,11 @@ const HOP_BY_HOP_REQUEST: &[&str] = &[
     "expect",
 ];
 
-#[async_trait]
-impl ProxyHttp for ProxyService {
-    type CTX = Ctx;
-
-    fn new_ctx(&self) -> Ctx {
-        Ctx {
-            started: Instant::now(),
-            route: None,
-            target: ErrorTarget::default(),
-            entered: false,
-            body_seen: 0,
-            stream_open: false,
-            status: None,
-            failure: None,
-            upstream_version: None,
-            rpc: None,
-            new_req_body: None,
-            accumulate: None,
-            resp: RespRewrite::Pass,
-            rest: None,
-            first_frame: None,
-            push: None,
-            push_delete: None,
-            same_version_push: false,
-            rest_large: None,
-        }
-    }
-
-    async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+impl ProxyService {
+    /// Routes a request: answers it here, leaves it to pingora's proxy
+    /// (`Ok(false)`), or names the call of our own that answers it
+    /// ([`Ctx::own_call`]).
+    async fn route_request(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         let app = &self.app;
         let req = session.req_header();
         let method = req.method.clone();
@@ -759,6 +899,14 @@ impl ProxyHttp for ProxyService {
                         if let Err(f) = self.same_version_push(ctx, op, up, body).await {
                             return self.respond_failure(session, ctx, f).await;
                         }
+                        if op.is_streaming() {
+                            // A stream of our own: an open stream holds
+                            // little more than its sockets.
+                            if ctx.new_req_body.is_none() {
+                                ctx.new_req_body = Some(body.clone());
+                            }
+                            return Ok(ctx.own_call(OwnCall::Stream));
+                        }
                     }
                     return Ok(false);
                 }
@@ -815,9 +963,9 @@ impl ProxyHttp for ProxyService {
                         ctx.rpc = Some(rpc);
                         if route.operation.is_some_and(|op| !op.is_streaming()) {
                             // Unary: one call of our own, answered with a length.
-                            return self.unary_call(session, ctx).await;
+                            return Ok(ctx.own_call(OwnCall::Unary));
                         }
-                        Ok(false)
+                        Ok(ctx.own_call(OwnCall::Stream))
                     }
                     Err(f) => self.respond_failure(session, ctx, f).await,
                 }
@@ -856,7 +1004,25 @@ impl ProxyHttp for ProxyService {
                 match app.upstream_version().await {
                     Ok(up) if up == route.client_version && !same_version_push(up) => {
                         ctx.upstream_version = Some(up);
-                        Ok(false)
+                        let streams = route.operation.is_some_and(|op| op.is_streaming());
+                        let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
+                        if !streams || chunked || length.is_some_and(|n| n > PREBUFFER_LIMIT) {
+                            return Ok(false);
+                        }
+                        // A stream of our own, as on JSON-RPC: the body is
+                        // small and read first.
+                        if length.is_some_and(|n| n > 0) {
+                            let limit = app.config.limits.max_body_bytes.min(PREBUFFER_LIMIT);
+                            match self.read_body_within(session, limit).await? {
+                                Some(b) => ctx.new_req_body = Some(b),
+                                None => {
+                                    session.set_keepalive(None);
+                                    let f = Failure::PayloadTooLarge { limit };
+                                    return self.respond_failure(session, ctx, f).await;
+                                }
+                            }
+                        }
+                        Ok(ctx.own_call(OwnCall::Stream))
                     }
                     Ok(up) => {
                         ctx.upstream_version = Some(up);
@@ -956,9 +1122,9 @@ impl ProxyHttp for ProxyService {
                                 if !op.is_streaming() {
                                     // Unary: one call of our own, answered whole (with a
                                     // length, and the status its error body calls for).
-                                    return self.unary_call(session, ctx).await;
+                                    return Ok(ctx.own_call(OwnCall::Unary));
                                 }
-                                Ok(false)
+                                Ok(ctx.own_call(OwnCall::Stream))
                             }
                             Err(f) => self.respond_failure(session, ctx, f).await,
                         }
@@ -996,6 +1162,47 @@ impl ProxyHttp for ProxyService {
             }
             // Non-A2A paths go through untouched.
             _ => Ok(false),
+        }
+    }
+}
+
+#[async_trait]
+impl ProxyHttp for ProxyService {
+    type CTX = Ctx;
+
+    fn new_ctx(&self) -> Ctx {
+        Ctx {
+            started: Instant::now(),
+            route: None,
+            target: ErrorTarget::default(),
+            entered: false,
+            body_seen: 0,
+            stream_open: false,
+            status: None,
+            failure: None,
+            upstream_version: None,
+            rpc: None,
+            new_req_body: None,
+            accumulate: None,
+            resp: RespRewrite::Pass,
+            rest: None,
+            first_frame: None,
+            push: None,
+            push_delete: None,
+            same_version_push: false,
+            rest_large: None,
+            own_call: None,
+        }
+    }
+
+    async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+        // Routing runs in a future of its own, gone before a call of ours
+        // starts: an open stream keeps only what the stream needs.
+        let done = Box::pin(self.route_request(session, ctx)).await?;
+        match ctx.own_call.take() {
+            Some(OwnCall::Unary) => Box::pin(self.unary_call(session, ctx)).await,
+            Some(OwnCall::Stream) => self.stream_call(session, ctx).await,
+            None => Ok(done),
         }
     }
 

@@ -806,6 +806,149 @@ async fn streams_end_at_their_maximum_duration() {
     assert_eq!(last["error"]["data"]["proxyReason"], "stream_max_duration");
 }
 
+/// A v1.0 client's SendStreamingMessage toward a v0.3 agent, over the
+/// proxy's own streaming call.
+const V10_STREAM: &[u8] = br#"{"jsonrpc":"2.0","id":5,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+
+/// A v0.3 agent's first stream event (a Task, working).
+const V03_WORKING: &str = "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"kind\":\"task\",\"id\":\"t1\",\"contextId\":\"c1\",\"status\":{\"state\":\"working\"}}}\n\n";
+
+/// Reads a stream to its end (bounded by [`WAIT`] per piece).
+async fn rest_of(s: &mut Streaming) -> String {
+    let mut text = String::new();
+    while let Ok(Some(c)) = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .expect("the stream did not end")
+    {
+        text.push_str(std::str::from_utf8(&c).unwrap());
+    }
+    text
+}
+
+/// The last `data:` frame of an SSE text, as JSON.
+fn last_frame(text: &str) -> Value {
+    let data = text
+        .split("\n\n")
+        .filter_map(|ev| ev.trim().strip_prefix("data: "))
+        .last()
+        .unwrap_or_else(|| panic!("no data frame in {text:?}"));
+    serde_json::from_str(data).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaving_a_translated_stream_closes_it() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Sse {
+        events: vec![V03_WORKING.to_string(), V03_WORKING.to_string()],
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], V10_STREAM),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    let first = timeout(WAIT, s.reader.chunk(&mut s.sock))
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        std::str::from_utf8(&first)
+            .unwrap()
+            .contains("TASK_STATE_WORKING"),
+        "{first:?}"
+    );
+    assert_eq!(px.app.metrics.open_streams(), 1);
+    // The client leaves while the agent has nothing to send: the proxy
+    // notices without waiting for the agent.
+    drop(s);
+    for _ in 0..100 {
+        if px.app.metrics.open_streams() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(px.app.metrics.open_streams(), 0);
+    gate.add_permits(1);
+    // And it goes on serving.
+    let r = get(px.addr, "/health", &[]).await;
+    assert_eq!(r.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_translated_stream_ends_at_its_maximum_duration_in_the_clients_shape() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Sse {
+        events: vec![
+            V03_WORKING.to_string(),
+            V03_WORKING.replace("working", "completed"),
+        ],
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |c| {
+        c.limits.stream_max_duration = Duration::from_millis(200)
+    });
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], V10_STREAM),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    gate.add_permits(1);
+    let text = rest_of(&mut s).await;
+    assert!(text.contains("TASK_STATE_WORKING"), "{text}");
+    assert!(!text.contains("COMPLETED"), "{text}");
+    let last = last_frame(&text);
+    assert_eq!(last["jsonrpc"], "2.0");
+    assert_eq!(last["id"], 5);
+    assert!(last["error"]["code"].is_i64(), "{last}");
+    assert!(
+        last.to_string().contains("stream_max_duration"),
+        "no reason in {last}"
+    );
+    assert!(last.get("result").is_none(), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_cutting_a_translated_stream_short_ends_it_with_an_error_frame() {
+    let event = V03_WORKING;
+    let cut = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n",
+        event.len()
+    );
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Cut(cut.clone().into_bytes())).await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], V10_STREAM),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    let text = rest_of(&mut s).await;
+    assert!(text.contains("TASK_STATE_WORKING"), "{text}");
+    let last = last_frame(&text);
+    assert_eq!(last["id"], 5);
+    assert!(last["error"]["code"].is_i64(), "{last}");
+    assert!(
+        last.to_string().contains("upstream_unavailable"),
+        "no reason in {last}"
+    );
+    for _ in 0..100 {
+        if px.app.metrics.open_streams() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(px.app.metrics.open_streams(), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_over_max_connections_get_503_in_the_clients_shape() {
     let gate = Arc::new(Semaphore::new(0));

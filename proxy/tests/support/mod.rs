@@ -52,6 +52,9 @@ pub enum Reply {
     },
     /// Never answers (until the connection is dropped).
     Hang,
+    /// Writes these bytes as they are, then closes the connection (an
+    /// answer cut short).
+    Cut(Vec<u8>),
 }
 
 impl Reply {
@@ -188,6 +191,11 @@ async fn serve_conn(
                     sock.flush().await?;
                 }
                 sock.write_all(b"0\r\n\r\n").await?;
+                return Ok(());
+            }
+            Reply::Cut(bytes) => {
+                sock.write_all(&bytes).await?;
+                sock.flush().await?;
                 return Ok(());
             }
             Reply::Hang => {
