@@ -437,6 +437,118 @@ async fn pending_deliveries_survive_a_restart() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A v0.3 webhook of a v1.0 agent gets the full Task on every push, folded
+/// from every push before it, across a proxy restart too: the fold
+/// snapshot is stored with the item it produced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
+    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        if req["method"] == "SendMessage" {
+            *s.lock().unwrap() =
+                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
+        }
+        let task = json!({"task": {"id": "t9", "contextId": "c9",
+            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
+        )
+    })
+    .await;
+    let hook = webhook(0).await;
+    let hook_url = format!("{}/v03hook", hook.url());
+    let dir = data_dir("snapshot");
+    let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let mut px = start_proxy(&agent.url(), &dir, v10_agent);
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"kind": "message", "messageId": "m1", "role": "user",
+            "parts": [{"kind": "text", "text": "hi"}]},
+        "configuration": {"pushNotificationConfig": {"url": hook_url, "token": "v03-tok"}}}});
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        send.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
+    let cfg = seen.lock().unwrap().clone().expect("agent got a config");
+    let callback_url = cfg["url"].as_str().unwrap_or_default().to_string();
+    let path = callback_url[px.url().len()..].to_string();
+    assert!(
+        path.starts_with("/a2a-proxy/push/"),
+        "agent was given {cfg}"
+    );
+    let secret = cfg["token"].as_str().unwrap().to_string();
+    let push = |addr: std::net::SocketAddr, body: Value| {
+        let (path, auth) = (path.clone(), format!("Bearer {secret}"));
+        async move {
+            post(
+                addr,
+                &path,
+                &[
+                    ("Content-Type", "application/json"),
+                    ("Authorization", &auth),
+                ],
+                body.to_string().as_bytes(),
+            )
+            .await
+        }
+    };
+
+    let working = json!({"statusUpdate": {"taskId": "t9", "contextId": "c9",
+        "status": {"state": "TASK_STATE_WORKING", "timestamp": "2024-03-15T18:31:00Z",
+            "message": {"messageId": "m-w", "role": "ROLE_AGENT", "taskId": "t9",
+                "contextId": "c9", "parts": [{"text": "looking it up"}]}}}});
+    let r = push(px.addr, working).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(wait_hooks(&hook, 1, Duration::from_secs(10)).await.len(), 1);
+    px.stop();
+    drop(px);
+
+    let px2 = start_proxy(&agent.url(), &dir, v10_agent);
+    let artifact = json!({"artifactUpdate": {"taskId": "t9", "contextId": "c9",
+        "artifact": {"artifactId": "a1", "parts": [{"text": "the answer"}]}}});
+    let r = push(px2.addr, artifact).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let hooks = wait_hooks(&hook, 2, Duration::from_secs(10)).await;
+    assert_eq!(hooks.len(), 2);
+    let first: Value = serde_json::from_slice(&hooks[0].body).unwrap();
+    assert_eq!(first["status"]["state"], "working", "{first}");
+    let body: Value = serde_json::from_slice(&hooks[1].body).unwrap();
+    assert_eq!(hooks[1].target, "/v03hook");
+    assert_eq!(hooks[1].header("x-a2a-notification-token"), Some("v03-tok"));
+    // A full v0.3 Task: the artifact, and what the push before the restart
+    // contributed (its state and status message).
+    assert_eq!(body["kind"], "task", "{body}");
+    assert_eq!(
+        (body["id"].as_str(), body["contextId"].as_str()),
+        (Some("t9"), Some("c9")),
+        "{body}"
+    );
+    assert_eq!(body["artifacts"][0]["artifactId"], "a1", "{body}");
+    assert_eq!(
+        body["artifacts"][0]["parts"][0],
+        json!({"kind": "text", "text": "the answer"}),
+        "{body}"
+    );
+    assert_eq!(body["status"]["state"], "working", "{body}");
+    assert_eq!(
+        body["status"]["timestamp"], "2024-03-15T18:31:00Z",
+        "{body}"
+    );
+    assert_eq!(body["status"]["message"]["messageId"], "m-w", "{body}");
+    assert_eq!(
+        body["status"]["message"]["parts"][0]["text"], "looking it up",
+        "{body}"
+    );
+    drop(px2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_webhook_targets_are_refused_at_registration() {
     let (agent, seen) = v03_agent().await;
