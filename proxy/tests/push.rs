@@ -437,6 +437,151 @@ async fn pending_deliveries_survive_a_restart() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A v1.0 JSON-RPC agent that answers SendMessage with task t9 and keeps
+/// the push config it was given.
+async fn v10_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
+    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        if req["method"] == "SendMessage" {
+            *s.lock().unwrap() =
+                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
+        }
+        let task = json!({"task": {"id": "t9", "contextId": "c9",
+            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
+        )
+    })
+    .await;
+    (agent, seen)
+}
+
+/// A v0.3 client registers `hook` inline in message/send through the proxy
+/// at `addr`; returns the callback path and the secret the agent was given.
+async fn register_v03_at(
+    addr: std::net::SocketAddr,
+    agent_seen: &Arc<Mutex<Option<Value>>>,
+    hook: &str,
+) -> (String, String) {
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"kind": "message", "messageId": "m1", "role": "user",
+            "parts": [{"kind": "text", "text": "hi"}]},
+        "configuration": {"pushNotificationConfig": {"url": hook, "token": "v03-tok"}}}});
+    let r = post(
+        addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        send.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
+    let cfg = agent_seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("agent got a config");
+    let callback_url = cfg["url"].as_str().unwrap_or_default().to_string();
+    let path = callback_url[format!("http://{addr}").len()..].to_string();
+    assert!(
+        path.starts_with("/a2a-proxy/push/"),
+        "agent was given {cfg}"
+    );
+    (path, cfg["token"].as_str().unwrap().to_string())
+}
+
+/// A v1.0 agent's push (bearer secret) to the proxy at `addr`.
+async fn push_v10(addr: std::net::SocketAddr, path: &str, secret: &str, body: Value) -> Response {
+    post(
+        addr,
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", &format!("Bearer {secret}")),
+        ],
+        body.to_string().as_bytes(),
+    )
+    .await
+}
+
+/// A v1.0 status update of t9: working, with an agent message.
+fn working_with_message() -> Value {
+    json!({"statusUpdate": {"taskId": "t9", "contextId": "c9",
+        "status": {"state": "TASK_STATE_WORKING", "timestamp": "2024-03-15T18:31:00Z",
+            "message": {"messageId": "m-w", "role": "ROLE_AGENT", "taskId": "t9",
+                "contextId": "c9", "parts": [{"text": "looking it up"}]}}}})
+}
+
+fn artifact_update(id: &str, text: &str) -> Value {
+    json!({"artifactUpdate": {"taskId": "t9", "contextId": "c9",
+        "artifact": {"artifactId": id, "parts": [{"text": text}]}}})
+}
+
+/// A v0.3 webhook of a v1.0 agent gets the full Task on every push, folded
+/// from every push before it, across a proxy restart too: the fold
+/// snapshot is stored with the item it produced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
+    let (agent, seen) = v10_agent().await;
+    let hook = webhook(0).await;
+    let hook_url = format!("{}/v03hook", hook.url());
+    let dir = data_dir("snapshot");
+    let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let mut px = start_proxy(&agent.url(), &dir, v10_agent);
+    let (path, secret) = register_v03_at(px.addr, &seen, &hook_url).await;
+
+    let r = push_v10(px.addr, &path, &secret, working_with_message()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(wait_hooks(&hook, 1, Duration::from_secs(10)).await.len(), 1);
+    px.stop();
+    drop(px);
+
+    let px2 = start_proxy(&agent.url(), &dir, v10_agent);
+    let r = push_v10(
+        px2.addr,
+        &path,
+        &secret,
+        artifact_update("a1", "the answer"),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let hooks = wait_hooks(&hook, 2, Duration::from_secs(10)).await;
+    assert_eq!(hooks.len(), 2);
+    let first: Value = serde_json::from_slice(&hooks[0].body).unwrap();
+    assert_eq!(first["status"]["state"], "working", "{first}");
+    let body: Value = serde_json::from_slice(&hooks[1].body).unwrap();
+    assert_eq!(hooks[1].target, "/v03hook");
+    assert_eq!(hooks[1].header("x-a2a-notification-token"), Some("v03-tok"));
+    // A full v0.3 Task: the artifact, and what the push before the restart
+    // contributed (its state and status message).
+    assert_eq!(body["kind"], "task", "{body}");
+    assert_eq!(
+        (body["id"].as_str(), body["contextId"].as_str()),
+        (Some("t9"), Some("c9")),
+        "{body}"
+    );
+    assert_eq!(body["artifacts"][0]["artifactId"], "a1", "{body}");
+    assert_eq!(
+        body["artifacts"][0]["parts"][0],
+        json!({"kind": "text", "text": "the answer"}),
+        "{body}"
+    );
+    assert_eq!(body["status"]["state"], "working", "{body}");
+    assert_eq!(
+        body["status"]["timestamp"], "2024-03-15T18:31:00Z",
+        "{body}"
+    );
+    assert_eq!(body["status"]["message"]["messageId"], "m-w", "{body}");
+    assert_eq!(
+        body["status"]["message"]["parts"][0]["text"], "looking it up",
+        "{body}"
+    );
+    drop(px2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_webhook_targets_are_refused_at_registration() {
     let (agent, seen) = v03_agent().await;
@@ -729,6 +874,71 @@ async fn two_instances_on_one_postgres_deliver_each_notification_once_in_order()
         metric(&metrics(&b).await, line),
     );
     assert_eq!(da + db, n as u64, "a delivered {da}, b delivered {db}");
+    drop(a);
+    drop(b);
+    drop(cluster);
+}
+
+/// Two instances on one PostgreSQL take turns accepting a v1.0 agent's
+/// pushes for a v0.3 webhook: each Task the webhook gets carries what
+/// every earlier push contributed, whichever instance accepted it (the
+/// second instance loads the snapshot; the first, its cached snapshot now
+/// stale, folds again from the stored one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_postgres_fold_one_v03_task() {
+    let (cluster, url) = tokio::task::spawn_blocking(|| {
+        let c = pg::Cluster::start();
+        let url = c.fresh_db();
+        (c, url)
+    })
+    .await
+    .unwrap();
+    let (agent, seen) = v10_agent().await;
+    let hook = webhook(0).await;
+    let dir = data_dir("unused");
+    let mk = |url: String, up: String, dir: PathBuf| {
+        tokio::task::spawn_blocking(move || {
+            start_proxy(&up, &dir, |c| {
+                c.push.backend = PushBackend::Postgres(url);
+                c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+            })
+        })
+    };
+    let a = mk(url.clone(), agent.url(), dir.clone()).await.unwrap();
+    let b = mk(url.clone(), agent.url(), dir.clone()).await.unwrap();
+    let (path, secret) = register_v03_at(a.addr, &seen, &format!("{}/h", hook.url())).await;
+    let pushes = [
+        (a.addr, working_with_message()),
+        (b.addr, artifact_update("a1", "one")),
+        (a.addr, artifact_update("a2", "two")),
+    ];
+    for (n, (addr, body)) in pushes.into_iter().enumerate() {
+        let r = push_v10(addr, &path, &secret, body).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        // Delivered before the next push: the webhook's order is the
+        // pushes' order.
+        let got = wait_hooks(&hook, n + 1, Duration::from_secs(10)).await;
+        assert_eq!(got.len(), n + 1);
+    }
+    let bodies: Vec<Value> = hook
+        .recorded()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    assert_eq!(bodies.len(), 3);
+    for (n, body) in bodies.iter().enumerate() {
+        assert_eq!(body["kind"], "task", "{body}");
+        assert_eq!(body["status"]["state"], "working", "{body}");
+        assert_eq!(
+            body["status"]["message"]["messageId"], "m-w",
+            "push {n}: {body}"
+        );
+        let arts: Vec<&str> = body["artifacts"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x["artifactId"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(arts, ["a1", "a2"][..n], "push {n}: {body}");
+    }
     drop(a);
     drop(b);
     drop(cluster);

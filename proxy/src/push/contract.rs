@@ -2,7 +2,7 @@
 //! backends' tests (redb unit tests, the PostgreSQL integration test) run
 //! on a fresh, empty store. Panics on a violation (test-only use).
 
-use super::{OutboxItem, PushConfig, Store, TaskRecord};
+use super::{OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, TaskRecord};
 use crate::version::Version;
 
 pub fn cfg(cb: &str, task: &str, id: &str) -> PushConfig {
@@ -40,6 +40,125 @@ pub fn run(fresh: &dyn Fn() -> Box<dyn Store>) {
     claim_runs_per_callback_in_order_with_leases(&*fresh());
     reschedule_rewrites_and_releases(&*fresh());
     tasks_upsert_trim_and_load_newest(&*fresh());
+    snapshots_change_with_their_items_or_not_at_all(&*fresh());
+    snapshots_go_with_their_config(&*fresh());
+}
+
+pub fn change(cb: &str, base: u64, task: Option<&str>) -> SnapshotWrite {
+    SnapshotWrite {
+        callback_id: cb.into(),
+        base,
+        task: task.map(str::to_string),
+    }
+}
+
+fn snap(version: u64, task: Option<&str>) -> Snapshot {
+    Snapshot {
+        version,
+        task: task.map(str::to_string),
+    }
+}
+
+fn folded(cb: &str, body: &str) -> OutboxItem {
+    OutboxItem {
+        callback_id: cb.into(),
+        body: body.into(),
+        ..item("t")
+    }
+}
+
+pub fn snapshots_change_with_their_items_or_not_at_all(s: &dyn Store) {
+    assert_eq!(s.snapshot("a").unwrap(), Snapshot::default());
+    let got = s
+        .enqueue_folded(vec![(folded("a", "1"), Some(change("a", 0, Some("A1"))))])
+        .unwrap();
+    assert_eq!(got, [Some(1)]);
+    assert_eq!(s.snapshot("a").unwrap(), snap(1, Some("A1")));
+    // Folded from a stale version (another instance wrote first): neither
+    // the change nor its item is written.
+    let got = s
+        .enqueue_folded(vec![(
+            folded("a", "stale"),
+            Some(change("a", 0, Some("X"))),
+        )])
+        .unwrap();
+    assert_eq!(got, [None]);
+    assert_eq!(s.snapshot("a").unwrap(), snap(1, Some("A1")));
+    assert_eq!(s.outbox_len().unwrap(), 1);
+    // In one call: a change building on the one before it is written, a
+    // second change from the same base is not; others are independent.
+    let got = s
+        .enqueue_folded(vec![
+            (folded("a", "2"), Some(change("a", 1, Some("A2")))),
+            (folded("a", "dup"), Some(change("a", 1, Some("Y")))),
+            (folded("b", "b1"), Some(change("b", 0, Some("B1")))),
+            (item("t"), None),
+            (folded("a", "3"), Some(change("a", 2, Some("A3")))),
+        ])
+        .unwrap();
+    assert_eq!(got, [Some(2), None, Some(3), Some(4), Some(5)]);
+    assert_eq!(s.snapshot("a").unwrap(), snap(3, Some("A3")));
+    assert_eq!(s.snapshot("b").unwrap(), snap(1, Some("B1")));
+    let bodies: Vec<String> = s.pending(10).unwrap().into_iter().map(|i| i.body).collect();
+    assert_eq!(bodies, ["1", "2", "b1", "{}", "3"]);
+    // A removal (terminal state) keeps the version: a fold from before it
+    // is still stale.
+    let got = s
+        .enqueue_folded(vec![(folded("a", "4"), Some(change("a", 3, None)))])
+        .unwrap();
+    assert_eq!(got, [Some(6)]);
+    assert_eq!(s.snapshot("a").unwrap(), snap(4, None));
+    let got = s
+        .enqueue_folded(vec![(folded("a", "x"), Some(change("a", 3, Some("Z"))))])
+        .unwrap();
+    assert_eq!(got, [None]);
+    assert_eq!(s.snapshot("a").unwrap(), snap(4, None));
+    assert_eq!(s.outbox_len().unwrap(), 6);
+    // Seqs spent on refused items (if any) never go backwards.
+    assert!(s.enqueue(item("t")).unwrap() > 6);
+}
+
+pub fn snapshots_go_with_their_config(s: &dyn Store) {
+    s.put_config(&cfg("a", "t1", "c1")).unwrap();
+    s.put_config(&cfg("b", "t1", "c2")).unwrap();
+    let got = s
+        .enqueue_folded(vec![
+            (folded("a", "1"), Some(change("a", 0, Some("A1")))),
+            (folded("b", "1"), Some(change("b", 0, Some("B1")))),
+        ])
+        .unwrap();
+    assert_eq!(got, [Some(1), Some(2)]);
+    assert_eq!(s.delete_config("t1", "c1").unwrap(), 1);
+    assert_eq!(s.snapshot("a").unwrap(), Snapshot::default());
+    assert_eq!(s.snapshot("b").unwrap(), snap(1, Some("B1")));
+}
+
+/// Writes snapshot changes; [`snapshots_after`] checks them (after
+/// reopening the store: they are as durable as their items).
+pub fn snapshots_before(s: &dyn Store) {
+    let got = s
+        .enqueue_folded(vec![
+            (folded("a", "1"), Some(change("a", 0, Some("A1")))),
+            (folded("a", "2"), Some(change("a", 1, Some("A2")))),
+            (folded("b", "1"), Some(change("b", 0, Some("B1")))),
+            (folded("b", "2"), Some(change("b", 1, None))),
+        ])
+        .unwrap();
+    assert_eq!(got, [Some(1), Some(2), Some(3), Some(4)]);
+}
+
+pub fn snapshots_after(s: &dyn Store) {
+    assert_eq!(s.snapshot("a").unwrap(), snap(2, Some("A2")));
+    assert_eq!(s.snapshot("b").unwrap(), snap(2, None));
+    assert_eq!(s.outbox_len().unwrap(), 4);
+    let got = s
+        .enqueue_folded(vec![
+            (folded("a", "stale"), Some(change("a", 1, Some("X")))),
+            (folded("a", "3"), Some(change("a", 2, Some("A3")))),
+        ])
+        .unwrap();
+    assert_eq!(got, [None, Some(5)]);
+    assert_eq!(s.snapshot("a").unwrap(), snap(3, Some("A3")));
 }
 
 pub fn tasks_upsert_trim_and_load_newest(s: &dyn Store) {

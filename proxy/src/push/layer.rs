@@ -13,7 +13,7 @@ use tokio::sync::{oneshot, Notify};
 
 use super::rewrite::{self, Registration};
 use super::safety::TargetPolicy;
-use super::{OutboxItem, PushConfig, Store, StoreError, CALLBACK_PREFIX};
+use super::{OutboxItem, PushConfig, SnapshotWrite, Store, StoreError, CALLBACK_PREFIX};
 use crate::app::LocalResponse;
 use crate::config::{PushBackend, PushSettings};
 use crate::error::Failure;
@@ -25,7 +25,12 @@ const MAX_GROUP: usize = 512;
 /// Configs kept in memory (the store has them all).
 const CACHE_LIMIT: usize = 100_000;
 
-type Enqueue = (OutboxItem, oneshot::Sender<Result<u64, StoreError>>);
+/// An item for the writer, with its snapshot change; answered with its seq
+/// (`None`: the snapshot changed meanwhile, nothing written).
+type Enqueue = (
+    (OutboxItem, Option<SnapshotWrite>),
+    oneshot::Sender<Result<Option<u64>, StoreError>>,
+);
 
 /// Counters of the push layer (rendered on `/metrics`).
 #[derive(Debug, Default)]
@@ -112,15 +117,22 @@ pub struct Push {
     enqueue: mpsc::SyncSender<Enqueue>,
     /// Per callback id of a v0.3 subscriber at a v1.0 agent: the Task
     /// snapshot its pushes so far add up to (v0.3 webhooks get the full
-    /// Task on every push; see `translate::push_body::fold_v03`). In memory:
-    /// after a restart a snapshot starts again from the next push.
-    snapshots: Mutex<HashMap<String, V03Task>>,
+    /// Task on every push; see `translate::push_body::fold_v03`), with the
+    /// version it has in the store. A cache: the store keeps every snapshot,
+    /// written with the item it produced; a miss (a restart, more than
+    /// [`SNAPSHOT_LIMIT`]) loads it, and a write refused as stale (another
+    /// instance accepted a push for the config) drops the entry, so the
+    /// push is folded again from the store's.
+    snapshots: Mutex<HashMap<String, (u64, Option<V03Task>)>>,
 }
 
 type V03Task = translate::v03::task::Task;
 
-/// Snapshots kept (beyond it they are dropped and start again).
+/// Snapshots cached (beyond it the cache is emptied; the store has them).
 const SNAPSHOT_LIMIT: usize = 10_000;
+/// Folds of one push tried before it is refused (503: the agent retries)
+/// while other instances keep changing its config's snapshot.
+const FOLD_ATTEMPTS: usize = 8;
 
 impl std::fmt::Debug for Push {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -200,7 +212,7 @@ fn spawn_writer(store: Arc<dyn Store>) -> std::io::Result<mpsc::SyncSender<Enque
                     }
                 }
                 let (items, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-                match store.enqueue_many(items) {
+                match store.enqueue_folded(items) {
                     Ok(seqs) => {
                         for (r, s) in replies.into_iter().zip(seqs) {
                             let _ = r.send(Ok(s));
@@ -549,6 +561,9 @@ impl Push {
                     m.remove(id);
                 }
             }
+            for id in &ids {
+                me.forget_snapshot(id);
+            }
             let store = me.store.clone();
             if let Err(e) = blocking(move || store.delete_config(&task_id, &config_id)).await {
                 tracing::error!(error = %e, "forgetting a deleted push config");
@@ -601,66 +616,133 @@ impl Push {
             return Err((401, "push callback not authenticated".into()));
         }
         let folds = c.upstream_version == Version::V10 && c.subscriber_version == Version::V03;
-        let mut snapshot = if folds {
-            self.snapshots
-                .lock()
-                .ok()
-                .and_then(|m| m.get(&c.callback_id).cloned())
-        } else {
-            None
-        };
-        let (out, task) = translate_body(
-            c.upstream_version,
-            c.subscriber_version,
-            &body,
-            folds.then_some(&mut snapshot),
-        )
-        .map_err(|m| (400, m))?;
-        let callback_id = c.callback_id.clone();
-        if c.task_id.is_empty() && !task.is_empty() {
-            c.task_id = task.clone();
-            self.save(c.clone()).await.map_err(unavailable)?;
-        }
-        let item = OutboxItem {
-            seq: 0,
-            callback_id: c.callback_id.clone(),
-            task_id: if task.is_empty() { c.task_id } else { task },
-            body: out,
-            attempts: 0,
-            next_attempt_ms: 0,
-            accepted_ms: super::now_ms(),
-            lease_owner: String::new(),
-            lease_until_ms: 0,
-        };
-        let (tx, rx) = oneshot::channel();
-        let sender = self.enqueue.clone();
-        // A full queue blocks: wait on the blocking pool, not a reactor.
-        tokio::task::spawn_blocking(move || sender.send((item, tx)).map_err(|_| ()))
-            .await
-            .map_err(|e| unavailable(StoreError(e.to_string())))?
-            .map_err(|_| unavailable(StoreError("writer stopped".into())))?;
-        let seq = rx
-            .await
-            .map_err(|_| unavailable(StoreError("writer stopped".into())))?
-            .map_err(unavailable)?;
-        // Kept only once accepted: a refused push is sent again by the
-        // agent and must not be folded in twice.
-        if folds {
-            if let Ok(mut m) = self.snapshots.lock() {
-                match snapshot.filter(|t| !t.status.state.is_terminal()) {
-                    Some(t) => {
-                        if m.len() >= SNAPSHOT_LIMIT && !m.contains_key(&callback_id) {
-                            m.clear();
-                        }
-                        m.insert(callback_id, t);
+        for _ in 0..FOLD_ATTEMPTS {
+            let (base, mut snapshot) = if folds {
+                self.snapshot_of(&c.callback_id)
+                    .await
+                    .map_err(unavailable)?
+            } else {
+                (0, None)
+            };
+            let (out, task) = translate_body(
+                c.upstream_version,
+                c.subscriber_version,
+                &body,
+                folds.then_some(&mut snapshot),
+            )
+            .map_err(|m| (400, m))?;
+            if c.task_id.is_empty() && !task.is_empty() {
+                c.task_id = task.clone();
+                self.save(c.clone()).await.map_err(unavailable)?;
+            }
+            // A terminal state ends the snapshot: a later push starts anew.
+            let kept = snapshot.filter(|t| !t.status.state.is_terminal());
+            let change = match folds {
+                true => Some(SnapshotWrite {
+                    callback_id: c.callback_id.clone(),
+                    base,
+                    task: kept
+                        .as_ref()
+                        .map(serde_json::to_string)
+                        .transpose()
+                        .map_err(|e| unavailable(StoreError(e.to_string())))?,
+                }),
+                false => None,
+            };
+            let item = OutboxItem {
+                seq: 0,
+                callback_id: c.callback_id.clone(),
+                task_id: if task.is_empty() {
+                    c.task_id.clone()
+                } else {
+                    task
+                },
+                body: out,
+                attempts: 0,
+                next_attempt_ms: 0,
+                accepted_ms: super::now_ms(),
+                lease_owner: String::new(),
+                lease_until_ms: 0,
+            };
+            // The snapshot is cached only once accepted (with the item, in
+            // one durable write): a refused push is sent again by the agent
+            // and must not be folded in twice.
+            match self.write_item(item, change).await {
+                Ok(Some(seq)) => {
+                    if folds {
+                        self.cache_snapshot(&c.callback_id, base + 1, kept);
                     }
-                    None => {
-                        m.remove(&callback_id);
-                    }
+                    return Ok(seq);
+                }
+                Ok(None) => {
+                    tracing::debug!("push snapshot changed by another instance: folding again");
+                    self.forget_snapshot(&c.callback_id);
+                }
+                Err(e) => {
+                    self.forget_snapshot(&c.callback_id);
+                    return Err(unavailable(e));
                 }
             }
         }
-        Ok(seq)
+        Err((503, "push notification snapshot kept changing".into()))
+    }
+
+    /// Hands an item (and its snapshot change) to the group-commit writer;
+    /// its seq once durable, `None` when the change was stale.
+    async fn write_item(
+        &self,
+        item: OutboxItem,
+        change: Option<SnapshotWrite>,
+    ) -> Result<Option<u64>, StoreError> {
+        let (tx, rx) = oneshot::channel();
+        let sender = self.enqueue.clone();
+        let stopped = || StoreError("writer stopped".into());
+        // A full queue blocks: wait on the blocking pool, not a reactor.
+        tokio::task::spawn_blocking(move || sender.send(((item, change), tx)).map_err(|_| ()))
+            .await
+            .map_err(|e| StoreError(e.to_string()))?
+            .map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    /// A config's snapshot and its stored version: the cached one, else the
+    /// store's.
+    async fn snapshot_of(&self, callback_id: &str) -> Result<(u64, Option<V03Task>), StoreError> {
+        if let Some(x) = self
+            .snapshots
+            .lock()
+            .ok()
+            .and_then(|m| m.get(callback_id).cloned())
+        {
+            return Ok(x);
+        }
+        let (store, id) = (self.store.clone(), callback_id.to_string());
+        let stored = blocking(move || store.snapshot(&id)).await?;
+        let task = stored
+            .task
+            .and_then(|t| match serde_json::from_str::<V03Task>(&t) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    tracing::warn!(error = %e, "stored push snapshot unreadable: folding from nothing");
+                    None
+                }
+            });
+        Ok((stored.version, task))
+    }
+
+    fn cache_snapshot(&self, callback_id: &str, version: u64, task: Option<V03Task>) {
+        if let Ok(mut m) = self.snapshots.lock() {
+            if m.len() >= SNAPSHOT_LIMIT && !m.contains_key(callback_id) {
+                m.clear();
+            }
+            m.insert(callback_id.to_string(), (version, task));
+        }
+    }
+
+    fn forget_snapshot(&self, callback_id: &str) {
+        if let Ok(mut m) = self.snapshots.lock() {
+            m.remove(callback_id);
+        }
     }
 
     /// Looks up a config for delivery.

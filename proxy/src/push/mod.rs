@@ -31,8 +31,8 @@ pub const CALLBACK_PREFIX: &str = "/a2a-proxy/push/";
 
 /// Schema version of the stored records; [`Store`] backends migrate older
 /// data on open.
-/// 2 added the ListTasks task index.
-pub const SCHEMA_VERSION: u64 = 2;
+/// 2 added the ListTasks task index; 3 the fold snapshots ([`Snapshot`]).
+pub const SCHEMA_VERSION: u64 = 3;
 
 /// A store failure (IO, corruption, encoding), already rendered as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +127,32 @@ pub struct OutboxItem {
     pub lease_until_ms: i64,
 }
 
+/// The v0.3 Task a config's pushes add up to, as stored (v1.0 agent, v0.3
+/// subscriber: every v0.3 webhook body is the full Task, see
+/// `translate::push_body::fold_v03`). `version` counts the writes, so
+/// concurrent accepts for one config (two instances) are told apart: each
+/// write names the version it folded from ([`SnapshotWrite::base`]). A
+/// removed snapshot (terminal task state) keeps its version, `task` empty,
+/// until its config is deleted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub version: u64,
+    /// The Task in v0.3 JSON.
+    pub task: Option<String>,
+}
+
+/// The change to a config's [`Snapshot`] an accepted push makes, written
+/// with its outbox item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotWrite {
+    pub callback_id: String,
+    /// The version the fold started from; the stored snapshot becomes
+    /// version `base + 1`.
+    pub base: u64,
+    /// The new Task (v0.3 JSON); `None` removes it.
+    pub task: Option<String>,
+}
+
 /// A notification given up on after the retry limit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeadLetter {
@@ -140,11 +166,31 @@ pub trait Store: Send + Sync {
     fn put_config(&self, c: &PushConfig) -> Result<(), StoreError>;
     fn config_by_callback(&self, callback_id: &str) -> Result<Option<PushConfig>, StoreError>;
     fn configs_for_task(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError>;
-    /// Removes the configs of `task_id` with `config_id`; how many went.
+    /// Removes the configs of `task_id` with `config_id`, and their fold
+    /// snapshots; how many configs went.
     fn delete_config(&self, task_id: &str, config_id: &str) -> Result<usize, StoreError>;
+    /// Appends to the outbox in one durable write, each item with the
+    /// change to its config's fold snapshot it carries, if any: an item and
+    /// its snapshot change are kept both or neither. A change whose `base`
+    /// is not the stored snapshot's version (checked in order, so a second
+    /// change of one config in the same call must build on the first) is a
+    /// conflict: neither it nor its item is written, and its answer is
+    /// `None`. Otherwise the answer is the assigned `seq` (increasing in
+    /// order). Durable on return.
+    fn enqueue_folded(
+        &self,
+        items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
+    ) -> Result<Vec<Option<u64>>, StoreError>;
+    /// The fold snapshot of a config (version 0 and no task: never written).
+    fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError>;
     /// Appends to the outbox in one transaction; returns the assigned `seq`s
     /// in order. Durable on return.
-    fn enqueue_many(&self, items: Vec<OutboxItem>) -> Result<Vec<u64>, StoreError>;
+    fn enqueue_many(&self, items: Vec<OutboxItem>) -> Result<Vec<u64>, StoreError> {
+        self.enqueue_folded(items.into_iter().map(|i| (i, None)).collect())?
+            .into_iter()
+            .map(|s| s.ok_or_else(|| StoreError("an item without a snapshot conflicted".into())))
+            .collect()
+    }
     /// Appends one item; see [`Store::enqueue_many`].
     fn enqueue(&self, item: OutboxItem) -> Result<u64, StoreError> {
         let seqs = self.enqueue_many(vec![item])?;

@@ -1,12 +1,21 @@
 //! The PostgreSQL [`Store`], for several proxy instances sharing configs and
 //! the outbox. Tables: `schema_version`, `push_configs`, `push_outbox`
-//! (seq is a BIGSERIAL), `push_dead`.
+//! (seq is a BIGSERIAL), `push_dead`, `push_tasks`, `push_snapshots`
+//! (schema 3: one row per config whose fold snapshot was written).
 //!
 //! Concurrency: `enqueue_many` and `claim` take one transaction-scoped
 //! advisory lock ([`OUTBOX_LOCK`]), so seqs become visible in commit order
 //! and a claim sees every callback's true head; one instance at a time
 //! decides which heads are free, so two instances never lease the same item
 //! nor a later item of a callback whose head the other holds.
+//!
+//! Fold snapshots across instances: a change is written in the enqueue
+//! transaction only if the row's version is still the one its fold started
+//! from (`UPDATE .. WHERE version = base`, or an insert when there was no
+//! row); otherwise neither it nor its item is written and the caller folds
+//! again from the stored snapshot. The advisory lock orders enqueues, so
+//! the check and the write see no interleaving and take no row locks that
+//! could deadlock.
 //!
 //! The sync `postgres` client runs its own runtime: call these methods off
 //! async worker threads (callers use `spawn_blocking`). The connection
@@ -16,7 +25,10 @@ use std::sync::Mutex;
 
 use postgres::{Client, NoTls, Row};
 
-use super::{DeadLetter, OutboxItem, PushConfig, Store, StoreError, TaskRecord, SCHEMA_VERSION};
+use super::{
+    DeadLetter, OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, StoreError, TaskRecord,
+    SCHEMA_VERSION,
+};
 
 /// Advisory lock key serializing enqueue and claim.
 pub const OUTBOX_LOCK: i64 = 0x0a2a_9005_0001;
@@ -74,6 +86,13 @@ const MIGRATIONS: &[&str] = &[
         data TEXT NOT NULL
     );
     CREATE INDEX push_tasks_updated ON push_tasks (updated_ms);
+",
+    "
+    CREATE TABLE push_snapshots (
+        callback_id TEXT PRIMARY KEY,
+        version BIGINT NOT NULL,
+        task TEXT
+    );
 ",
 ];
 
@@ -222,20 +241,62 @@ impl Store for PgStore {
 
     fn delete_config(&self, task_id: &str, config_id: &str) -> Result<usize, StoreError> {
         self.with(|c| {
-            let n = c
+            let mut tx = c.transaction().map_err(e)?;
+            tx.execute(
+                "DELETE FROM push_snapshots WHERE callback_id IN (SELECT callback_id \
+                 FROM push_configs WHERE task_id = $1 AND config_id = $2)",
+                &[&task_id, &config_id],
+            )
+            .map_err(e)?;
+            let n = tx
                 .execute(
                     "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2",
                     &[&task_id, &config_id],
                 )
                 .map_err(e)?;
+            tx.commit().map_err(e)?;
             usize::try_from(n).map_err(e)
         })
     }
 
-    fn enqueue_many(&self, items: Vec<OutboxItem>) -> Result<Vec<u64>, StoreError> {
+    fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError> {
+        self.with(|c| {
+            let Some(r) = c
+                .query_opt(
+                    "SELECT version, task FROM push_snapshots WHERE callback_id = $1",
+                    &[&callback_id],
+                )
+                .map_err(e)?
+            else {
+                return Ok(Snapshot::default());
+            };
+            let v: i64 = r.try_get(0).map_err(e)?;
+            Ok(Snapshot {
+                version: u64::try_from(v).map_err(e)?,
+                task: r.try_get(1).map_err(e)?,
+            })
+        })
+    }
+
+    fn enqueue_folded(
+        &self,
+        items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
+    ) -> Result<Vec<Option<u64>>, StoreError> {
         self.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&OUTBOX_LOCK])
+                .map_err(e)?;
+            let first_write = tx
+                .prepare(
+                    "INSERT INTO push_snapshots (callback_id, version, task) VALUES ($1, 1, $2) \
+                     ON CONFLICT (callback_id) DO NOTHING",
+                )
+                .map_err(e)?;
+            let next_write = tx
+                .prepare(
+                    "UPDATE push_snapshots SET version = version + 1, task = $2 \
+                     WHERE callback_id = $1 AND version = $3",
+                )
                 .map_err(e)?;
             let st = tx
                 .prepare(
@@ -245,7 +306,20 @@ impl Store for PgStore {
                 )
                 .map_err(e)?;
             let mut seqs = Vec::with_capacity(items.len());
-            for i in &items {
+            for (i, change) in &items {
+                if let Some(w) = change {
+                    let written = if w.base == 0 {
+                        tx.execute(&first_write, &[&w.callback_id, &w.task])
+                    } else {
+                        tx.execute(&next_write, &[&w.callback_id, &w.task, &seq_i64(w.base)?])
+                    }
+                    .map_err(e)?;
+                    if written == 0 {
+                        // Another write came first: no item either.
+                        seqs.push(None);
+                        continue;
+                    }
+                }
                 let row = tx
                     .query_one(
                         &st,
@@ -262,7 +336,7 @@ impl Store for PgStore {
                     )
                     .map_err(e)?;
                 let s: i64 = row.try_get(0).map_err(e)?;
-                seqs.push(u64::try_from(s).map_err(e)?);
+                seqs.push(Some(u64::try_from(s).map_err(e)?));
             }
             tx.commit().map_err(e)?;
             Ok(seqs)

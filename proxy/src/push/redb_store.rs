@@ -1,7 +1,8 @@
 //! The embedded default [`Store`]: one redb file, `push.redb`, in the data
 //! directory. Tables: `meta` (schema version, next seq, applied seq),
 //! `configs` (callback id -> JSON), `outbox` (seq -> JSON), `dead` (seq ->
-//! JSON).
+//! JSON), `tasks` (the ListTasks index), `snapshots` (callback id -> JSON
+//! [`Snapshot`], schema 3).
 //!
 //! Accepted outbox items are made durable by the journal ([`super::wal`])
 //! before `enqueue_many` returns, and are then held in memory ("hot"):
@@ -14,6 +15,13 @@
 //! completions and reschedules are not durable: a crash can only bring an
 //! item back for another delivery (at least once), never lose one. Dead
 //! letters are durable at once; a replay skips their seqs.
+//!
+//! A fold snapshot change travels in its item's journal record, so it is
+//! durable with the item at no extra cost; it is then held in memory like
+//! the item (newer than the table) until a checkpoint writes it, and a
+//! replay writes the changes of the records it puts back. Its version check
+//! is made under the journal lock: one process holds the file, so that
+//! lock orders every change.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -24,13 +32,17 @@ use std::time::{Duration, Instant};
 use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition};
 
 use super::wal::{self, Wal};
-use super::{DeadLetter, OutboxItem, PushConfig, Store, StoreError, TaskRecord, SCHEMA_VERSION};
+use super::{
+    DeadLetter, OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, StoreError, TaskRecord,
+    SCHEMA_VERSION,
+};
 
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const CONFIGS: TableDefinition<&str, &[u8]> = TableDefinition::new("configs");
 const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
 const DEAD: TableDefinition<u64, &[u8]> = TableDefinition::new("dead");
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("tasks");
+const SNAPSHOTS: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshots");
 
 /// How many outbox items one claim looks at (bounds its cost with a deep
 /// backlog; the rest is reached once the head is delivered).
@@ -60,6 +72,10 @@ const MIGRATIONS: &[Migration] = &[
     },
     |tx| {
         tx.open_table(TASKS).map_err(e)?;
+        Ok(())
+    },
+    |tx| {
+        tx.open_table(SNAPSHOTS).map_err(e)?;
         Ok(())
     },
 ];
@@ -108,6 +124,9 @@ struct Hot {
     acked: u64,
     /// Items arrived since the last checkpoint.
     fresh: bool,
+    /// Snapshot changes acknowledged since the last checkpoint (newer than
+    /// the table), by callback id.
+    snapshots: HashMap<String, Snapshot>,
 }
 
 impl RedbStore {
@@ -203,6 +222,21 @@ impl Inner {
         self.hot.lock().map_err(poisoned)
     }
 
+    /// A config's snapshot: the acknowledged change still in memory, else
+    /// the table's. (A checkpoint writes the table before it lets go of the
+    /// memory copy, so one of the two is always the newest.)
+    fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError> {
+        if let Some(s) = self.hot()?.snapshots.get(callback_id) {
+            return Ok(s.clone());
+        }
+        let tx = self.begin_read().map_err(e)?;
+        let t = tx.open_table(SNAPSHOTS).map_err(e)?;
+        match t.get(callback_id).map_err(e)? {
+            Some(g) => dec(g.value()),
+            None => Ok(Snapshot::default()),
+        }
+    }
+
     /// Puts journal records newer than the table's applied seq into the
     /// table (durably), except those already dead letters; removes dead
     /// letters' items the table still holds (a crash between a dead letter
@@ -225,10 +259,30 @@ impl Inner {
             for s in &dead_seqs {
                 out.remove(*s).map_err(e)?;
             }
+            let mut snaps = tx.open_table(SNAPSHOTS).map_err(e)?;
             let mut top = applied;
             let mut replayed = 0usize;
-            for item in records.into_iter().filter(|i| i.seq > applied) {
+            for wal::Record { item, snapshot } in
+                records.into_iter().filter(|r| r.item.seq > applied)
+            {
                 top = top.max(item.seq);
+                // Accepted, so its snapshot change holds even if the item
+                // became a dead letter since.
+                if let Some(w) = snapshot {
+                    let stored = match snaps.get(w.callback_id.as_str()).map_err(e)? {
+                        Some(g) => dec::<Snapshot>(g.value())?.version,
+                        None => 0,
+                    };
+                    if w.base + 1 > stored {
+                        let v = enc(&Snapshot {
+                            version: w.base + 1,
+                            task: w.task,
+                        })?;
+                        snaps
+                            .insert(w.callback_id.as_str(), v.as_slice())
+                            .map_err(e)?;
+                    }
+                }
                 if dead_seqs.contains(&item.seq) {
                     continue;
                 }
@@ -310,16 +364,26 @@ impl Inner {
 
     fn try_checkpoint(&self) -> Result<(), StoreError> {
         let _claims = self.claiming.lock().map_err(poisoned)?;
-        let (moved, top) = {
+        // Every snapshot change up to `top` is among `snaps` (they are
+        // recorded with `acked` under the same lock).
+        let (moved, top, snaps) = {
             let mut h = self.hot()?;
             h.fresh = false;
-            (h.items.values().cloned().collect::<Vec<_>>(), h.acked)
+            (
+                h.items.values().cloned().collect::<Vec<_>>(),
+                h.acked,
+                h.snapshots.clone(),
+            )
         };
         self.dirty.store(false, Ordering::Relaxed);
         self.write(|tx| {
             let mut out = tx.open_table(OUTBOX).map_err(e)?;
             for item in &moved {
                 out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
+            }
+            let mut t = tx.open_table(SNAPSHOTS).map_err(e)?;
+            for (cb, snap) in &snaps {
+                t.insert(cb.as_str(), enc(snap)?.as_slice()).map_err(e)?;
             }
             let mut meta = tx.open_table(META).map_err(e)?;
             let next = meta.get("next_seq").map_err(e)?.map_or(1, |g| g.value());
@@ -338,6 +402,15 @@ impl Inner {
                 }
             }
             h.cold_upto = h.cold_upto.max(top);
+            // In the table now, unless changed again meanwhile.
+            for (cb, snap) in &snaps {
+                if h.snapshots
+                    .get(cb)
+                    .is_some_and(|x| x.version == snap.version)
+                {
+                    h.snapshots.remove(cb);
+                }
+            }
         }
         if !gone.is_empty() || !changed.is_empty() {
             self.write_lazy(|tx| {
@@ -478,39 +551,82 @@ impl Store for RedbStore {
             .into_iter()
             .filter(|c| c.config_id == config_id)
             .collect::<Vec<_>>();
+        {
+            let mut h = self.inner.hot()?;
+            for c in &gone {
+                h.snapshots.remove(&c.callback_id);
+            }
+        }
         self.inner.write(|tx| {
             let mut t = tx.open_table(CONFIGS).map_err(e)?;
+            let mut snaps = tx.open_table(SNAPSHOTS).map_err(e)?;
             for c in &gone {
                 t.remove(c.callback_id.as_str()).map_err(e)?;
+                snaps.remove(c.callback_id.as_str()).map_err(e)?;
             }
             Ok(gone.len())
         })
     }
 
-    fn enqueue_many(&self, mut items: Vec<OutboxItem>) -> Result<Vec<u64>, StoreError> {
+    fn enqueue_folded(
+        &self,
+        items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
+    ) -> Result<Vec<Option<u64>>, StoreError> {
         if items.is_empty() {
             return Ok(Vec::new());
         }
         let mut guard = self.inner.journal.lock().map_err(poisoned)?;
         let j = guard.as_mut().ok_or_else(|| e("store closed"))?;
         let first = j.next_seq;
-        for (i, item) in items.iter_mut().enumerate() {
-            item.seq = first + i as u64;
+        // Snapshot versions as the records before leave them.
+        let mut versions: HashMap<String, u64> = HashMap::new();
+        let mut answers = Vec::with_capacity(items.len());
+        let mut records = Vec::with_capacity(items.len());
+        for (mut item, change) in items {
+            if let Some(w) = &change {
+                let now = match versions.get(&w.callback_id) {
+                    Some(v) => *v,
+                    None => self.inner.snapshot(&w.callback_id)?.version,
+                };
+                if now != w.base {
+                    answers.push(None);
+                    continue;
+                }
+                versions.insert(w.callback_id.clone(), w.base + 1);
+            }
+            item.seq = first + records.len() as u64;
+            answers.push(Some(item.seq));
+            records.push((item, change));
+        }
+        if records.is_empty() {
+            return Ok(answers);
         }
         // Seqs are spent even if the append fails (a torn record may hold
         // them; a reused seq would be ambiguous on replay).
-        j.next_seq += items.len() as u64;
-        j.wal.append(&items)?;
-        let seqs: Vec<u64> = items.iter().map(|i| i.seq).collect();
+        j.next_seq += records.len() as u64;
+        j.wal.append(&records)?;
         {
             // Under the journal lock: hot items arrive in seq order.
             let mut h = self.inner.hot()?;
-            h.acked = h.acked.max(first + items.len() as u64 - 1);
+            h.acked = h.acked.max(first + records.len() as u64 - 1);
             h.fresh = true;
-            h.items.extend(items.into_iter().map(|i| (i.seq, i)));
+            for (item, change) in records {
+                if let Some(w) = change {
+                    let snap = Snapshot {
+                        version: w.base + 1,
+                        task: w.task,
+                    };
+                    h.snapshots.insert(w.callback_id, snap);
+                }
+                h.items.insert(item.seq, item);
+            }
         }
         let _ = j.wake.send(());
-        Ok(seqs)
+        Ok(answers)
+    }
+
+    fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError> {
+        self.inner.snapshot(callback_id)
     }
 
     fn pending(&self, limit: usize) -> Result<Vec<OutboxItem>, StoreError> {
@@ -766,7 +882,8 @@ pub(crate) mod tests {
         // As if the process died after these appends were acknowledged:
         // seq 2 again (already in the table) and 3, 4 (only in the journal).
         let mut w = Wal::open(&dir, 0).unwrap();
-        w.append(&[item(2, 2), item(3, 3), item(4, 4)]).unwrap();
+        w.append(&[(item(2, 2), None), (item(3, 3), None), (item(4, 4), None)])
+            .unwrap();
         drop(w);
         let s = RedbStore::open(&dir).unwrap();
         let seqs: Vec<u64> = s.pending(10).unwrap().iter().map(|i| i.seq).collect();
@@ -795,7 +912,7 @@ pub(crate) mod tests {
         s.close();
         drop(s);
         let mut w = Wal::open(&dir, 0).unwrap();
-        w.append(&[item(3, 3), item(4, 4)]).unwrap();
+        w.append(&[(item(3, 3), None), (item(4, 4), None)]).unwrap();
         drop(w);
         let s = RedbStore::open(&dir).unwrap();
         let seqs: Vec<u64> = s.pending(10).unwrap().iter().map(|i| i.seq).collect();
@@ -847,6 +964,124 @@ pub(crate) mod tests {
         let dir = dir("store");
         contract::configs_outbox_dead_letters_before(&RedbStore::open(&dir).unwrap());
         contract::configs_outbox_dead_letters_after(&RedbStore::open(&dir).unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn snapshots_survive_reopen() {
+        let dir = dir("snap-reopen");
+        contract::snapshots_before(&RedbStore::open(&dir).unwrap());
+        contract::snapshots_after(&RedbStore::open(&dir).unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// What a crash leaves: snapshot changes only in the journal come back
+    /// with their records; one in a record the table already covers does
+    /// not undo the newer stored one.
+    #[test]
+    fn snapshot_changes_in_the_journal_are_replayed() {
+        let dir = dir("snap-replay");
+        let s = RedbStore::open(&dir).unwrap();
+        contract::snapshots_before(&s);
+        s.close();
+        drop(s);
+        let mut w = Wal::open(&dir, 0).unwrap();
+        w.append(&[
+            (item(4, 4), Some(contract::change("b", 0, Some("old")))),
+            (item(5, 5), Some(contract::change("a", 2, Some("A3")))),
+        ])
+        .unwrap();
+        drop(w);
+        let s = RedbStore::open(&dir).unwrap();
+        let a3 = Snapshot {
+            version: 3,
+            task: Some("A3".into()),
+        };
+        assert_eq!(s.snapshot("a").unwrap(), a3);
+        assert_eq!(s.snapshot("b").unwrap().version, 2);
+        let next = (item(0, 6), Some(contract::change("a", 3, Some("A4"))));
+        assert_eq!(s.enqueue_folded(vec![next]).unwrap(), [Some(6)]);
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A change is held in memory until a checkpoint writes it; read and
+    /// checked the same before and after.
+    #[test]
+    fn snapshot_changes_move_to_the_table_at_a_checkpoint() {
+        let dir = dir("snap-hot");
+        let s = RedbStore::open_with(&dir, false).unwrap();
+        let first = (item(0, 1), Some(contract::change("a", 0, Some("A1"))));
+        assert_eq!(s.enqueue_folded(vec![first]).unwrap(), [Some(1)]);
+        assert_eq!(s.inner.hot().unwrap().snapshots.len(), 1);
+        s.inner.try_checkpoint().unwrap();
+        assert!(s.inner.hot().unwrap().snapshots.is_empty());
+        assert_eq!(s.snapshot("a").unwrap().version, 1);
+        let stale = (item(0, 2), Some(contract::change("a", 0, Some("X"))));
+        let next = (item(0, 3), Some(contract::change("a", 1, Some("A2"))));
+        assert_eq!(
+            s.enqueue_folded(vec![stale, next]).unwrap(),
+            [None, Some(2)]
+        );
+        assert_eq!(s.snapshot("a").unwrap().task.as_deref(), Some("A2"));
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A data directory of schema 2 (before snapshots), with a config, an
+    /// item in the table and one only in the journal, opens migrated: the
+    /// old data is there and snapshots work.
+    #[test]
+    fn a_schema_2_data_dir_is_migrated_and_works() {
+        let dir = dir("schema2");
+        std::fs::create_dir_all(&dir).unwrap();
+        {
+            let db = Database::create(dir.join("push.redb")).unwrap();
+            let tx = db.begin_write().unwrap();
+            for m in &MIGRATIONS[..2] {
+                m(&tx).unwrap();
+            }
+            {
+                let mut meta = tx.open_table(META).unwrap();
+                meta.insert("schema_version", 2).unwrap();
+                meta.insert("next_seq", 2).unwrap();
+                meta.insert("applied_seq", 1).unwrap();
+                let c = enc(&contract::cfg("a", "t1", "c1")).unwrap();
+                let mut configs = tx.open_table(CONFIGS).unwrap();
+                configs.insert("a", c.as_slice()).unwrap();
+                let i = enc(&item(1, 1)).unwrap();
+                tx.open_table(OUTBOX)
+                    .unwrap()
+                    .insert(1, i.as_slice())
+                    .unwrap();
+            }
+            tx.commit().unwrap();
+        }
+        // A record without a snapshot change is what schema 2 wrote.
+        let mut w = Wal::open(&dir, 1).unwrap();
+        w.append(&[(item(2, 2), None)]).unwrap();
+        drop(w);
+        let s = RedbStore::open(&dir).unwrap();
+        {
+            let tx = s.inner.begin_read().unwrap();
+            let meta = tx.open_table(META).unwrap();
+            let v = meta.get("schema_version").unwrap().unwrap().value();
+            assert_eq!(v, SCHEMA_VERSION);
+        }
+        assert_eq!(
+            s.config_by_callback("a").unwrap(),
+            Some(contract::cfg("a", "t1", "c1"))
+        );
+        let seqs: Vec<u64> = s.pending(10).unwrap().iter().map(|i| i.seq).collect();
+        assert_eq!(seqs, [1, 2]);
+        assert_eq!(s.snapshot("a").unwrap(), Snapshot::default());
+        let first = (item(0, 3), Some(contract::change("a", 0, Some("A1"))));
+        assert_eq!(s.enqueue_folded(vec![first]).unwrap(), [Some(3)]);
+        drop(s);
+        let s = RedbStore::open(&dir).unwrap();
+        assert_eq!(s.snapshot("a").unwrap().task.as_deref(), Some("A1"));
+        assert_eq!(s.outbox_len().unwrap(), 3);
+        drop(s);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

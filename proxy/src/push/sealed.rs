@@ -17,7 +17,9 @@ use chacha20poly1305::aead::{Aead, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use translate::v10::part::{decode_base64, encode_base64};
 
-use super::{DeadLetter, OutboxItem, PushConfig, Store, StoreError, TaskRecord};
+use super::{
+    DeadLetter, OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, StoreError, TaskRecord,
+};
 
 const PREFIX: &str = "sealed:v1:";
 
@@ -173,8 +175,15 @@ impl Store for SealedStore {
     fn delete_config(&self, task_id: &str, config_id: &str) -> Result<usize, StoreError> {
         self.inner.delete_config(task_id, config_id)
     }
-    fn enqueue_many(&self, items: Vec<OutboxItem>) -> Result<Vec<u64>, StoreError> {
-        self.inner.enqueue_many(items)
+    fn enqueue_folded(
+        &self,
+        items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
+    ) -> Result<Vec<Option<u64>>, StoreError> {
+        // Snapshots hold task content, no credential: not sealed.
+        self.inner.enqueue_folded(items)
+    }
+    fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError> {
+        self.inner.snapshot(callback_id)
     }
     fn pending(&self, limit: usize) -> Result<Vec<OutboxItem>, StoreError> {
         self.inner.pending(limit)

@@ -8,7 +8,11 @@
 //!
 //! Segment files are `wal-<n>.log` in the data directory. A record is
 //! `[len: u32 LE][crc32 of payload: u32 LE][payload]`, the payload one
-//! JSON [`OutboxItem`]. A torn tail (a crash in the middle of an append)
+//! JSON [`OutboxItem`] with, when its push changed its config's fold
+//! snapshot, that change as a `snapshot` member (a [`SnapshotWrite`];
+//! records written before schema 3 have none and read the same). The item
+//! and its snapshot change are one record, so they are durable together or
+//! not at all, with no second sync. A torn tail (a crash in the middle of an append)
 //! ends the replay of its segment; it was never acknowledged.
 //!
 //! Segments are written full of zeros and synced before use (a spare one is
@@ -22,7 +26,28 @@ use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::{OutboxItem, StoreError};
+use serde::{Deserialize, Serialize};
+
+use super::{OutboxItem, SnapshotWrite, StoreError};
+
+/// One record as written.
+#[derive(Serialize)]
+struct RecordOut<'a> {
+    #[serde(flatten)]
+    item: &'a OutboxItem,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    snapshot: Option<&'a SnapshotWrite>,
+}
+
+/// One record as replayed: an accepted item and the snapshot change
+/// accepted with it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Record {
+    #[serde(flatten)]
+    pub item: OutboxItem,
+    #[serde(default)]
+    pub snapshot: Option<SnapshotWrite>,
+}
 
 /// A segment's size (written as zeros before use); one holding fewer bytes
 /// than a record needs is closed for the next.
@@ -73,7 +98,7 @@ fn segments(dir: &Path) -> Result<Vec<u64>, StoreError> {
 }
 
 /// Every intact record of every segment in `dir`, in append order.
-pub fn replay(dir: &Path) -> Result<Vec<OutboxItem>, StoreError> {
+pub fn replay(dir: &Path) -> Result<Vec<Record>, StoreError> {
     let mut out = Vec::new();
     for n in segments(dir)? {
         let mut buf = Vec::new();
@@ -92,8 +117,8 @@ pub fn replay(dir: &Path) -> Result<Vec<OutboxItem>, StoreError> {
             if crc32fast::hash(payload) != crc {
                 break;
             }
-            match serde_json::from_slice::<OutboxItem>(payload) {
-                Ok(item) => out.push(item),
+            match serde_json::from_slice::<Record>(payload) {
+                Ok(r) => out.push(r),
                 Err(_) => break,
             }
             at = end;
@@ -167,13 +192,20 @@ impl Wal {
         }
     }
 
-    /// Appends `items` and syncs them to disk: when this returns they
-    /// survive a crash.
-    pub fn append(&mut self, items: &[OutboxItem]) -> Result<(), StoreError> {
-        let mut buf = Vec::with_capacity(items.len() * 512);
+    /// Appends `records` (items, each with its snapshot change) and syncs
+    /// them to disk: when this returns they survive a crash.
+    pub fn append(
+        &mut self,
+        records: &[(OutboxItem, Option<SnapshotWrite>)],
+    ) -> Result<(), StoreError> {
+        let mut buf = Vec::with_capacity(records.len() * 512);
         let mut top = 0;
-        for item in items {
-            let payload = serde_json::to_vec(item).map_err(e)?;
+        for (item, snapshot) in records {
+            let payload = serde_json::to_vec(&RecordOut {
+                item,
+                snapshot: snapshot.as_ref(),
+            })
+            .map_err(e)?;
             let len = u32::try_from(payload.len()).map_err(e)?;
             buf.extend_from_slice(&len.to_le_bytes());
             buf.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
@@ -249,7 +281,11 @@ pub fn remove_segment(p: &Path) -> Result<(), StoreError> {
 mod tests {
     use super::*;
 
-    fn item(seq: u64) -> OutboxItem {
+    fn item(seq: u64) -> (OutboxItem, Option<SnapshotWrite>) {
+        (plain(seq), None)
+    }
+
+    fn plain(seq: u64) -> OutboxItem {
         OutboxItem {
             seq,
             callback_id: "cb".into(),
@@ -261,6 +297,10 @@ mod tests {
             lease_owner: String::new(),
             lease_until_ms: 0,
         }
+    }
+
+    fn seqs(d: &Path) -> Vec<u64> {
+        replay(d).unwrap().iter().map(|r| r.item.seq).collect()
     }
 
     fn dir() -> PathBuf {
@@ -275,8 +315,7 @@ mod tests {
         let mut w = Wal::open(&d, 0).unwrap();
         w.append(&[item(1), item(2)]).unwrap();
         w.append(&[item(3)]).unwrap();
-        let seqs: Vec<u64> = replay(&d).unwrap().iter().map(|i| i.seq).collect();
-        assert_eq!(seqs, [1, 2, 3]);
+        assert_eq!(seqs(&d), [1, 2, 3]);
         // The open segment stays (small); a spare is taken over on rotate.
         let n = w.wants_spare().unwrap();
         w.give_spare(n, Wal::prepare(&d, n).unwrap());
@@ -287,8 +326,7 @@ mod tests {
         w.append(&[item(4)]).unwrap();
         // Closed and covered up to 3 only: its records go, 4 stays.
         w.drop_covered(3).unwrap();
-        let seqs: Vec<u64> = replay(&d).unwrap().iter().map(|i| i.seq).collect();
-        assert_eq!(seqs, [4]);
+        assert_eq!(seqs(&d), [4]);
         drop(w);
         // A reopened journal keeps old segments until they are covered.
         let mut w = Wal::open(&d, 4).unwrap();
@@ -328,8 +366,50 @@ mod tests {
         let mut bytes = clean;
         bytes[end - 2] ^= 0x55;
         std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(seqs(&d), [1]);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A snapshot change comes back with its item; a record of the older
+    /// format (a bare item, before schema 3) reads as an item without one.
+    #[test]
+    fn snapshot_changes_replay_with_their_items_and_old_records_still_read() {
+        let d = dir();
+        let mut w = Wal::open(&d, 0).unwrap();
+        let change = SnapshotWrite {
+            callback_id: "cb".into(),
+            base: 4,
+            task: Some("{\"id\":\"t\"}".into()),
+        };
+        w.append(&[item(1), (plain(2), Some(change.clone()))])
+            .unwrap();
+        drop(w);
+        // A segment as a schema-2 proxy wrote it, after the first.
+        let payload = serde_json::to_vec(&plain(3)).unwrap();
+        let mut old = Vec::new();
+        old.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        old.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        old.extend_from_slice(&payload);
+        old.resize(4096, 0);
+        std::fs::write(segment_path(&d, 2), &old).unwrap();
         let got = replay(&d).unwrap();
-        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [1]);
+        assert_eq!(
+            got,
+            [
+                Record {
+                    item: plain(1),
+                    snapshot: None
+                },
+                Record {
+                    item: plain(2),
+                    snapshot: Some(change)
+                },
+                Record {
+                    item: plain(3),
+                    snapshot: None
+                },
+            ]
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 }
