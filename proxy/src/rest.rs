@@ -194,39 +194,6 @@ pub fn request(
     Ok((t, up))
 }
 
-/// For a message send whose body is too large to read before routing:
-/// the translation context and the upstream request line, which depend on
-/// the operation only (the body follows, translated at its end). `None` for
-/// other operations.
-pub fn deferred(
-    client: Version,
-    upstream: Version,
-    op: Operation,
-) -> Option<(RestTranslation, UpstreamRequest)> {
-    let path = match (op, upstream) {
-        (Operation::SendMessage, Version::V10) => "/message:send",
-        (Operation::SendStreamingMessage, Version::V10) => "/message:stream",
-        (Operation::SendMessage, Version::V03) => "/v1/message:send",
-        (Operation::SendStreamingMessage, Version::V03) => "/v1/message:stream",
-        _ => return None,
-    };
-    (client != upstream).then(|| {
-        (
-            RestTranslation {
-                client,
-                upstream,
-                op,
-                drop_history: false,
-            },
-            UpstreamRequest {
-                method: http::Method::POST,
-                path_and_query: path.to_string(),
-                body: None,
-            },
-        )
-    })
-}
-
 /// The first half of [`request`]: the call's JSON-RPC params (model JSON)
 /// in the upstream's version, before they become its REST request. The
 /// push layer rewrites configs in between.
@@ -622,26 +589,33 @@ impl RestTranslation {
         rescue(f, &self.target()).body.to_vec()
     }
 
-    /// A whole response body (status `status`) in the client's version; an
-    /// untranslatable answer becomes an InvalidAgentResponse error body.
-    pub fn response(&self, status: u16, body: &[u8]) -> Vec<u8> {
+    /// A whole response body (status `status`) in the client's version, and
+    /// the status it must go out with when not the agent's: an
+    /// untranslatable success answer becomes an InvalidAgentResponse error
+    /// with its own status (502), never a success status over an error body.
+    pub fn response(&self, status: u16, body: &[u8]) -> (Option<u16>, Vec<u8>) {
         if self.client == self.upstream {
             // Same version: the agent's answer (or error) as it is.
-            return body.to_vec();
+            return (None, body.to_vec());
         }
         if !(200..300).contains(&status) {
-            return self.error_response(status, body);
+            return (None, self.error_response(status, body));
         }
         let out = match self.upstream {
             Version::V10 => self.result_from_v10(body),
             Version::V03 => self.result_from_v03(body),
         };
         match out {
-            Ok(Some(v)) => serde_json::to_vec(&v).unwrap_or_default(),
-            Ok(None) => Vec::new(),
-            Err(e) => self.error_body(&Failure::BadUpstreamResponse {
-                detail: e.to_string(),
-            }),
+            Ok(Some(v)) => (None, serde_json::to_vec(&v).unwrap_or_default()),
+            Ok(None) => (None, Vec::new()),
+            Err(e) => {
+                let f = Failure::BadUpstreamResponse {
+                    detail: e.to_string(),
+                };
+                tracing::warn!(failure = f.label(), error = ?f, "untranslatable agent answer");
+                let r = rescue(&f, &self.target());
+                (Some(r.status), r.body.to_vec())
+            }
         }
     }
 
@@ -1072,7 +1046,7 @@ mod tests {
             op: Operation::GetTask,
             drop_history: false,
         };
-        let out = t.response(200, br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-01T00:00:00Z"}}"#);
+        let out = t.response(200, br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-01T00:00:00Z"}}"#).1;
         let v: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["id"], "t1");
         assert_eq!(v["contextId"], "c1");
@@ -1085,10 +1059,12 @@ mod tests {
             op: Operation::GetTask,
             drop_history: false,
         };
-        let out = t.response(
-            200,
-            br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}"#,
-        );
+        let out = t
+            .response(
+                200,
+                br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}"#,
+            )
+            .1;
         let v: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["id"], "t1");
         assert_eq!(v["status"]["state"], "TASK_STATE_WORKING");
@@ -1126,7 +1102,7 @@ mod tests {
             op: Operation::GetTask,
             drop_history: false,
         };
-        let out = t.response(404, br#"{"error":{"code":404,"status":"NOT_FOUND","message":"no such task","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#);
+        let out = t.response(404, br#"{"error":{"code":404,"status":"NOT_FOUND","message":"no such task","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#).1;
         let v: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v, json!({"code": -32001, "message": "no such task"}));
 
@@ -1136,7 +1112,9 @@ mod tests {
             op: Operation::GetTask,
             drop_history: false,
         };
-        let out = t.response(404, br#"{"code":-32001,"message":"no such task"}"#);
+        let out = t
+            .response(404, br#"{"code":-32001,"message":"no such task"}"#)
+            .1;
         let v: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["error"]["code"], 404);
         assert_eq!(v["error"]["status"], "NOT_FOUND");
@@ -1158,7 +1136,7 @@ mod tests {
         .unwrap();
         assert!(t.drop_history);
         assert_eq!(up.path_and_query, "/v1/tasks/t1");
-        let v: Value = serde_json::from_slice(&t.response(200, answer)).unwrap();
+        let v: Value = serde_json::from_slice(&t.response(200, answer).1).unwrap();
         assert_eq!(v["id"], "t1");
         assert!(v.get("history").is_none(), "{v}");
 
@@ -1172,7 +1150,7 @@ mod tests {
         )
         .unwrap();
         assert!(!t.drop_history);
-        let v: Value = serde_json::from_slice(&t.response(200, answer)).unwrap();
+        let v: Value = serde_json::from_slice(&t.response(200, answer).1).unwrap();
         assert_eq!(v["history"][0]["parts"][0]["text"], "hi", "{v}");
 
         let b = br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":0}}"#;
@@ -1186,7 +1164,7 @@ mod tests {
         )
         .unwrap();
         let send = format!(r#"{{"task":{}}}"#, std::str::from_utf8(answer).unwrap());
-        let v: Value = serde_json::from_slice(&t.response(200, send.as_bytes())).unwrap();
+        let v: Value = serde_json::from_slice(&t.response(200, send.as_bytes()).1).unwrap();
         assert_eq!(v["task"]["id"], "t1");
         assert!(v["task"].get("history").is_none(), "{v}");
     }
@@ -1200,7 +1178,7 @@ mod tests {
             drop_history: false,
         };
         let v: Value =
-            serde_json::from_slice(&t.response(409, br#"{"message":"not cancelable"}"#)).unwrap();
+            serde_json::from_slice(&t.response(409, br#"{"message":"not cancelable"}"#).1).unwrap();
         assert_eq!(v["error"]["message"], "not cancelable");
         assert_eq!(v["error"]["details"][0]["reason"], "TASK_NOT_CANCELABLE");
         assert_eq!(t.client_status(409), 400);
@@ -1256,7 +1234,7 @@ mod tests {
             op: Operation::GetTask,
             drop_history: false,
         };
-        let v: Value = serde_json::from_slice(&t.response(200, b"nope")).unwrap();
+        let v: Value = serde_json::from_slice(&t.response(200, b"nope").1).unwrap();
         assert_eq!(v["error"]["details"][0]["reason"], "INVALID_AGENT_RESPONSE");
     }
 }

@@ -79,11 +79,11 @@ pub struct Ctx {
     /// (`push.intercept_same_version`): body swapped, answer restored, both
     /// in the one version.
     same_version_push: bool,
-    /// A cross-version REST message body too large to read before routing:
-    /// collected as it streams, translated at its end (query kept for it).
-    rest_large: Option<(BytesMut, Option<String>)>,
     /// The call of our own that answers this request, once routed.
     own_call: Option<OwnCall>,
+    /// The status a translated whole answer must go out with instead of the
+    /// agent's (its translation failed: 502).
+    answer_status: Option<u16>,
 }
 
 /// A call the proxy makes itself instead of pingora's proxy loop.
@@ -223,7 +223,7 @@ async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<(Bytes, Optio
         op: route::Operation::GetTask,
         drop_history: false,
     };
-    let task: Value = serde_json::from_slice(&t.response(200, &answer)).ok()?;
+    let task: Value = serde_json::from_slice(&t.response(200, &answer).1).ok()?;
     task.get("id")?;
     app.tasks.put_task(&task);
     // Terminal as the translator defines it (the v0.3 state's).
@@ -407,41 +407,6 @@ impl ProxyService {
         Ok(Some(buf.freeze()))
     }
 
-    /// The end of a [`Ctx::rest_large`] body: translated (push configs
-    /// intercepted) like a pre-read one; the upstream path was fixed by the
-    /// operation alone, so it must come out the same.
-    async fn translate_rest_large(&self, ctx: &mut Ctx) -> std::result::Result<Bytes, Failure> {
-        let internal = |d: &str| Failure::Internal { detail: d.into() };
-        let (acc, query) = ctx.rest_large.take().ok_or_else(|| internal("no body"))?;
-        let route = ctx.route.as_ref().ok_or_else(|| internal("no route"))?;
-        let (client, op) = (route.client_version, route.operation);
-        let op = op.ok_or_else(|| internal("no operation"))?;
-        let up = ctx
-            .upstream_version
-            .ok_or_else(|| internal("no upstream version"))?;
-        let (t, mut params) =
-            crate::rest::upstream_params(client, up, op, &route.params, query.as_deref(), &acc)?;
-        if let Some(push) = self
-            .app
-            .push
-            .as_ref()
-            .filter(|p| p.intercepts(client, up) && crate::push::rewrite::concerns(op))
-        {
-            ctx.push = Some(push.register_params(op, client, up, &mut params).await?);
-        }
-        let upreq = crate::rest::upstream_request(&t, params)?;
-        let planned = ctx
-            .rest
-            .as_ref()
-            .map(|(_, u)| (&u.method, &u.path_and_query));
-        if planned != Some((&upreq.method, &upreq.path_and_query)) {
-            return Err(internal("a large REST body changed the upstream path"));
-        }
-        let out = Bytes::from(upreq.body.clone().unwrap_or_default());
-        ctx.rest = Some((t, upreq));
-        Ok(out)
-    }
-
     /// With `push.intercept_same_version`, a same-version push request has
     /// its config swapped for the proxy's callback like a cross-version one.
     async fn same_version_push(
@@ -611,7 +576,10 @@ impl ProxyService {
         let mut out = Some(answer.body);
         ProxyHttp::response_body_filter(self, session, &mut out, true, ctx)?;
         let out = out.unwrap_or_default();
-        if let Some((t, _)) = &ctx.rest {
+        if let Some(s) = ctx.answer_status {
+            resp.set_status(s)?;
+            ctx.status = Some(s);
+        } else if let Some((t, _)) = &ctx.rest {
             // A v1.0 agent's error status covers several v0.3 ones: the
             // translated body's code names the right one.
             if let Some(s) = t.status_of_error_body(answer.status, &out) {
@@ -656,11 +624,30 @@ impl ProxyService {
             read_timeout: limits.read_timeout,
             max_body: MAX_TRANSLATED_BODY,
         };
-        let opened = match app.upstream_addr().await {
-            Ok(addr) => app.upstream_pool.open(addr, &wire, call).await,
-            Err(f) => Err(f),
+        let open = async move {
+            let r = match app.upstream_addr().await {
+                Ok(addr) => app.upstream_pool.open(addr, &wire, call).await,
+                Err(f) => Err(f),
+            };
+            // The request is gone: an open stream does not keep it.
+            drop(wire);
+            r
         };
-        drop(wire);
+        tokio::pin!(open);
+        // Set once the client sent bytes after its request: it is not
+        // watched for leaving any more (the next write tells).
+        let mut client_spoke = false;
+        // A client leaving while the agent has not answered yet closes the
+        // call too, instead of holding it until the read timeout.
+        let opened = loop {
+            tokio::select! {
+                r = &mut open => break r,
+                r = session.read_body_or_idle(true), if !client_spoke => match r {
+                    Err(_) => return Err(client_left()),
+                    Ok(_) => client_spoke = true,
+                },
+            }
+        };
         let mut up = match opened {
             Ok(s) => s,
             Err(f) => {
@@ -692,9 +679,6 @@ impl ProxyService {
             return Ok(true);
         }
         let deadline = tokio::time::Instant::from_std(ctx.started + limits.stream_max_duration);
-        // Set once the client sent bytes after its request: it is not
-        // watched for leaving any more (the next write tells).
-        let mut client_spoke = false;
         loop {
             enum Step {
                 Piece(Option<Bytes>),
@@ -723,13 +707,7 @@ impl ProxyService {
                     client_spoke = true;
                     continue;
                 }
-                Step::ClientGone => {
-                    return Err(Error::explain(
-                        ErrorType::ConnectionClosed,
-                        "the client left the stream",
-                    )
-                    .into_down());
-                }
+                Step::ClientGone => return Err(client_left()),
                 Step::Expired => {
                     ctx.failure = Some(Failure::StreamExpired {
                         limit_secs: limits.stream_max_duration.as_secs(),
@@ -759,6 +737,11 @@ impl ProxyService {
             }
         }
     }
+}
+
+/// The error that ends a stream whose client went away.
+fn client_left() -> Box<Error> {
+    Error::explain(ErrorType::ConnectionClosed, "the client left the stream").into_down()
 }
 
 /// Request headers that describe the client's connection, not the call.
@@ -1005,14 +988,14 @@ impl ProxyService {
                     Ok(up) if up == route.client_version && !same_version_push(up) => {
                         ctx.upstream_version = Some(up);
                         let streams = route.operation.is_some_and(|op| op.is_streaming());
-                        let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
-                        if !streams || chunked || length.is_some_and(|n| n > PREBUFFER_LIMIT) {
+                        if !streams {
                             return Ok(false);
                         }
-                        // A stream of our own, as on JSON-RPC: the body is
-                        // small and read first.
-                        if length.is_some_and(|n| n > 0) {
-                            let limit = app.config.limits.max_body_bytes.min(PREBUFFER_LIMIT);
+                        // A stream of our own, as on JSON-RPC: its message is
+                        // read first (the call holds it only until sent).
+                        let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
+                        if chunked || length.is_some_and(|n| n > 0) {
+                            let limit = app.config.limits.max_body_bytes;
                             match self.read_body_within(session, limit).await? {
                                 Some(b) => ctx.new_req_body = Some(b),
                                 None => {
@@ -1027,23 +1010,13 @@ impl ProxyService {
                     Ok(up) => {
                         ctx.upstream_version = Some(up);
                         let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
-                        let large = chunked || length.is_some_and(|n| n > PREBUFFER_LIMIT);
-                        if let (true, Some(op)) = (large, route.operation) {
-                            if let Some(r) = crate::rest::deferred(route.client_version, up, op) {
-                                ctx.rest = Some(r);
-                                ctx.rest_large = Some((BytesMut::new(), query.clone()));
-                                return Ok(false);
-                            }
-                        }
                         let body = match length {
                             Some(0) => Bytes::new(),
                             None if !chunked => Bytes::new(),
-                            // Chunked, or within the replay buffer.
                             _ => {
-                                // Message sends stream (above); other bodies
-                                // are read whole, within pingora's replay
-                                // buffer.
-                                let limit = app.config.limits.max_body_bytes.min(PREBUFFER_LIMIT);
+                                // Read whole (the translation needs all of
+                                // it), within the body limit.
+                                let limit = app.config.limits.max_body_bytes;
                                 match self.read_body_within(session, limit).await? {
                                     Some(b) => b,
                                     None => {
@@ -1190,7 +1163,7 @@ impl ProxyHttp for ProxyService {
             push: None,
             push_delete: None,
             same_version_push: false,
-            rest_large: None,
+            answer_status: None,
             own_call: None,
         }
     }
@@ -1281,11 +1254,6 @@ impl ProxyHttp for ProxyService {
         if let Some((t, up)) = &ctx.rest {
             let base = &app.config.upstream.base_path;
             crate::rest::set_upstream_head(base, t.upstream, up, upstream_request)?;
-            if ctx.rest_large.is_some() {
-                // Its length is known only at its end: sent chunked.
-                upstream_request.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
-                upstream_request.insert_header(http::header::CONTENT_TYPE, "application/json")?;
-            }
         } else if app.config.public_url.base_path != app.config.upstream.base_path {
             let uri = &session.req_header().uri;
             let rel = app.relative_path(uri.path());
@@ -1323,25 +1291,6 @@ impl ProxyHttp for ProxyService {
             }
             let whole = ctx.accumulate.take().unwrap_or_default().freeze();
             return match self.translate_accumulated(ctx, whole) {
-                Ok(out) => {
-                    *body = Some(out);
-                    Ok(())
-                }
-                Err(f) => {
-                    ctx.failure = Some(f);
-                    Error::e_explain(ErrorType::InternalError, "untranslatable request body")
-                }
-            };
-        }
-        if let Some((acc, _)) = ctx.rest_large.as_mut() {
-            if let Some(b) = body.take() {
-                acc.extend_from_slice(&b);
-            }
-            if !end_of_stream {
-                *body = Some(Bytes::new());
-                return Ok(());
-            }
-            return match self.translate_rest_large(ctx).await {
                 Ok(out) => {
                     *body = Some(out);
                     Ok(())
@@ -1492,8 +1441,9 @@ impl ProxyHttp for ProxyService {
                         }
                         (None, Some((t, _))) => {
                             let status = ctx.status.unwrap_or(200);
-                            let mut out = t.response(status, buf);
-                            let ok = (200..300).contains(&status);
+                            let (answer_status, mut out) = t.response(status, buf);
+                            ctx.answer_status = answer_status;
+                            let ok = (200..300).contains(&status) && answer_status.is_none();
                             if t.client == crate::version::Version::V10 && ok {
                                 if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
                                     self.app.tasks.record_result(op.as_str(), &out);

@@ -880,6 +880,48 @@ async fn a_client_leaving_a_translated_stream_closes_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaving_before_the_agent_answers_its_stream_closes_the_call() {
+    let closed = Arc::new(Semaphore::new(0));
+    let c = closed.clone();
+    let up = upstream_with_card(CARD_V03, move |_| Reply::HangUntilClosed {
+        closed: c.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |c| {
+        c.limits.read_timeout = Duration::from_secs(20)
+    });
+    let mut sock = tokio::net::TcpStream::connect(px.addr).await.unwrap();
+    let req = request("POST", "/", &[("A2A-Version", "1.0")], V10_STREAM);
+    tokio::io::AsyncWriteExt::write_all(&mut sock, &req)
+        .await
+        .unwrap();
+    // The agent has the translated request and says nothing.
+    for _ in 0..100 {
+        if up
+            .calls()
+            .iter()
+            .any(|r| r.body.windows(14).any(|w| w == b"message/stream"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(up
+        .calls()
+        .iter()
+        .any(|r| r.body.windows(14).any(|w| w == b"message/stream")));
+    drop(sock);
+    // The proxy closes its call well before the read timeout.
+    let gone = timeout(Duration::from_secs(3), closed.acquire()).await;
+    assert!(
+        gone.is_ok(),
+        "the agent's connection stayed open after the client left"
+    );
+    let r = get(px.addr, "/health", &[]).await;
+    assert_eq!(r.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_translated_stream_ends_at_its_maximum_duration_in_the_clients_shape() {
     let gate = Arc::new(Semaphore::new(0));
     let g = gate.clone();

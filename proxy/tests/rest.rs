@@ -513,9 +513,9 @@ async fn proxy_made_rest_errors_are_in_the_clients_shape() {
     )
     .await;
     assert_eq!(r.status, 400, "{}", r.text());
-    // An unusable agent answer (its status line is already out when the
-    // body turns out unusable, so only the body says so).
+    // An unusable agent answer: 502, never its 200 over an error body.
     let r = get(px.addr, "/tasks/t1", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 502, "{}", r.text());
     assert_eq!(
         r.json()["error"]["details"][0]["reason"],
         "INVALID_AGENT_RESPONSE"
@@ -765,4 +765,53 @@ async fn rest_streams_end_with_error_events_in_the_clients_shape() {
     let v: Value = serde_json::from_str(data).unwrap();
     assert_eq!(v["code"], -32001, "{v}");
     assert_eq!(v["message"], "Task not found", "{v}");
+}
+
+/// A same-version REST stream whose message is large and sent chunked
+/// reaches the agent byte for byte (with a length) and its events come
+/// back as they are, on the proxy's own streaming call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_chunked_same_version_stream_passes_through() {
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let evs: Vec<String> = vec![
+        r#"data: {"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}"#
+            .to_string()
+            + "\n\n",
+        r#"data: {"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}"#.to_string() + "\n\n",
+    ];
+    let up = FakeUpstream::start(move |_| Reply::Sse {
+        events: evs.clone(),
+        gate: g.clone(),
+    })
+    .await;
+    let px = proxy_for(&up.url(), Version::V10);
+    let big = "z".repeat(150 * 1024);
+    let body = json!({"message": {"messageId": "m1", "role": "ROLE_USER",
+        "parts": [{"text": big}]}})
+    .to_string();
+    let mut raw = "POST /message:stream HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\
+        Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        .to_string();
+    for piece in body.as_bytes().chunks(10 * 1024) {
+        raw.push_str(&format!(
+            "{:x}\r\n{}\r\n",
+            piece.len(),
+            std::str::from_utf8(piece).unwrap()
+        ));
+    }
+    raw.push_str("0\r\n\r\n");
+    let got = events(px.addr, raw.as_bytes(), &gate, 2).await;
+    assert_eq!(got[0]["task"]["status"]["state"], "TASK_STATE_WORKING");
+    assert_eq!(
+        got[1]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    let call = &up.calls()[0];
+    assert_eq!(call.target, "/message:stream");
+    assert_eq!(call.body, body.as_bytes());
+    assert_eq!(
+        call.header("content-length"),
+        Some(body.len().to_string().as_str())
+    );
 }

@@ -52,6 +52,9 @@ pub enum Reply {
     },
     /// Never answers (until the connection is dropped).
     Hang,
+    /// Never answers; one permit of `closed` is added when the proxy
+    /// closes the connection (bounded by 30 s).
+    HangUntilClosed { closed: Arc<Semaphore> },
     /// Writes these bytes as they are, then closes the connection (an
     /// answer cut short).
     Cut(Vec<u8>),
@@ -201,6 +204,13 @@ async fn serve_conn(
             Reply::Hang => {
                 let mut sink = [0u8; 1024];
                 let _ = timeout(Duration::from_secs(30), sock.read(&mut sink)).await;
+                return Ok(());
+            }
+            Reply::HangUntilClosed { closed } => {
+                let mut sink = [0u8; 1024];
+                if let Ok(Ok(0)) = timeout(Duration::from_secs(30), sock.read(&mut sink)).await {
+                    closed.add_permits(1);
+                }
                 return Ok(());
             }
         }
