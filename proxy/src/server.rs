@@ -116,6 +116,22 @@ struct Envelope {
     id: Option<Value>,
 }
 
+/// A request id JSON-RPC 2.0 does not allow (only a string, a number or
+/// null): InvalidRequest, answered with a null id.
+fn bad_id(target: &mut ErrorTarget) -> Option<Failure> {
+    if matches!(
+        target.jsonrpc_id,
+        None | Some(Value::String(_) | Value::Number(_) | Value::Null)
+    ) {
+        return None;
+    }
+    target.jsonrpc_id = None;
+    Some(Failure::Translate {
+        code: -32600,
+        message: "invalid request: `id` must be a string, a number or null".into(),
+    })
+}
+
 fn content_length(req: &RequestHeader) -> Option<usize> {
     req.headers
         .get(http::header::CONTENT_LENGTH)?
@@ -142,10 +158,62 @@ fn list_tasks_locally(
     Ok(LocalResponse::json(200, env))
 }
 
-/// The current task, fetched with a v0.3 `tasks/get`, as a v1.0
-/// SubscribeToTask stream event (`data:` frame); `None` when the agent does
-/// not give it (its own answer to the subscribe then tells the client why).
-async fn first_task_frame(app: &App, path: &str, body: &[u8], id: Option<Value>) -> Option<Bytes> {
+/// What the proxy learned of a task, asking a v0.3 agent for it, before
+/// subscribing a v1.0 client to it.
+enum FirstTask {
+    /// The task as the stream's first event (`data:` frame), and why it
+    /// cannot be subscribed to when it is finished (v1.0 refuses that).
+    Known(Bytes, Option<String>),
+    /// The agent does not know the task of this id.
+    NotFound(String),
+}
+
+impl FirstTask {
+    /// The task (v1.0 JSON) as a first event, framed by `frame`.
+    fn of(app: &App, task: &Value, frame: impl FnOnce(&Value) -> Value) -> FirstTask {
+        app.tasks.put_task(task);
+        // Terminal as the translator defines it (the v0.3 state's).
+        let state = task.pointer("/status/state").and_then(Value::as_str);
+        let terminal = state.filter(|s| {
+            serde_json::from_value::<translate::v10::task::TaskState>(Value::from(*s))
+                .is_ok_and(|s| translate::task::state_to_v03(s).is_terminal())
+        });
+        let refusal = terminal.map(|state| {
+            let id = task.get("id").and_then(Value::as_str).unwrap_or_default();
+            format!("task {id} is in the terminal state {state}: there is nothing to subscribe to")
+        });
+        let event = frame(task);
+        FirstTask::Known(Bytes::from(format!("data: {event}\n\n")), refusal)
+    }
+
+    /// The answer to the subscribe when the proxy gives it itself: a
+    /// finished task is UnsupportedOperation, an unknown one TaskNotFound;
+    /// otherwise the first frame to send.
+    fn refusal(self) -> Result<Bytes, Failure> {
+        use translate::code::ErrorCode;
+        match self {
+            FirstTask::Known(frame, None) => Ok(frame),
+            FirstTask::Known(_, Some(message)) => Err(Failure::Translate {
+                code: ErrorCode::UnsupportedOperation.code(),
+                message,
+            }),
+            FirstTask::NotFound(task_id) => Err(Failure::Translate {
+                code: ErrorCode::TaskNotFound.code(),
+                message: format!("task not found: {task_id}"),
+            }),
+        }
+    }
+}
+
+/// The current task, fetched with a v0.3 `tasks/get`, for a v1.0
+/// SubscribeToTask stream; `None` when the agent does not say (its own
+/// answer to the subscribe then tells the client why).
+async fn first_task_frame(
+    app: &App,
+    path: &str,
+    body: &[u8],
+    id: Option<Value>,
+) -> Option<FirstTask> {
     let req: Value = serde_json::from_slice(body).ok()?;
     let task_id = req.pointer("/params/id")?.as_str()?.to_string();
     let get = serde_json::json!({"jsonrpc": "2.0", "id": "a2a-proxy-first-task",
@@ -179,10 +247,17 @@ async fn first_task_frame(app: &App, path: &str, body: &[u8], id: Option<Value>)
         drop_history: false,
     };
     let v10: Value = serde_json::from_slice(&rpc.response(&answer)).ok()?;
+    if v10.pointer("/error/code").and_then(Value::as_i64)
+        == Some(translate::code::ErrorCode::TaskNotFound.code())
+    {
+        return Some(FirstTask::NotFound(task_id));
+    }
     let task = v10.get("result").filter(|t| t.is_object())?;
-    app.tasks.put_task(task);
-    let env = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
-    Some(Bytes::from(format!("data: {env}\n\n")))
+    Some(FirstTask::of(
+        app,
+        task,
+        |task| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}}),
+    ))
 }
 
 /// True when the first `data:` line of translated SSE output is a v1.0
@@ -196,9 +271,9 @@ fn answer_is_error(out: &[u8]) -> bool {
 
 /// The REST twin of [`first_task_frame`]: the v0.3 agent's task over its
 /// REST GetTask, as the first v1.0 `StreamResponse` event.
-/// Also returns the task's state when it is terminal (a v0.3 REST agent
-/// breaks off such a stream without a word, a2a-python 0.3 does).
-async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<(Bytes, Option<String>)> {
+/// Also tells a terminal task (a v0.3 REST agent breaks off such a stream
+/// without a word, a2a-python 0.3 does) and an unknown one (404).
+async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<FirstTask> {
     let addr = app.upstream_addr().await.ok()?;
     let path = format!(
         "{}/v1/tasks/{}",
@@ -214,6 +289,9 @@ async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<(Bytes, Optio
             return None;
         }
     };
+    if status == 404 {
+        return Some(FirstTask::NotFound(task_id.to_string()));
+    }
     if status != 200 {
         return None;
     }
@@ -225,15 +303,11 @@ async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<(Bytes, Optio
     };
     let task: Value = serde_json::from_slice(&t.response(200, &answer).1).ok()?;
     task.get("id")?;
-    app.tasks.put_task(&task);
-    // Terminal as the translator defines it (the v0.3 state's).
-    let state = task.pointer("/status/state").and_then(Value::as_str);
-    let terminal = state.map(str::to_string).filter(|s| {
-        serde_json::from_value::<translate::v10::task::TaskState>(Value::from(s.as_str()))
-            .is_ok_and(|s| translate::task::state_to_v03(s).is_terminal())
-    });
-    let event = serde_json::json!({ "task": task });
-    Some((Bytes::from(format!("data: {event}\n\n")), terminal))
+    Some(FirstTask::of(
+        app,
+        &task,
+        |task| serde_json::json!({ "task": task }),
+    ))
 }
 
 /// Puts `first` (a Task event) ahead of the first translated SSE bytes of a
@@ -467,6 +541,9 @@ impl ProxyService {
         let Some(mut rpc) = ctx.rpc.take() else {
             return Ok(whole);
         };
+        if let Some(f) = bad_id(&mut ctx.target) {
+            return Err(f);
+        }
         let Some((version, op)) = known else {
             return Err(Failure::Translate {
                 code: -32601,
@@ -900,6 +977,9 @@ impl ProxyService {
                     };
                     return self.respond_failure(session, ctx, f).await;
                 };
+                if let Some(f) = bad_id(&mut ctx.target) {
+                    return self.respond_failure(session, ctx, f).await;
+                }
                 if up == crate::version::Version::V03 && method == "ListTasks" {
                     // v0.3 has no list: answered from the tasks seen here.
                     return match list_tasks_locally(app, &body, ctx.target.jsonrpc_id.clone()) {
@@ -921,7 +1001,12 @@ impl ProxyService {
                             && rpc.method == "SubscribeToTask"
                         {
                             let id = ctx.target.jsonrpc_id.clone();
-                            ctx.first_frame = first_task_frame(app, &path, &body, id).await;
+                            if let Some(first) = first_task_frame(app, &path, &body, id).await {
+                                match first.refusal() {
+                                    Ok(frame) => ctx.first_frame = Some(frame),
+                                    Err(f) => return self.respond_failure(session, ctx, f).await,
+                                }
+                            }
                         }
                         let mut new_body = new_body;
                         if let (Some(push), Some(op)) = (&app.push, route.operation) {
@@ -1075,18 +1160,15 @@ impl ProxyService {
                                     && up == crate::version::Version::V03
                                 {
                                     if let Some(id) = route.params.task_id.as_deref() {
-                                        match first_task_frame_rest(app, id).await {
-                                            Some((_, Some(state))) => {
-                                                // v1.0: subscribing to a finished task is
-                                                // UnsupportedOperationError.
-                                                let f = Failure::Translate {
-                                                    code: translate::code::ErrorCode::UnsupportedOperation.code(),
-                                                    message: format!("task {id} is in the terminal state {state}: there is nothing to subscribe to"),
-                                                };
-                                                return self.respond_failure(session, ctx, f).await;
+                                        if let Some(first) = first_task_frame_rest(app, id).await {
+                                            match first.refusal() {
+                                                Ok(frame) => ctx.first_frame = Some(frame),
+                                                Err(f) => {
+                                                    return self
+                                                        .respond_failure(session, ctx, f)
+                                                        .await
+                                                }
                                             }
-                                            Some((frame, None)) => ctx.first_frame = Some(frame),
-                                            None => {}
                                         }
                                     }
                                 }

@@ -1333,3 +1333,78 @@ async fn v10_subscribe_keeps_a_v03_agents_own_first_task() {
     assert!(got[0]["result"]["task"].is_object(), "{}", got[0]);
     assert!(got[1]["result"]["statusUpdate"].is_object(), "{}", got[1]);
 }
+
+/// JSON-RPC 2.0 ids are strings, numbers or null: any other id is
+/// InvalidRequest (with a null id) in the client's version, and the agent
+/// is not called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_with_an_id_of_the_wrong_type_are_invalid() {
+    let up = upstream_with_card(CARD_V03, |_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    for id in [r#"{"bad":"type"}"#, "[1]", "true"] {
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"GetTask","params":{{"id":"t1"}}}}"#);
+        let r = post(px.addr, "/", &[("A2A-Version", "1.0")], body.as_bytes()).await;
+        let v = r.json();
+        assert_eq!(v["error"]["code"], -32600, "{v}");
+        assert_eq!(v["id"], Value::Null, "{v}");
+        assert_eq!(v["error"]["data"][0]["reason"], "INVALID_REQUEST", "{v}");
+    }
+    assert!(up.calls().is_empty(), "the agent was called");
+
+    let up = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
+    let body = br#"{"jsonrpc":"2.0","id":[1],"method":"message/send","params":{}}"#;
+    let r = post(px.addr, "/", &[], body).await;
+    let v = r.json();
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert_eq!(v["id"], Value::Null, "{v}");
+    assert!(!v["error"]["data"].is_array(), "v0.3 shape: {v}");
+    assert!(up.calls().is_empty(), "the agent was called");
+}
+
+/// v1.0 refuses SubscribeToTask for a finished task (UnsupportedOperation)
+/// and an unknown one (TaskNotFound); a v0.3 agent is asked for the task
+/// first, and its stream is never opened for either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_subscribe_to_a_finished_or_unknown_v03_task_is_refused() {
+    let up = upstream_with_card(CARD_V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let id = &req["id"];
+        match req["params"]["id"].as_str() {
+            Some("done") => Reply::json(
+                200,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":"done","contextId":"c1","status":{{"state":"completed"}}}}}}"#
+                ),
+            ),
+            _ => Reply::json(
+                200,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32001,"message":"Task not found"}}}}"#
+                ),
+            ),
+        }
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    for (task, code) in [("done", -32004), ("nope", -32001)] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":"s","method":"SubscribeToTask","params":{{"id":"{task}"}}}}"#
+        );
+        let r = post(px.addr, "/", &[("A2A-Version", "1.0")], body.as_bytes()).await;
+        let v = r.json();
+        assert_eq!(v["id"], "s", "{v}");
+        assert_eq!(v["error"]["code"], code, "{task}: {v}");
+        assert!(v.get("result").is_none(), "{v}");
+    }
+    let methods: Vec<String> = up
+        .calls()
+        .iter()
+        .map(|c| {
+            let v: Value = serde_json::from_slice(&c.body).unwrap();
+            v["method"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(methods, ["tasks/get", "tasks/get"]);
+}

@@ -815,3 +815,25 @@ async fn a_large_chunked_same_version_stream_passes_through() {
         Some(body.len().to_string().as_str())
     );
 }
+
+/// A v1.0 REST subscribe to a task a v0.3 agent does not know is 404
+/// TaskNotFound, answered from the proxy's GetTask; no stream is opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_rest_subscribe_to_an_unknown_v03_task_is_not_found() {
+    let up =
+        FakeUpstream::start(|_| Reply::json(404, r#"{"code":-32001,"message":"Task not found"}"#))
+            .await;
+    let px = proxy_for(&up.url(), Version::V03);
+    let r = post(
+        px.addr,
+        "/tasks/nope:subscribe",
+        &[("A2A-Version", "1.0")],
+        b"",
+    )
+    .await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["error"]["details"][0]["reason"], "TASK_NOT_FOUND", "{v}");
+    let targets: Vec<String> = up.calls().iter().map(|c| c.target.clone()).collect();
+    assert_eq!(targets, ["/v1/tasks/nope"]);
+}

@@ -285,6 +285,15 @@ pub fn request_to_v03(r: j10::Request) -> Result<j03::Request, TranslateError> {
     })
 }
 
+/// A delete answered with neither `result` nor `error` succeeded: its
+/// result is `null`, which a2a-python 0.3 leaves out of the answer.
+fn implied_result(m: Method, result: Option<Value>, has_error: bool) -> Option<Value> {
+    match result {
+        None if m == Method::DeletePushConfig && !has_error => Some(Value::Null),
+        r => r,
+    }
+}
+
 fn one_of(has_result: bool, has_error: bool) -> Result<(), TranslateError> {
     match (has_result, has_error) {
         (true, false) | (false, true) => Ok(()),
@@ -307,11 +316,12 @@ pub fn response_to_v10(r: j03::Response, method: &str) -> Result<j10::Response, 
 /// [`response_to_v10`] for an already resolved method.
 pub fn response_to_v10_for(r: j03::Response, m: Method) -> Result<j10::Response, TranslateError> {
     check_jsonrpc(&r.jsonrpc)?;
-    one_of(r.result.is_some(), r.error.is_some())?;
+    let result = implied_result(m, r.result, r.error.is_some());
+    one_of(result.is_some(), r.error.is_some())?;
     Ok(j10::Response {
         jsonrpc: r.jsonrpc,
         id: r.id,
-        result: r.result.map(|v| result_to_v10(m, v)).transpose()?,
+        result: result.map(|v| result_to_v10(m, v)).transpose()?,
         error: r.error.map(code::error_to_v10).transpose()?,
         extra: r.extra,
     })
@@ -325,11 +335,12 @@ pub fn response_to_v03(r: j10::Response, method: &str) -> Result<j03::Response, 
 /// [`response_to_v03`] for an already resolved method.
 pub fn response_to_v03_for(r: j10::Response, m: Method) -> Result<j03::Response, TranslateError> {
     check_jsonrpc(&r.jsonrpc)?;
-    one_of(r.result.is_some(), r.error.is_some())?;
+    let result = implied_result(m, r.result, r.error.is_some());
+    one_of(result.is_some(), r.error.is_some())?;
     Ok(j03::Response {
         jsonrpc: r.jsonrpc,
         id: r.id,
-        result: r.result.map(|v| result_to_v03(m, v)).transpose()?,
+        result: result.map(|v| result_to_v03(m, v)).transpose()?,
         error: r.error.map(code::error_to_v03).transpose()?,
         extra: r.extra,
     })

@@ -201,3 +201,19 @@ fn response_needs_method() {
     .unwrap_err();
     assert_eq!(e.jsonrpc_code(), -32602);
 }
+
+/// a2a-python 0.3 answers a push-config delete without its `null` result:
+/// taken as that result. Any other method so answered stays invalid.
+#[test]
+fn a_delete_answered_without_a_result_succeeded() {
+    let bare: translate::v03::jsonrpc::Response =
+        serde_json::from_str(r#"{"id":"d1","jsonrpc":"2.0"}"#).unwrap();
+    let v10 =
+        translate::jsonrpc::response_to_v10(bare.clone(), "tasks/pushNotificationConfig/delete")
+            .unwrap();
+    let v = serde_json::to_value(&v10).unwrap();
+    assert_eq!(v["id"], "d1", "{v}");
+    assert!(v.get("error").is_none(), "{v}");
+    assert!(v.as_object().unwrap().contains_key("result"), "{v}");
+    assert!(translate::jsonrpc::response_to_v10(bare, "tasks/get").is_err());
+}
