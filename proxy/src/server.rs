@@ -467,18 +467,23 @@ impl ProxyService {
 }
 
 impl ProxyService {
-    /// The whole request body, or `None` once it passes `limit` bytes.
-    async fn read_body_within(&self, session: &mut Session, limit: usize) -> Result<Option<Bytes>> {
-        // Replayed (and replaced) toward the upstream, as sniffed bodies are.
-        session.enable_retry_buffering();
+    /// The whole request body, for a call of our own, within
+    /// `limits.max_body_bytes`: past it, PayloadTooLarge (and the client's
+    /// connection is not kept, its body unread).
+    async fn read_whole_body(
+        &self,
+        session: &mut Session,
+    ) -> Result<std::result::Result<Bytes, Failure>> {
+        let limit = self.app.config.limits.max_body_bytes;
         let mut buf = BytesMut::new();
         while let Some(chunk) = session.read_request_body().await? {
             if buf.len() + chunk.len() > limit {
-                return Ok(None);
+                session.set_keepalive(None);
+                return Ok(Err(Failure::PayloadTooLarge { limit }));
             }
             buf.extend_from_slice(&chunk);
         }
-        Ok(Some(buf.freeze()))
+        Ok(Ok(buf.freeze()))
     }
 
     /// With `push.intercept_same_version`, a same-version push request has
@@ -615,6 +620,16 @@ impl ProxyService {
         Ok(Ok(wire))
     }
 
+    /// The limits of a call the proxy makes itself.
+    fn call_limits(&self) -> crate::unary::Limits {
+        let limits = &self.app.config.limits;
+        crate::unary::Limits {
+            connect_timeout: limits.connect_timeout,
+            read_timeout: limits.read_timeout,
+            max_body: MAX_TRANSLATED_BODY,
+        }
+    }
+
     /// A translated unary JSON-RPC call, made by the proxy itself (see
     /// [`crate::unary`]): the upstream request head comes from
     /// `upstream_request_filter` and the answer goes through
@@ -627,12 +642,7 @@ impl ProxyService {
             Ok(w) => w,
             Err(f) => return self.respond_failure(session, ctx, f).await,
         };
-        let limits = &app.config.limits;
-        let call = crate::unary::Limits {
-            connect_timeout: limits.connect_timeout,
-            read_timeout: limits.read_timeout,
-            max_body: MAX_TRANSLATED_BODY,
-        };
+        let call = self.call_limits();
         let answer = match app.upstream_addr().await {
             Ok(addr) => app.upstream_pool.call(addr, &wire, call).await,
             Err(f) => Err(f),
@@ -695,12 +705,7 @@ impl ProxyService {
             Ok(w) => w,
             Err(f) => return Box::pin(self.respond_failure(session, ctx, f)).await,
         };
-        let limits = &app.config.limits;
-        let call = crate::unary::Limits {
-            connect_timeout: limits.connect_timeout,
-            read_timeout: limits.read_timeout,
-            max_body: MAX_TRANSLATED_BODY,
-        };
+        let call = self.call_limits();
         let open = async move {
             let r = match app.upstream_addr().await {
                 Ok(addr) => app.upstream_pool.open(addr, &wire, call).await,
@@ -755,6 +760,7 @@ impl ProxyService {
             up.finish(&app.upstream_pool);
             return Ok(true);
         }
+        let limits = &app.config.limits;
         let deadline = tokio::time::Instant::from_std(ctx.started + limits.stream_max_duration);
         loop {
             enum Step {
@@ -1080,14 +1086,9 @@ impl ProxyService {
                         // read first (the call holds it only until sent).
                         let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
                         if chunked || length.is_some_and(|n| n > 0) {
-                            let limit = app.config.limits.max_body_bytes;
-                            match self.read_body_within(session, limit).await? {
-                                Some(b) => ctx.new_req_body = Some(b),
-                                None => {
-                                    session.set_keepalive(None);
-                                    let f = Failure::PayloadTooLarge { limit };
-                                    return self.respond_failure(session, ctx, f).await;
-                                }
+                            match self.read_whole_body(session).await? {
+                                Ok(b) => ctx.new_req_body = Some(b),
+                                Err(f) => return self.respond_failure(session, ctx, f).await,
                             }
                         }
                         Ok(ctx.own_call(OwnCall::Stream))
@@ -1099,16 +1100,10 @@ impl ProxyService {
                             Some(0) => Bytes::new(),
                             None if !chunked => Bytes::new(),
                             _ => {
-                                // Read whole (the translation needs all of
-                                // it), within the body limit.
-                                let limit = app.config.limits.max_body_bytes;
-                                match self.read_body_within(session, limit).await? {
-                                    Some(b) => b,
-                                    None => {
-                                        session.set_keepalive(None);
-                                        let f = Failure::PayloadTooLarge { limit };
-                                        return self.respond_failure(session, ctx, f).await;
-                                    }
+                                // Read whole: the translation needs all of it.
+                                match self.read_whole_body(session).await? {
+                                    Ok(b) => b,
+                                    Err(f) => return self.respond_failure(session, ctx, f).await,
                                 }
                             }
                         };

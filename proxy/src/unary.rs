@@ -101,26 +101,41 @@ impl UpstreamPool {
         request: &[u8],
         limits: Limits,
     ) -> Result<Answer, Failure> {
+        let (answer, keep) = self
+            .on_connection(addr, limits.connect_timeout, |sock| {
+                exchange(sock, request, limits)
+            })
+            .await?;
+        self.put(addr, keep);
+        Ok(answer)
+    }
+
+    /// Runs `talk` on a pooled connection to `addr`, and once more on a new
+    /// one when the pooled connection gave no answer (the agent closed it
+    /// while it was idle).
+    async fn on_connection<T, F, Fut>(
+        &self,
+        addr: SocketAddr,
+        connect_timeout: Duration,
+        talk: F,
+    ) -> Result<T, Failure>
+    where
+        F: Fn(TcpStream) -> Fut,
+        Fut: std::future::Future<Output = Result<T, CallError>>,
+    {
         if let Some(sock) = self.take(addr) {
-            match exchange(sock, request, limits).await {
-                Ok((answer, keep)) => {
-                    self.put(addr, keep);
-                    return Ok(answer);
-                }
+            match talk(sock).await {
+                Ok(t) => return Ok(t),
                 Err(CallError::NoAnswer(f)) => {
                     tracing::debug!(failure = ?f, "reused upstream connection gave no answer; retrying on a new one");
                 }
                 Err(CallError::Other(f)) => return Err(f),
             }
         }
-        let sock = self.connect(addr, limits.connect_timeout).await?;
-        match exchange(sock, request, limits).await {
-            Ok((answer, keep)) => {
-                self.put(addr, keep);
-                Ok(answer)
-            }
-            Err(CallError::NoAnswer(f) | CallError::Other(f)) => Err(f),
-        }
+        let sock = self.connect(addr, connect_timeout).await?;
+        talk(sock)
+            .await
+            .map_err(|(CallError::NoAnswer(f) | CallError::Other(f))| f)
     }
 
     async fn connect(&self, addr: SocketAddr, within: Duration) -> Result<TcpStream, Failure> {
@@ -605,19 +620,10 @@ impl UpstreamPool {
         request: &[u8],
         limits: Limits,
     ) -> Result<Streaming, Failure> {
-        if let Some(sock) = self.take(addr) {
-            match Streaming::start(sock, addr, request, limits).await {
-                Ok(s) => return Ok(s),
-                Err(CallError::NoAnswer(f)) => {
-                    tracing::debug!(failure = ?f, "reused upstream connection gave no answer; retrying on a new one");
-                }
-                Err(CallError::Other(f)) => return Err(f),
-            }
-        }
-        let sock = self.connect(addr, limits.connect_timeout).await?;
-        Streaming::start(sock, addr, request, limits)
-            .await
-            .map_err(|(CallError::NoAnswer(f) | CallError::Other(f))| f)
+        self.on_connection(addr, limits.connect_timeout, |sock| {
+            Streaming::start(sock, addr, request, limits)
+        })
+        .await
     }
 }
 
