@@ -200,12 +200,7 @@ async fn sse_events_arrive_one_by_one() {
     assert!(end.is_none());
     drop(s);
     // logging() runs after the response ended.
-    for _ in 0..100 {
-        if px.app.metrics.open_streams() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(|| px.app.metrics.open_streams() == 0).await;
     assert_eq!(px.app.metrics.open_streams(), 0);
 }
 
@@ -813,18 +808,6 @@ const V10_STREAM: &[u8] = br#"{"jsonrpc":"2.0","id":5,"method":"SendStreamingMes
 /// A v0.3 agent's first stream event (a Task, working).
 const V03_WORKING: &str = "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"kind\":\"task\",\"id\":\"t1\",\"contextId\":\"c1\",\"status\":{\"state\":\"working\"}}}\n\n";
 
-/// Reads a stream to its end (bounded by [`WAIT`] per piece).
-async fn rest_of(s: &mut Streaming) -> String {
-    let mut text = String::new();
-    while let Ok(Some(c)) = timeout(WAIT, s.reader.chunk(&mut s.sock))
-        .await
-        .expect("the stream did not end")
-    {
-        text.push_str(std::str::from_utf8(&c).unwrap());
-    }
-    text
-}
-
 /// The last `data:` frame of an SSE text, as JSON.
 fn last_frame(text: &str) -> Value {
     let data = text
@@ -866,12 +849,7 @@ async fn a_client_leaving_a_translated_stream_closes_it() {
     // The client leaves while the agent has nothing to send: the proxy
     // notices without waiting for the agent.
     drop(s);
-    for _ in 0..100 {
-        if px.app.metrics.open_streams() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(|| px.app.metrics.open_streams() == 0).await;
     assert_eq!(px.app.metrics.open_streams(), 0);
     gate.add_permits(1);
     // And it goes on serving.
@@ -896,20 +874,12 @@ async fn a_client_leaving_before_the_agent_answers_its_stream_closes_the_call() 
         .await
         .unwrap();
     // The agent has the translated request and says nothing.
-    for _ in 0..100 {
-        if up
-            .calls()
+    let asked = || {
+        up.calls()
             .iter()
             .any(|r| r.body.windows(14).any(|w| w == b"message/stream"))
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(up
-        .calls()
-        .iter()
-        .any(|r| r.body.windows(14).any(|w| w == b"message/stream")));
+    };
+    assert!(eventually(asked).await);
     drop(sock);
     // The proxy closes its call well before the read timeout.
     let gone = timeout(Duration::from_secs(3), closed.acquire()).await;
@@ -944,7 +914,7 @@ async fn a_translated_stream_ends_at_its_maximum_duration_in_the_clients_shape()
     assert_eq!(s.status, 200);
     tokio::time::sleep(Duration::from_millis(300)).await;
     gate.add_permits(1);
-    let text = rest_of(&mut s).await;
+    let text = s.rest().await;
     assert!(text.contains("TASK_STATE_WORKING"), "{text}");
     assert!(!text.contains("COMPLETED"), "{text}");
     let last = last_frame(&text);
@@ -973,7 +943,7 @@ async fn an_agent_cutting_a_translated_stream_short_ends_it_with_an_error_frame(
     )
     .await;
     assert_eq!(s.status, 200);
-    let text = rest_of(&mut s).await;
+    let text = s.rest().await;
     assert!(text.contains("TASK_STATE_WORKING"), "{text}");
     let last = last_frame(&text);
     assert_eq!(last["id"], 5);
@@ -982,12 +952,7 @@ async fn an_agent_cutting_a_translated_stream_short_ends_it_with_an_error_frame(
         last.to_string().contains("upstream_unavailable"),
         "no reason in {last}"
     );
-    for _ in 0..100 {
-        if px.app.metrics.open_streams() == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(|| px.app.metrics.open_streams() == 0).await;
     assert_eq!(px.app.metrics.open_streams(), 0);
 }
 
@@ -1023,14 +988,7 @@ async fn requests_over_max_connections_get_503_in_the_clients_shape() {
     {}
     drop(held);
     // Once the stream is done the slot is free again.
-    let mut free = false;
-    for _ in 0..100 {
-        if px.app.in_flight() == 0 {
-            free = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let free = eventually(|| px.app.in_flight() == 0).await;
     assert!(free);
 }
 

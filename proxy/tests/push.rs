@@ -817,25 +817,40 @@ fn metric(text: &str, line_start: &str) -> u64 {
         .unwrap_or(0)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_instances_on_one_postgres_deliver_each_notification_once_in_order() {
-    let (cluster, url) = tokio::task::spawn_blocking(|| {
+/// A real PostgreSQL on loopback and the URL of a fresh database in it.
+async fn pg_cluster() -> (pg::Cluster, String) {
+    tokio::task::spawn_blocking(|| {
         let c = pg::Cluster::start();
         let url = c.fresh_db();
         (c, url)
     })
     .await
-    .unwrap();
+    .unwrap()
+}
+
+/// A proxy instance with its push store on the PostgreSQL at `url` (its
+/// data dir unused), in front of `upstream`, of `version` when fixed.
+async fn pg_proxy(url: &str, upstream: &str, version: Option<Version>) -> RunningProxy {
+    let (url, upstream) = (url.to_string(), upstream.to_string());
+    tokio::task::spawn_blocking(move || {
+        start_proxy(&upstream, &data_dir("unused"), |c| {
+            c.push.backend = PushBackend::Postgres(url);
+            if let Some(v) = version {
+                c.upstream_version = UpstreamVersion::Fixed(v);
+            }
+        })
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_postgres_deliver_each_notification_once_in_order() {
+    let (cluster, url) = pg_cluster().await;
     let (agent, seen) = v03_agent().await;
     let hook = webhook(0).await;
-    let dir = data_dir("unused");
-    let mk = |url: String, up: String, dir: PathBuf| {
-        tokio::task::spawn_blocking(move || {
-            start_proxy(&up, &dir, |c| c.push.backend = PushBackend::Postgres(url))
-        })
-    };
-    let a = mk(url.clone(), agent.url(), dir.clone()).await.unwrap();
-    let b = mk(url.clone(), agent.url(), dir.clone()).await.unwrap();
+    let a = pg_proxy(&url, &agent.url(), None).await;
+    let b = pg_proxy(&url, &agent.url(), None).await;
     let (path, secret) = register(&a, &seen, &format!("{}/h", hook.url())).await;
     // A load balancer spreads the agent's callbacks over both instances.
     let n = 30;
@@ -886,26 +901,11 @@ async fn two_instances_on_one_postgres_deliver_each_notification_once_in_order()
 /// stale, folds again from the stored one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_on_one_postgres_fold_one_v03_task() {
-    let (cluster, url) = tokio::task::spawn_blocking(|| {
-        let c = pg::Cluster::start();
-        let url = c.fresh_db();
-        (c, url)
-    })
-    .await
-    .unwrap();
+    let (cluster, url) = pg_cluster().await;
     let (agent, seen) = v10_agent().await;
     let hook = webhook(0).await;
-    let dir = data_dir("unused");
-    let mk = |url: String, up: String, dir: PathBuf| {
-        tokio::task::spawn_blocking(move || {
-            start_proxy(&up, &dir, |c| {
-                c.push.backend = PushBackend::Postgres(url);
-                c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-            })
-        })
-    };
-    let a = mk(url.clone(), agent.url(), dir.clone()).await.unwrap();
-    let b = mk(url.clone(), agent.url(), dir.clone()).await.unwrap();
+    let a = pg_proxy(&url, &agent.url(), Some(Version::V10)).await;
+    let b = pg_proxy(&url, &agent.url(), Some(Version::V10)).await;
     let (path, secret) = register_v03_at(a.addr, &seen, &format!("{}/h", hook.url())).await;
     let pushes = [
         (a.addr, working_with_message()),

@@ -635,6 +635,23 @@ async fn v10_rest_list_tasks_of_a_v03_agent_lists_tasks_seen() {
     assert_eq!(up.calls().len(), seen, "ListTasks never reaches the agent");
 }
 
+/// A v1.0 JSON POST of `body` to `target`, sent in chunks of `piece` bytes.
+fn chunked_v10_post(target: &str, body: &str, piece: usize) -> Vec<u8> {
+    let mut raw = format!(
+        "POST {target} HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\
+        Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    for piece in body.as_bytes().chunks(piece) {
+        raw.push_str(&format!(
+            "{:x}\r\n{}\r\n",
+            piece.len(),
+            std::str::from_utf8(piece).unwrap()
+        ));
+    }
+    raw.push_str("0\r\n\r\n");
+    raw.into_bytes()
+}
+
 /// A cross-version REST body is translated whole whatever its size or
 /// framing: 200 KiB sent chunked reaches the v0.3 agent translated; past
 /// `limits.max_body_bytes` it is 413 in the client's shape and the agent
@@ -653,20 +670,7 @@ async fn large_and_chunked_bodies_are_translated_up_to_the_limit() {
         json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}})
             .to_string()
     };
-    let chunked = |body: &str| {
-        let mut raw = "POST /message:send HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\
-            Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-            .to_string();
-        for piece in body.as_bytes().chunks(16 * 1024) {
-            raw.push_str(&format!(
-                "{:x}\r\n{}\r\n",
-                piece.len(),
-                std::str::from_utf8(piece).unwrap()
-            ));
-        }
-        raw.push_str("0\r\n\r\n");
-        raw.into_bytes()
-    };
+    let chunked = |body: &str| chunked_v10_post("/message:send", body, 16 * 1024);
     let big = "x".repeat(200 * 1024);
     let r = send(px.addr, &chunked(&message(&big))).await;
     assert_eq!(r.status, 200, "{}", r.text());
@@ -695,14 +699,7 @@ async fn large_and_chunked_bodies_are_translated_up_to_the_limit() {
 async fn whole_stream(addr: std::net::SocketAddr, raw: &[u8]) -> String {
     let mut s = open(addr, raw).await;
     assert_eq!(s.status, 200);
-    let mut text = String::new();
-    while let Ok(Some(c)) = timeout(WAIT, s.reader.chunk(&mut s.sock))
-        .await
-        .expect("the stream did not end")
-    {
-        text.push_str(std::str::from_utf8(&c).unwrap());
-    }
-    text
+    s.rest().await
 }
 
 /// A REST stream that fails midway ends with an `event: error` frame holding
@@ -790,18 +787,8 @@ async fn a_large_chunked_same_version_stream_passes_through() {
     let body = json!({"message": {"messageId": "m1", "role": "ROLE_USER",
         "parts": [{"text": big}]}})
     .to_string();
-    let mut raw = "POST /message:stream HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n\
-        Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-        .to_string();
-    for piece in body.as_bytes().chunks(10 * 1024) {
-        raw.push_str(&format!(
-            "{:x}\r\n{}\r\n",
-            piece.len(),
-            std::str::from_utf8(piece).unwrap()
-        ));
-    }
-    raw.push_str("0\r\n\r\n");
-    let got = events(px.addr, raw.as_bytes(), &gate, 2).await;
+    let raw = chunked_v10_post("/message:stream", &body, 10 * 1024);
+    let got = events(px.addr, &raw, &gate, 2).await;
     assert_eq!(got[0]["task"]["status"]["state"], "TASK_STATE_WORKING");
     assert_eq!(
         got[1]["statusUpdate"]["status"]["state"],

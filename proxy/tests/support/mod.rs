@@ -380,6 +380,31 @@ pub struct Streaming {
     pub headers: HashMap<String, String>,
 }
 
+impl Streaming {
+    /// The rest of the stream, to its end (bounded by [`WAIT`] per piece).
+    pub async fn rest(&mut self) -> String {
+        let mut text = String::new();
+        while let Ok(Some(c)) = timeout(WAIT, self.reader.chunk(&mut self.sock))
+            .await
+            .expect("the stream did not end")
+        {
+            text.push_str(std::str::from_utf8(&c).unwrap());
+        }
+        text
+    }
+}
+
+/// Polls `cond` every 20 ms, at most 100 times; whether it came true.
+pub async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    for _ in 0..100 {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cond()
+}
+
 /// Sends raw request bytes and reads the response head.
 pub async fn open(addr: SocketAddr, raw: &[u8]) -> Streaming {
     let fut = async {
