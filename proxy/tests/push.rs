@@ -806,6 +806,28 @@ async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
             .is_some_and(|t| t.contains("hello push")),
         "{last}"
     );
+
+    // A v0.3 get naming only the task (EDGE-CASES 19) finds the config the
+    // message registered, shown with the subscriber's URL and token.
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/pushNotificationConfig/get",
+        "params": {"id": task_id}});
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        get.to_string().as_bytes(),
+    )
+    .await
+    .json();
+    assert_eq!(r["result"]["taskId"], task_id.as_str(), "{r}");
+    assert_eq!(
+        r["result"]["pushNotificationConfig"]["url"], hook_url,
+        "{r}"
+    );
+    assert_eq!(
+        r["result"]["pushNotificationConfig"]["token"], "v03-tok",
+        "{r}"
+    );
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -99,8 +99,8 @@ pub const LOSSY: &[Lossy] = &[
         entity: "GetTaskPushNotificationConfig params without config id",
         direction: Direction::Both,
         what: "v0.3 `pushNotificationConfigId` is optional, v1.0 `id` is required by the proto",
-        decision: "v0.3 without it -> v1.0 {taskId} with no `id` (the upstream applies its default); v1.0 without `id` -> v0.3 {id: taskId}",
-        fixture: "request/GetTaskPushNotificationConfig.no-config-id.v03.json, request/GetTaskPushNotificationConfig.no-config-id.v10.json",
+        decision: "v0.3 without it (a v0.3 server answers the task's config) -> v1.0 {taskId, id: taskId}, the id servers (a2a-python 1.x among them) give a config registered without one, since a v1.0 get without `id` matches nothing; v1.0 without `id` -> v0.3 {id: taskId}",
+        fixture: "request/GetTaskPushNotificationConfig.no-config-id.v03.json, request/GetTaskPushNotificationConfig.no-config-id.v10.json, request/GetTaskPushNotificationConfig.no-config-id.to-v10.json",
     },
     Lossy {
         entity: "GetExtendedAgentCard params",
@@ -273,10 +273,16 @@ pub fn subscribe_to_v03(
 pub fn get_push_config_to_v10(
     p: q03::GetTaskPushNotificationConfigParams,
 ) -> Result<q10::GetTaskPushNotificationConfigRequest, TranslateError> {
+    // Without a config id a v0.3 server answers the task's config; a
+    // config registered without an id has the task id as its id.
+    let id = p
+        .push_notification_config_id
+        .filter(|id| !id.is_empty())
+        .unwrap_or_else(|| p.id.clone());
     Ok(q10::GetTaskPushNotificationConfigRequest {
         tenant: None,
         task_id: p.id,
-        id: p.push_notification_config_id,
+        id: Some(id),
         extra: carry(p.extra, V10_PUSH_ID_FIELDS),
     })
 }

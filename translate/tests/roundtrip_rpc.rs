@@ -198,6 +198,21 @@ proptest! {
     }
 
     #[test]
+    fn get_push_without_a_config_id_asks_for_the_task_ids(x in s::v03_get_push(), y in s::v10_get_push()) {
+        // The lossy row: each side's get without a config id.
+        let x = v03::params::GetTaskPushNotificationConfigParams {
+            push_notification_config_id: None,
+            ..x
+        };
+        let sent = params::get_push_config_to_v10(x.clone()).expect("forth");
+        prop_assert_eq!(sent.id.as_deref(), Some(x.id.as_str()));
+        let y = v10::params::GetTaskPushNotificationConfigRequest { id: None, ..y };
+        let back = params::get_push_config_to_v03(y.clone()).expect("back");
+        prop_assert_eq!(back.push_notification_config_id.as_deref(), None);
+        prop_assert_eq!(params::get_push_config_to_v10(back).expect("forth").id, Some(y.task_id));
+    }
+
+    #[test]
     fn list_push(x in s::v03_list_push(), y in s::v10_list_push()) {
         round_trip!(x, params::list_push_configs_to_v10, params::list_push_configs_to_v03);
         round_trip!(y, params::list_push_configs_to_v03, params::list_push_configs_to_v10);

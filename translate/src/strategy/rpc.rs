@@ -347,25 +347,27 @@ pub fn v10_subscribe() -> impl Strategy<Value = v10::params::SubscribeToTaskRequ
     })
 }
 
-/// v0.3 `GetTaskPushNotificationConfigParams` (no metadata).
+/// v0.3 `GetTaskPushNotificationConfigParams` (no metadata; the config id
+/// present: without it the get is a lossy row, defaulted to the task id).
 pub fn v03_get_push() -> impl Strategy<Value = v03::params::GetTaskPushNotificationConfigParams> {
-    (ident(), option::of(ident()), extras()).prop_map(|(id, cid, extra)| {
+    (ident(), ident(), extras()).prop_map(|(id, cid, extra)| {
         v03::params::GetTaskPushNotificationConfigParams {
             id,
-            push_notification_config_id: cid,
+            push_notification_config_id: Some(cid),
             metadata: None,
             extra,
         }
     })
 }
 
-/// v1.0 `GetTaskPushNotificationConfigRequest` (no tenant).
+/// v1.0 `GetTaskPushNotificationConfigRequest` (no tenant; `id`, which
+/// the proto requires, present).
 pub fn v10_get_push() -> impl Strategy<Value = v10::params::GetTaskPushNotificationConfigRequest> {
-    (ident(), option::of(ident()), extras()).prop_map(|(task_id, id, extra)| {
+    (ident(), ident(), extras()).prop_map(|(task_id, id, extra)| {
         v10::params::GetTaskPushNotificationConfigRequest {
             tenant: None,
             task_id,
-            id,
+            id: Some(id),
             extra,
         }
     })
