@@ -62,6 +62,9 @@ pub struct App {
     pub upstream_pool: crate::unary::UpstreamPool,
     task_sync: std::sync::Mutex<Option<crate::push::task_sync::TaskSync>>,
     in_flight: AtomicUsize,
+    /// Set when the v0.3 REST agent refused a push-config create's first
+    /// body form and took the other: that one goes first from then on.
+    pub rest_other_form_first: std::sync::atomic::AtomicBool,
 }
 
 impl App {
@@ -87,6 +90,7 @@ impl App {
             upstream_pool: Default::default(),
             task_sync: std::sync::Mutex::new(None),
             in_flight: AtomicUsize::new(0),
+            rest_other_form_first: Default::default(),
         }
     }
 

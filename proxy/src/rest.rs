@@ -37,6 +37,24 @@ pub struct UpstreamRequest {
     pub path_and_query: String,
     /// `None`: no body (GET / DELETE).
     pub body: Option<Vec<u8>>,
+    /// The same request in the other body form the binding's readers
+    /// disagree on (a v0.3 push-config create: MAPPING-FACTS row 114), for
+    /// an agent that refuses `body`.
+    pub other_form: Option<Vec<u8>>,
+}
+
+impl UpstreamRequest {
+    /// Sends [`Self::other_form`] instead of the body from now on; false
+    /// when there is none (left).
+    pub fn switch_form(&mut self) -> bool {
+        match self.other_form.take() {
+            Some(b) => {
+                self.other_form = self.body.replace(b);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The translation context of one REST call.
@@ -272,8 +290,8 @@ fn v03_params(
         }
         Operation::CreateTaskPushNotificationConfig => {
             let task_id = need(&params.task_id, "task id")?;
-            let mut o = json_object(body)?;
-            // The body is the TaskPushNotificationConfig; its name may be absent.
+            let mut o = v03_create_config(json_object(body)?, task_id)?;
+            // The TaskPushNotificationConfig; its name may be absent.
             let has_name = o
                 .get("name")
                 .and_then(Value::as_str)
@@ -309,6 +327,58 @@ fn v03_params(
         }
         Operation::GetExtendedAgentCard => return Ok(None),
     }))
+}
+
+/// The TaskPushNotificationConfig of a v0.3 REST push-config create,
+/// whichever of its three body forms (MAPPING-FACTS row 114) the client
+/// sent: the bare config, `{config}`, or the request message `{parent?,
+/// configId?, config}`. `parent` must name the path's task; `configId`
+/// fills a config without an id.
+fn v03_create_config(
+    mut o: Map<String, Value>,
+    task_id: &str,
+) -> Result<Map<String, Value>, Failure> {
+    if !o.contains_key("config") {
+        return Ok(o);
+    }
+    if let Some(k) = o
+        .keys()
+        .find(|k| !matches!(k.as_str(), "config" | "parent" | "configId"))
+    {
+        return Err(invalid_params(format!(
+            "`{k}` next to `config` in a push-config create"
+        )));
+    }
+    let parent = o.get("parent").filter(|v| !v.is_null());
+    if let Some(parent) = parent {
+        if parent.as_str() != Some(format!("tasks/{task_id}").as_str()) {
+            return Err(invalid_params(format!(
+                "`parent` {parent} does not name the path's task tasks/{task_id}"
+            )));
+        }
+    }
+    let config_id = match o.get("configId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()).filter(|s| !s.is_empty()),
+        Some(other) => {
+            return Err(invalid_params(format!(
+                "`configId` {other} is not a string"
+            )))
+        }
+    };
+    let Some(Value::Object(mut c)) = o.remove("config") else {
+        return Err(invalid_params("`config` is not an object"));
+    };
+    if let (Some(id), Some(Value::Object(pc))) = (config_id, c.get_mut("pushNotificationConfig")) {
+        let unset = pc
+            .get("id")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty);
+        if unset {
+            pc.insert("id".into(), json!(id));
+        }
+    }
+    Ok(c)
 }
 
 /// True when v1.0 GetTask / SendMessage params ask for `historyLength: 0`.
@@ -434,6 +504,7 @@ fn v10_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
         method,
         path_and_query: path,
         body,
+        other_form: None,
     })
 }
 
@@ -486,13 +557,22 @@ fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
             let c: m::push_config::TaskPushNotificationConfig =
                 typed("TaskPushNotificationConfig", p.clone()).map_err(tr)?;
             let task = seg(&c.task_id);
+            let parent = format!("tasks/{}", c.task_id);
+            let config_id = c.push_notification_config.id.clone();
             let pbc = r03::task_push_config_to_pb(c).map_err(tr)?;
             let v = pb_to("TaskPushNotificationConfig", &pbc).map_err(tr)?;
-            (
-                H::POST,
-                format!("/v1/tasks/{task}/pushNotificationConfigs"),
-                body_of(&v),
-            )
+            // The request message (a2a-python 0.3 reads only this) first;
+            // the bare config (the proto's `body: "config"`, a2a-js) second.
+            let mut wrapped = json!({ "parent": parent, "config": v });
+            if let Some(id) = config_id.filter(|id| !id.is_empty()) {
+                wrapped["configId"] = json!(id);
+            }
+            return Ok(UpstreamRequest {
+                method: H::POST,
+                path_and_query: format!("/v1/tasks/{task}/pushNotificationConfigs"),
+                body: body_of(&wrapped),
+                other_form: body_of(&v),
+            });
         }
         Operation::GetTaskPushNotificationConfig => {
             // Without a config id the task id names the config (a2a-python 0.3).
@@ -522,6 +602,7 @@ fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
         method,
         path_and_query: path,
         body,
+        other_form: None,
     })
 }
 
@@ -712,14 +793,14 @@ impl RestTranslation {
                     .and_then(|d| d.iter().find_map(|x| x.get("reason")?.as_str()));
                 let code = reason
                     .and_then(ErrorCode::from_reason)
-                    .unwrap_or_else(|| code_of_status(status));
+                    .unwrap_or_else(|| code_of_status(self.op, status));
                 (code, e["message"].as_str().map(str::to_string))
             }
             Version::V03 => {
                 let code = v["code"]
                     .as_i64()
                     .and_then(ErrorCode::from_code)
-                    .unwrap_or_else(|| code_of_status(status));
+                    .unwrap_or_else(|| code_of_status(self.op, status));
                 let msg = v["message"]
                     .as_str()
                     .or_else(|| v["error"].as_str())
@@ -767,17 +848,27 @@ impl RestTranslation {
     pub fn client_status(&self, status: u16) -> u16 {
         match (self.upstream, status) {
             _ if self.client == self.upstream => status,
-            (Version::V03, 400..=499 | 501) => code_of_status(status).http_status(),
+            (Version::V03, 400..=499 | 501) => code_of_status(self.op, status).http_status(),
             _ => status,
         }
     }
 }
 
-/// The A2A code an HTTP error status stands for, when the body says nothing.
-fn code_of_status(status: u16) -> ErrorCode {
+/// The A2A code an HTTP error status of an `op` call stands for, when the
+/// body says nothing. A 404 is a missing task only where the path names
+/// one; elsewhere the agent has no such route.
+fn code_of_status(op: Operation, status: u16) -> ErrorCode {
+    let names_task = !matches!(
+        op,
+        Operation::SendMessage
+            | Operation::SendStreamingMessage
+            | Operation::ListTasks
+            | Operation::GetExtendedAgentCard
+    );
     match status {
         400 => ErrorCode::InvalidParams,
-        404 => ErrorCode::TaskNotFound,
+        404 if names_task => ErrorCode::TaskNotFound,
+        404 => ErrorCode::UnsupportedOperation,
         405 | 501 => ErrorCode::UnsupportedOperation,
         409 => ErrorCode::TaskNotCancelable,
         415 => ErrorCode::ContentTypeNotSupported,
@@ -1033,9 +1124,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(up.path_and_query, "/v1/tasks/t1/pushNotificationConfigs");
+        // The request message first, the bare config as the other form.
         let v = body(&up);
-        assert_eq!(v["name"], "tasks/t1/pushNotificationConfigs/c1");
-        assert_eq!(v["pushNotificationConfig"]["url"], "https://h/cb");
+        assert_eq!(v["parent"], "tasks/t1");
+        assert_eq!(v["configId"], "c1");
+        assert_eq!(v["config"]["name"], "tasks/t1/pushNotificationConfigs/c1");
+        assert_eq!(v["config"]["pushNotificationConfig"]["url"], "https://h/cb");
+        let mut up = up;
+        assert!(up.switch_form());
+        assert_eq!(body(&up), v["config"]);
+        assert!(up.switch_form(), "back to the first form");
+        assert_eq!(body(&up), v);
     }
 
     #[test]

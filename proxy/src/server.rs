@@ -2,6 +2,7 @@
 //! needs from the session and delegates to [`crate::app`], [`crate::route`]
 //! and [`crate::error`].
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -573,6 +574,12 @@ impl ProxyService {
     }
 }
 
+/// An agent's status for a request body it could not read: the cue to
+/// try a request's other body form.
+fn refuses_form(status: u16) -> bool {
+    matches!(status, 400 | 415 | 422 | 500)
+}
+
 impl ProxyService {
     /// The whole upstream request (head and body) of a call the proxy
     /// makes itself, with the head `upstream_request_filter` gives it.
@@ -620,6 +627,46 @@ impl ProxyService {
         Ok(Ok(wire))
     }
 
+    /// The answer to the request's other body form (see
+    /// [`crate::rest::UpstreamRequest::other_form`]) when the agent takes
+    /// it; `None` when there is none or it is refused too (the first
+    /// answer stands).
+    async fn other_form_answer(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+    ) -> Result<Option<crate::unary::Answer>> {
+        let Some((_, up)) = ctx.rest.as_mut() else {
+            return Ok(None);
+        };
+        if !up.switch_form() {
+            return Ok(None);
+        }
+        ctx.new_req_body = up.body.clone().map(Bytes::from);
+        let Ok(wire) = self.upstream_wire(session, ctx).await? else {
+            return Ok(None);
+        };
+        let app = &self.app;
+        let Ok(addr) = app.upstream_addr().await else {
+            return Ok(None);
+        };
+        match app
+            .upstream_pool
+            .call(addr, &wire, self.call_limits())
+            .await
+        {
+            Ok(a) if (200..300).contains(&a.status) => {
+                let now = !app.rest_other_form_first.fetch_xor(true, Ordering::Relaxed);
+                tracing::info!(
+                    other_form_first = now,
+                    "the agent took a push-config create only in its other body form"
+                );
+                Ok(Some(a))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The limits of a call the proxy makes itself.
     fn call_limits(&self) -> crate::unary::Limits {
         let limits = &self.app.config.limits;
@@ -643,10 +690,15 @@ impl ProxyService {
             Err(f) => return self.respond_failure(session, ctx, f).await,
         };
         let call = self.call_limits();
-        let answer = match app.upstream_addr().await {
+        let mut answer = match app.upstream_addr().await {
             Ok(addr) => app.upstream_pool.call(addr, &wire, call).await,
             Err(f) => Err(f),
         };
+        if answer.as_ref().is_ok_and(|a| refuses_form(a.status)) {
+            if let Some(other) = self.other_form_answer(session, ctx).await? {
+                answer = Ok(other);
+            }
+        }
         let answer = match answer {
             Ok(a) => a,
             Err(f) => {
@@ -1149,7 +1201,10 @@ impl ProxyService {
                             }
                         }
                         match crate::rest::upstream_request(&t, params) {
-                            Ok(upreq) => {
+                            Ok(mut upreq) => {
+                                if app.rest_other_form_first.load(Ordering::Relaxed) {
+                                    upreq.switch_form();
+                                }
                                 if op == route::Operation::SubscribeToTask
                                     && client == crate::version::Version::V10
                                     && up == crate::version::Version::V03
@@ -1198,6 +1253,13 @@ impl ProxyService {
                     (Some(m), _) => Failure::Translate {
                         code: -32601,
                         message: format!("method not found: {m}"),
+                    },
+                    (None, Ok(Value::Array(_))) => Failure::Translate {
+                        code: -32600,
+                        message: format!(
+                            "JSON-RPC batches are not translated between A2A versions \
+                             (this agent speaks {up}): send each request on its own"
+                        ),
                     },
                     (None, Ok(_)) => Failure::Translate {
                         code: -32600,

@@ -1173,6 +1173,8 @@ async fn cross_version_batches_are_refused_in_the_clients_shape() {
     assert_eq!(v["error"]["code"], -32600, "{v}");
     assert_eq!(v["id"], Value::Null);
     assert_eq!(v["error"]["data"][0]["reason"], "INVALID_REQUEST", "{v}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("batches"), "{v}");
     assert!(up.calls().is_empty());
 }
 

@@ -621,6 +621,10 @@ impl Drop for SdkAgent {
 }
 
 fn sdk_agent_with_push(v: &str) -> SdkAgent {
+    sdk_agent(v, &["--push"])
+}
+
+fn sdk_agent(v: &str, flags: &[&str]) -> SdkAgent {
     use std::io::BufRead;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let setup = std::process::Command::new("bash")
@@ -630,7 +634,8 @@ fn sdk_agent_with_push(v: &str) -> SdkAgent {
     assert!(setup.success(), "tests/sdk/setup.sh failed");
     let mut child = std::process::Command::new(root.join(format!(".venv-{v}/bin/python")))
         .arg(root.join(format!("tests/sdk/agent_{v}.py")))
-        .args(["--port", "0", "--push"])
+        .args(["--port", "0"])
+        .args(flags)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("start the SDK agent");
@@ -1185,7 +1190,11 @@ async fn v03_rest_push_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
         };
         let body = match (r.method.as_str(), r.target.as_str()) {
             ("POST", "/v1/tasks/t1/pushNotificationConfigs") => {
+                // Only the bare config is read (as a2a-js does).
                 let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+                if v.get("config").is_some() || !v["pushNotificationConfig"].is_object() {
+                    return Reply::json(400, r#"{"error":"not a TaskPushNotificationConfig"}"#);
+                }
                 let mut cfg = v["pushNotificationConfig"].clone();
                 cfg["id"] = json!("cfg-9");
                 *s.lock().unwrap() = Some(cfg);
@@ -1221,6 +1230,20 @@ async fn rest_v10_client_push_config_at_a_v03_agent() {
     )
     .await;
     assert_eq!(created.status, 200, "{}", created.text());
+    // The request-message form was refused, the bare config taken.
+    let posts = || {
+        agent
+            .calls()
+            .iter()
+            .filter(|c| c.method == "POST")
+            .map(|c| serde_json::from_slice::<Value>(&c.body).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let first = posts();
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert_eq!(first[0]["parent"], "tasks/t1", "{first:?}");
+    assert!(first[0]["config"]["pushNotificationConfig"].is_object());
+    assert!(first[1].get("config").is_none(), "{first:?}");
     let agent_cfg = seen.lock().unwrap().clone().expect("agent got a config");
     let callback_url = agent_cfg["url"].as_str().unwrap().to_string();
     assert!(
@@ -1305,6 +1328,92 @@ async fn rest_v10_client_push_config_at_a_v03_agent() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(status, 404, "the deleted config's callback still answers");
+
+    // The form the agent took goes first from now on: one POST.
+    let again = rest_call(
+        &px,
+        "POST",
+        "/tasks/t1/pushNotificationConfigs",
+        "1.0",
+        &json!({"url": hook_url}).to_string(),
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.text());
+    let all = posts();
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert!(all[2]["pushNotificationConfig"].is_object(), "{all:?}");
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A v1.0 REST client registers a push config at the real a2a-sdk 0.3
+/// agent's HTTP+JSON binding, which reads only the request-message form
+/// `{parent, configId, config}`: the agent stores the proxy's callback;
+/// the client sees its own webhook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_v10_client_push_config_at_the_real_sdk_v03_rest_agent() {
+    let agent = tokio::task::spawn_blocking(|| sdk_agent("v03", &["--push", "--rest"]))
+        .await
+        .unwrap();
+    let hook = webhook(0).await;
+    let hook_url = format!("{}/hook10", hook.url());
+    let dir = data_dir("sdkrest");
+    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
+        c.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    });
+    let sent = rest_call(
+        &px,
+        "POST",
+        "/message:send",
+        "1.0",
+        &json!({"message": {"messageId": "m-rest-push", "role": "ROLE_USER",
+            "parts": [{"text": "hello"}]}})
+        .to_string(),
+    )
+    .await;
+    assert_eq!(sent.status, 200, "{}", sent.text());
+    let task_id = sent.json()["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", sent.text()))
+        .to_string();
+    let path = format!("/tasks/{task_id}/pushNotificationConfigs");
+    let created = rest_call(
+        &px,
+        "POST",
+        &path,
+        "1.0",
+        &json!({"id": "cfg-r", "url": hook_url, "token": "rest-tok"}).to_string(),
+    )
+    .await;
+    assert_eq!(created.status, 200, "{}", created.text());
+    let c = created.json();
+    assert_eq!(c["url"], hook_url.as_str(), "{c}");
+    assert_eq!(c["token"], "rest-tok", "{c}");
+    assert_eq!(c["id"], "cfg-r", "{c}");
+    assert_eq!(c["taskId"], task_id.as_str(), "{c}");
+    // What the agent itself stored, asked directly: the proxy's callback.
+    let direct = send(
+        std::net::SocketAddr::from(([127, 0, 0, 1], agent.port)),
+        &request(
+            "GET",
+            &format!("/v1/tasks/{task_id}/pushNotificationConfigs/cfg-r"),
+            &[],
+            b"",
+        ),
+    )
+    .await;
+    assert_eq!(direct.status, 200, "{}", direct.text());
+    let stored = direct.json();
+    let url = stored["pushNotificationConfig"]["url"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
+        "{stored}"
+    );
+    let got = rest_call(&px, "GET", &format!("{path}/cfg-r"), "1.0", "").await;
+    assert_eq!(got.status, 200, "{}", got.text());
+    assert_eq!(got.json()["url"], hook_url.as_str(), "{}", got.text());
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -1403,6 +1512,118 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
     );
     assert_eq!(body["status"]["state"], "working", "{body}");
     assert_eq!(hooks[0].header("x-a2a-notification-token"), Some("v03-tok"));
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A v0.3 REST client's push-config create in each of the three body
+/// forms v0.3 readers disagree on (the bare config, `{config}`, and the
+/// request message a2a-python 0.3 sends) reaches a v1.0 REST agent as one
+/// v1.0 TaskPushNotificationConfig with the proxy's callback and the id
+/// the form carries; forms that contradict the path are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_v03_client_push_config_body_forms_at_a_v10_agent() {
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        if (r.method.as_str(), r.target.as_str()) != ("POST", "/tasks/t1/pushNotificationConfigs") {
+            return Reply::json(404, r#"{"error":"no route"}"#);
+        }
+        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        s.lock().unwrap().push(v.clone());
+        Reply::json(200, &v.to_string())
+    })
+    .await;
+    let hook = webhook(0).await;
+    let hook_url = format!("{}/forms", hook.url());
+    let dir = data_dir("forms");
+    let px = start_proxy(&agent.url(), &dir, |c| {
+        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    });
+    // The config named `name_id`, its own id `id`.
+    let config = |name_id: &str, id: Option<&str>| {
+        let mut pc = json!({"url": hook_url, "token": "form-tok"});
+        if let Some(id) = id {
+            pc["id"] = json!(id);
+        }
+        json!({"name": format!("tasks/t1/pushNotificationConfigs/{name_id}"),
+            "pushNotificationConfig": pc})
+    };
+    let forms = [
+        ("bare", config("c-bare", Some("c-bare")), "c-bare"),
+        (
+            "config",
+            json!({"config": config("c-wrap", Some("c-wrap"))}),
+            "c-wrap",
+        ),
+        (
+            "request message",
+            json!({"parent": "tasks/t1", "configId": "c-msg", "config": config("c-msg", None)}),
+            "c-msg",
+        ),
+    ];
+    for (i, (form, body, id)) in forms.iter().enumerate() {
+        let r = rest_call(
+            &px,
+            "POST",
+            "/v1/tasks/t1/pushNotificationConfigs",
+            "0.3",
+            &body.to_string(),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{form}: {}", r.text());
+        let got = seen.lock().unwrap()[i].clone();
+        assert_eq!(got["taskId"], "t1", "{form}: {got}");
+        assert_eq!(got["id"], *id, "{form}: {got}");
+        let url = got["url"].as_str().unwrap_or_default();
+        assert!(
+            url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
+            "{form}: {got}"
+        );
+        // The v0.3 answer: the subscriber's own webhook and token.
+        let a = r.json();
+        assert_eq!(
+            a["pushNotificationConfig"]["url"],
+            hook_url.as_str(),
+            "{form}: {a}"
+        );
+        assert_eq!(
+            a["pushNotificationConfig"]["token"], "form-tok",
+            "{form}: {a}"
+        );
+        assert_eq!(a["pushNotificationConfig"]["id"], *id, "{form}: {a}");
+    }
+    for (bad, why) in [
+        (
+            json!({"parent": "tasks/t2", "config": config("c", None)}),
+            "another task",
+        ),
+        (
+            json!({"config": config("c", None), "extra": 1}),
+            "an unknown member",
+        ),
+        (json!({"config": "x"}), "a config that is not an object"),
+        (
+            json!({"configId": 5, "config": config("c", None)}),
+            "a numeric configId",
+        ),
+    ] {
+        let r = rest_call(
+            &px,
+            "POST",
+            "/v1/tasks/t1/pushNotificationConfigs",
+            "0.3",
+            &bad.to_string(),
+        )
+        .await;
+        assert_eq!(r.status, 422, "{why}: {}", r.text());
+        assert_eq!(r.json()["code"], -32602, "{why}: {}", r.text());
+    }
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        3,
+        "a refused form reached the agent"
+    );
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -246,7 +246,8 @@ async fn v10_rest_client_to_v03_rest_agent_every_operation() {
             body: r#"{"id":"c1","url":"https://cb.example/x"}"#,
             up_method: "POST",
             up_target: "/v1/tasks/t1/pushNotificationConfigs",
-            up_body: Some(j(PUSH_V03)),
+            // The request message a2a-python 0.3 reads (MAPPING-FACTS 114).
+            up_body: Some(json!({"parent": "tasks/t1", "configId": "c1", "config": j(PUSH_V03)})),
             reply_status: 200,
             reply: PUSH_V03,
             status: 200,
@@ -578,6 +579,44 @@ async fn extended_card_both_ways() {
         (call.method.as_str(), call.target.as_str()),
         ("GET", "/extendedAgentCard")
     );
+}
+
+/// An agent without the extended-card route answers a framework 404 (no
+/// A2A error in it): the client learns the operation is unsupported, not
+/// that a task is missing; a bare 404 on a task path still means the task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_404_is_a_missing_route_unless_the_path_names_a_task() {
+    let up = FakeUpstream::start(|_| Reply::json(404, r#"{"detail":"Not Found"}"#)).await;
+    let px = proxy_for(&up.url(), Version::V03);
+    let r = get(px.addr, "/extendedAgentCard", &[("A2A-Version", "1.0")]).await;
+    let v = r.json();
+    assert_eq!(
+        v["error"]["details"][0]["reason"], "UNSUPPORTED_OPERATION",
+        "{v}"
+    );
+    assert_ne!(r.status, 404, "{v}");
+    let r = get(px.addr, "/tasks/t1", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert_eq!(r.json()["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
+
+    let up = FakeUpstream::start(|_| {
+        Reply::json(
+            404,
+            r#"{"error":{"code":404,"status":"NOT_FOUND","message":"Not Found"}}"#,
+        )
+    })
+    .await;
+    let px = proxy_for(&up.url(), Version::V10);
+    let r = get(px.addr, "/v1/card", &[]).await;
+    assert_eq!(r.json()["code"], -32004, "{}", r.text());
+    let r = post(
+        px.addr,
+        "/v1/message:send",
+        &[],
+        br#"{"request":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]}}"#,
+    )
+    .await;
+    assert_eq!(r.json()["code"], -32004, "{}", r.text());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -326,7 +326,11 @@ impl Push {
         if rewrite::answers_configs(op) || op == Operation::DeleteTaskPushNotificationConfig {
             task = task_param(op, upstream, body);
         }
-        if rewrite::registers(op) && contains(body, b"ushNotificationConfig") {
+        // A create is a config (v1.0's is flat: no member names it); a
+        // message carries one only under a `…PushNotificationConfig` key.
+        let carries_config = op == Operation::CreateTaskPushNotificationConfig
+            || contains(body, b"ushNotificationConfig");
+        if rewrite::registers(op) && carries_config {
             let mut v: Value = serde_json::from_slice(body).map_err(|e| Failure::Translate {
                 code: -32700,
                 message: format!("invalid JSON: {e}"),
