@@ -24,6 +24,12 @@ pub struct DemoArgs {
     /// Address the proxy listens on.
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// Address of the gRPC listener (both versions' services).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8081")]
+    pub grpc_listen: String,
+    /// No gRPC listener.
+    #[arg(long, conflicts_with = "grpc_listen")]
+    pub no_grpc: bool,
 }
 
 /// Largest request the echo agent reads.
@@ -328,6 +334,11 @@ pub fn main(args: &DemoArgs) -> i32 {
         }
     };
     let url = format!("http://{}", args.listen);
+    let grpc_listen = (!args.no_grpc).then(|| args.grpc_listen.clone());
+    let grpc = match &grpc_listen {
+        Some(g) => format!("gRPC (a2a.v1 and lf.a2a.v1 A2AService) on {g}.\n"),
+        None => String::new(),
+    };
     println!(
         "A2A v0.3 echo agent on http://{agent}/ ; a2a-compat-proxy on {url}/ in front of it.\n\n\
          Call it as an A2A v1.0 client (translated to v0.3 and back):\n  \
@@ -335,14 +346,14 @@ pub fn main(args: &DemoArgs) -> i32 {
          -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\",\"params\":{{\"message\":{{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{{\"text\":\"hello\"}}]}}}}}}'\n\n\
          Its agent card as a v1.0 client sees it:\n  curl -s {url}/.well-known/agent-card.json -H 'A2A-Version: 1.0'\n\n\
          As a v0.3 client (passed through untouched): the same without the header, with \"method\":\"message/send\".\n\
-         gRPC (a2a.v1 and lf.a2a.v1 A2AService) on 127.0.0.1:8081.\n\
+         {grpc}\
          Ctrl-C stops it."
     );
     let serve = ServeArgs {
         listen: Some(args.listen.clone()),
         upstream: Some(format!("http://{agent}")),
         upstream_version: Some("0.3".into()),
-        grpc_listen: Some("127.0.0.1:8081".into()),
+        grpc_listen,
         ..ServeArgs::default()
     };
     crate::serve_cmd::main(&serve)

@@ -116,3 +116,91 @@ async fn check_upstream_reports_the_echo_agent_and_a_dead_one() {
         "{report}"
     );
 }
+
+/// Kills the demo process when the test ends, however it ends.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `a2a-compat-proxy demo` as the README runs it, on ports of its own:
+/// `--listen` and `--grpc-listen` are where it serves, and it prints them.
+#[tokio::test]
+async fn the_demo_command_serves_where_it_is_told() {
+    use std::io::BufRead;
+    let http = proxy::free_local_addr().expect("port");
+    let grpc = proxy::free_local_addr().expect("port");
+    let mut child = Child(
+        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+            .args(["demo", "--listen", &http.to_string()])
+            .args(["--grpc-listen", &grpc.to_string()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the demo"),
+    );
+    let out = child.0.stdout.take().expect("stdout");
+    // Its banner, up to the Ctrl-C line; what follows is drained, so the
+    // demo never writes into a closed pipe.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(out).lines().map_while(Result::ok);
+        let banner: Vec<String> = lines
+            .by_ref()
+            .take_while(|l| !l.contains("Ctrl-C"))
+            .collect();
+        let _ = tx.send(banner.join("\n"));
+        for _ in lines {}
+    });
+    let printed = tokio::task::spawn_blocking(move || {
+        rx.recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the demo printed no banner")
+    })
+    .await
+    .unwrap();
+    assert!(printed.contains(&format!("http://{http}/")), "{printed}");
+    assert!(
+        printed.contains(&format!("gRPC (a2a.v1 and lf.a2a.v1 A2AService) on {grpc}")),
+        "{printed}"
+    );
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{
+        "messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}});
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let v = loop {
+        let r = try_post(http, body.to_string().as_bytes()).await;
+        if let Some(v) = r {
+            break v;
+        }
+        assert!(std::time::Instant::now() < end, "the demo never answered");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{v}"
+    );
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(grpc).await.is_err() {
+        assert!(
+            std::time::Instant::now() < end,
+            "no gRPC listener on {grpc}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// A v1.0 SendMessage to the demo, `None` while it does not listen yet.
+async fn try_post(addr: std::net::SocketAddr, body: &[u8]) -> Option<serde_json::Value> {
+    tokio::net::TcpStream::connect(addr).await.ok()?;
+    let r = post(
+        addr,
+        "/",
+        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
+        body,
+    )
+    .await;
+    (r.status == 200).then(|| r.json())
+}
