@@ -707,6 +707,18 @@ impl ProxyService {
                 return self.respond_failure(session, ctx, f).await;
             }
         };
+        self.answer_whole(session, ctx, answer).await
+    }
+
+    /// Sends a whole upstream answer through `response_filter` and
+    /// `response_body_filter`, with a length and the status its translated
+    /// body calls for.
+    async fn answer_whole(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        answer: crate::unary::Answer,
+    ) -> Result<bool> {
         let mut resp = ResponseHeader::build(answer.status, Some(answer.headers.len() + 2))?;
         for (k, v) in answer.headers {
             resp.append_header(k, v)?;
@@ -791,6 +803,26 @@ impl ProxyService {
             }
         };
         let headers = std::mem::take(&mut up.headers);
+        if !is_event_stream(&headers) {
+            // Not a stream (an error, or a single result): answered whole,
+            // so an untranslatable one still gets its own status.
+            let body = match read_rest(&mut up, MAX_TRANSLATED_BODY).await {
+                Ok(b) => b,
+                Err(f) => {
+                    tracing::warn!(failure = f.label(), error = ?f, "proxying failed");
+                    session.set_keepalive(None);
+                    return Box::pin(self.respond_failure(session, ctx, f)).await;
+                }
+            };
+            let status = up.status;
+            up.finish(&app.upstream_pool);
+            let answer = crate::unary::Answer {
+                status,
+                headers,
+                body,
+            };
+            return Box::pin(self.answer_whole(session, ctx, answer)).await;
+        }
         let mut resp = ResponseHeader::build(up.status, Some(headers.len() + 3))?;
         for (k, v) in headers {
             resp.append_header(k, v)?;
@@ -872,6 +904,35 @@ impl ProxyService {
             }
         }
     }
+}
+
+/// Whether an answer's headers say it is an SSE stream.
+fn is_event_stream(headers: &[(http::HeaderName, http::HeaderValue)]) -> bool {
+    headers.iter().any(|(k, v)| {
+        k == http::header::CONTENT_TYPE
+            && v.to_str().is_ok_and(|v| {
+                v.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            })
+    })
+}
+
+/// The rest of an answer's body, at most `limit` bytes.
+async fn read_rest(
+    up: &mut crate::unary::Streaming,
+    limit: usize,
+) -> std::result::Result<Bytes, Failure> {
+    let mut body = BytesMut::new();
+    while let Some(piece) = up.next().await? {
+        body.extend_from_slice(&piece);
+        if body.len() > limit {
+            return Err(Failure::BadUpstreamResponse {
+                detail: format!("answer over {limit} bytes"),
+            });
+        }
+    }
+    Ok(body.freeze())
 }
 
 /// The error that ends a stream whose client went away.

@@ -533,6 +533,33 @@ async fn untranslatable_calls_get_errors_in_the_clients_shape() {
         r.json()["error"]["details"][0]["reason"],
         "INVALID_AGENT_RESPONSE"
     );
+    assert_eq!(r.status, 502, "{}", r.text());
+    // A stream request the agent answers with nonsense JSON instead of a
+    // stream: the same error and status, on both bindings.
+    let r = post(
+        px.addr,
+        "/message:stream",
+        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
+        br#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    assert_eq!(
+        r.json()["error"]["details"][0]["reason"],
+        "INVALID_AGENT_RESPONSE",
+        "{}",
+        r.text()
+    );
+    let r = post(
+        px.addr,
+        "/",
+        &[("A2A-Version", "1.0")],
+        br#"{"jsonrpc":"2.0","id":8,"method":"SendStreamingMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}"#,
+    )
+    .await;
+    let v = r.json();
+    assert_eq!(v["id"], 8, "{v}");
+    assert_eq!(v["error"]["code"], -32006, "{v}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
