@@ -906,6 +906,14 @@ impl ProxyService {
     }
 }
 
+/// Whether a REST message body may hold an inline push config (v0.3
+/// `pushNotification`, v1.0 `taskPushNotificationConfig`, or the proto
+/// field names).
+fn carries_push_config(body: &[u8]) -> bool {
+    let has = |n: &[u8]| body.windows(n.len()).any(|w| w == n);
+    has(b"ushNotification") || has(b"push_notification")
+}
+
 /// Whether an answer's headers say it is an SSE stream.
 fn is_event_stream(headers: &[(http::HeaderName, http::HeaderValue)]) -> bool {
     headers.iter().any(|(k, v)| {
@@ -1185,11 +1193,46 @@ impl ProxyService {
                     crate::push::rewrite::answers_configs(*op)
                         || *op == route::Operation::DeleteTaskPushNotificationConfig
                 });
-                let same_version_push = |up| {
-                    push_op.is_some() && app.push.as_ref().is_some_and(|p| p.intercepts(up, up))
+                let intercepts_same = |up| app.push.as_ref().is_some_and(|p| p.intercepts(up, up));
+                let same_version_push = |up| push_op.is_some() && intercepts_same(up);
+                // A message may carry a config inline: read, then looked at.
+                let inline_push = |up| {
+                    intercepts_same(up)
+                        && route.operation.is_some_and(|op| {
+                            matches!(
+                                op,
+                                route::Operation::SendMessage
+                                    | route::Operation::SendStreamingMessage
+                            )
+                        })
                 };
-                match app.upstream_version().await {
-                    Ok(up) if up == route.client_version && !same_version_push(up) => {
+                let mut read_body = None;
+                let upstream = app.upstream_version().await;
+                if let Ok(up) = &upstream {
+                    if *up == route.client_version && inline_push(*up) {
+                        let b = match self.read_whole_body(session).await? {
+                            Ok(b) => b,
+                            Err(f) => return self.respond_failure(session, ctx, f).await,
+                        };
+                        if !carries_push_config(&b) {
+                            // Nothing to intercept: on as it came.
+                            ctx.upstream_version = Some(*up);
+                            ctx.new_req_body = Some(b);
+                            let op = route.operation.filter(|op| op.is_streaming());
+                            return Ok(ctx.own_call(match op {
+                                Some(_) => OwnCall::Stream,
+                                None => OwnCall::Unary,
+                            }));
+                        }
+                        read_body = Some(b);
+                    }
+                }
+                match upstream {
+                    Ok(up)
+                        if up == route.client_version
+                            && !same_version_push(up)
+                            && read_body.is_none() =>
+                    {
                         ctx.upstream_version = Some(up);
                         let streams = route.operation.is_some_and(|op| op.is_streaming());
                         if !streams {
@@ -1209,9 +1252,10 @@ impl ProxyService {
                     Ok(up) => {
                         ctx.upstream_version = Some(up);
                         let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
-                        let body = match length {
-                            Some(0) => Bytes::new(),
-                            None if !chunked => Bytes::new(),
+                        let body = match (read_body, length) {
+                            (Some(b), _) => b,
+                            (None, Some(0)) => Bytes::new(),
+                            (None, None) if !chunked => Bytes::new(),
                             _ => {
                                 // Read whole: the translation needs all of it.
                                 match self.read_whole_body(session).await? {

@@ -1768,6 +1768,64 @@ async fn same_version_rest_configs_are_intercepted_only_when_configured() {
     }
 }
 
+/// `push.intercept_same_version` on REST: a config inline in a
+/// same-version `message:send` (v0.3 `pushNotification`, v1.0
+/// `taskPushNotificationConfig`) reaches the agent as the proxy's
+/// callback; a message without one reaches it byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_rest_inline_configs_are_intercepted() {
+    for v in [Version::V03, Version::V10] {
+        let (path, task, message, config_key) = match v {
+            Version::V03 => (
+                "/v1/message:send",
+                json!({"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"}}}),
+                json!({"messageId": "m1", "role": "ROLE_USER", "content": [{"text": "hi"}]}),
+                "pushNotification",
+            ),
+            Version::V10 => (
+                "/message:send",
+                json!({"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"}}}),
+                json!({"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}),
+                "taskPushNotificationConfig",
+            ),
+        };
+        let reply = task.to_string();
+        let agent = FakeUpstream::start(move |_| Reply::json(200, &reply)).await;
+        let hook = webhook(0).await;
+        let hook_url = format!("{}/inline", hook.url());
+        let dir = data_dir("same-inline");
+        let px = start_proxy(&agent.url(), &dir, |c| {
+            c.push.intercept_same_version = true;
+            c.upstream_version = UpstreamVersion::Fixed(v);
+        });
+        let plain = json!({"message": message}).to_string();
+        let r = rest_call(&px, "POST", path, v.as_str(), &plain).await;
+        assert_eq!(r.status, 200, "{v}: {}", r.text());
+        assert_eq!(
+            agent.calls()[0].body,
+            plain.as_bytes(),
+            "{v}: not byte for byte"
+        );
+
+        let with = json!({"message": message,
+            "configuration": {config_key: {"url": hook_url, "token": "in-tok"}}});
+        let r = rest_call(&px, "POST", path, v.as_str(), &with.to_string()).await;
+        assert_eq!(r.status, 200, "{v}: {}", r.text());
+        assert_eq!(r.json()["task"]["id"], "t1", "{v}: {}", r.text());
+        let got: Value = serde_json::from_slice(&agent.calls()[1].body).unwrap();
+        let cfg = &got["configuration"][config_key];
+        let url = cfg["url"].as_str().unwrap_or_default();
+        assert!(
+            url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
+            "{v}: agent was given {got}"
+        );
+        assert_ne!(cfg["token"], "in-tok", "{v}: {got}");
+        assert_eq!(got["message"]["messageId"], "m1", "{v}: {got}");
+        drop(px);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// Deliveries reuse keep-alive connections to a webhook, and a connection
 /// the webhook closed while idle is replaced without losing or doubling a
 /// notification (this webhook closes every connection after two answers).
