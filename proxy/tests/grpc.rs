@@ -309,6 +309,29 @@ async fn v03_delete_push_config_to_v10_agent() {
     );
 }
 
+/// a2a-python 0.3 answers a delete `{"id":…,"jsonrpc":"2.0"}`, its null
+/// result left out: over the same-version bridge that is success too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_delete_answered_without_result_is_success() {
+    let up = agent(Version::V03, |_| {
+        Reply::json(200, r#"{"id":1,"jsonrpc":"2.0"}"#)
+    })
+    .await;
+    let px = proxy(&up, Version::V03);
+    px.v03()
+        .await
+        .delete_task_push_notification_config(p03::DeleteTaskPushNotificationConfigRequest {
+            name: "tasks/t1/pushNotificationConfigs/p1".into(),
+        })
+        .await
+        .unwrap();
+    let (_, _, body) = one_call(&up);
+    assert_eq!(
+        body["method"], "tasks/pushNotificationConfig/delete",
+        "{body}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_get_task_to_v10_agent() {
     let up = agent(

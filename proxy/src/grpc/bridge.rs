@@ -405,7 +405,7 @@ impl Bridge {
                 // Tasks seen here are what ListTasks lists (crate::tasks).
                 self.app.tasks.record(&p.rpc.method, &out);
             }
-            envelope_result(client, &out)
+            method_result(client, method, &out)
         };
         let started = std::time::Instant::now();
         let r = with_deadline(client, meta.timeout, work).await;
@@ -752,6 +752,22 @@ pub(super) fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Sta
         Some(r) => Ok(r.take()),
         None => Err(bad("JSON-RPC response without result or error".into())),
     }
+}
+
+/// [`envelope_result`] of a `method` call: a delete answered with neither
+/// `result` nor `error` (a2a-python 0.3 leaves its null result out)
+/// succeeded.
+fn method_result(client: Version, method: Method, body: &[u8]) -> Result<Value, Status> {
+    if method == Method::DeletePushConfig {
+        let v: Option<Value> = serde_json::from_slice(body).ok();
+        let bare = v.as_ref().and_then(Value::as_object).is_some_and(|o| {
+            !o.contains_key("result") && !o.contains_key("error") && o.contains_key("id")
+        });
+        if bare {
+            return Ok(Value::Null);
+        }
+    }
+    envelope_result(client, body)
 }
 
 pub(super) async fn with_deadline<T>(
