@@ -243,7 +243,12 @@ impl App {
     /// An extended-card answer (a bare card for REST, a JSON-RPC response
     /// whose `result` is the card) with every interface URL pointing here.
     /// Bodies that are not such JSON are returned unchanged.
-    pub fn rewrite_card_body(&self, body: &[u8], jsonrpc: bool) -> Vec<u8> {
+    pub fn rewrite_card_body(
+        &self,
+        body: &[u8],
+        jsonrpc: bool,
+        translated_to: Option<Version>,
+    ) -> Vec<u8> {
         let Ok(mut v) = serde_json::from_slice::<Value>(body) else {
             return body.to_vec();
         };
@@ -254,7 +259,21 @@ impl App {
         };
         match card {
             Some(c) if c.is_object() => {
+                if let Some(to) = translated_to {
+                    // As the public card: what the proxy translates, stamped.
+                    let base = self.config.upstream.as_string();
+                    let mut shaped = c.clone();
+                    match card::shape_translated(&mut shaped, to, &base) {
+                        Ok(()) => *c = shaped,
+                        Err(detail) => {
+                            tracing::warn!(%detail, "extended card interfaces left as translated")
+                        }
+                    }
+                }
                 card::rewrite_card(c, &self.config.upstream, &self.config.public_url);
+                if let (Some(to), Some(url)) = (translated_to, crate::grpc::public_grpc_url(self)) {
+                    crate::grpc::advertise(c, to, &url);
+                }
                 v.to_string().into_bytes()
             }
             _ => body.to_vec(),

@@ -132,6 +132,14 @@ pub fn translate_card(card: &Value, to: Version, rest_base: &str) -> Result<Valu
     let out = translate::document::translate(translate::document::Kind::Card, to, None, &raw)
         .map_err(|e| format!("card translation failed: {e}"))?;
     let mut out: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
+    shape_translated(&mut out, to, rest_base)?;
+    Ok(out)
+}
+
+/// The interfaces of a card already translated to `to` (the public or the
+/// extended card): only those the proxy translates, stamped with `to`,
+/// JSON-RPC first (see [`translate_card`]).
+pub fn shape_translated(out: &mut Value, to: Version, rest_base: &str) -> Result<(), String> {
     let translated = |i: &Value, key: &str| {
         let b = i.get(key).and_then(Value::as_str).unwrap_or("JSONRPC");
         let at_base = || {
@@ -185,7 +193,7 @@ pub fn translate_card(card: &Value, to: Version, rest_base: &str) -> Result<Valu
             out["additionalInterfaces"] = Value::Array(list);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A strong ETag for a served card body, distinct per version.

@@ -1719,7 +1719,11 @@ impl ProxyHttp for ProxyService {
                         == Some(route::Operation::GetExtendedAgentCard)
                     {
                         let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
-                        out = self.app.rewrite_card_body(&out, jsonrpc);
+                        let to = ctx
+                            .target
+                            .version
+                            .filter(|c| ctx.upstream_version.is_some_and(|u| u != *c));
+                        out = self.app.rewrite_card_body(&out, jsonrpc, to);
                     }
                     Some(Bytes::from(out))
                 } else {

@@ -561,6 +561,26 @@ async fn extended_card_both_ways() {
         ("GET", "/v1/card")
     );
 
+    // An interface this proxy fronts is stamped as on the public card: a
+    // v1.0 client finds a 1.0 interface there (at the proxy).
+    let here = Arc::new(std::sync::OnceLock::<String>::new());
+    let h = here.clone();
+    let up = FakeUpstream::start(move |_| {
+        let url = h.get().cloned().unwrap_or_default();
+        Reply::json(200, &card03.replace("http://agent.example/rest", &url))
+    })
+    .await;
+    here.set(up.url()).unwrap();
+    let px = proxy_for(&up.url(), Version::V03);
+    let r = get(px.addr, "/extendedAgentCard", &[("A2A-Version", "1.0")]).await;
+    let v = r.json();
+    let interfaces = v["supportedInterfaces"].as_array().unwrap();
+    assert!(!interfaces.is_empty(), "{v}");
+    for i in interfaces {
+        assert_eq!(i["protocolVersion"], "1.0", "{v}");
+        assert!(i["url"].as_str().unwrap().starts_with(&px.url()), "{v}");
+    }
+
     let card10 = r#"{"name":"fake","description":"d","version":"1.0.0","supportedInterfaces":[{"url":"http://agent.example/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"s1","name":"s","description":"sd","tags":["t"]}]}"#;
     let up = FakeUpstream::start(move |_| Reply::json(200, card10)).await;
     let px = proxy_for(&up.url(), Version::V10);
