@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -342,5 +343,124 @@ impl App {
             headers,
             body,
         })
+    }
+}
+
+/// How the proxy asks a v0.3 agent for one task: the binding the client's
+/// call came in on (the agent serves it).
+#[derive(Debug, Clone)]
+pub enum TaskFetch {
+    /// `tasks/get` posted to this upstream path.
+    JsonRpc(String),
+    /// `GET /v1/tasks/{id}` under the upstream's base path.
+    Rest,
+}
+
+/// What a v0.3 agent said of a task, asked by the proxy.
+pub enum FetchedTask {
+    /// The task, in v1.0 shape (also recorded in the task index).
+    Task(Value),
+    /// The agent does not know it.
+    NotFound,
+    /// No usable answer (down, another error, nonsense).
+    Unknown,
+}
+
+/// Most tasks a ListTasks refreshes from the agent before answering.
+const MAX_LIST_REFRESH: usize = 100;
+/// Task fetches in flight at once for a ListTasks refresh.
+const LIST_REFRESH_PARALLEL: usize = 8;
+
+impl App {
+    /// The current state of task `id`, asked of the v0.3 agent, in v1.0
+    /// shape; a task it returns is recorded in the task index.
+    pub async fn fetch_v03_task(&self, via: &TaskFetch, id: &str) -> FetchedTask {
+        use crate::translation::RpcTranslation;
+        let Ok(addr) = self.upstream_addr().await else {
+            return FetchedTask::Unknown;
+        };
+        let v03 = Version::V03;
+        let task = match via {
+            TaskFetch::JsonRpc(path) => {
+                let get = json!({"jsonrpc": "2.0", "id": "a2a-proxy-task",
+                    "method": "tasks/get", "params": {"id": id}});
+                let answer = self
+                    .cards
+                    .post_json(addr, path, v03, Bytes::from(get.to_string()))
+                    .await;
+                let Ok((200, answer)) = answer else {
+                    return FetchedTask::Unknown;
+                };
+                let rpc = RpcTranslation {
+                    client: Version::V10,
+                    upstream: v03,
+                    method: "GetTask".into(),
+                    id: None,
+                    drop_history: false,
+                };
+                let Ok(mut v10) = serde_json::from_slice::<Value>(&rpc.response(&answer)) else {
+                    return FetchedTask::Unknown;
+                };
+                if v10.pointer("/error/code").and_then(Value::as_i64)
+                    == Some(translate::code::ErrorCode::TaskNotFound.code())
+                {
+                    return FetchedTask::NotFound;
+                }
+                v10.get_mut("result").map(Value::take)
+            }
+            TaskFetch::Rest => {
+                let path = format!(
+                    "{}/v1/tasks/{}",
+                    self.config.upstream.base_path,
+                    crate::rest::path_segment(id)
+                );
+                let answer = self.cards.call_json(addr, "GET", &path, v03, None).await;
+                match answer {
+                    Ok((404, _)) => return FetchedTask::NotFound,
+                    Ok((200, answer)) => {
+                        let t = crate::rest::RestTranslation {
+                            client: Version::V10,
+                            upstream: v03,
+                            op: crate::route::Operation::GetTask,
+                            drop_history: false,
+                        };
+                        serde_json::from_slice::<Value>(&t.response(200, &answer).1).ok()
+                    }
+                    _ => return FetchedTask::Unknown,
+                }
+            }
+        };
+        match task.filter(|t| t.get("id").and_then(Value::as_str) == Some(id)) {
+            Some(t) => {
+                self.tasks.put_task(&t);
+                FetchedTask::Task(t)
+            }
+            None => FetchedTask::Unknown,
+        }
+    }
+
+    /// Before a ListTasks answered from the task index: the tasks it holds
+    /// that had not finished when last seen (in the list's `contextId`,
+    /// the most recent first, at most [`MAX_LIST_REFRESH`]) are asked of
+    /// the agent again, so the list shows their state now, not the one
+    /// that last passed through here. A fetch that fails leaves the entry.
+    pub async fn refresh_unfinished_tasks(
+        self: &Arc<Self>,
+        params: Option<&Value>,
+        via: TaskFetch,
+    ) {
+        let context = params
+            .and_then(|p| p.get("contextId"))
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty());
+        let ids = self.tasks.unfinished(context, MAX_LIST_REFRESH);
+        for batch in ids.chunks(LIST_REFRESH_PARALLEL) {
+            let mut set = tokio::task::JoinSet::new();
+            for id in batch {
+                let (app, via, id) = (self.clone(), via.clone(), id.clone());
+                set.spawn(async move { app.fetch_v03_task(&via, &id).await });
+            }
+            while set.join_next().await.is_some() {}
+        }
     }
 }

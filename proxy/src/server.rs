@@ -145,8 +145,9 @@ fn content_length(req: &RequestHeader) -> Option<usize> {
 
 /// A v1.0 client's `ListTasks` toward a v0.3 agent, answered from
 /// [`crate::tasks::TaskIndex`].
-fn list_tasks_locally(
-    app: &App,
+async fn list_tasks_locally(
+    app: &Arc<App>,
+    path: &str,
     body: &[u8],
     id: Option<Value>,
 ) -> std::result::Result<LocalResponse, Failure> {
@@ -154,6 +155,8 @@ fn list_tasks_locally(
         code: -32700,
         message: format!("invalid JSON: {e}"),
     })?;
+    let via = crate::app::TaskFetch::JsonRpc(app.upstream_path_and_query(path, None));
+    app.refresh_unfinished_tasks(req.get("params"), via).await;
     let result = app.tasks.list(req.get("params"))?;
     let env = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
     Ok(LocalResponse::json(200, env))
@@ -171,8 +174,7 @@ enum FirstTask {
 
 impl FirstTask {
     /// The task (v1.0 JSON) as a first event, framed by `frame`.
-    fn of(app: &App, task: &Value, frame: impl FnOnce(&Value) -> Value) -> FirstTask {
-        app.tasks.put_task(task);
+    fn of(task: &Value, frame: impl FnOnce(&Value) -> Value) -> FirstTask {
         // Terminal as the translator defines it (the v0.3 state's).
         let state = task.pointer("/status/state").and_then(Value::as_str);
         let terminal = state.filter(|s| {
@@ -217,48 +219,33 @@ async fn first_task_frame(
 ) -> Option<FirstTask> {
     let req: Value = serde_json::from_slice(body).ok()?;
     let task_id = req.pointer("/params/id")?.as_str()?.to_string();
-    let get = serde_json::json!({"jsonrpc": "2.0", "id": "a2a-proxy-first-task",
-        "method": "tasks/get", "params": {"id": task_id}});
-    let addr = app.upstream_addr().await.ok()?;
-    let up_path = app.upstream_path_and_query(path, None);
-    let answer = app
-        .cards
-        .post_json(
-            addr,
-            &up_path,
-            crate::version::Version::V03,
-            Bytes::from(get.to_string()),
-        )
-        .await;
-    let (status, answer) = match answer {
-        Ok(a) => a,
-        Err(e) => {
-            tracing::debug!(error = %e, "could not fetch the task for the first SubscribeToTask event");
-            return None;
-        }
-    };
-    if status != 200 {
-        return None;
-    }
-    let rpc = RpcTranslation {
-        client: crate::version::Version::V10,
-        upstream: crate::version::Version::V03,
-        method: "GetTask".into(),
-        id: id.clone(),
-        drop_history: false,
-    };
-    let v10: Value = serde_json::from_slice(&rpc.response(&answer)).ok()?;
-    if v10.pointer("/error/code").and_then(Value::as_i64)
-        == Some(translate::code::ErrorCode::TaskNotFound.code())
-    {
-        return Some(FirstTask::NotFound(task_id));
-    }
-    let task = v10.get("result").filter(|t| t.is_object())?;
-    Some(FirstTask::of(
+    let via = crate::app::TaskFetch::JsonRpc(app.upstream_path_and_query(path, None));
+    first_task(
         app,
-        task,
+        &via,
+        &task_id,
         |task| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}}),
-    ))
+    )
+    .await
+}
+
+/// What [`first_task_frame`] and [`first_task_frame_rest`] share: the
+/// task fetched `via` a binding, its event framed by `frame`.
+async fn first_task(
+    app: &App,
+    via: &crate::app::TaskFetch,
+    task_id: &str,
+    frame: impl FnOnce(&Value) -> Value,
+) -> Option<FirstTask> {
+    use crate::app::FetchedTask;
+    match app.fetch_v03_task(via, task_id).await {
+        FetchedTask::Task(task) => Some(FirstTask::of(&task, frame)),
+        FetchedTask::NotFound => Some(FirstTask::NotFound(task_id.to_string())),
+        FetchedTask::Unknown => {
+            tracing::debug!("could not fetch the task for the first SubscribeToTask event");
+            None
+        }
+    }
 }
 
 /// True when the first `data:` line of translated SSE output is a v1.0
@@ -275,40 +262,14 @@ fn answer_is_error(out: &[u8]) -> bool {
 /// Also tells a terminal task (a v0.3 REST agent breaks off such a stream
 /// without a word, a2a-python 0.3 does) and an unknown one (404).
 async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<FirstTask> {
-    let addr = app.upstream_addr().await.ok()?;
-    let path = format!(
-        "{}/v1/tasks/{}",
-        app.config.upstream.base_path,
-        crate::rest::path_segment(task_id)
-    );
-    let v03 = crate::version::Version::V03;
-    let answer = app.cards.call_json(addr, "GET", &path, v03, None).await;
-    let (status, answer) = match answer {
-        Ok(a) => a,
-        Err(e) => {
-            tracing::debug!(error = %e, "could not fetch the task for the first SubscribeToTask event");
-            return None;
-        }
-    };
-    if status == 404 {
-        return Some(FirstTask::NotFound(task_id.to_string()));
-    }
-    if status != 200 {
-        return None;
-    }
-    let t = crate::rest::RestTranslation {
-        client: crate::version::Version::V10,
-        upstream: v03,
-        op: route::Operation::GetTask,
-        drop_history: false,
-    };
-    let task: Value = serde_json::from_slice(&t.response(200, &answer).1).ok()?;
-    task.get("id")?;
-    Some(FirstTask::of(
+    let via = crate::app::TaskFetch::Rest;
+    first_task(
         app,
-        &task,
+        &via,
+        task_id,
         |task| serde_json::json!({ "task": task }),
-    ))
+    )
+    .await
 }
 
 /// Puts `first` (a Task event) ahead of the first translated SSE bytes of a
@@ -1109,7 +1070,8 @@ impl ProxyService {
                 }
                 if up == crate::version::Version::V03 && method == "ListTasks" {
                     // v0.3 has no list: answered from the tasks seen here.
-                    return match list_tasks_locally(app, &body, ctx.target.jsonrpc_id.clone()) {
+                    let id = ctx.target.jsonrpc_id.clone();
+                    return match list_tasks_locally(&self.app, &path, &body, id).await {
                         Ok(r) => self.respond(session, ctx, r).await,
                         Err(f) => self.respond_failure(session, ctx, f).await,
                     };
@@ -1271,8 +1233,14 @@ impl ProxyService {
                             && client == crate::version::Version::V10
                         {
                             // v0.3 has no list: answered from the tasks seen here.
-                            let listed = crate::tasks::params_from_query(query.as_deref())
-                                .and_then(|p| app.tasks.list(Some(&p)));
+                            let listed = match crate::tasks::params_from_query(query.as_deref()) {
+                                Ok(p) => {
+                                    let via = crate::app::TaskFetch::Rest;
+                                    self.app.refresh_unfinished_tasks(Some(&p), via).await;
+                                    app.tasks.list(Some(&p))
+                                }
+                                Err(f) => Err(f),
+                            };
                             return match listed {
                                 Ok(result) => {
                                     let r = LocalResponse::json(200, result);

@@ -362,6 +362,38 @@ impl TaskIndex {
         out.into_iter().map(|(_, id, t)| (id, t)).collect()
     }
 
+    /// Ids of the tasks not in a terminal state when last seen, in
+    /// `context` when given, the most recently seen first, at most `limit`.
+    pub fn unfinished(&self, context: Option<&str>, limit: usize) -> Vec<String> {
+        let Ok(inner) = self.inner.lock() else {
+            return Vec::new();
+        };
+        let terminal = |e: &Entry| {
+            matches!(
+                e.status
+                    .as_ref()
+                    .and_then(|s| s.get("state"))
+                    .and_then(Value::as_str),
+                Some(
+                    "TASK_STATE_COMPLETED"
+                        | "TASK_STATE_FAILED"
+                        | "TASK_STATE_CANCELED"
+                        | "TASK_STATE_REJECTED"
+                )
+            )
+        };
+        inner
+            .order
+            .values()
+            .rev()
+            .filter_map(|id| inner.tasks.get(id).map(|e| (id, e)))
+            .filter(|(_, e)| context.is_none_or(|c| e.context.as_deref() == Some(c)))
+            .filter(|(_, e)| !terminal(e))
+            .take(limit)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
     /// Tasks from a store, oldest first (the newest end up most recent).
     pub fn load(&self, tasks: Vec<Value>) {
         for t in tasks {

@@ -584,7 +584,7 @@ async fn task_not_found_in_both_dialects() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_tasks_toward_v03_lists_tasks_seen_without_a_call() {
+async fn list_tasks_toward_v03_lists_tasks_seen_asking_only_after_unfinished_ones() {
     let task = json!({"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}});
     let up = agent(Version::V03, result_of(task)).await;
     let px = proxy(&up, Version::V03);
@@ -615,7 +615,12 @@ async fn list_tasks_toward_v03_lists_tasks_seen_without_a_call() {
     assert_eq!(l.tasks.len(), 1);
     assert_eq!(l.tasks[0].id, "t1");
     assert_eq!(l.total_size, 1);
-    assert_eq!(up.calls().len(), 1, "only the GetTask reached the agent");
+    // The task was working: the list asked the agent for it again.
+    let calls = up.calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let refresh: Value = serde_json::from_slice(&calls[1].body).unwrap();
+    assert_eq!(refresh["method"], "tasks/get", "{refresh}");
+    assert_eq!(refresh["params"]["id"], "t1", "{refresh}");
     // gRPC calls are counted, with their direction.
     let text = support::get(px.http.addr, "/metrics", &[]).await.text();
     assert!(

@@ -1107,6 +1107,67 @@ async fn v03_resubscribe_error_from_v10_upstream_arrives_as_sse() {
     );
 }
 
+/// A task that had not finished when it passed through is listed as the
+/// agent has it now: a v1.0 client's non-blocking SendMessage saw it
+/// submitted; ListTasks (JSON-RPC and REST) asks the agent and shows it
+/// completed with its artifact, and a status filter finds it. Finished
+/// tasks are not asked about again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_list_tasks_shows_what_unfinished_tasks_became() {
+    let up = upstream_with_card(CARD_V03, |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let (id, state, artifacts) = match (r.method.as_str(), req["method"].as_str()) {
+            (_, Some("message/send")) => (req["id"].clone(), "submitted", serde_json::json!([])),
+            ("POST", _) => (req["id"].clone(), "completed", serde_json::json!([{"artifactId": "a1", "parts": [{"kind": "text", "text": "done"}]}])),
+            // REST GET /v1/tasks/t1 (v0.3 ProtoJSON).
+            _ => {
+                return Reply::json(
+                    200,
+                    r#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a1","parts":[{"text":"done"}]}]}"#,
+                )
+            }
+        };
+        let task = serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1",
+            "status": {"state": state}, "artifacts": artifacts});
+        Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": id, "result": task}).to_string())
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let h = [("A2A-Version", "1.0"), ("Content-Type", "application/json")];
+    let send = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true}}}"#;
+    let r = post(px.addr, "/", &h, send.as_bytes()).await;
+    assert_eq!(
+        r.json()["result"]["task"]["status"]["state"],
+        "TASK_STATE_SUBMITTED",
+        "{}",
+        r.text()
+    );
+    let list = r#"{"jsonrpc":"2.0","id":"L","method":"ListTasks","params":{"status":"TASK_STATE_COMPLETED","includeArtifacts":true}}"#;
+    let r = post(px.addr, "/", &h, list.as_bytes()).await;
+    let v = r.json();
+    assert_eq!(v["result"]["tasks"][0]["id"], "t1", "{v}");
+    assert_eq!(
+        v["result"]["tasks"][0]["artifacts"][0]["artifactId"], "a1",
+        "{v}"
+    );
+    let asked = up.calls().len();
+    assert_eq!(asked, 2, "one send, one tasks/get");
+    // Finished now: neither binding's list asks again.
+    let r = get(
+        px.addr,
+        "/tasks?status=TASK_STATE_COMPLETED",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    assert_eq!(
+        r.json()["tasks"][0]["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{}",
+        r.text()
+    );
+    assert_eq!(up.calls().len(), asked);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_list_tasks_of_a_v03_agent_answers_from_tasks_seen() {
     // The v0.3 agent answers each message/send with a task named after the

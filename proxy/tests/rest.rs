@@ -691,7 +691,16 @@ async fn v10_rest_list_tasks_of_a_v03_agent_lists_tasks_seen() {
     assert_eq!(r.json()["tasks"][0]["id"], "t1", "{}", r.text());
     let r = get(px.addr, "/tasks?contextId=c1", &h).await;
     assert_eq!(r.json()["totalSize"], 1, "{}", r.text());
-    assert_eq!(up.calls().len(), seen, "ListTasks never reaches the agent");
+    // ListTasks itself never reaches the agent; the working tasks are
+    // asked for again (two lists of both, one list of c1's t1).
+    let calls = up.calls();
+    let asked: Vec<&str> = calls[seen..].iter().map(|c| c.target.as_str()).collect();
+    assert_eq!(asked.len(), 5, "{asked:?}");
+    assert!(
+        asked.iter().all(|t| t.starts_with("/v1/tasks/t")),
+        "{asked:?}"
+    );
+    assert_eq!(asked[4], "/v1/tasks/t1", "{asked:?}");
 }
 
 /// A v1.0 JSON POST of `body` to `target`, sent in chunks of `piece` bytes.

@@ -362,6 +362,12 @@ impl Bridge {
             return Ok(None);
         }
         let started = std::time::Instant::now();
+        // Asked over the agent's JSON-RPC binding, as the bridge calls it
+        // (a gRPC-only agent's tasks are listed as last seen).
+        if self.grpc.is_none() {
+            let via = crate::app::TaskFetch::JsonRpc(self.rpc_path(Version::V03).await);
+            self.app.refresh_unfinished_tasks(Some(params), via).await;
+        }
         let r = self
             .app
             .tasks
