@@ -439,6 +439,45 @@ impl App {
         }
     }
 
+    /// Task `id` as the v1.0 agent has it now (`GetTask`), `None` when it
+    /// does not say.
+    pub async fn fetch_v10_task(
+        &self,
+        via: &TaskFetch,
+        id: &str,
+    ) -> Option<translate::v10::task::Task> {
+        let addr = self.upstream_addr().await.ok()?;
+        let v10 = Version::V10;
+        let task = match via {
+            TaskFetch::JsonRpc(path) => {
+                let get = json!({"jsonrpc": "2.0", "id": "a2a-proxy-task",
+                    "method": "GetTask", "params": {"id": id}});
+                let (status, answer) = self
+                    .cards
+                    .post_json(addr, path, v10, Bytes::from(get.to_string()))
+                    .await
+                    .ok()?;
+                let mut v: Value = serde_json::from_slice(&answer).ok()?;
+                (status == 200).then(|| v.get_mut("result").map(Value::take))??
+            }
+            TaskFetch::Rest => {
+                let path = format!(
+                    "{}/tasks/{}",
+                    self.config.upstream.base_path,
+                    crate::rest::path_segment(id)
+                );
+                let (status, answer) = self
+                    .cards
+                    .call_json(addr, "GET", &path, v10, None)
+                    .await
+                    .ok()?;
+                (status == 200).then(|| serde_json::from_slice::<Value>(&answer).ok())??
+            }
+        };
+        let task: translate::v10::task::Task = serde_json::from_value(task).ok()?;
+        (task.id == id).then_some(task)
+    }
+
     /// Before a ListTasks answered from the task index: the tasks it holds
     /// that had not finished when last seen (in the list's `contextId`,
     /// the most recent first, at most [`MAX_LIST_REFRESH`]) are asked of

@@ -248,6 +248,42 @@ async fn first_task(
     }
 }
 
+/// A config a v0.3 client creates for a task a v1.0 agent already runs:
+/// its fold starts at the task as the agent has it now (fetched before the
+/// agent learns the callback, so before its first push), not at nothing.
+async fn seed_push_fold(
+    app: &App,
+    push: &crate::push::layer::Push,
+    op: route::Operation,
+    pending: &crate::push::layer::Pending,
+    via: crate::app::TaskFetch,
+) {
+    use crate::version::Version;
+    if op != route::Operation::CreateTaskPushNotificationConfig {
+        return;
+    }
+    let Some((cb, c)) = pending
+        .created
+        .as_ref()
+        .and_then(|cb| pending.known.get_key_value(cb))
+    else {
+        return;
+    };
+    if c.task_id.is_empty()
+        || (c.subscriber_version, c.upstream_version) != (Version::V03, Version::V10)
+    {
+        return;
+    }
+    let Some(task) = app.fetch_v10_task(&via, &c.task_id).await else {
+        tracing::debug!("no current task to start a v0.3 push snapshot from");
+        return;
+    };
+    match translate::task::to_v03(task) {
+        Ok(t) => push.seed_snapshot(cb, t),
+        Err(e) => tracing::debug!(error = %e, "current task not translatable for a push snapshot"),
+    }
+}
+
 /// True when the first `data:` line of translated SSE output is a v1.0
 /// event carrying a whole Task.
 /// Whether a JSON-RPC answer is an error.
@@ -1110,6 +1146,9 @@ impl ProxyService {
                                         if let Some(b) = changed {
                                             new_body = b;
                                         }
+                                        let rpc_path = app.upstream_path_and_query(&path, None);
+                                        let via = crate::app::TaskFetch::JsonRpc(rpc_path);
+                                        seed_push_fold(app, push, op, &pending, via).await;
                                         ctx.push = Some(pending);
                                     }
                                     Err(f) => return self.respond_failure(session, ctx, f).await,
@@ -1269,7 +1308,11 @@ impl ProxyService {
                                 ctx.push_delete = p.task_id.clone().zip(p.config_id.clone());
                             }
                             match push.register_params(op, client, up, &mut params).await {
-                                Ok(pending) => ctx.push = Some(pending),
+                                Ok(pending) => {
+                                    let via = crate::app::TaskFetch::Rest;
+                                    seed_push_fold(app, push, op, &pending, via).await;
+                                    ctx.push = Some(pending)
+                                }
                                 Err(f) => return self.respond_failure(session, ctx, f).await,
                             }
                         }

@@ -744,6 +744,72 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A v0.3 client registers a webhook for a task the real a2a-sdk 1.x
+/// agent already works on: the first push the webhook gets is the whole
+/// task as it was (working, with its history), the artifact folded in,
+/// not a Task made of the artifact alone (state "unknown", no history).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v03_webhook_registered_mid_task_gets_the_whole_task() {
+    let agent = tokio::task::spawn_blocking(|| sdk_agent_with_push("v10"))
+        .await
+        .unwrap();
+    let hook = webhook(0).await;
+    let dir = data_dir("sdk10mid");
+    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
+        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    });
+    let hook_url = format!("{}/mid", hook.url());
+    let v03 = |body: Value| async move {
+        let h = [("Content-Type", "application/json")];
+        post(px.addr, "/", &h, body.to_string().as_bytes())
+            .await
+            .json()
+    };
+    let r = v03(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"kind": "message", "messageId": "m-mid", "role": "user",
+            "parts": [{"kind": "text", "text": "slow mid"}]},
+        "configuration": {"blocking": false}}}),
+    )
+    .await;
+    let task_id = r["result"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    let r = v03(json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/pushNotificationConfig/set",
+        "params": {"taskId": task_id, "pushNotificationConfig": {"url": hook_url, "token": "mid-tok"}}}))
+    .await;
+    assert_eq!(
+        r["result"]["pushNotificationConfig"]["url"],
+        hook_url.as_str(),
+        "{r}"
+    );
+    let end = Instant::now() + Duration::from_secs(20);
+    let got = loop {
+        let got = hook.recorded();
+        let done = got.iter().any(|rec| {
+            serde_json::from_slice::<Value>(&rec.body)
+                .is_ok_and(|b| b["status"]["state"] == "completed")
+        });
+        if done || Instant::now() > end {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!got.is_empty(), "no notification reached the webhook");
+    for rec in &got {
+        let b: Value = serde_json::from_slice(&rec.body).unwrap();
+        assert_eq!(b["kind"], "task", "{b}");
+        assert_ne!(b["status"]["state"], "unknown", "{b}");
+        assert!(
+            b["history"].as_array().is_some_and(|h| !h.is_empty()),
+            "the task's history is lost: {b}"
+        );
+    }
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
     let agent = tokio::task::spawn_blocking(|| sdk_agent_with_push("v10"))

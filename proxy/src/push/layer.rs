@@ -734,6 +734,22 @@ impl Push {
         Ok((stored.version, task))
     }
 
+    /// Starts the fold of a config created for a task that already runs
+    /// at `task` (what the agent has now, v0.3 shape), so the first
+    /// delta it pushes reaches the v0.3 webhook as that whole Task, not as
+    /// a Task built from the delta alone. Only before anything is folded
+    /// (a new config: stored version 0); kept in memory only, so after a
+    /// restart (or on another instance) the fold starts from nothing.
+    pub fn seed_snapshot(&self, callback_id: &str, task: V03Task) {
+        let fresh = self
+            .snapshots
+            .lock()
+            .is_ok_and(|m| !m.contains_key(callback_id));
+        if fresh && !task.status.state.is_terminal() {
+            self.cache_snapshot(callback_id, 0, Some(task));
+        }
+    }
+
     fn cache_snapshot(&self, callback_id: &str, version: u64, task: Option<V03Task>) {
         if let Ok(mut m) = self.snapshots.lock() {
             if m.len() >= SNAPSHOT_LIMIT && !m.contains_key(callback_id) {
