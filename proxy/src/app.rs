@@ -376,21 +376,10 @@ impl App {
     /// shape; a task it returns is recorded in the task index.
     pub async fn fetch_v03_task(&self, via: &TaskFetch, id: &str) -> FetchedTask {
         use crate::translation::RpcTranslation;
-        let Ok(addr) = self.upstream_addr().await else {
-            return FetchedTask::Unknown;
-        };
         let v03 = Version::V03;
-        let task = match via {
-            TaskFetch::JsonRpc(path) => {
-                let get = json!({"jsonrpc": "2.0", "id": "a2a-proxy-task",
-                    "method": "tasks/get", "params": {"id": id}});
-                let answer = self
-                    .cards
-                    .post_json(addr, path, v03, Bytes::from(get.to_string()))
-                    .await;
-                let Ok((200, answer)) = answer else {
-                    return FetchedTask::Unknown;
-                };
+        let task = match (via, self.ask_task(v03, via, id).await) {
+            (_, None) => return FetchedTask::Unknown,
+            (TaskFetch::JsonRpc(_), Some((200, answer))) => {
                 let rpc = RpcTranslation {
                     client: Version::V10,
                     upstream: v03,
@@ -408,27 +397,17 @@ impl App {
                 }
                 v10.get_mut("result").map(Value::take)
             }
-            TaskFetch::Rest => {
-                let path = format!(
-                    "{}/v1/tasks/{}",
-                    self.config.upstream.base_path,
-                    crate::rest::path_segment(id)
-                );
-                let answer = self.cards.call_json(addr, "GET", &path, v03, None).await;
-                match answer {
-                    Ok((404, _)) => return FetchedTask::NotFound,
-                    Ok((200, answer)) => {
-                        let t = crate::rest::RestTranslation {
-                            client: Version::V10,
-                            upstream: v03,
-                            op: crate::route::Operation::GetTask,
-                            drop_history: false,
-                        };
-                        serde_json::from_slice::<Value>(&t.response(200, &answer).1).ok()
-                    }
-                    _ => return FetchedTask::Unknown,
-                }
+            (TaskFetch::Rest, Some((404, _))) => return FetchedTask::NotFound,
+            (TaskFetch::Rest, Some((200, answer))) => {
+                let t = crate::rest::RestTranslation {
+                    client: Version::V10,
+                    upstream: v03,
+                    op: crate::route::Operation::GetTask,
+                    drop_history: false,
+                };
+                serde_json::from_slice::<Value>(&t.response(200, &answer).1).ok()
             }
+            (_, Some(_)) => return FetchedTask::Unknown,
         };
         match task.filter(|t| t.get("id").and_then(Value::as_str) == Some(id)) {
             Some(t) => {
@@ -446,36 +425,47 @@ impl App {
         via: &TaskFetch,
         id: &str,
     ) -> Option<translate::v10::task::Task> {
-        let addr = self.upstream_addr().await.ok()?;
-        let v10 = Version::V10;
+        let (status, answer) = self.ask_task(Version::V10, via, id).await?;
+        if status != 200 {
+            return None;
+        }
+        let mut v: Value = serde_json::from_slice(&answer).ok()?;
         let task = match via {
-            TaskFetch::JsonRpc(path) => {
-                let get = json!({"jsonrpc": "2.0", "id": "a2a-proxy-task",
-                    "method": "GetTask", "params": {"id": id}});
-                let (status, answer) = self
-                    .cards
-                    .post_json(addr, path, v10, Bytes::from(get.to_string()))
-                    .await
-                    .ok()?;
-                let mut v: Value = serde_json::from_slice(&answer).ok()?;
-                (status == 200).then(|| v.get_mut("result").map(Value::take))??
-            }
-            TaskFetch::Rest => {
-                let path = format!(
-                    "{}/tasks/{}",
-                    self.config.upstream.base_path,
-                    crate::rest::path_segment(id)
-                );
-                let (status, answer) = self
-                    .cards
-                    .call_json(addr, "GET", &path, v10, None)
-                    .await
-                    .ok()?;
-                (status == 200).then(|| serde_json::from_slice::<Value>(&answer).ok())??
-            }
+            TaskFetch::JsonRpc(_) => v.get_mut("result")?.take(),
+            TaskFetch::Rest => v,
         };
         let task: translate::v10::task::Task = serde_json::from_value(task).ok()?;
         (task.id == id).then_some(task)
+    }
+
+    /// The agent's (of `version`) answer to its GetTask of `id` `via` a
+    /// binding: status and body; `None` when it could not be asked.
+    async fn ask_task(&self, version: Version, via: &TaskFetch, id: &str) -> Option<(u16, Bytes)> {
+        let addr = self.upstream_addr().await.ok()?;
+        let answer = match via {
+            TaskFetch::JsonRpc(path) => {
+                let method = translate::method::Method::GetTask.name(version)?;
+                let get = json!({"jsonrpc": "2.0", "id": "a2a-proxy-task",
+                    "method": method, "params": {"id": id}});
+                let body = Bytes::from(get.to_string());
+                self.cards.post_json(addr, path, version, body).await
+            }
+            TaskFetch::Rest => {
+                let prefix = match version {
+                    Version::V03 => "/v1",
+                    Version::V10 => "",
+                };
+                let path = format!(
+                    "{}{prefix}/tasks/{}",
+                    self.config.upstream.base_path,
+                    crate::rest::path_segment(id)
+                );
+                self.cards
+                    .call_json(addr, "GET", &path, version, None)
+                    .await
+            }
+        };
+        answer.ok()
     }
 
     /// Before a ListTasks answered from the task index: the tasks it holds

@@ -175,12 +175,8 @@ enum FirstTask {
 impl FirstTask {
     /// The task (v1.0 JSON) as a first event, framed by `frame`.
     fn of(task: &Value, frame: impl FnOnce(&Value) -> Value) -> FirstTask {
-        // Terminal as the translator defines it (the v0.3 state's).
         let state = task.pointer("/status/state").and_then(Value::as_str);
-        let terminal = state.filter(|s| {
-            serde_json::from_value::<translate::v10::task::TaskState>(Value::from(*s))
-                .is_ok_and(|s| translate::task::state_to_v03(s).is_terminal())
-        });
+        let terminal = state.filter(|s| crate::tasks::is_terminal(s));
         let refusal = terminal.map(|state| {
             let id = task.get("id").and_then(Value::as_str).unwrap_or_default();
             format!("task {id} is in the terminal state {state}: there is nothing to subscribe to")
@@ -907,19 +903,23 @@ impl ProxyService {
 /// `pushNotification`, v1.0 `taskPushNotificationConfig`, or the proto
 /// field names).
 fn carries_push_config(body: &[u8]) -> bool {
-    let has = |n: &[u8]| body.windows(n.len()).any(|w| w == n);
-    has(b"ushNotification") || has(b"push_notification")
+    use crate::push::layer::contains;
+    contains(body, b"ushNotification") || contains(body, b"push_notification")
 }
 
 /// Whether an answer's headers say it is an SSE stream.
 fn is_event_stream(headers: &[(http::HeaderName, http::HeaderValue)]) -> bool {
-    headers.iter().any(|(k, v)| {
-        k == http::header::CONTENT_TYPE
-            && v.to_str().is_ok_and(|v| {
-                v.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("text/event-stream")
-            })
+    headers
+        .iter()
+        .any(|(k, v)| k == http::header::CONTENT_TYPE && is_event_stream_type(v))
+}
+
+/// Whether a `Content-Type` value is `text/event-stream`.
+fn is_event_stream_type(v: &http::HeaderValue) -> bool {
+    v.to_str().is_ok_and(|v| {
+        v.trim_start()
+            .to_ascii_lowercase()
+            .starts_with("text/event-stream")
     })
 }
 
@@ -1591,12 +1591,7 @@ impl ProxyHttp for ProxyService {
         let sse = resp
             .headers
             .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| {
-                ct.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("text/event-stream")
-            });
+            .is_some_and(is_event_stream_type);
         if sse && !ctx.stream_open {
             ctx.stream_open = true;
             self.app.metrics.stream_opened();

@@ -101,6 +101,13 @@ struct Inner {
     changed: Option<std::collections::HashSet<String>>,
 }
 
+/// Whether a v1.0 task state (`TASK_STATE_…`) is terminal, as the
+/// translator defines it (the v0.3 state's).
+pub fn is_terminal(state: &str) -> bool {
+    serde_json::from_value::<translate::v10::task::TaskState>(Value::from(state))
+        .is_ok_and(|s| translate::task::state_to_v03(s).is_terminal())
+}
+
 fn invalid(message: impl Into<String>) -> Failure {
     Failure::Translate {
         code: -32602,
@@ -369,18 +376,8 @@ impl TaskIndex {
             return Vec::new();
         };
         let terminal = |e: &Entry| {
-            matches!(
-                e.status
-                    .as_ref()
-                    .and_then(|s| s.get("state"))
-                    .and_then(Value::as_str),
-                Some(
-                    "TASK_STATE_COMPLETED"
-                        | "TASK_STATE_FAILED"
-                        | "TASK_STATE_CANCELED"
-                        | "TASK_STATE_REJECTED"
-                )
-            )
+            let state = e.status.as_ref().and_then(|s| s.get("state"));
+            state.and_then(Value::as_str).is_some_and(is_terminal)
         };
         inner
             .order

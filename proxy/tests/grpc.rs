@@ -291,10 +291,8 @@ async fn v03_send_message_to_v10_agent_gets_a_message() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v03_delete_push_config_to_v10_agent() {
-    let up = agent(Version::V10, result_of(json!(null))).await;
-    let px = proxy(&up, Version::V10);
+/// A v0.3 gRPC client deletes config `p1` of task `t1`; it must succeed.
+async fn delete_p1(px: &Px) {
     px.v03()
         .await
         .delete_task_push_notification_config(p03::DeleteTaskPushNotificationConfigRequest {
@@ -302,6 +300,13 @@ async fn v03_delete_push_config_to_v10_agent() {
         })
         .await
         .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_delete_push_config_to_v10_agent() {
+    let up = agent(Version::V10, result_of(json!(null))).await;
+    let px = proxy(&up, Version::V10);
+    delete_p1(&px).await;
     let (_, _, body) = one_call(&up);
     assert_eq!(
         body,
@@ -318,13 +323,7 @@ async fn v03_delete_answered_without_result_is_success() {
     })
     .await;
     let px = proxy(&up, Version::V03);
-    px.v03()
-        .await
-        .delete_task_push_notification_config(p03::DeleteTaskPushNotificationConfigRequest {
-            name: "tasks/t1/pushNotificationConfigs/p1".into(),
-        })
-        .await
-        .unwrap();
+    delete_p1(&px).await;
     let (_, _, body) = one_call(&up);
     assert_eq!(
         body["method"], "tasks/pushNotificationConfig/delete",

@@ -411,7 +411,7 @@ impl Bridge {
                 // Tasks seen here are what ListTasks lists (crate::tasks).
                 self.app.tasks.record(&p.rpc.method, &out);
             }
-            method_result(client, method, &out)
+            method_result(client, Some(method), &out)
         };
         let started = std::time::Instant::now();
         let r = with_deadline(client, meta.timeout, work).await;
@@ -748,32 +748,25 @@ fn is_final_v03(data: &[u8]) -> bool {
 /// `result` of a JSON-RPC response in the caller's version, or its error as
 /// a status.
 pub(super) fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Status> {
+    method_result(client, None, body)
+}
+
+/// [`envelope_result`] of a `method` call: a delete answered with neither
+/// `result` nor `error` (a2a-python 0.3 leaves its null result out)
+/// succeeded.
+fn method_result(client: Version, method: Option<Method>, body: &[u8]) -> Result<Value, Status> {
     let bad = |detail: String| from_failure(client, &Failure::BadUpstreamResponse { detail });
     let mut v: Value =
         serde_json::from_slice(body).map_err(|e| bad(format!("not a JSON-RPC response: {e}")))?;
     if let Some(err) = v.get("error") {
         return Err(from_rpc_error(client, err, None));
     }
+    let deleted = method == Some(Method::DeletePushConfig) && v.get("id").is_some();
     match v.get_mut("result") {
         Some(r) => Ok(r.take()),
+        None if deleted => Ok(Value::Null),
         None => Err(bad("JSON-RPC response without result or error".into())),
     }
-}
-
-/// [`envelope_result`] of a `method` call: a delete answered with neither
-/// `result` nor `error` (a2a-python 0.3 leaves its null result out)
-/// succeeded.
-fn method_result(client: Version, method: Method, body: &[u8]) -> Result<Value, Status> {
-    if method == Method::DeletePushConfig {
-        let v: Option<Value> = serde_json::from_slice(body).ok();
-        let bare = v.as_ref().and_then(Value::as_object).is_some_and(|o| {
-            !o.contains_key("result") && !o.contains_key("error") && o.contains_key("id")
-        });
-        if bare {
-            return Ok(Value::Null);
-        }
-    }
-    envelope_result(client, body)
 }
 
 pub(super) async fn with_deadline<T>(

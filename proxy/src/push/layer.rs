@@ -788,7 +788,8 @@ fn presented(h: &http::HeaderMap) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
 }
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
+/// Whether `needle` occurs in `hay`.
+pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
