@@ -386,6 +386,7 @@ impl App {
                     method: "GetTask".into(),
                     id: None,
                     drop_history: false,
+                    asked_config: None,
                 };
                 let Ok(mut v10) = serde_json::from_slice::<Value>(&rpc.response(&answer)) else {
                     return FetchedTask::Unknown;
@@ -404,6 +405,7 @@ impl App {
                     upstream: v03,
                     op: crate::route::Operation::GetTask,
                     drop_history: false,
+                    asked_config: None,
                 };
                 serde_json::from_slice::<Value>(&t.response(200, &answer).1).ok()
             }

@@ -66,6 +66,9 @@ pub struct RestTranslation {
     /// A v1.0 `historyLength: 0` ("no history") went to a v0.3 agent, which
     /// reads 0 as "unlimited": the answer's task history is removed here.
     pub drop_history: bool,
+    /// A v1.0 GetTaskPushNotificationConfig toward a v0.3 agent: the answer
+    /// is checked against the asked id (see [`crate::translation::AskedConfig`]).
+    pub asked_config: Option<crate::translation::AskedConfig>,
 }
 
 fn method_of(op: Operation) -> Method {
@@ -228,6 +231,7 @@ pub fn upstream_params(
         upstream,
         op,
         drop_history: false,
+        asked_config: None,
     };
     let method = method_of(op);
     let p = match (client, upstream) {
@@ -241,6 +245,15 @@ pub fn upstream_params(
             }
             let p10 = v10_params(op, params, query, body)?;
             t.drop_history = asks_no_history(op, p10.as_ref());
+            if op == Operation::GetTaskPushNotificationConfig {
+                t.asked_config = match (&params.task_id, &params.config_id) {
+                    (Some(task_id), Some(config_id)) => Some(crate::translation::AskedConfig {
+                        task_id: task_id.clone(),
+                        config_id: config_id.clone(),
+                    }),
+                    _ => None,
+                };
+            }
             jsonrpc::params_to_v03(method, p10).map_err(tr)?
         }
         // Same version (push-config interception): read and rebuilt in it.
@@ -668,6 +681,30 @@ impl RestTranslation {
     /// An error body in the client's REST shape.
     pub fn error_body(&self, f: &Failure) -> Vec<u8> {
         rescue(f, &self.target()).body.to_vec()
+    }
+
+    /// A success answer `out` (client's version, push values restored)
+    /// settled against [`Self::asked_config`]: unchanged, replaced by the
+    /// config the proxy knows, or a TaskNotFound error body with the status
+    /// it must go out with (see [`crate::translation::AskedConfig::settle`]).
+    pub fn settle_config(
+        &self,
+        out: Vec<u8>,
+        known: impl FnOnce(&str, &str) -> Option<Value>,
+    ) -> (Option<u16>, Vec<u8>) {
+        let Some(asked) = &self.asked_config else {
+            return (None, out);
+        };
+        let Ok(mut v) = serde_json::from_slice::<Value>(&out) else {
+            return (None, out);
+        };
+        match asked.settle(&mut v, known) {
+            Ok(()) => (None, serde_json::to_vec(&v).unwrap_or(out)),
+            Err(f) => {
+                let r = rescue(&f, &self.target());
+                (Some(r.status), r.body.to_vec())
+            }
+        }
     }
 
     /// A whole response body (status `status`) in the client's version, and
@@ -1144,6 +1181,7 @@ mod tests {
             upstream: Version::V10,
             op: Operation::GetTask,
             drop_history: false,
+            asked_config: None,
         };
         let out = t.response(200, br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-01T00:00:00Z"}}"#).1;
         let v: Value = serde_json::from_slice(&out).unwrap();
@@ -1157,6 +1195,7 @@ mod tests {
             upstream: Version::V03,
             op: Operation::GetTask,
             drop_history: false,
+            asked_config: None,
         };
         let out = t
             .response(
@@ -1176,6 +1215,7 @@ mod tests {
             upstream: Version::V03,
             op: Operation::SendStreamingMessage,
             drop_history: false,
+            asked_config: None,
         };
         let out = t.event(r#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"final":false}}"#);
         let v: Value = serde_json::from_str(&out).unwrap();
@@ -1187,6 +1227,7 @@ mod tests {
             upstream: Version::V10,
             op: Operation::SubscribeToTask,
             drop_history: false,
+            asked_config: None,
         };
         let out = t.event(r#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}"#);
         let v: Value = serde_json::from_str(&out).unwrap();
@@ -1200,6 +1241,7 @@ mod tests {
             upstream: Version::V10,
             op: Operation::GetTask,
             drop_history: false,
+            asked_config: None,
         };
         let out = t.response(404, br#"{"error":{"code":404,"status":"NOT_FOUND","message":"no such task","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#).1;
         let v: Value = serde_json::from_slice(&out).unwrap();
@@ -1210,6 +1252,7 @@ mod tests {
             upstream: Version::V03,
             op: Operation::GetTask,
             drop_history: false,
+            asked_config: None,
         };
         let out = t
             .response(404, br#"{"code":-32001,"message":"no such task"}"#)
@@ -1275,6 +1318,7 @@ mod tests {
             upstream: Version::V03,
             op: Operation::CancelTask,
             drop_history: false,
+            asked_config: None,
         };
         let v: Value =
             serde_json::from_slice(&t.response(409, br#"{"message":"not cancelable"}"#).1).unwrap();
@@ -1332,6 +1376,7 @@ mod tests {
             upstream: Version::V03,
             op: Operation::GetTask,
             drop_history: false,
+            asked_config: None,
         };
         let v: Value = serde_json::from_slice(&t.response(200, b"nope").1).unwrap();
         assert_eq!(v["error"]["details"][0]["reason"], "INVALID_AGENT_RESPONSE");

@@ -1118,6 +1118,7 @@ impl ProxyService {
                     method,
                     id: ctx.target.jsonrpc_id.clone(),
                     drop_history: false,
+                    asked_config: None,
                 };
                 match rpc.request(&body) {
                     Ok(new_body) => {
@@ -1182,6 +1183,7 @@ impl ProxyService {
                         method: String::new(),
                         id: None,
                         drop_history: false,
+                        asked_config: None,
                     });
                 }
                 Ok(false)
@@ -1680,6 +1682,11 @@ impl ProxyHttp for ProxyService {
                                     out = b;
                                 }
                             }
+                            let pending = ctx.push.as_ref();
+                            out = rpc.settle_config(out, |t, c| {
+                                pending
+                                    .and_then(|p| crate::push::layer::Push::known_config(p, t, c))
+                            });
                             if let (Some(push), Some((t, c))) =
                                 (&self.app.push, ctx.push_delete.take())
                             {
@@ -1702,6 +1709,18 @@ impl ProxyHttp for ProxyService {
                             if let (Some(push), Some(p)) = (&self.app.push, &ctx.push) {
                                 if let Some(b) = push.restore_rest(t.client, &out, p) {
                                     out = b;
+                                }
+                            }
+                            if ok {
+                                let pending = ctx.push.as_ref();
+                                let (settled_status, settled) = t.settle_config(out, |tk, c| {
+                                    pending.and_then(|p| {
+                                        crate::push::layer::Push::known_config(p, tk, c)
+                                    })
+                                });
+                                out = settled;
+                                if settled_status.is_some() {
+                                    ctx.answer_status = settled_status;
                                 }
                             }
                             if let (Some(push), Some((task, c))) =

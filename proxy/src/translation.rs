@@ -25,6 +25,67 @@ pub struct RpcTranslation {
     /// history") went to a v0.3 agent, which reads 0 as "unlimited", so the
     /// answer's task history is removed here.
     pub drop_history: bool,
+    /// Set by [`RpcTranslation::request`] for a v1.0
+    /// GetTaskPushNotificationConfig toward a v0.3 agent: its answer is
+    /// checked against the asked id ([`AskedConfig`]).
+    pub asked_config: Option<AskedConfig>,
+}
+
+/// The config a v1.0 GetTaskPushNotificationConfig toward a v0.3 agent
+/// asked for. a2a-python 0.3 answers the task's first config whatever id
+/// is asked (its JSON-RPC, REST and gRPC handlers alike), so an answer about
+/// another config must not reach the client as if it were the one asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AskedConfig {
+    pub task_id: String,
+    pub config_id: String,
+}
+
+impl AskedConfig {
+    /// From v1.0 GetTaskPushNotificationConfig params (`taskId`, `id`);
+    /// `None` when either is missing (the translator rejects those).
+    pub fn of_v10_params(params: &Value) -> Option<AskedConfig> {
+        let s = |k: &str| params.get(k).and_then(Value::as_str).map(str::to_string);
+        Some(AskedConfig {
+            task_id: s("taskId")?,
+            config_id: s("id")?,
+        })
+    }
+
+    /// Settles a v1.0 TaskPushNotificationConfig `result` against the asked
+    /// id. An answer naming no id, or the asked one, stays. Another config's
+    /// answer is replaced by `known(task, config)` (what the proxy recorded
+    /// when it registered that config with the agent), else it becomes
+    /// TaskNotFound, what a v1.0 server answers for an unknown config id.
+    pub fn settle(
+        &self,
+        result: &mut Value,
+        known: impl FnOnce(&str, &str) -> Option<Value>,
+    ) -> Result<(), Failure> {
+        let answered = result.get("id").and_then(Value::as_str).unwrap_or_default();
+        if answered.is_empty() || answered == self.config_id {
+            return Ok(());
+        }
+        tracing::info!(
+            task_id = %self.task_id,
+            asked = %self.config_id,
+            answered = %answered,
+            "agent answered another push config than the one asked"
+        );
+        match known(&self.task_id, &self.config_id) {
+            Some(v) => {
+                *result = v;
+                Ok(())
+            }
+            None => Err(Failure::Translate {
+                code: -32001,
+                message: format!(
+                    "task {:?} has no push notification config {:?}",
+                    self.task_id, self.config_id
+                ),
+            }),
+        }
+    }
 }
 
 impl RpcTranslation {
@@ -35,6 +96,14 @@ impl RpcTranslation {
             && self.upstream == Version::V03
             && matches!(self.method.as_str(), "GetTask" | "SendMessage")
             && asks_no_history(body);
+        if self.client == Version::V10
+            && self.upstream == Version::V03
+            && self.method == "GetTaskPushNotificationConfig"
+        {
+            self.asked_config = serde_json::from_slice::<Value>(body)
+                .ok()
+                .and_then(|v| AskedConfig::of_v10_params(&v["params"]));
+        }
         if let Some(out) = self.fast_request(body) {
             return Ok(out);
         }
@@ -127,6 +196,29 @@ impl RpcTranslation {
         }
     }
 
+    /// A response (a JSON-RPC envelope in the client's version, push values
+    /// already restored) settled against [`Self::asked_config`]: see
+    /// [`AskedConfig::settle`]. Unchanged for every other call.
+    pub fn settle_config(
+        &self,
+        out: Vec<u8>,
+        known: impl FnOnce(&str, &str) -> Option<Value>,
+    ) -> Vec<u8> {
+        let Some(asked) = &self.asked_config else {
+            return out;
+        };
+        let Ok(mut v) = serde_json::from_slice::<Value>(&out) else {
+            return out;
+        };
+        let Some(result) = v.get_mut("result") else {
+            return out;
+        };
+        match asked.settle(result, known) {
+            Ok(()) => serde_json::to_vec(&v).unwrap_or(out),
+            Err(f) => self.error_body(&f),
+        }
+    }
+
     /// A JSON-RPC error response in the client's version.
     pub fn error_body(&self, failure: &Failure) -> Vec<u8> {
         jsonrpc_envelope(failure, self.client, self.id.clone())
@@ -195,6 +287,7 @@ mod tests {
             method: method.into(),
             id: Some(json!(1)),
             drop_history: false,
+            asked_config: None,
         }
     }
 
@@ -232,6 +325,45 @@ mod tests {
         assert!(!rpc.drop_history);
         let v: Value = serde_json::from_slice(&rpc.response(answer)).unwrap();
         assert!(v["result"]["history"].is_array(), "{v}");
+    }
+
+    #[test]
+    fn v10_get_push_config_answer_about_another_config_is_settled() {
+        // a2a-python 0.3 answers the task's first config (c1) whatever id.
+        let ask = br#"{"jsonrpc":"2.0","id":1,"method":"GetTaskPushNotificationConfig","params":{"taskId":"t1","id":"c2"}}"#;
+        let c1 = br#"{"jsonrpc":"2.0","id":1,"result":{"taskId":"t1","pushNotificationConfig":{"id":"c1","url":"http://127.0.0.1:9/one"}}}"#;
+        let mut rpc = t(Version::V10, "GetTaskPushNotificationConfig");
+        rpc.request(ask).unwrap();
+        assert_eq!(
+            rpc.asked_config,
+            Some(AskedConfig {
+                task_id: "t1".into(),
+                config_id: "c2".into()
+            })
+        );
+        let out = rpc.response(c1);
+        // Nothing known about c2: TaskNotFound, not c1 passed off as c2.
+        let v: Value =
+            serde_json::from_slice(&rpc.settle_config(out.clone(), |_, _| None)).unwrap();
+        assert_eq!(v["error"]["code"], -32001, "{v}");
+        assert_eq!(v["id"], 1);
+        // Known (registered through this proxy): that config.
+        let v: Value = serde_json::from_slice(&rpc.settle_config(out, |t, c| {
+            (t == "t1" && c == "c2")
+                .then(|| json!({"taskId":"t1","id":"c2","url":"http://127.0.0.1:9/two"}))
+        }))
+        .unwrap();
+        assert_eq!(v["result"]["id"], "c2", "{v}");
+        assert_eq!(v["result"]["url"], "http://127.0.0.1:9/two");
+        // The asked config answered: unchanged.
+        let mut rpc = t(Version::V10, "GetTaskPushNotificationConfig");
+        rpc.request(ask).unwrap();
+        let out = rpc.response(br#"{"jsonrpc":"2.0","id":1,"result":{"taskId":"t1","pushNotificationConfig":{"id":"c2","url":"http://127.0.0.1:9/two"}}}"#);
+        assert_eq!(rpc.settle_config(out.clone(), |_, _| None), out);
+        // Other methods and directions are never settled.
+        let mut rpc = t(Version::V03, "tasks/pushNotificationConfig/get");
+        rpc.request(br#"{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/get","params":{"id":"t1","pushNotificationConfigId":"c2"}}"#).unwrap();
+        assert_eq!(rpc.asked_config, None);
     }
 
     #[test]

@@ -80,6 +80,7 @@ fn rpc(client: Version, method: Method, drop_history: bool) -> RpcTranslation {
         method: method.name(client).unwrap().to_string(),
         id: Some(json!(1)),
         drop_history,
+        asked_config: None,
     }
 }
 

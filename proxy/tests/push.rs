@@ -745,6 +745,84 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// a2a-sdk 0.3 answers a push-config get with the task's first config
+/// whatever id is asked: through the proxy a v1.0 client asking for its
+/// second config gets that config, and an unknown id is TaskNotFound, as
+/// from a v1.0 server, not the first config passed off as the one asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_get_of_a_second_config_at_the_real_sdk_v03_agent() {
+    let agent = tokio::task::spawn_blocking(|| sdk_agent_with_push("v03"))
+        .await
+        .unwrap();
+    let hook = webhook(0).await;
+    let dir = data_dir("sdkget2");
+    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
+        c.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    });
+    let r = call_v10(
+        &px,
+        "SendMessage",
+        json!({"message": {"messageId": "m-get2", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+    )
+    .await;
+    let task_id = r["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    for (id, path, tok) in [("c1", "/one", "tok-1"), ("c2", "/two", "tok-2")] {
+        let r = call_v10(
+            &px,
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": task_id, "id": id, "url": format!("{}{path}", hook.url()), "token": tok}),
+        )
+        .await;
+        assert_eq!(r["result"]["id"], id, "{r}");
+    }
+    // The agent itself, asked for c2, answers c1 (why the proxy settles).
+    let direct = send(
+        std::net::SocketAddr::from(([127, 0, 0, 1], agent.port)),
+        &request(
+            "POST",
+            "/",
+            &[("content-type", "application/json")],
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/pushNotificationConfig/get",
+                "params": {"id": task_id, "pushNotificationConfigId": "c2"}})
+            .to_string()
+            .as_bytes(),
+        ),
+    )
+    .await;
+    let d = direct.json();
+    assert_eq!(d["result"]["pushNotificationConfig"]["id"], "c1", "{d}");
+
+    let r = call_v10(
+        &px,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": "c2"}),
+    )
+    .await;
+    assert_eq!(r["result"]["id"], "c2", "{r}");
+    assert_eq!(r["result"]["url"], format!("{}/two", hook.url()), "{r}");
+    assert_eq!(r["result"]["token"], "tok-2", "{r}");
+    let r = call_v10(
+        &px,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": "c1"}),
+    )
+    .await;
+    assert_eq!(r["result"]["url"], format!("{}/one", hook.url()), "{r}");
+    let r = call_v10(
+        &px,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": "no-such"}),
+    )
+    .await;
+    assert_eq!(r["error"]["code"], -32001, "{r}");
+    assert!(r.get("result").is_none(), "{r}");
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A v0.3 client registers a webhook for a task the real a2a-sdk 1.x
 /// agent already works on: the first push the webhook gets is the whole
 /// task as it was (working, with its history), the artifact folded in,
@@ -1460,6 +1538,31 @@ async fn rest_v10_client_push_config_at_the_real_sdk_v03_rest_agent() {
     let got = rest_call(&px, "GET", &format!("{path}/cfg-r"), "1.0", "").await;
     assert_eq!(got.status, 200, "{}", got.text());
     assert_eq!(got.json()["url"], hook_url.as_str(), "{}", got.text());
+    // A second config, and an id the agent does not know: the agent
+    // answers its first config for both; the client gets the asked one,
+    // or 404 TASK_NOT_FOUND.
+    let second = format!("{}/hook10b", hook.url());
+    let created = rest_call(
+        &px,
+        "POST",
+        &path,
+        "1.0",
+        &json!({"id": "cfg-s", "url": second, "token": "rest-tok-2"}).to_string(),
+    )
+    .await;
+    assert_eq!(created.status, 200, "{}", created.text());
+    let got = rest_call(&px, "GET", &format!("{path}/cfg-s"), "1.0", "").await;
+    assert_eq!(got.status, 200, "{}", got.text());
+    assert_eq!(got.json()["id"], "cfg-s", "{}", got.text());
+    assert_eq!(got.json()["url"], second.as_str(), "{}", got.text());
+    let got = rest_call(&px, "GET", &format!("{path}/no-such"), "1.0", "").await;
+    assert_eq!(got.status, 404, "{}", got.text());
+    assert_eq!(
+        got.json()["error"]["details"][0]["reason"],
+        "TASK_NOT_FOUND",
+        "{}",
+        got.text()
+    );
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -252,6 +252,7 @@ impl Bridge {
             method: name.to_string(),
             id: Some(Value::from(id)),
             drop_history: false,
+            asked_config: None,
         };
         let mut out = if client == upstream {
             body.clone()
@@ -407,6 +408,10 @@ impl Bridge {
             if let Some(push) = &p.push {
                 out = push.finish(client, out);
             }
+            let pending = p.push.as_ref().map(|c| &c.pending);
+            out = p.rpc.settle_config(out, |t, c| {
+                pending.and_then(|p| crate::push::layer::Push::known_config(p, t, c))
+            });
             if client == Version::V10 && upstream == Version::V03 {
                 // Tasks seen here are what ListTasks lists (crate::tasks).
                 self.app.tasks.record(&p.rpc.method, &out);

@@ -406,6 +406,7 @@ fn rpc_translation(client: Version, upstream: Version, method: Method) -> RpcTra
         method: method.name(client).unwrap_or_default().to_string(),
         id: Some(Value::from(1)),
         drop_history: false,
+        asked_config: None,
     }
 }
 

@@ -114,6 +114,22 @@ fn auth_value(version: Version, a: &Auth) -> Value {
     Value::Object(m)
 }
 
+/// A config the proxy registered, as the subscriber gave it, in the v1.0
+/// shape of a GetTaskPushNotificationConfig answer.
+pub fn v10_config(c: &PushConfig) -> Value {
+    let mut m = Map::new();
+    m.insert("taskId".into(), json!(c.task_id));
+    m.insert("id".into(), json!(c.config_id));
+    m.insert("url".into(), json!(c.original_url));
+    if let Some(t) = &c.token {
+        m.insert("token".into(), json!(t));
+    }
+    if let Some(a) = &c.auth {
+        m.insert("authentication".into(), auth_value(Version::V10, a));
+    }
+    Value::Object(m)
+}
+
 /// Reads the subscriber's config from an `op` request's `params` (in
 /// `version`, the agent's) and replaces its URL, token and authentication
 /// with `callback_url` and `secret`. `None` when the request carries no
