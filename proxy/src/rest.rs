@@ -246,13 +246,9 @@ pub fn upstream_params(
             let p10 = v10_params(op, params, query, body)?;
             t.drop_history = asks_no_history(op, p10.as_ref());
             if op == Operation::GetTaskPushNotificationConfig {
-                t.asked_config = match (&params.task_id, &params.config_id) {
-                    (Some(task_id), Some(config_id)) => Some(crate::translation::AskedConfig {
-                        task_id: task_id.clone(),
-                        config_id: config_id.clone(),
-                    }),
-                    _ => None,
-                };
+                t.asked_config = params.task_id.clone().zip(params.config_id.clone()).map(
+                    |(task_id, config_id)| crate::translation::AskedConfig { task_id, config_id },
+                );
             }
             jsonrpc::params_to_v03(method, p10).map_err(tr)?
         }
@@ -695,11 +691,12 @@ impl RestTranslation {
         let Some(asked) = &self.asked_config else {
             return (None, out);
         };
-        let Ok(mut v) = serde_json::from_slice::<Value>(&out) else {
+        let Ok(v) = serde_json::from_slice::<Value>(&out) else {
             return (None, out);
         };
-        match asked.settle(&mut v, known) {
-            Ok(()) => (None, serde_json::to_vec(&v).unwrap_or(out)),
+        match asked.settle(&v, known) {
+            Ok(None) => (None, out),
+            Ok(Some(r)) => (None, serde_json::to_vec(&r).unwrap_or(out)),
             Err(f) => {
                 let r = rescue(&f, &self.target());
                 (Some(r.status), r.body.to_vec())

@@ -1682,11 +1682,10 @@ impl ProxyHttp for ProxyService {
                                     out = b;
                                 }
                             }
-                            let pending = ctx.push.as_ref();
-                            out = rpc.settle_config(out, |t, c| {
-                                pending
-                                    .and_then(|p| crate::push::layer::Push::known_config(p, t, c))
-                            });
+                            out = rpc.settle_config(
+                                out,
+                                crate::push::layer::Push::known_config(ctx.push.as_ref()),
+                            );
                             if let (Some(push), Some((t, c))) =
                                 (&self.app.push, ctx.push_delete.take())
                             {
@@ -1712,12 +1711,10 @@ impl ProxyHttp for ProxyService {
                                 }
                             }
                             if ok {
-                                let pending = ctx.push.as_ref();
-                                let (settled_status, settled) = t.settle_config(out, |tk, c| {
-                                    pending.and_then(|p| {
-                                        crate::push::layer::Push::known_config(p, tk, c)
-                                    })
-                                });
+                                let (settled_status, settled) = t.settle_config(
+                                    out,
+                                    crate::push::layer::Push::known_config(ctx.push.as_ref()),
+                                );
                                 out = settled;
                                 if settled_status.is_some() {
                                     ctx.answer_status = settled_status;

@@ -53,18 +53,19 @@ impl AskedConfig {
     }
 
     /// Settles a v1.0 TaskPushNotificationConfig `result` against the asked
-    /// id. An answer naming no id, or the asked one, stays. Another config's
-    /// answer is replaced by `known(task, config)` (what the proxy recorded
-    /// when it registered that config with the agent), else it becomes
-    /// TaskNotFound, what a v1.0 server answers for an unknown config id.
+    /// id. An answer naming no id, or the asked one, stands (`None`).
+    /// Another config's answer is replaced by `known(task, config)` (what the
+    /// proxy recorded when it registered that config with the agent), else
+    /// it becomes TaskNotFound, what a v1.0 server answers for an unknown
+    /// config id.
     pub fn settle(
         &self,
-        result: &mut Value,
+        result: &Value,
         known: impl FnOnce(&str, &str) -> Option<Value>,
-    ) -> Result<(), Failure> {
+    ) -> Result<Option<Value>, Failure> {
         let answered = result.get("id").and_then(Value::as_str).unwrap_or_default();
         if answered.is_empty() || answered == self.config_id {
-            return Ok(());
+            return Ok(None);
         }
         tracing::info!(
             task_id = %self.task_id,
@@ -73,10 +74,7 @@ impl AskedConfig {
             "agent answered another push config than the one asked"
         );
         match known(&self.task_id, &self.config_id) {
-            Some(v) => {
-                *result = v;
-                Ok(())
-            }
+            Some(v) => Ok(Some(v)),
             None => Err(Failure::Translate {
                 code: -32001,
                 message: format!(
@@ -210,11 +208,15 @@ impl RpcTranslation {
         let Ok(mut v) = serde_json::from_slice::<Value>(&out) else {
             return out;
         };
-        let Some(result) = v.get_mut("result") else {
+        let Some(result) = v.get("result") else {
             return out;
         };
         match asked.settle(result, known) {
-            Ok(()) => serde_json::to_vec(&v).unwrap_or(out),
+            Ok(None) => out,
+            Ok(Some(r)) => {
+                v["result"] = r;
+                serde_json::to_vec(&v).unwrap_or(out)
+            }
             Err(f) => self.error_body(&f),
         }
     }

@@ -409,9 +409,9 @@ impl Bridge {
                 out = push.finish(client, out);
             }
             let pending = p.push.as_ref().map(|c| &c.pending);
-            out = p.rpc.settle_config(out, |t, c| {
-                pending.and_then(|p| crate::push::layer::Push::known_config(p, t, c))
-            });
+            out = p
+                .rpc
+                .settle_config(out, crate::push::layer::Push::known_config(pending));
             if client == Version::V10 && upstream == Version::V03 {
                 // Tasks seen here are what ListTasks lists (crate::tasks).
                 self.app.tasks.record(&p.rpc.method, &out);

@@ -447,14 +447,17 @@ impl Push {
         serde_json::to_vec(&v).ok()
     }
 
-    /// The config of `task_id` with agent-side id `config_id` among those
-    /// `p` knows (registered here), in the v1.0 answer shape; for
-    /// [`crate::translation::AskedConfig::settle`].
-    pub fn known_config(p: &Pending, task_id: &str, config_id: &str) -> Option<Value> {
-        p.known
-            .values()
-            .find(|c| c.task_id == task_id && c.config_id == config_id)
-            .map(rewrite::v10_config)
+    /// The lookup [`crate::translation::AskedConfig::settle`] needs: the
+    /// config of a task with an agent-side id among those `p` knows
+    /// (registered here), in the v1.0 answer shape; nothing without `p`
+    /// (no push layer, or a call it did not see).
+    pub fn known_config(p: Option<&Pending>) -> impl FnOnce(&str, &str) -> Option<Value> + '_ {
+        move |task_id, config_id| {
+            p?.known
+                .values()
+                .find(|c| c.task_id == task_id && c.config_id == config_id)
+                .map(rewrite::v10_config)
+        }
     }
 
     /// [`Push::register`] for params already parsed (the REST path builds
