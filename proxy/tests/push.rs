@@ -635,10 +635,6 @@ impl Drop for SdkAgent {
     }
 }
 
-fn sdk_agent_with_push(v: &str) -> SdkAgent {
-    sdk_agent(v, &["--push"])
-}
-
 fn sdk_agent(v: &str, flags: &[&str]) -> SdkAgent {
     use std::io::BufRead;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -683,9 +679,33 @@ fn sdk_agent(v: &str, flags: &[&str]) -> SdkAgent {
     SdkAgent { child, port }
 }
 
+/// The real SDK agent of version `v` (`flags` for `agent_{v}.py`) behind
+/// a proxy fixed to that version, with data dir `name`, and a webhook. The
+/// agent lives as long as the first value is kept.
+async fn sdk_behind_proxy(
+    v: &'static str,
+    flags: &'static [&'static str],
+    name: &str,
+) -> (SdkAgent, FakeUpstream, PathBuf, RunningProxy) {
+    let agent = tokio::task::spawn_blocking(move || sdk_agent(v, flags))
+        .await
+        .unwrap();
+    let hook = webhook(0).await;
+    let dir = data_dir(name);
+    let version = if v == "v03" {
+        Version::V03
+    } else {
+        Version::V10
+    };
+    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
+        c.upstream_version = UpstreamVersion::Fixed(version);
+    });
+    (agent, hook, dir, px)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
-    let agent = tokio::task::spawn_blocking(|| sdk_agent_with_push("v03"))
+    let agent = tokio::task::spawn_blocking(|| sdk_agent("v03", &["--push"]))
         .await
         .unwrap();
     let hook = webhook(0).await;
@@ -751,14 +771,7 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
 /// from a v1.0 server, not the first config passed off as the one asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_get_of_a_second_config_at_the_real_sdk_v03_agent() {
-    let agent = tokio::task::spawn_blocking(|| sdk_agent_with_push("v03"))
-        .await
-        .unwrap();
-    let hook = webhook(0).await;
-    let dir = data_dir("sdkget2");
-    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
-        c.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    });
+    let (agent, hook, dir, px) = sdk_behind_proxy("v03", &["--push"], "sdkget2").await;
     let r = call_v10(
         &px,
         "SendMessage",
@@ -829,14 +842,7 @@ async fn v10_get_of_a_second_config_at_the_real_sdk_v03_agent() {
 /// not a Task made of the artifact alone (state "unknown", no history).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_v03_webhook_registered_mid_task_gets_the_whole_task() {
-    let agent = tokio::task::spawn_blocking(|| sdk_agent_with_push("v10"))
-        .await
-        .unwrap();
-    let hook = webhook(0).await;
-    let dir = data_dir("sdk10mid");
-    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
-        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    });
+    let (_agent, hook, dir, px) = sdk_behind_proxy("v10", &["--push"], "sdk10mid").await;
     let hook_url = format!("{}/mid", hook.url());
     let v03 = |body: Value| async move {
         let h = [("Content-Type", "application/json")];
@@ -880,14 +886,7 @@ async fn a_v03_webhook_registered_mid_task_gets_the_whole_task() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
-    let agent = tokio::task::spawn_blocking(|| sdk_agent_with_push("v10"))
-        .await
-        .unwrap();
-    let hook = webhook(0).await;
-    let dir = data_dir("sdk10");
-    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
-        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    });
+    let (_agent, hook, dir, px) = sdk_behind_proxy("v10", &["--push"], "sdk10").await;
     let hook_url = format!("{}/v03-hook", hook.url());
     // A v0.3 client: no A2A-Version header, v0.3 method and shapes.
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
@@ -1476,15 +1475,8 @@ async fn rest_v10_client_push_config_at_a_v03_agent() {
 /// the client sees its own webhook.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rest_v10_client_push_config_at_the_real_sdk_v03_rest_agent() {
-    let agent = tokio::task::spawn_blocking(|| sdk_agent("v03", &["--push", "--rest"]))
-        .await
-        .unwrap();
-    let hook = webhook(0).await;
+    let (agent, hook, dir, px) = sdk_behind_proxy("v03", &["--push", "--rest"], "sdkrest").await;
     let hook_url = format!("{}/hook10", hook.url());
-    let dir = data_dir("sdkrest");
-    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
-        c.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    });
     let sent = rest_call(
         &px,
         "POST",
