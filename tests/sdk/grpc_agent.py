@@ -4,7 +4,8 @@
 --version 0.3: the SDK's `CompatGrpcHandler` (`a2a.v1.A2AService`, the
                SDK's own v0.3 gRPC binding).
 Every message becomes a Task: submitted -> working -> artifact
-"echo: <text>" -> completed (as agent_v10.py). The agent card (in the
+"echo: <text>" -> completed (as agent_v10.py); a text starting with "slow"
+waits SLOW_SECS while working (so it can be subscribed to). The agent card (in the
 served version's JSON) is on a small HTTP server next to it, for the
 proxy's card cache. Prints `PORT <grpc port> CARD <http port>` once
 listening.
@@ -37,6 +38,8 @@ from a2a.types import (
 )
 from google.protobuf.json_format import MessageToDict
 
+SLOW_SECS = 2.0
+
 
 class EchoExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -52,6 +55,8 @@ class EchoExecutor(AgentExecutor):
             await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
+        if text.startswith("slow"):
+            await asyncio.sleep(SLOW_SECS)
         await updater.add_artifact([new_text_part(f"echo: {text}")], name="echo")
         await updater.complete()
 

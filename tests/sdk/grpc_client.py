@@ -18,7 +18,16 @@ import grpc
 from a2a.client.transports.grpc import GrpcTransport
 from a2a.compat.v0_3 import a2a_v0_3_pb2 as p03
 from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc as g03
-from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
+from a2a.types import (
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    TaskState,
+)
 from a2a.utils.errors import A2AError
 
 TIMEOUT = 20.0
@@ -51,6 +60,7 @@ async def v10(addr):
         async for ev in t.send_message_streaming(SendMessageRequest(message=v10_msg("hi stream"))):
             kinds.append(ev.WhichOneof("payload"))
         report("v10 stream", kinds[:1] == ["task"] and len(kinds) >= 2, kinds=kinds)
+        await v10_subscribe(t, task.id)
         got = await asyncio.wait_for(t.get_task(GetTaskRequest(id=task.id)), TIMEOUT)
         report("v10 get", got.id == task.id, state=TaskState.Name(got.status.state))
         try:
@@ -60,6 +70,30 @@ async def v10(addr):
             report("v10 get unknown", type(e).__name__ == "TaskNotFoundError", error=type(e).__name__, message=str(e))
     finally:
         await channel.close()
+
+
+async def v10_subscribe(t, done_id):
+    """SubscribeToTask as v1.0 has it: the Task first, then its updates to
+    the end; a finished task refused (UnsupportedOperation), an unknown one
+    TaskNotFound."""
+    cfg = SendMessageConfiguration(return_immediately=True)
+    req = SendMessageRequest(message=v10_msg("slow subscribe"), configuration=cfg)
+    started = (await asyncio.wait_for(t.send_message(req), TIMEOUT)).task
+    events = []
+    async for ev in t.subscribe(SubscribeToTaskRequest(id=started.id)):
+        events.append(ev)
+    kinds = [ev.WhichOneof("payload") for ev in events]
+    first_id = events[0].task.id if kinds[:1] == ["task"] else None
+    last = events[-1].status_update.status.state if kinds[-1:] == ["status_update"] else None
+    report("v10 subscribe", first_id == started.id and last == TaskState.TASK_STATE_COMPLETED,
+           started=TaskState.Name(started.status.state), kinds=kinds)
+    for step, task_id, want in (("v10 subscribe finished", done_id, "UnsupportedOperationError"),
+                                ("v10 subscribe unknown", "no-such-task", "TaskNotFoundError")):
+        try:
+            got = [ev.WhichOneof("payload") async for ev in t.subscribe(SubscribeToTaskRequest(id=task_id))]
+            report(step, False, error="no error", kinds=got)
+        except A2AError as e:
+            report(step, type(e).__name__ == want, error=type(e).__name__, message=str(e))
 
 
 async def v03(addr):

@@ -393,36 +393,86 @@ impl Bridge {
         meta: &CallMeta,
     ) -> Result<Value, Status> {
         let _slot = self.enter(client)?;
-        let work = async {
-            let upstream = self.upstream_version(client).await?;
-            let p = self.prepare(client, upstream, method, params).await?;
-            let body = self
-                .unary_answer(upstream, p.body, meta)
-                .await
-                .map_err(|f| from_failure(client, &f))?;
-            let mut out = if client == upstream {
-                body.to_vec()
-            } else {
-                p.rpc.response(&body)
-            };
-            if let Some(push) = &p.push {
-                out = push.finish(client, out);
-            }
-            let pending = p.push.as_ref().map(|c| &c.pending);
-            out = p
-                .rpc
-                .settle_config(out, crate::push::layer::Push::known_config(pending));
-            if client == Version::V10 && upstream == Version::V03 {
-                // Tasks seen here are what ListTasks lists (crate::tasks).
-                self.app.tasks.record(&p.rpc.method, &out);
-            }
-            method_result(client, Some(method), &out)
-        };
         let started = std::time::Instant::now();
-        let r = with_deadline(client, meta.timeout, work).await;
+        let r = with_deadline(
+            client,
+            meta.timeout,
+            self.answer(client, method, params, meta),
+        )
+        .await;
         self.count(client, method, r.as_ref().err(), started.elapsed())
             .await;
         r
+    }
+
+    /// What [`Bridge::unary`] does, without its connection slot, deadline
+    /// and count: also how the proxy asks the agent itself.
+    async fn answer(
+        &self,
+        client: Version,
+        method: Method,
+        params: Option<Value>,
+        meta: &CallMeta,
+    ) -> Result<Value, Status> {
+        let upstream = self.upstream_version(client).await?;
+        let p = self.prepare(client, upstream, method, params).await?;
+        let body = self
+            .unary_answer(upstream, p.body, meta)
+            .await
+            .map_err(|f| from_failure(client, &f))?;
+        let mut out = if client == upstream {
+            body.to_vec()
+        } else {
+            p.rpc.response(&body)
+        };
+        if let Some(push) = &p.push {
+            out = push.finish(client, out);
+        }
+        let pending = p.push.as_ref().map(|c| &c.pending);
+        out = p
+            .rpc
+            .settle_config(out, crate::push::layer::Push::known_config(pending));
+        if client == Version::V10 && upstream == Version::V03 {
+            // Tasks seen here are what ListTasks lists (crate::tasks).
+            self.app.tasks.record(&p.rpc.method, &out);
+        }
+        method_result(client, Some(method), &out)
+    }
+
+    /// The Task a v1.0 SubscribeToTask of task `id` starts with when the
+    /// agent is v0.3 (v1.0 sends the task first, a v0.3 resubscribe does
+    /// not), asked of the agent with a GetTask within the call's deadline.
+    /// A finished task is refused with UnsupportedOperation and an unknown
+    /// one with NOT_FOUND, as a v1.0 server does; `Ok(None)` toward a v1.0
+    /// agent, or when the agent gave no usable answer (its own answer to the
+    /// subscribe then tells the client).
+    pub(super) async fn first_task(
+        &self,
+        id: &str,
+        meta: &CallMeta,
+    ) -> Result<Option<Value>, Status> {
+        let v10 = Version::V10;
+        if self.upstream_version(v10).await? != Version::V03 {
+            return Ok(None);
+        }
+        let ask = self.answer(v10, Method::GetTask, Some(json!({ "id": id })), meta);
+        let task = match with_deadline(v10, meta.timeout, ask).await {
+            Ok(task) => task,
+            Err(s) if s.code() == tonic::Code::NotFound => return Err(s),
+            Err(s) => {
+                tracing::debug!(code = ?s.code(), "no task for the first SubscribeToTask event");
+                return Ok(None);
+            }
+        };
+        let state = task.pointer("/status/state").and_then(Value::as_str);
+        if let Some(state) = state.filter(|s| crate::tasks::is_terminal(s)) {
+            let message = format!(
+                "task {id} is in the terminal state {state}: there is nothing to subscribe to"
+            );
+            let code = translate::code::ErrorCode::UnsupportedOperation.code();
+            return Err(from_failure(v10, &Failure::Translate { code, message }));
+        }
+        Ok(Some(task))
     }
 
     /// The upstream's JSON-RPC answer body (in its version) to `body`, over

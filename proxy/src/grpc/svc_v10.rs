@@ -31,6 +31,37 @@ fn stream_item(v: Value) -> Result<pb::StreamResponse, String> {
 
 type Stream = ReceiverStream<Result<pb::StreamResponse, Status>>;
 
+/// `replies` with `task` (a Task event) ahead of them, unless their first
+/// item is a Task already (an agent that sends one itself).
+fn starting_with(task: pb::StreamResponse, mut replies: Stream) -> Stream {
+    use pb::stream_response::Payload;
+    use tokio_stream::StreamExt;
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    tokio::spawn(async move {
+        let mut task = Some(task);
+        loop {
+            // A caller gone away ends this, and dropping `replies` then
+            // ends the upstream call.
+            let next = tokio::select! {
+                _ = tx.closed() => return,
+                next = replies.next() => next,
+            };
+            if let Some(task) = task.take() {
+                let is_task =
+                    matches!(&next, Some(Ok(r)) if matches!(r.payload, Some(Payload::Task(_))));
+                if !is_task && tx.send(Ok(task)).await.is_err() {
+                    return;
+                }
+            }
+            let Some(item) = next else { return };
+            if tx.send(item).await.is_err() {
+                return;
+            }
+        }
+    });
+    ReceiverStream::new(rx)
+}
+
 #[tonic::async_trait]
 impl A2aService for V10Service {
     async fn send_message(
@@ -100,7 +131,31 @@ impl A2aService for V10Service {
         req: Request<pb::SubscribeToTaskRequest>,
     ) -> Result<Response<Self::SubscribeToTaskStream>, Status> {
         let t = &direct::from_v10::SUBSCRIBE;
-        direct::stream(&self.bridge, V, req, r::subscribe_from_pb, t, stream_item).await
+        let started = std::time::Instant::now();
+        let meta = super::bridge::call_meta(V, req.metadata())?;
+        let first = match self.bridge.first_task(&req.get_ref().id, &meta).await {
+            Ok(first) => first,
+            Err(s) => {
+                let took = started.elapsed();
+                self.bridge.count(V, t.method, Some(&s), took).await;
+                return Err(s);
+            }
+        };
+        let first = first
+            .map(|task| stream_item(serde_json::json!({ "task": task })))
+            .transpose()
+            .map_err(|detail| {
+                super::status::from_failure(
+                    V,
+                    &crate::error::Failure::BadUpstreamResponse { detail },
+                )
+            })?;
+        let replies =
+            direct::stream(&self.bridge, V, req, r::subscribe_from_pb, t, stream_item).await?;
+        Ok(match first {
+            Some(task) => Response::new(starting_with(task, replies.into_inner())),
+            None => replies,
+        })
     }
 
     async fn create_task_push_notification_config(
