@@ -836,6 +836,70 @@ async fn v10_get_of_a_second_config_at_the_real_sdk_v03_agent() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The same over the gRPC listener (the bridge to the agent's JSON-RPC):
+/// configs created with a v1.0 gRPC client, each got back by its own id,
+/// an unknown id NOT_FOUND (the agent alone would answer c1 for each).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_grpc_get_of_a_second_config_at_the_real_sdk_v03_agent() {
+    use proto::v10 as p10;
+    let (_agent, hook, dir, px) = sdk_behind_proxy("v03", &["--push"], "sdkgrpcget2").await;
+    let grpc =
+        proxy::grpc::GrpcServer::start(px.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let mut c = p10::a2a_service_client::A2aServiceClient::connect(format!("http://{}", grpc.addr))
+        .await
+        .unwrap();
+    let r = call_v10(
+        &px,
+        "SendMessage",
+        json!({"message": {"messageId": "m-grpc-get2", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+    )
+    .await;
+    let task_id = r["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    for (id, path, tok) in [("c1", "/one", "tok-1"), ("c2", "/two", "tok-2")] {
+        let req = p10::TaskPushNotificationConfig {
+            task_id: task_id.clone(),
+            id: id.into(),
+            url: format!("{}{path}", hook.url()),
+            token: tok.into(),
+            ..Default::default()
+        };
+        let got = c
+            .create_task_push_notification_config(req)
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(got.id, id, "{got:?}");
+        assert_eq!(got.url, format!("{}{path}", hook.url()), "{got:?}");
+    }
+    let get = |id: &str| p10::GetTaskPushNotificationConfigRequest {
+        task_id: task_id.clone(),
+        id: id.into(),
+        ..Default::default()
+    };
+    for (id, path, tok) in [("c2", "/two", "tok-2"), ("c1", "/one", "tok-1")] {
+        let got = c
+            .get_task_push_notification_config(get(id))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            (got.id.as_str(), got.url, got.token.as_str()),
+            (id, format!("{}{path}", hook.url()), tok)
+        );
+    }
+    let err = c
+        .get_task_push_notification_config(get("no-such"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::NotFound, "{err:?}");
+    drop(grpc);
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A v0.3 client registers a webhook for a task the real a2a-sdk 1.x
 /// agent already works on: the first push the webhook gets is the whole
 /// task as it was (working, with its history), the artifact folded in,
