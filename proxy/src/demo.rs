@@ -354,6 +354,9 @@ pub fn main(args: &DemoArgs) -> i32 {
         upstream: Some(format!("http://{agent}")),
         upstream_version: Some("0.3".into()),
         grpc_listen,
+        // The echo agent sends no push notifications: no push store to
+        // write into the directory the demo is started from.
+        no_push: true,
         ..ServeArgs::default()
     };
     crate::serve_cmd::main(&serve)

@@ -134,8 +134,13 @@ async fn the_demo_command_serves_where_it_is_told() {
     use std::io::BufRead;
     let http = proxy::free_local_addr().expect("port");
     let grpc = proxy::free_local_addr().expect("port");
+    // Started in an empty directory, which it must leave empty.
+    let cwd = std::env::temp_dir().join(format!("a2a-demo-cwd-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cwd);
+    std::fs::create_dir_all(&cwd).unwrap();
     let mut child = Child(
         std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+            .current_dir(&cwd)
             .args(["demo", "--listen", &http.to_string()])
             .args(["--grpc-listen", &grpc.to_string()])
             .stdout(std::process::Stdio::piped())
@@ -190,6 +195,17 @@ async fn the_demo_command_serves_where_it_is_told() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    let left: Vec<_> = std::fs::read_dir(&cwd)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the demo wrote into its directory: {left:?}"
+    );
+    drop(child);
+    let _ = std::fs::remove_dir_all(&cwd);
 }
 
 /// A v1.0 SendMessage to the demo, `None` while it does not listen yet.
