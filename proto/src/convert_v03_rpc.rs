@@ -344,8 +344,9 @@ pub fn create_push_config_to_pb(
 /// Prost `CreateTaskPushNotificationConfigRequest` -> model params. The task
 /// id comes from `parent`; the config id from `config_id`, the inner config
 /// `id` or `config.name` (whichever are set must agree, and a set
-/// `config.name` must be well formed and name the parent's task). With none
-/// set the config id stays absent.
+/// `config.name` must be well formed and name the parent's task; one that
+/// ends at the collection, `{parent}/pushNotificationConfigs/`, names no
+/// config). With none set the config id stays absent.
 pub fn create_push_config_from_pb(
     r: pb::CreateTaskPushNotificationConfigRequest,
 ) -> Result<mc::TaskPushNotificationConfig, TranslateError> {
@@ -360,7 +361,8 @@ pub fn create_push_config_from_pb(
     let mut ids: Vec<String> = Vec::new();
     ids.extend(non_empty(r.config_id));
     ids.extend(inner.id.take());
-    if !config.name.is_empty() {
+    let collection = format!("{}/pushNotificationConfigs/", r.parent);
+    if !config.name.is_empty() && config.name != collection {
         let (t, cid) = parse_push_config_name(&config.name)?;
         if t != task_id {
             return Err(TranslateError::invalid(

@@ -376,6 +376,21 @@ fn v03_create_push_config() {
         cfg.push_notification_config.as_mut().unwrap().id.clear();
     }
     assert_eq!(c03::create_push_config_from_pb(q).unwrap(), c);
+    // A name that ends at the collection names no config: the id is absent,
+    // or comes from the other places.
+    let mut q = p.clone();
+    if let Some(cfg) = q.config.as_mut() {
+        cfg.name = "tasks/t1/pushNotificationConfigs/".into();
+    }
+    assert_eq!(c03::create_push_config_from_pb(q.clone()).unwrap(), c);
+    q.config_id.clear();
+    if let Some(cfg) = q.config.as_mut() {
+        cfg.push_notification_config.as_mut().unwrap().id.clear();
+    }
+    assert_eq!(
+        c03::create_push_config_from_pb(q).unwrap(),
+        task_push03(None)
+    );
 
     // Malformed or conflicting input.
     let mut q = p.clone();
