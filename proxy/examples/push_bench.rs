@@ -199,6 +199,7 @@ async fn through_proxy(
             upstream_version: Version::V03,
             callback_secret: proxy::push::random_id(),
             created: 0,
+            seed: None,
         };
         let store = push.store.clone();
         let c2 = c.clone();

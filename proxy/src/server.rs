@@ -251,32 +251,15 @@ async fn seed_push_fold(
     app: &App,
     push: &crate::push::layer::Push,
     op: route::Operation,
-    pending: &crate::push::layer::Pending,
+    pending: &mut crate::push::layer::Pending,
     via: crate::app::TaskFetch,
 ) {
-    use crate::version::Version;
-    if op != route::Operation::CreateTaskPushNotificationConfig {
-        return;
-    }
-    let Some((cb, c)) = pending
-        .created
-        .as_ref()
-        .and_then(|cb| pending.known.get_key_value(cb))
-    else {
+    let Some(task_id) = crate::push::layer::Push::seed_task(op, pending) else {
         return;
     };
-    if c.task_id.is_empty()
-        || (c.subscriber_version, c.upstream_version) != (Version::V03, Version::V10)
-    {
-        return;
-    }
-    let Some(task) = app.fetch_v10_task(&via, &c.task_id).await else {
-        tracing::debug!("no current task to start a v0.3 push snapshot from");
-        return;
-    };
-    match translate::task::to_v03(task) {
-        Ok(t) => push.seed_snapshot(cb, t),
-        Err(e) => tracing::debug!(error = %e, "current task not translatable for a push snapshot"),
+    match app.fetch_v10_task(&via, task_id).await {
+        Some(task) => push.seed_snapshot(pending, task).await,
+        None => tracing::debug!("no current task to start a v0.3 push snapshot from"),
     }
 }
 
@@ -1143,13 +1126,13 @@ impl ProxyService {
                                         crate::push::layer::delete_target(rpc.client, &body);
                                 }
                                 match push.register(op, rpc.client, up, &new_body).await {
-                                    Ok((changed, pending)) => {
+                                    Ok((changed, mut pending)) => {
                                         if let Some(b) = changed {
                                             new_body = b;
                                         }
                                         let rpc_path = app.upstream_path_and_query(&path, None);
                                         let via = crate::app::TaskFetch::JsonRpc(rpc_path);
-                                        seed_push_fold(app, push, op, &pending, via).await;
+                                        seed_push_fold(app, push, op, &mut pending, via).await;
                                         ctx.push = Some(pending);
                                     }
                                     Err(f) => return self.respond_failure(session, ctx, f).await,
@@ -1310,9 +1293,9 @@ impl ProxyService {
                                 ctx.push_delete = p.task_id.clone().zip(p.config_id.clone());
                             }
                             match push.register_params(op, client, up, &mut params).await {
-                                Ok(pending) => {
+                                Ok(mut pending) => {
                                     let via = crate::app::TaskFetch::Rest;
-                                    seed_push_fold(app, push, op, &pending, via).await;
+                                    seed_push_fold(app, push, op, &mut pending, via).await;
                                     ctx.push = Some(pending)
                                 }
                                 Err(f) => return self.respond_failure(session, ctx, f).await,

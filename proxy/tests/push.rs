@@ -582,6 +582,112 @@ async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A v0.3 gRPC client registers a webhook for task t9, which a v1.0 agent
+/// already works on; the proxy restarts before the agent's first push.
+/// That push (an artifact alone) still reaches the v0.3 webhook as the
+/// whole task as it was at registration (its state, status message and
+/// history) with the artifact folded in: the fold's starting point is
+/// stored with the config.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart() {
+    use proto::v03 as p03;
+    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let result = match req["method"].as_str() {
+            Some("GetTask") if req["params"]["id"] == "t9" => json!({"id": "t9", "contextId": "c9",
+                "status": working_with_message()["statusUpdate"]["status"].clone(),
+                "history": [{"messageId": "m-u", "role": "ROLE_USER", "parts": [{"text": "question"}]}]}),
+            Some("CreateTaskPushNotificationConfig") => {
+                *s.lock().unwrap() = Some(req["params"].clone());
+                let mut cfg = req["params"].clone();
+                cfg["id"] = json!("cfg-1");
+                cfg
+            }
+            _ => return Reply::json(404, "{}"),
+        };
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string(),
+        )
+    })
+    .await;
+    let hook = webhook(0).await;
+    let hook_url = format!("{}/grpc-mid", hook.url());
+    let dir = data_dir("grpcseed");
+    let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let mut px = start_proxy(&agent.url(), &dir, v10_agent);
+    let grpc =
+        proxy::grpc::GrpcServer::start(px.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let mut c = p03::a2a_service_client::A2aServiceClient::connect(format!("http://{}", grpc.addr))
+        .await
+        .unwrap();
+    let req = p03::CreateTaskPushNotificationConfigRequest {
+        parent: "tasks/t9".into(),
+        config_id: String::new(),
+        config: Some(p03::TaskPushNotificationConfig {
+            name: "tasks/t9/pushNotificationConfigs/".into(),
+            push_notification_config: Some(p03::PushNotificationConfig {
+                url: hook_url.clone(),
+                token: "mid-tok".into(),
+                ..Default::default()
+            }),
+        }),
+    };
+    let got = c
+        .create_task_push_notification_config(req)
+        .await
+        .unwrap()
+        .into_inner();
+    let shown = got.push_notification_config.unwrap_or_default();
+    assert_eq!(
+        (shown.url.as_str(), shown.token.as_str()),
+        (hook_url.as_str(), "mid-tok")
+    );
+    let cfg = seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the agent got the config");
+    let path =
+        cfg["url"].as_str().unwrap_or_default()[format!("http://{}", px.addr).len()..].to_string();
+    assert!(
+        path.starts_with("/a2a-proxy/push/"),
+        "agent was given {cfg}"
+    );
+    let secret = cfg["token"].as_str().unwrap().to_string();
+    drop(grpc);
+    px.stop();
+    drop(px);
+
+    let px2 = start_proxy(&agent.url(), &dir, v10_agent);
+    let r = push_v10(
+        px2.addr,
+        &path,
+        &secret,
+        artifact_update("a1", "the answer"),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let hooks = wait_hooks(&hook, 1, Duration::from_secs(10)).await;
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0].target, "/grpc-mid");
+    assert_eq!(hooks[0].header("x-a2a-notification-token"), Some("mid-tok"));
+    let body: Value = serde_json::from_slice(&hooks[0].body).unwrap();
+    assert_eq!(
+        (body["kind"].as_str(), body["id"].as_str()),
+        (Some("task"), Some("t9")),
+        "{body}"
+    );
+    assert_eq!(body["status"]["state"], "working", "{body}");
+    assert_eq!(body["status"]["message"]["messageId"], "m-w", "{body}");
+    assert_eq!(body["history"][0]["messageId"], "m-u", "{body}");
+    assert_eq!(body["artifacts"][0]["artifactId"], "a1", "{body}");
+    drop(px2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_webhook_targets_are_refused_at_registration() {
     let (agent, seen) = v03_agent().await;

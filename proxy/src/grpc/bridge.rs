@@ -231,6 +231,7 @@ impl Bridge {
         upstream: Version,
         method: Method,
         params: Option<Value>,
+        meta: &CallMeta,
     ) -> Result<Prepared, Status> {
         let name = method.name(client).ok_or_else(|| {
             from_failure(
@@ -268,10 +269,20 @@ impl Bridge {
                 } else {
                     None
                 };
-                let (changed, pending) = layer
+                let (changed, mut pending) = layer
                     .register(op, client, upstream, &out)
                     .await
                     .map_err(|f| from_failure(client, &f))?;
+                if let Some(task_id) = crate::push::layer::Push::seed_task(op, &pending) {
+                    // The fold starts at the task as the agent has it now,
+                    // asked before the agent learns the callback.
+                    let ask = json!({ "id": task_id });
+                    let ask = self.answer(Version::V10, Method::GetTask, Some(ask), meta);
+                    match Box::pin(ask).await.map(serde_json::from_value) {
+                        Ok(Ok(task)) => layer.seed_snapshot(&mut pending, task).await,
+                        _ => tracing::debug!("no current task to start a v0.3 push snapshot from"),
+                    }
+                }
                 if let Some(b) = changed {
                     out = b;
                 }
@@ -415,7 +426,7 @@ impl Bridge {
         meta: &CallMeta,
     ) -> Result<Value, Status> {
         let upstream = self.upstream_version(client).await?;
-        let p = self.prepare(client, upstream, method, params).await?;
+        let p = self.prepare(client, upstream, method, params, meta).await?;
         let body = self
             .unary_answer(upstream, p.body, meta)
             .await
@@ -590,7 +601,7 @@ impl Bridge {
     ) -> Result<(InFlight, Version, RpcTranslation, Option<PushCall>, Source), Status> {
         let slot = self.enter(client)?;
         let upstream = self.upstream_version(client).await?;
-        let p = self.prepare(client, upstream, method, params).await?;
+        let p = self.prepare(client, upstream, method, params, meta).await?;
         let resp = with_deadline(client, meta.timeout, async {
             match &self.grpc {
                 Some(g) => g.stream(upstream, &p.body, meta).await.map(Source::Grpc),

@@ -17,6 +17,7 @@ pub fn cfg(cb: &str, task: &str, id: &str) -> PushConfig {
         upstream_version: Version::V03,
         callback_secret: "s".into(),
         created: 1,
+        seed: None,
     }
 }
 

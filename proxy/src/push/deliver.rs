@@ -579,6 +579,7 @@ mod tests {
             upstream_version: Version::V03,
             callback_secret: "s".into(),
             created: 0,
+            seed: None,
         };
         let p = TargetPolicy {
             allow_private: true,

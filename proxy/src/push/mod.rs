@@ -89,6 +89,12 @@ pub struct PushConfig {
     pub callback_secret: String,
     /// Unix seconds.
     pub created: i64,
+    /// Where the fold of a v0.3 subscriber's config at a v1.0 agent starts
+    /// (v0.3 Task JSON): the task as the agent had it when the config was
+    /// created for it. Kept with the config, so a restart or another
+    /// instance starts from it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
 }
 
 impl fmt::Debug for PushConfig {

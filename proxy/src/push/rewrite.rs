@@ -295,6 +295,7 @@ mod tests {
             upstream_version: Version::V03,
             callback_secret: "s3cret".into(),
             created: 0,
+            seed: None,
         }
     }
 
