@@ -366,8 +366,6 @@ pub enum FetchedTask {
     Unknown,
 }
 
-/// Most tasks a ListTasks refreshes from the agent before answering.
-const MAX_LIST_REFRESH: usize = 100;
 /// Task fetches in flight at once for a ListTasks refresh.
 const LIST_REFRESH_PARALLEL: usize = 8;
 
@@ -472,7 +470,7 @@ impl App {
 
     /// Before a ListTasks answered from the task index: the tasks it holds
     /// that had not finished when last seen (in the list's `contextId`,
-    /// the most recent first, at most [`MAX_LIST_REFRESH`]) are asked of
+    /// the most recent first, at most `limits.list_refresh_max`) are asked of
     /// the agent again, so the list shows their state now, not the one
     /// that last passed through here. A fetch that fails leaves the entry.
     pub async fn refresh_unfinished_tasks(
@@ -484,7 +482,9 @@ impl App {
             .and_then(|p| p.get("contextId"))
             .and_then(Value::as_str)
             .filter(|c| !c.is_empty());
-        let ids = self.tasks.unfinished(context, MAX_LIST_REFRESH);
+        let ids = self
+            .tasks
+            .unfinished(context, self.config.limits.list_refresh_max);
         for batch in ids.chunks(LIST_REFRESH_PARALLEL) {
             let mut set = tokio::task::JoinSet::new();
             for id in batch {

@@ -23,6 +23,7 @@
 //! read_timeout_ms = 60000
 //! stream_max_duration_secs = 3600
 //! card_default_ttl_secs = 60
+//! list_refresh_max = 100
 //! ```
 
 use std::fmt;
@@ -104,6 +105,7 @@ pub struct RawLimits {
     pub read_timeout_ms: Option<u64>,
     pub stream_max_duration_secs: Option<u64>,
     pub card_default_ttl_secs: Option<u64>,
+    pub list_refresh_max: Option<u64>,
 }
 
 impl RawConfig {
@@ -250,6 +252,9 @@ pub struct Limits {
     pub stream_max_duration: Duration,
     /// Card cache lifetime when the upstream sends no `max-age`.
     pub card_default_ttl: Duration,
+    /// Most unfinished tasks a ListTasks answered by the proxy (v0.3 agent)
+    /// asks the agent for again before answering (0: none).
+    pub list_refresh_max: usize,
 }
 
 impl Default for Limits {
@@ -261,6 +266,7 @@ impl Default for Limits {
             read_timeout: Duration::from_secs(60),
             stream_max_duration: Duration::from_secs(3600),
             card_default_ttl: Duration::from_secs(60),
+            list_refresh_max: 100,
         }
     }
 }
@@ -617,6 +623,14 @@ fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
             Some(n) => Duration::from_secs(n),
             None => d.card_default_ttl,
         },
+        list_refresh_max: match raw.list_refresh_max {
+            // 0 is allowed: lists show the state tasks were last seen in.
+            Some(n) if n > 100_000 => {
+                return Err(bad("limits.list_refresh_max", n, "must be at most 100000"))
+            }
+            Some(n) => n as usize,
+            None => d.list_refresh_max,
+        },
     })
 }
 
@@ -691,6 +705,7 @@ mod tests {
             read_timeout_ms = 200
             stream_max_duration_secs = 30
             card_default_ttl_secs = 0
+            list_refresh_max = 0
         "#)
         .unwrap();
         assert_eq!(c.upstream.host, "agent.internal");
@@ -700,6 +715,7 @@ mod tests {
         assert_eq!(c.public_url.as_string(), "https://agent.example.com/a2a");
         assert_eq!(c.limits.max_body_bytes, 1024);
         assert_eq!(c.limits.card_default_ttl, Duration::ZERO);
+        assert_eq!(c.limits.list_refresh_max, 0);
         assert!(c.log_json);
     }
 
@@ -724,6 +740,10 @@ mod tests {
             (
                 "[upstream]\nurl = \"http://a\"\n[limits]\nread_timeout_ms = 0",
                 "limits.read_timeout_ms",
+            ),
+            (
+                "[upstream]\nurl = \"http://a\"\n[limits]\nlist_refresh_max = 100001",
+                "limits.list_refresh_max",
             ),
             (
                 "public_url = \"x\"\n[upstream]\nurl = \"http://a\"",

@@ -1168,6 +1168,43 @@ async fn v10_list_tasks_shows_what_unfinished_tasks_became() {
     assert_eq!(up.calls().len(), asked);
 }
 
+/// `limits.list_refresh_max = 0`: a ListTasks asks the agent nothing and
+/// lists the unfinished task in the state it was last seen in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v10_list_tasks_without_refresh_shows_the_state_last_seen() {
+    let up = upstream_with_card(CARD_V03, |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let state = match req["method"].as_str() {
+            Some("message/send") => "submitted",
+            _ => "completed",
+        };
+        let task = serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": state}});
+        Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string())
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |c| {
+        c.limits.list_refresh_max = 0;
+    });
+    let h = [("A2A-Version", "1.0"), ("Content-Type", "application/json")];
+    let send = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true}}}"#;
+    let r = post(px.addr, "/", &h, send.as_bytes()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let list = r#"{"jsonrpc":"2.0","id":"L","method":"ListTasks","params":{}}"#;
+    let v = post(px.addr, "/", &h, list.as_bytes()).await.json();
+    assert_eq!(v["result"]["tasks"][0]["id"], "t1", "{v}");
+    assert_eq!(
+        v["result"]["tasks"][0]["status"]["state"], "TASK_STATE_SUBMITTED",
+        "{v}"
+    );
+    let methods: Vec<Value> = up
+        .calls()
+        .iter()
+        .filter_map(|c| serde_json::from_slice::<Value>(&c.body).ok())
+        .map(|b| b["method"].clone())
+        .collect();
+    assert_eq!(methods, [serde_json::json!("message/send")]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_list_tasks_of_a_v03_agent_answers_from_tasks_seen() {
     // The v0.3 agent answers each message/send with a task named after the
