@@ -911,8 +911,9 @@ fn code_of_status(op: Operation, status: u16) -> ErrorCode {
     }
 }
 
-/// v0.3 model JSON (a JSON-RPC result) -> v0.3 ProtoJSON.
-fn v03_pb_json(op: Operation, r: Value) -> Result<Value, TranslateError> {
+/// v0.3 model JSON (a JSON-RPC result) -> v0.3 ProtoJSON (the body v0.3's
+/// REST binding answers `op` with).
+pub fn v03_pb_json(op: Operation, r: Value) -> Result<Value, TranslateError> {
     match op {
         Operation::SendMessage => {
             let e: m::event::StreamEvent = typed("Task or Message", r)?;

@@ -643,6 +643,126 @@ impl ProxyService {
         }
     }
 
+    /// A v1.0 client's push-config list or delete that a v0.3 agent's REST
+    /// binding does not implement (a2a-python 0.3.26 answers 500 and 405;
+    /// `status` is what it answered), asked of the same agent's JSON-RPC
+    /// binding (its card's JSON-RPC interface, on the configured upstream
+    /// address) and answered in the shape of its REST answer, so the
+    /// response goes through the REST translation and the push layer as
+    /// any other. `None` when it does not apply or that call fails too.
+    async fn push_config_over_jsonrpc(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        status: u16,
+    ) -> Result<Option<crate::unary::Answer>> {
+        use crate::version::Version;
+        let Some((t, _)) = &ctx.rest else {
+            return Ok(None);
+        };
+        let op = t.op;
+        let method = match op {
+            route::Operation::ListTaskPushNotificationConfigs => {
+                "tasks/pushNotificationConfig/list"
+            }
+            route::Operation::DeleteTaskPushNotificationConfig => {
+                "tasks/pushNotificationConfig/delete"
+            }
+            _ => return Ok(None),
+        };
+        if (t.client, t.upstream) != (Version::V10, Version::V03)
+            || !matches!(status, 405 | 500 | 501)
+        {
+            return Ok(None);
+        }
+        let Some(params) = ctx.route.as_ref().map(|r| r.params.clone()) else {
+            return Ok(None);
+        };
+        let Some(task_id) = params.task_id else {
+            return Ok(None);
+        };
+        let app = &self.app;
+        let Ok(addr) = app.upstream_addr().await else {
+            return Ok(None);
+        };
+        let Some(path) = self.upstream_jsonrpc_path(addr).await else {
+            return Ok(None);
+        };
+        let mut p = serde_json::json!({ "id": task_id });
+        if let Some(cid) = params.config_id {
+            p["pushNotificationConfigId"] = Value::from(cid);
+        }
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": p});
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        if let Some((_, up)) = ctx.rest.as_mut() {
+            up.method = http::Method::POST;
+            up.path_and_query = path;
+            up.body = Some(body.clone());
+            up.other_form = None;
+        }
+        ctx.new_req_body = Some(Bytes::from(body));
+        let Ok(wire) = self.upstream_wire(session, ctx).await? else {
+            return Ok(None);
+        };
+        let answer = match app
+            .upstream_pool
+            .call(addr, &wire, self.call_limits())
+            .await
+        {
+            Ok(a) if a.status == 200 => a,
+            _ => return Ok(None),
+        };
+        let Ok(v) = serde_json::from_slice::<Value>(&answer.body) else {
+            return Ok(None);
+        };
+        let json = |status: u16, v: &Value| crate::unary::Answer {
+            status,
+            headers: vec![(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            )],
+            body: Bytes::from(v.to_string()),
+        };
+        let out = match (v.get("result"), v.get("error")) {
+            (_, Some(e)) => {
+                let code = e.get("code").and_then(Value::as_i64);
+                let code = code.and_then(translate::code::ErrorCode::from_code);
+                let status = code.map_or(500, |c| c.v03_rest_status());
+                json(status, e)
+            }
+            // a2a-python 0.3 leaves a delete's null result out.
+            (r, None) => match crate::rest::v03_pb_json(op, r.cloned().unwrap_or(Value::Null)) {
+                Ok(b) => json(200, &b),
+                Err(_) => return Ok(None),
+            },
+        };
+        tracing::info!(
+            method,
+            "the agent's REST binding lacks a push-config call: asked over its JSON-RPC binding"
+        );
+        Ok(Some(out))
+    }
+
+    /// The path (under the upstream's base path) of the agent's v0.3
+    /// JSON-RPC interface, from its card, when that interface is on the
+    /// configured upstream address.
+    async fn upstream_jsonrpc_path(&self, addr: std::net::SocketAddr) -> Option<String> {
+        let app = &self.app;
+        let card = app.cards.get(addr, true).await.ok()?;
+        let url = crate::grpc::bridge::jsonrpc_url(&card.json, crate::version::Version::V03)?;
+        let uri = url.parse::<http::Uri>().ok()?;
+        let up = &app.config.upstream;
+        if uri.authority().map(|a| a.as_str()) != Some(up.authority().as_str()) {
+            return None;
+        }
+        let rel = uri.path().strip_prefix(up.base_path.as_str())?;
+        Some(if rel.starts_with('/') {
+            rel.to_string()
+        } else {
+            format!("/{rel}")
+        })
+    }
+
     /// The limits of a call the proxy makes itself.
     fn call_limits(&self) -> crate::unary::Limits {
         let limits = &self.app.config.limits;
@@ -672,6 +792,11 @@ impl ProxyService {
         };
         if answer.as_ref().is_ok_and(|a| refuses_form(a.status)) {
             if let Some(other) = self.other_form_answer(session, ctx).await? {
+                answer = Ok(other);
+            }
+        }
+        if let Ok(status) = answer.as_ref().map(|a| a.status) {
+            if let Some(other) = self.push_config_over_jsonrpc(session, ctx, status).await? {
                 answer = Ok(other);
             }
         }

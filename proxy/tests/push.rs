@@ -1725,6 +1725,84 @@ async fn rest_v10_client_push_config_at_the_real_sdk_v03_rest_agent() {
         "{}",
         got.text()
     );
+
+    // List and delete: the agent's REST binding has neither (500 and 405,
+    // asked directly); through the proxy they work, over its JSON-RPC.
+    let agent_addr = std::net::SocketAddr::from(([127, 0, 0, 1], agent.port));
+    let v1 = format!("/v1{path}");
+    let direct = send(agent_addr, &request("GET", &v1, &[], b"")).await;
+    assert_eq!(direct.status, 500, "{}", direct.text());
+    let direct = send(
+        agent_addr,
+        &request("DELETE", &format!("{v1}/cfg-s"), &[], b""),
+    )
+    .await;
+    assert_eq!(direct.status, 405, "{}", direct.text());
+    let listed = |r: &Response| -> Vec<(String, String)> {
+        let v = r.json();
+        let configs = v["configs"].as_array().cloned().unwrap_or_default();
+        configs
+            .iter()
+            .map(|c| {
+                let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+                (s("id"), s("url"))
+            })
+            .collect()
+    };
+    let l = rest_call(&px, "GET", &path, "1.0", "").await;
+    assert_eq!(l.status, 200, "{}", l.text());
+    assert_eq!(
+        listed(&l),
+        [
+            ("cfg-r".to_string(), hook_url.clone()),
+            ("cfg-s".to_string(), second.clone())
+        ],
+        "{}",
+        l.text()
+    );
+    let d = rest_call(&px, "DELETE", &format!("{path}/cfg-s"), "1.0", "").await;
+    assert_eq!(d.status, 200, "{}", d.text());
+    let l = rest_call(&px, "GET", &path, "1.0", "").await;
+    assert_eq!(
+        listed(&l),
+        [("cfg-r".to_string(), hook_url.clone())],
+        "{}",
+        l.text()
+    );
+    // The agent itself no longer has it.
+    let rpc = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/pushNotificationConfig/list",
+        "params": {"id": task_id}});
+    let h = [("content-type", "application/json")];
+    let r = send(
+        agent_addr,
+        &request("POST", "/", &h, rpc.to_string().as_bytes()),
+    )
+    .await;
+    let ids: Vec<Value> = r.json()["result"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| c["pushNotificationConfig"]["id"].clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(ids, [json!("cfg-r")], "{}", r.text());
+    // A task the agent does not know: its JSON-RPC error, as v1.0 REST.
+    let l = rest_call(
+        &px,
+        "GET",
+        "/tasks/no-such-task/pushNotificationConfigs",
+        "1.0",
+        "",
+    )
+    .await;
+    assert_eq!(l.status, 404, "{}", l.text());
+    assert_eq!(
+        l.json()["error"]["details"][0]["reason"],
+        "TASK_NOT_FOUND",
+        "{}",
+        l.text()
+    );
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -850,7 +850,7 @@ pub(super) async fn with_deadline<T>(
 }
 
 /// The JSON-RPC interface URL a card names for `version`.
-fn jsonrpc_url(card: &Value, version: Version) -> Option<String> {
+pub(crate) fn jsonrpc_url(card: &Value, version: Version) -> Option<String> {
     let s = |v: &Value| v.as_str().map(String::from);
     match version {
         Version::V10 => card["supportedInterfaces"]
