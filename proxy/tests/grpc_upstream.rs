@@ -509,18 +509,39 @@ async fn v10_stream_from_v03_grpc_agent_message_by_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_task_rpcs_to_v03_grpc_agent() {
-    let task = v03_task("t1", p03::TaskState::Cancelled);
-    let sub = p03::StreamResponse {
-        payload: Some(p03::stream_response::Payload::Task(task.clone())),
-    };
-    let t = task.encode_to_vec();
-    let s = sub.encode_to_vec();
-    let agent = GrpcAgent::start(Version::V03, move |path, _| {
+    // t1 is finished (canceled); t2 is still working and its subscription
+    // sends one status update, then ends.
+    let done = v03_task("t1", p03::TaskState::Cancelled).encode_to_vec();
+    let working = v03_task("t2", p03::TaskState::Working).encode_to_vec();
+    let update = p03::StreamResponse {
+        payload: Some(p03::stream_response::Payload::StatusUpdate(
+            p03::TaskStatusUpdateEvent {
+                task_id: "t2".into(),
+                context_id: "c1".into(),
+                status: Some(p03::TaskStatus {
+                    state: p03::TaskState::Completed as i32,
+                    ..Default::default()
+                }),
+                r#final: true,
+                ..Default::default()
+            },
+        )),
+    }
+    .encode_to_vec();
+    let agent = GrpcAgent::start(Version::V03, move |path, body| {
         if path.ends_with("/TaskSubscription") {
-            Answer::Stream(vec![s.clone()], Status::new(Code::Ok, ""))
-        } else {
-            Answer::Msg(t.clone())
+            return Answer::Stream(vec![update.clone()], Status::new(Code::Ok, ""));
         }
+        let name = if path.ends_with("/GetTask") {
+            p03::GetTaskRequest::decode(body).unwrap().name
+        } else {
+            p03::CancelTaskRequest::decode(body).unwrap().name
+        };
+        Answer::Msg(if name == "tasks/t2" {
+            working.clone()
+        } else {
+            done.clone()
+        })
     })
     .await;
     let px = proxy(&agent, Version::V03).await;
@@ -545,9 +566,11 @@ async fn v10_task_rpcs_to_v03_grpc_agent() {
         .unwrap()
         .into_inner();
     assert_eq!(got, want);
+    // A v1.0 subscription starts with the task (v0.3's TaskSubscription
+    // does not send it): the proxy asks the agent for it first.
     let st = c
         .subscribe_to_task(p10::SubscribeToTaskRequest {
-            id: "t1".into(),
+            id: "t2".into(),
             ..Default::default()
         })
         .await
@@ -555,12 +578,40 @@ async fn v10_task_rpcs_to_v03_grpc_agent() {
         .into_inner();
     let (got, end) = drain(st).await;
     assert!(end.is_none(), "{end:?}");
+    let states: Vec<i32> = got
+        .iter()
+        .map(|r| match &r.payload {
+            Some(p10::stream_response::Payload::Task(t)) => {
+                assert_eq!(t.id, "t2");
+                t.status.as_ref().unwrap().state
+            }
+            Some(p10::stream_response::Payload::StatusUpdate(u)) => {
+                assert_eq!(u.task_id, "t2");
+                u.status.as_ref().unwrap().state
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
     assert_eq!(
-        got,
-        vec![p10::StreamResponse {
-            payload: Some(p10::stream_response::Payload::Task(want))
-        }]
+        states,
+        [
+            p10::TaskState::Working as i32,
+            p10::TaskState::Completed as i32
+        ]
     );
+    assert!(matches!(
+        got[0].payload,
+        Some(p10::stream_response::Payload::Task(_))
+    ));
+    // A finished task has nothing to subscribe to.
+    let err = c
+        .subscribe_to_task(p10::SubscribeToTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(info_of(&err).reason, "UNSUPPORTED_OPERATION", "{err:?}");
     let calls = agent.calls();
     let paths: Vec<&str> = calls.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(
@@ -568,7 +619,9 @@ async fn v10_task_rpcs_to_v03_grpc_agent() {
         [
             "/a2a.v1.A2AService/GetTask",
             "/a2a.v1.A2AService/CancelTask",
-            "/a2a.v1.A2AService/TaskSubscription"
+            "/a2a.v1.A2AService/GetTask",
+            "/a2a.v1.A2AService/TaskSubscription",
+            "/a2a.v1.A2AService/GetTask",
         ]
     );
     assert_eq!(
@@ -584,10 +637,11 @@ async fn v10_task_rpcs_to_v03_grpc_agent() {
             name: "tasks/t1".into()
         }
     );
+    assert_eq!(calls[2].decode::<p03::GetTaskRequest>().name, "tasks/t2");
     assert_eq!(
-        calls[2].decode::<p03::TaskSubscriptionRequest>(),
+        calls[3].decode::<p03::TaskSubscriptionRequest>(),
         p03::TaskSubscriptionRequest {
-            name: "tasks/t1".into()
+            name: "tasks/t2".into()
         }
     );
 }
@@ -1087,8 +1141,64 @@ async fn deadline_reaches_the_grpc_agent_and_bounds_the_call() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropped_stream_cancels_the_grpc_upstream_call() {
+async fn read_timeout_bounds_a_grpc_call_without_a_deadline() {
+    // No grpc-timeout from the client: the proxy's own read timeout ends
+    // the call (on the direct route and on the JSON route, which the
+    // subscribe's first GetTask takes).
     let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Hang).await;
+    let url = format!("http://{}", agent.addr);
+    let px = proxy_tuned(&url, Version::V03, |c| {
+        c.limits.read_timeout = Duration::from_millis(300);
+    })
+    .await;
+    let mut c = px.v10().await;
+    let get = c.get_task(p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    });
+    let s = tokio::time::timeout(Duration::from_secs(10), get)
+        .await
+        .expect("the read timeout ends the call")
+        .unwrap_err();
+    assert_eq!(s.code(), Code::DeadlineExceeded, "{s:?}");
+    let sub = c.subscribe_to_task(p10::SubscribeToTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    });
+    let r = tokio::time::timeout(Duration::from_secs(10), sub)
+        .await
+        .expect("the read timeout ends the first GetTask");
+    // The GetTask timed out, so the subscription was opened (and its
+    // first event is bounded by the same timeout).
+    if let Ok(st) = r {
+        let (got, end) = drain(st.into_inner()).await;
+        assert!(got.is_empty(), "{got:?}");
+        assert_eq!(end.map(|e| e.code()), Some(Code::DeadlineExceeded));
+    }
+    let paths: Vec<String> = agent.calls().into_iter().map(|c| c.path).collect();
+    assert_eq!(
+        paths,
+        [
+            "/a2a.v1.A2AService/GetTask",
+            "/a2a.v1.A2AService/GetTask",
+            "/a2a.v1.A2AService/TaskSubscription"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_stream_cancels_the_grpc_upstream_call() {
+    // The task is there (the proxy asks for it before subscribing); the
+    // subscription then hangs.
+    let working = v03_task("t1", p03::TaskState::Working).encode_to_vec();
+    let agent = GrpcAgent::start(Version::V03, move |path, _| {
+        if path.ends_with("/GetTask") {
+            Answer::Msg(working.clone())
+        } else {
+            Answer::Hang
+        }
+    })
+    .await;
     let px = proxy(&agent, Version::V03).await;
     let s = px
         .v10()
@@ -1100,14 +1210,21 @@ async fn dropped_stream_cancels_the_grpc_upstream_call() {
         .await
         .unwrap()
         .into_inner();
-    // Wait (bounded) until the agent has the call, then go away.
+    // Wait (bounded) until the agent has the subscription, then go away.
     for _ in 0..500 {
-        if !agent.calls().is_empty() {
+        if agent.calls().len() >= 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(agent.calls().len(), 1);
+    let paths: Vec<String> = agent.calls().into_iter().map(|c| c.path).collect();
+    assert_eq!(
+        paths,
+        [
+            "/a2a.v1.A2AService/GetTask",
+            "/a2a.v1.A2AService/TaskSubscription"
+        ]
+    );
     assert!(!agent.closed());
     drop(s);
     let mut closed = false;

@@ -78,9 +78,10 @@ impl GrpcServer {
             .spawn(move || {
                 rt.block_on(async move {
                     let max = app.config.limits.max_body_bytes;
+                    let read = app.config.limits.read_timeout;
                     let grpc = endpoint
                         .as_ref()
-                        .map(|e| upstream::GrpcUpstream::new(e, max));
+                        .map(|e| upstream::GrpcUpstream::new(e, max, read));
                     let pass = grpc.as_ref().map(|g| passthrough::Passthrough {
                         channel: g.channel.clone(),
                         app: app.clone(),

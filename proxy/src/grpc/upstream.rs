@@ -44,6 +44,9 @@ pub struct GrpcUpstream {
     pub channel: Channel,
     /// Largest answer message read (`limits.max_body_bytes`).
     pub max_message: usize,
+    /// How long a unary call may take in all (`limits.read_timeout_ms`),
+    /// whether or not the caller set a deadline.
+    pub read_timeout: Duration,
 }
 
 /// The endpoint for `url` (h2c only: `https` needs tonic's TLS, not built).
@@ -70,10 +73,11 @@ pub fn endpoint(url: &HttpUrl, connect_timeout: Duration) -> Result<Endpoint, St
 
 impl GrpcUpstream {
     /// Must run inside a tokio runtime (the channel's worker is spawned).
-    pub fn new(endpoint: &Endpoint, max_message: usize) -> GrpcUpstream {
+    pub fn new(endpoint: &Endpoint, max_message: usize, read_timeout: Duration) -> GrpcUpstream {
         GrpcUpstream {
             channel: endpoint.connect_lazy(),
             max_message,
+            read_timeout,
         }
     }
 
@@ -163,8 +167,26 @@ impl GrpcUpstream {
 
     /// [`Self::call`] for the direct path: the metadata given as the
     /// request's extra headers (moved out of `extra`); also returns the
-    /// answer's raw message bytes.
+    /// answer's raw message bytes. An agent that has not answered in whole
+    /// within `read_timeout` gets DEADLINE_EXCEEDED (read as the upstream
+    /// timing out).
     pub(super) async fn call_with<Req: prost::Message, Resp: prost::Message + Default>(
+        &self,
+        path: &'static str,
+        msg: &Req,
+        extra: &mut http::HeaderMap,
+    ) -> Result<(Resp, bytes::Bytes), Status> {
+        let call = self.call_unbounded(path, msg, extra);
+        match tokio::time::timeout(self.read_timeout, call).await {
+            Ok(r) => r,
+            Err(_) => Err(Status::deadline_exceeded(format!(
+                "the upstream agent did not answer {path} within {} ms",
+                self.read_timeout.as_millis()
+            ))),
+        }
+    }
+
+    async fn call_unbounded<Req: prost::Message, Resp: prost::Message + Default>(
         &self,
         path: &'static str,
         msg: &Req,
