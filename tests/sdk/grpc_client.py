@@ -109,6 +109,7 @@ async def v03(addr):
         async for ev in stub.SendStreamingMessage(p03.SendMessageRequest(request=msg), timeout=TIMEOUT):
             kinds.append(ev.WhichOneof("payload"))
         report("v03 stream", kinds[:1] == ["task"] and len(kinds) >= 2, kinds=kinds)
+        await v03_subscribe(stub)
         try:
             await stub.GetTask(p03.GetTaskRequest(name="tasks/no-such-task"), timeout=TIMEOUT)
             report("v03 get unknown", False, error="no error")
@@ -117,6 +118,30 @@ async def v03(addr):
                    code=e.code().name, details=e.details())
     finally:
         await channel.close()
+
+
+async def v03_subscribe(stub):
+    """TaskSubscription of a working task: its updates to the final
+    status (COMPLETED); an unknown task NOT_FOUND."""
+    msg = p03.Message(message_id=str(uuid.uuid4()), role=p03.ROLE_USER, content=[p03.Part(text="slow subscribe")])
+    cfg = p03.SendMessageConfiguration(blocking=False)
+    r = await stub.SendMessage(p03.SendMessageRequest(request=msg, configuration=cfg), timeout=TIMEOUT)
+    started = r.task
+    kinds, last = [], None
+    req = p03.TaskSubscriptionRequest(name=f"tasks/{started.id}")
+    async for ev in stub.TaskSubscription(req, timeout=TIMEOUT):
+        kinds.append(ev.WhichOneof("payload"))
+        if ev.HasField("status_update"):
+            last = ev.status_update
+    ok = (started.id != "" and last is not None and last.task_id == started.id
+          and last.status.state == p03.TASK_STATE_COMPLETED and last.final)
+    report("v03 subscribe", ok, started=p03.TaskState.Name(started.status.state), kinds=kinds)
+    try:
+        got = [ev.WhichOneof("payload") async for ev in
+               stub.TaskSubscription(p03.TaskSubscriptionRequest(name="tasks/no-such-task"), timeout=TIMEOUT)]
+        report("v03 subscribe unknown", False, error="no error", kinds=got)
+    except grpc.aio.AioRpcError as e:
+        report("v03 subscribe unknown", e.code() == grpc.StatusCode.NOT_FOUND, code=e.code().name, details=e.details())
 
 
 async def main():
