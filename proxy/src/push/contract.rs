@@ -69,6 +69,7 @@ fn folded(cb: &str, body: &str) -> OutboxItem {
 }
 
 pub fn snapshots_change_with_their_items_or_not_at_all(s: &dyn Store) {
+    s.put_config(&cfg("a", "t", "a")).unwrap();
     assert_eq!(s.snapshot("a").unwrap(), Snapshot::default());
     let got = s
         .enqueue_folded(vec![(folded("a", "1"), Some(change("a", 0, Some("A1"))))])
@@ -137,6 +138,9 @@ pub fn snapshots_go_with_their_config(s: &dyn Store) {
 /// Writes snapshot changes; [`snapshots_after`] checks them (after
 /// reopening the store: they are as durable as their items).
 pub fn snapshots_before(s: &dyn Store) {
+    // Snapshots belong to configs (a deleted config's go with it).
+    s.put_config(&cfg("a", "t", "a")).unwrap();
+    s.put_config(&cfg("b", "t", "b")).unwrap();
     let got = s
         .enqueue_folded(vec![
             (folded("a", "1"), Some(change("a", 0, Some("A1")))),

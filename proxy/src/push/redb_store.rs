@@ -260,6 +260,7 @@ impl Inner {
                 out.remove(*s).map_err(e)?;
             }
             let mut snaps = tx.open_table(SNAPSHOTS).map_err(e)?;
+            let configs = tx.open_table(CONFIGS).map_err(e)?;
             let mut top = applied;
             let mut replayed = 0usize;
             for wal::Record { item, snapshot } in
@@ -268,7 +269,12 @@ impl Inner {
                 top = top.max(item.seq);
                 // Accepted, so its snapshot change holds even if the item
                 // became a dead letter since.
-                if let Some(w) = snapshot {
+                // (Not for a config deleted since: its snapshot went with it.)
+                let live = match &snapshot {
+                    Some(w) => configs.get(w.callback_id.as_str()).map_err(e)?.is_some(),
+                    None => false,
+                };
+                if let Some(w) = snapshot.filter(|_| live) {
                     let stored = match snaps.get(w.callback_id.as_str()).map_err(e)? {
                         Some(g) => dec::<Snapshot>(g.value())?.version,
                         None => 0,
@@ -382,8 +388,12 @@ impl Inner {
                 out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
             }
             let mut t = tx.open_table(SNAPSHOTS).map_err(e)?;
+            let configs = tx.open_table(CONFIGS).map_err(e)?;
             for (cb, snap) in &snaps {
-                t.insert(cb.as_str(), enc(snap)?.as_slice()).map_err(e)?;
+                // A config deleted since this copy was taken keeps no row.
+                if configs.get(cb.as_str()).map_err(e)?.is_some() {
+                    t.insert(cb.as_str(), enc(snap)?.as_slice()).map_err(e)?;
+                }
             }
             let mut meta = tx.open_table(META).map_err(e)?;
             let next = meta.get("next_seq").map_err(e)?.map_or(1, |g| g.value());
@@ -1005,12 +1015,38 @@ pub(crate) mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A snapshot change still in the journal when its config is deleted
+    /// does not come back as an orphan row at the next start.
+    #[test]
+    fn a_deleted_configs_journaled_snapshot_is_not_replayed() {
+        let dir = dir("snap-orphan");
+        let s = RedbStore::open(&dir).unwrap();
+        contract::snapshots_before(&s);
+        assert_eq!(s.delete_config("t", "a").unwrap(), 1);
+        assert_eq!(s.snapshot("a").unwrap(), Snapshot::default());
+        s.close();
+        drop(s);
+        // What a crash leaves when the delete came after a record of "a"
+        // was journaled and before it was applied.
+        let mut w = Wal::open(&dir, 0).unwrap();
+        w.append(&[(item(5, 5), Some(contract::change("a", 2, Some("A3"))))])
+            .unwrap();
+        drop(w);
+        let s = RedbStore::open(&dir).unwrap();
+        assert_eq!(s.snapshot("a").unwrap(), Snapshot::default());
+        assert_eq!(s.snapshot("b").unwrap().version, 2);
+        s.close();
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// A change is held in memory until a checkpoint writes it; read and
     /// checked the same before and after.
     #[test]
     fn snapshot_changes_move_to_the_table_at_a_checkpoint() {
         let dir = dir("snap-hot");
         let s = RedbStore::open_with(&dir, false).unwrap();
+        s.put_config(&contract::cfg("a", "t", "a")).unwrap();
         let first = (item(0, 1), Some(contract::change("a", 0, Some("A1"))));
         assert_eq!(s.enqueue_folded(vec![first]).unwrap(), [Some(1)]);
         assert_eq!(s.inner.hot().unwrap().snapshots.len(), 1);
