@@ -103,6 +103,8 @@ struct Inner {
     claiming: Mutex<()>,
     /// A non-durable write happened since the last checkpoint.
     dirty: AtomicBool,
+    /// How many table items one claim looks at ([`MAX_CLAIM_SCAN`]).
+    claim_scan: std::sync::atomic::AtomicUsize,
 }
 
 struct Journal {
@@ -127,6 +129,11 @@ struct Hot {
     /// Snapshot changes acknowledged since the last checkpoint (newer than
     /// the table), by callback id.
     snapshots: HashMap<String, Snapshot>,
+    /// Per callback id, the highest seq of its items put in the table (an
+    /// upper bound: delivered ones are not taken off; cleared when the
+    /// table is empty). A claim whose scan stopped short of the table's
+    /// end tells by it which callbacks may have older items beyond.
+    cold_last: HashMap<String, u64>,
 }
 
 impl RedbStore {
@@ -167,16 +174,19 @@ impl RedbStore {
             hot: Mutex::new(Hot::default()),
             claiming: Mutex::new(()),
             dirty: AtomicBool::new(false),
+            claim_scan: std::sync::atomic::AtomicUsize::new(MAX_CLAIM_SCAN),
         });
         // Items acknowledged after the last checkpoint come back from the
         // journal; older ones are in the table (or were delivered).
         let (next_seq, applied) = inner.replay(dir)?;
         inner.release_leases()?;
+        let cold_last = inner.cold_last()?;
         let mut journal = Wal::open(dir, applied)?;
         journal.drop_covered(applied)?;
         if let Ok(mut h) = inner.hot.lock() {
             h.cold_upto = applied;
             h.acked = applied;
+            h.cold_last = cold_last;
         }
         if let Ok(mut j) = inner.journal.lock() {
             *j = Some(Journal {
@@ -412,6 +422,14 @@ impl Inner {
                 }
             }
             h.cold_upto = h.cold_upto.max(top);
+            for m in &moved {
+                match h.cold_last.get_mut(&m.callback_id) {
+                    Some(last) => *last = (*last).max(m.seq),
+                    None => {
+                        h.cold_last.insert(m.callback_id.clone(), m.seq);
+                    }
+                }
+            }
             // In the table now, unless changed again meanwhile.
             for (cb, snap) in &snaps {
                 if h.snapshots
@@ -443,6 +461,19 @@ impl Inner {
             wal::remove_segment(&p)?;
         }
         Ok(())
+    }
+
+    /// [`Hot::cold_last`] as the table has it.
+    fn cold_last(&self) -> Result<HashMap<String, u64>, StoreError> {
+        let tx = self.begin_read().map_err(e)?;
+        let t = tx.open_table(OUTBOX).map_err(e)?;
+        let mut out = HashMap::new();
+        for r in t.iter().map_err(e)? {
+            let (k, v) = r.map_err(e)?;
+            let item: OutboxItem = dec(v.value())?;
+            out.insert(item.callback_id, k.value());
+        }
+        Ok(out)
     }
 
     /// Only one process can hold the file: leases left by an earlier run
@@ -700,14 +731,23 @@ impl Store for RedbStore {
             }
         };
         let mut got = Vec::new();
-        if self.inner.cold_len()? > 0 {
+        let window = self.inner.claim_scan.load(Ordering::Relaxed);
+        // The last seq looked at, when the scan stopped at its window with
+        // table items possibly left beyond it.
+        let mut cut: Option<u64> = None;
+        let cold = self.inner.cold_len()?;
+        if cold > 0 {
             self.inner.write_lazy(|tx| {
                 let mut t = tx.open_table(OUTBOX).map_err(e)?;
-                for r in t.iter().map_err(e)?.take(MAX_CLAIM_SCAN) {
+                for (scanned, r) in t.iter().map_err(e)?.enumerate() {
                     if got.len() >= limit {
                         break;
                     }
-                    let (_, v) = r.map_err(e)?;
+                    let (k, v) = r.map_err(e)?;
+                    if scanned == window {
+                        cut = Some(k.value().saturating_sub(1));
+                        break;
+                    }
                     let item: OutboxItem = dec(v.value())?;
                     if decide(&item) {
                         got.push(item);
@@ -722,9 +762,21 @@ impl Store for RedbStore {
             })?;
         }
         let mut h = self.inner.hot()?;
-        for item in h.items.values_mut() {
+        let Hot {
+            items, cold_last, ..
+        } = &mut *h;
+        if cold == 0 {
+            cold_last.clear();
+        }
+        for item in items.values_mut() {
             if got.len() >= limit {
                 break;
+            }
+            // Per-callback order: none of a callback that may still have
+            // table items beyond the scanned window (all older than this).
+            let behind = |c: &str| cold_last.get(c).is_some_and(|last| Some(*last) > cut);
+            if cut.is_some() && behind(&item.callback_id) {
+                continue;
             }
             if decide(item) {
                 item.lease_owner = owner.to_string();
@@ -931,6 +983,54 @@ pub(crate) mod tests {
         assert_eq!(s.enqueue(item(0, 5)).unwrap(), 5);
         drop(s);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A claim that looks at only part of a deep table still keeps each
+    /// callback's order: a newer (in-memory) item of a callback that may
+    /// have older items beyond the scanned window waits for them.
+    #[test]
+    fn a_claim_cut_short_by_its_window_keeps_per_callback_order() {
+        let (d1, d2) = (dir("window"), dir("window-reopen"));
+        let s = RedbStore::open_with(&d1, false).unwrap();
+        s.inner.claim_scan.store(2, Ordering::Relaxed);
+        let of = |cb: &str, n: u32, due: i64| OutboxItem {
+            callback_id: cb.into(),
+            next_attempt_ms: due,
+            ..item(0, n)
+        };
+        // a's two items are not due before t=1000; b's first is behind them.
+        s.enqueue_many(vec![of("a", 1, 1000), of("a", 2, 1000), of("b", 3, 0)])
+            .unwrap();
+        s.inner.try_checkpoint().unwrap();
+        assert_eq!(s.inner.cold_len().unwrap(), 3);
+        s.enqueue(of("b", 4, 0)).unwrap();
+        let seqs = |v: Vec<OutboxItem>| v.iter().map(|i| i.seq).collect::<Vec<_>>();
+        assert_eq!(
+            seqs(s.claim("one", 10, 100, 10).unwrap()),
+            Vec::<u64>::new()
+        );
+        let got = s.claim("one", 2000, 100, 10).unwrap();
+        assert_eq!(seqs(got), [1, 2]);
+        s.complete_many(&[1, 2]).unwrap();
+        assert_eq!(seqs(s.claim("one", 2000, 100, 10).unwrap()), [3, 4]);
+        drop(s);
+        // After a restart the table's callbacks are known again.
+        let s = RedbStore::open_with(&d2, false).unwrap();
+        s.enqueue_many(vec![of("a", 1, 1000), of("a", 2, 1000), of("b", 3, 0)])
+            .unwrap();
+        s.inner.try_checkpoint().unwrap();
+        s.close();
+        drop(s);
+        let s = RedbStore::open_with(&d2, false).unwrap();
+        s.inner.claim_scan.store(2, Ordering::Relaxed);
+        s.enqueue(of("b", 4, 0)).unwrap();
+        assert_eq!(
+            seqs(s.claim("one", 10, 100, 10).unwrap()),
+            Vec::<u64>::new()
+        );
+        drop(s);
+        let _ = std::fs::remove_dir_all(&d1);
+        let _ = std::fs::remove_dir_all(&d2);
     }
 
     /// Items stay in memory until a checkpoint moves them: delivered ones
