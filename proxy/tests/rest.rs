@@ -892,3 +892,40 @@ async fn v10_rest_subscribe_to_an_unknown_v03_task_is_not_found() {
     let targets: Vec<String> = up.calls().iter().map(|c| c.target.clone()).collect();
     assert_eq!(targets, ["/v1/tasks/nope"]);
 }
+
+/// A v0.3 REST subscribe that the v1.0 agent refuses before any event
+/// (unknown task: 404 google.rpc.Status; finished task: 400
+/// UNSUPPORTED_OPERATION) reaches the client as the v0.3 REST error body
+/// with a2a-python 0.3's status for it (404, 501), which is where a2a-python 0.3's REST client
+/// reads errors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_rest_subscribe_refused_by_the_v10_agent_is_a_v03_error() {
+    let up = FakeUpstream::start(|req| {
+        if req.target.contains("/nope:") {
+            Reply::json(
+                404,
+                r#"{"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#,
+            )
+        } else {
+            Reply::json(
+                400,
+                r#"{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"Task t1 is in terminal state","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNSUPPORTED_OPERATION","domain":"a2a-protocol.org"}]}}"#,
+            )
+        }
+    })
+    .await;
+    let px = proxy_for(&up.url(), Version::V10);
+    for (path, status, code) in [
+        ("/v1/tasks/nope:subscribe", 404, -32001),
+        ("/v1/tasks/t1:subscribe", 501, -32004),
+    ] {
+        let r = post(px.addr, path, &[], b"").await;
+        assert_eq!(r.status, status, "{path}: {}", r.text());
+        let v = r.json();
+        assert_eq!(v["code"], code, "{path}: {v}");
+        assert!(v["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+        assert!(v.get("error").is_none(), "v0.3 shape: {v}");
+    }
+    let targets: Vec<String> = up.calls().iter().map(|c| c.target.clone()).collect();
+    assert_eq!(targets, ["/tasks/nope:subscribe", "/tasks/t1:subscribe"]);
+}
