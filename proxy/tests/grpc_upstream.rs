@@ -1515,6 +1515,39 @@ async fn push_config_toward_a_v03_grpc_agent_is_intercepted() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_timeout_bounds_a_passed_through_unary_call() {
+    // Same version: passed through raw. The agent sends its headers and
+    // then nothing; no client deadline. The proxy ends the answer with
+    // DEADLINE_EXCEEDED at its read timeout and lets go of the agent.
+    let agent = GrpcAgent::start(Version::V10, |_, _| Answer::Hang).await;
+    let url = format!("http://{}", agent.addr);
+    let px = proxy_tuned(&url, Version::V10, |c| {
+        c.limits.read_timeout = Duration::from_millis(300);
+    })
+    .await;
+    let mut c = px.v10().await;
+    let get = c.get_task(p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    });
+    let s = tokio::time::timeout(Duration::from_secs(10), get)
+        .await
+        .expect("the read timeout ends the call")
+        .unwrap_err();
+    assert_eq!(s.code(), Code::DeadlineExceeded, "{s:?}");
+    assert_eq!(agent.one_call().path, "/lf.a2a.v1.A2AService/GetTask");
+    let mut closed = false;
+    for _ in 0..500 {
+        if agent.closed() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(closed, "the upstream call outlived the read timeout");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_passthrough_stream_cancels_the_upstream_call() {
     let agent = GrpcAgent::start(Version::V10, |_, _| Answer::Hang).await;
     let px = proxy(&agent, Version::V10).await;

@@ -11,6 +11,7 @@
 //! intercepts same-version calls, the RPCs that can carry push configs.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -134,11 +135,23 @@ impl Passthrough {
         if streaming {
             self.app.metrics.stream_opened();
         }
+        // The agent's headers within the read timeout; a unary call's whole
+        // answer too (a stream's later gaps are the caller's to bound).
+        let wait = self.app.config.limits.read_timeout;
+        let end = tokio::time::Instant::now() + wait;
         let mut ch = self.channel.clone();
-        let ready = std::future::poll_fn(|cx| ch.poll_ready(cx)).await;
-        let resp = match ready {
-            Ok(()) => ch.call(req).await,
-            Err(e) => Err(e),
+        let call = async {
+            std::future::poll_fn(|cx| ch.poll_ready(cx)).await?;
+            ch.call(req).await
+        };
+        let Ok(resp) = tokio::time::timeout_at(end, call).await else {
+            tracing::warn!(
+                ?method,
+                "gRPC passthrough: the upstream did not answer in time"
+            );
+            let s = from_failure(version, &Failure::UpstreamTimeout);
+            count.code = Some(s.code());
+            return s.into_http();
         };
         match resp {
             Err(e) => {
@@ -159,6 +172,9 @@ impl Passthrough {
                 let (parts, body) = resp.into_parts();
                 let body = Counted {
                     inner: body,
+                    deadline: (!streaming).then(|| Box::pin(tokio::time::sleep_until(end))),
+                    timed_out: false,
+                    version,
                     count: Some(count),
                 };
                 http::Response::from_parts(parts, Body::new(body))
@@ -250,6 +266,11 @@ impl Drop for Count {
 /// from the trailers on the way.
 struct Counted {
     inner: Body,
+    /// A unary call's end: past it the answer ends with DEADLINE_EXCEEDED.
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The deadline's trailers were sent: the body is over.
+    timed_out: bool,
+    version: Version,
     count: Option<Count>,
 }
 
@@ -261,7 +282,33 @@ impl HttpBody for Counted {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let r = std::task::ready!(Pin::new(&mut self.inner).poll_frame(cx));
+        if self.timed_out {
+            return Poll::Ready(None);
+        }
+        let r = match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(r) => r,
+            Poll::Pending => {
+                let late = self
+                    .deadline
+                    .as_mut()
+                    .is_some_and(|d| d.as_mut().poll(cx).is_ready());
+                if !late {
+                    return Poll::Pending;
+                }
+                tracing::warn!("gRPC passthrough: the upstream's answer did not end in time");
+                let st = from_failure(self.version, &Failure::UpstreamTimeout);
+                let mut t = http::HeaderMap::new();
+                if st.add_header(&mut t).is_err() {
+                    t.insert("grpc-status", http::HeaderValue::from_static("4"));
+                }
+                self.timed_out = true;
+                if let Some(c) = self.count.as_mut() {
+                    c.code = Some(st.code());
+                }
+                self.count = None;
+                return Poll::Ready(Some(Ok(Frame::trailers(t))));
+            }
+        };
         match &r {
             Some(Ok(f)) => {
                 if let Some(t) = f.trailers_ref() {
@@ -286,7 +333,7 @@ impl HttpBody for Counted {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.timed_out || self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
