@@ -222,6 +222,16 @@ impl GrpcAgent {
     fn closed(&self) -> bool {
         *self.state.closed.lock().unwrap()
     }
+    /// Whether a hanging answer's caller goes away within 5 s.
+    async fn wait_closed(&self) -> bool {
+        for _ in 0..500 {
+            if self.closed() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        false
+    }
 }
 
 // ---------------------------------------------------------------- proxy
@@ -1129,29 +1139,29 @@ async fn deadline_reaches_the_grpc_agent_and_bounds_the_call() {
     };
     assert!(d > Duration::ZERO && d <= Duration::from_millis(300), "{t}");
     // The ended call does not linger upstream.
-    let mut closed = false;
-    for _ in 0..500 {
-        if agent.closed() {
-            closed = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(closed, "the upstream call outlived the deadline");
+    assert!(
+        agent.wait_closed().await,
+        "the upstream call outlived the deadline"
+    );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn read_timeout_bounds_a_grpc_call_without_a_deadline() {
-    // No grpc-timeout from the client: the proxy's own read timeout ends
-    // the call (on the direct route and on the JSON route, which the
-    // subscribe's first GetTask takes).
-    let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Hang).await;
+/// An agent of `version` that sends headers and then nothing, behind a
+/// proxy whose read timeout is 300 ms.
+async fn hanging_agent_behind_a_short_read_timeout(version: Version) -> (GrpcAgent, Px) {
+    let agent = GrpcAgent::start(version, |_, _| Answer::Hang).await;
     let url = format!("http://{}", agent.addr);
-    let px = proxy_tuned(&url, Version::V03, |c| {
+    let px = proxy_tuned(&url, version, |c| {
         c.limits.read_timeout = Duration::from_millis(300);
     })
     .await;
-    let mut c = px.v10().await;
+    (agent, px)
+}
+
+/// A GetTask without a client deadline ends with DEADLINE_EXCEEDED (the
+/// proxy's read timeout), well within 10 s.
+async fn get_task_times_out(
+    c: &mut p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel>,
+) {
     let get = c.get_task(p10::GetTaskRequest {
         id: "t1".into(),
         ..Default::default()
@@ -1161,6 +1171,16 @@ async fn read_timeout_bounds_a_grpc_call_without_a_deadline() {
         .expect("the read timeout ends the call")
         .unwrap_err();
     assert_eq!(s.code(), Code::DeadlineExceeded, "{s:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_timeout_bounds_a_grpc_call_without_a_deadline() {
+    // No grpc-timeout from the client: the proxy's own read timeout ends
+    // the call (on the direct route and on the JSON route, which the
+    // subscribe's first GetTask takes).
+    let (agent, px) = hanging_agent_behind_a_short_read_timeout(Version::V03).await;
+    let mut c = px.v10().await;
+    get_task_times_out(&mut c).await;
     let sub = c.subscribe_to_task(p10::SubscribeToTaskRequest {
         id: "t1".into(),
         ..Default::default()
@@ -1227,15 +1247,10 @@ async fn dropped_stream_cancels_the_grpc_upstream_call() {
     );
     assert!(!agent.closed());
     drop(s);
-    let mut closed = false;
-    for _ in 0..500 {
-        if agent.closed() {
-            closed = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(closed, "the upstream call outlived the gRPC caller");
+    assert!(
+        agent.wait_closed().await,
+        "the upstream call outlived the gRPC caller"
+    );
 }
 
 // ---------------------------------------------------------------- same-version passthrough
@@ -1519,32 +1534,13 @@ async fn read_timeout_bounds_a_passed_through_unary_call() {
     // Same version: passed through raw. The agent sends its headers and
     // then nothing; no client deadline. The proxy ends the answer with
     // DEADLINE_EXCEEDED at its read timeout and lets go of the agent.
-    let agent = GrpcAgent::start(Version::V10, |_, _| Answer::Hang).await;
-    let url = format!("http://{}", agent.addr);
-    let px = proxy_tuned(&url, Version::V10, |c| {
-        c.limits.read_timeout = Duration::from_millis(300);
-    })
-    .await;
-    let mut c = px.v10().await;
-    let get = c.get_task(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
-    let s = tokio::time::timeout(Duration::from_secs(10), get)
-        .await
-        .expect("the read timeout ends the call")
-        .unwrap_err();
-    assert_eq!(s.code(), Code::DeadlineExceeded, "{s:?}");
+    let (agent, px) = hanging_agent_behind_a_short_read_timeout(Version::V10).await;
+    get_task_times_out(&mut px.v10().await).await;
     assert_eq!(agent.one_call().path, "/lf.a2a.v1.A2AService/GetTask");
-    let mut closed = false;
-    for _ in 0..500 {
-        if agent.closed() {
-            closed = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(closed, "the upstream call outlived the read timeout");
+    assert!(
+        agent.wait_closed().await,
+        "the upstream call outlived the read timeout"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1570,13 +1566,8 @@ async fn dropped_passthrough_stream_cancels_the_upstream_call() {
     assert_eq!(agent.calls().len(), 1);
     assert!(!agent.closed());
     drop(s);
-    let mut closed = false;
-    for _ in 0..500 {
-        if agent.closed() {
-            closed = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(closed, "the passed-through call outlived the gRPC caller");
+    assert!(
+        agent.wait_closed().await,
+        "the passed-through call outlived the gRPC caller"
+    );
 }
