@@ -179,8 +179,7 @@ impl RedbStore {
         // Items acknowledged after the last checkpoint come back from the
         // journal; older ones are in the table (or were delivered).
         let (next_seq, applied) = inner.replay(dir)?;
-        inner.release_leases()?;
-        let cold_last = inner.cold_last()?;
+        let cold_last = inner.release_leases()?;
         let mut journal = Wal::open(dir, applied)?;
         journal.drop_covered(applied)?;
         if let Ok(mut h) = inner.hot.lock() {
@@ -463,30 +462,24 @@ impl Inner {
         Ok(())
     }
 
-    /// [`Hot::cold_last`] as the table has it.
-    fn cold_last(&self) -> Result<HashMap<String, u64>, StoreError> {
-        let tx = self.begin_read().map_err(e)?;
-        let t = tx.open_table(OUTBOX).map_err(e)?;
-        let mut out = HashMap::new();
-        for r in t.iter().map_err(e)? {
-            let (k, v) = r.map_err(e)?;
-            let item: OutboxItem = dec(v.value())?;
-            out.insert(item.callback_id, k.value());
-        }
-        Ok(out)
-    }
-
     /// Only one process can hold the file: leases left by an earlier run
-    /// (killed mid-delivery) are void.
-    fn release_leases(&self) -> Result<(), StoreError> {
+    /// (killed mid-delivery) are void. Returns [`Hot::cold_last`] as the
+    /// table has it (read on the same pass).
+    fn release_leases(&self) -> Result<HashMap<String, u64>, StoreError> {
+        let mut cold_last = HashMap::new();
         self.write(|tx| {
             let mut t = tx.open_table(OUTBOX).map_err(e)?;
             let mut held = Vec::new();
             for r in t.iter().map_err(e)? {
                 let (k, v) = r.map_err(e)?;
+                let seq = k.value();
                 let item: OutboxItem = dec(v.value())?;
-                if !item.lease_owner.is_empty() {
-                    held.push((k.value(), item));
+                // In seq order: the last insert per callback is its highest.
+                if item.lease_owner.is_empty() {
+                    cold_last.insert(item.callback_id, seq);
+                } else {
+                    cold_last.insert(item.callback_id.clone(), seq);
+                    held.push((seq, item));
                 }
             }
             for (k, mut item) in held {
@@ -495,7 +488,8 @@ impl Inner {
                 t.insert(k, enc(&item)?.as_slice()).map_err(e)?;
             }
             Ok(())
-        })
+        })?;
+        Ok(cold_last)
     }
 
     /// A durable write: on disk when it returns.
@@ -774,9 +768,13 @@ impl Store for RedbStore {
             }
             // Per-callback order: none of a callback that may still have
             // table items beyond the scanned window (all older than this).
-            let behind = |c: &str| cold_last.get(c).is_some_and(|last| Some(*last) > cut);
-            if cut.is_some() && behind(&item.callback_id) {
-                continue;
+            if let Some(cut) = cut {
+                if cold_last
+                    .get(&item.callback_id)
+                    .is_some_and(|last| *last > cut)
+                {
+                    continue;
+                }
             }
             if decide(item) {
                 item.lease_owner = owner.to_string();
