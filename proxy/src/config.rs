@@ -106,6 +106,11 @@ pub struct RawLimits {
     pub stream_max_duration_secs: Option<u64>,
     pub card_default_ttl_secs: Option<u64>,
     pub list_refresh_max: Option<u64>,
+    // Client connections and whole answers (hostile clients and agents).
+    pub header_timeout_ms: Option<u64>,
+    pub idle_timeout_ms: Option<u64>,
+    pub max_header_bytes: Option<u64>,
+    pub answer_timeout_ms: Option<u64>,
 }
 
 impl RawConfig {
@@ -255,6 +260,17 @@ pub struct Limits {
     /// Most unfinished tasks a ListTasks answered by the proxy (v0.3 agent)
     /// asks the agent for again before answering (0: none).
     pub list_refresh_max: usize,
+    /// Longest time a client may take to send a request head (from the
+    /// accept on a new connection, from its first byte on a kept-alive one).
+    pub header_timeout: Duration,
+    /// Longest silence of a kept-alive client connection between requests
+    /// (HTTP/1.1), or of an HTTP/2 connection with no open stream.
+    pub idle_timeout: Duration,
+    /// Largest request head (request line and headers); 431 beyond.
+    pub max_header_bytes: usize,
+    /// Longest time an agent may take over a whole non-streaming answer,
+    /// however steadily its bytes trickle in.
+    pub answer_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -267,6 +283,10 @@ impl Default for Limits {
             stream_max_duration: Duration::from_secs(3600),
             card_default_ttl: Duration::from_secs(60),
             list_refresh_max: 100,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_header_bytes: 64 * 1024,
+            answer_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -600,6 +620,11 @@ fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
     let secs = |key: &str, v: Option<u64>, default: Duration| -> Result<Duration, ConfigError> {
         positive(key, v, default.as_secs()).map(Duration::from_secs)
     };
+    let read_timeout = ms(
+        "limits.read_timeout_ms",
+        raw.read_timeout_ms,
+        d.read_timeout,
+    )?;
     Ok(Limits {
         max_body_bytes: max_body as usize,
         max_connections: max_conn as usize,
@@ -608,11 +633,7 @@ fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
             raw.connect_timeout_ms,
             d.connect_timeout,
         )?,
-        read_timeout: ms(
-            "limits.read_timeout_ms",
-            raw.read_timeout_ms,
-            d.read_timeout,
-        )?,
+        read_timeout,
         stream_max_duration: secs(
             "limits.stream_max_duration_secs",
             raw.stream_max_duration_secs,
@@ -631,6 +652,34 @@ fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
             Some(n) => n as usize,
             None => d.list_refresh_max,
         },
+        header_timeout: ms(
+            "limits.header_timeout_ms",
+            raw.header_timeout_ms,
+            d.header_timeout,
+        )?,
+        idle_timeout: ms(
+            "limits.idle_timeout_ms",
+            raw.idle_timeout_ms,
+            d.idle_timeout,
+        )?,
+        max_header_bytes: match raw.max_header_bytes {
+            Some(n) if !(1024..=1024 * 1024).contains(&n) => {
+                return Err(bad(
+                    "limits.max_header_bytes",
+                    n,
+                    "must be from 1024 to 1048576",
+                ))
+            }
+            Some(n) => n as usize,
+            None => d.max_header_bytes,
+        },
+        // Default: twice the read timeout (a whole answer may take as long
+        // as two of the longest gaps).
+        answer_timeout: ms(
+            "limits.answer_timeout_ms",
+            raw.answer_timeout_ms,
+            read_timeout * 2,
+        )?,
     })
 }
 

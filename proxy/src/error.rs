@@ -103,10 +103,13 @@ impl Failure {
                 format!("too many requests in flight (limit {limit})"),
                 Some("UNAVAILABLE"),
             ),
-            Failure::UpstreamUnavailable { detail } => (
+            // The details of these three (the agent's own bytes, its
+            // address, the proxy's internals) go to the log only
+            // (Failure::log_detail); the client gets a fixed message.
+            Failure::UpstreamUnavailable { .. } => (
                 A2aCode::Internal,
                 Some(502),
-                format!("upstream agent unavailable: {detail}"),
+                "upstream agent unavailable".to_string(),
                 Some("UNAVAILABLE"),
             ),
             Failure::UpstreamTimeout => (
@@ -121,10 +124,10 @@ impl Failure {
                 format!("stream closed at its maximum duration of {limit_secs} s; resubscribe to continue"),
                 Some("DEADLINE_EXCEEDED"),
             ),
-            Failure::BadUpstreamResponse { detail } => (
+            Failure::BadUpstreamResponse { .. } => (
                 A2aCode::InvalidAgentResponse,
                 Some(502),
-                format!("invalid upstream response: {detail}"),
+                "the upstream agent's answer could not be used".to_string(),
                 None,
             ),
             Failure::BadRequest { detail } => (A2aCode::InvalidRequest, Some(400), detail.clone(), None),
@@ -134,10 +137,10 @@ impl Failure {
                 message.clone(),
                 None,
             ),
-            Failure::Internal { detail } => (
+            Failure::Internal { .. } => (
                 A2aCode::Internal,
                 Some(500),
-                format!("internal proxy error: {detail}"),
+                "internal proxy error".to_string(),
                 None,
             ),
         }
@@ -217,8 +220,36 @@ pub fn jsonrpc_envelope(failure: &Failure, version: Version, id: Option<Value>) 
     json!({ "jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": error })
 }
 
+/// The most of a failure's detail written to the log (an agent's garbage
+/// answer can be megabytes).
+const LOGGED_DETAIL: usize = 512;
+
+impl Failure {
+    /// Logs the detail a client is not shown (see [`Failure::describe`]):
+    /// at most [`LOGGED_DETAIL`] bytes of it, control characters escaped.
+    pub fn log_detail(&self) {
+        let detail = match self {
+            Failure::UpstreamUnavailable { detail }
+            | Failure::BadUpstreamResponse { detail }
+            | Failure::Internal { detail } => detail,
+            _ => return,
+        };
+        let mut end = detail.len().min(LOGGED_DETAIL);
+        while !detail.is_char_boundary(end) {
+            end -= 1;
+        }
+        tracing::warn!(
+            reason = self.label(),
+            detail = %detail[..end].escape_debug(),
+            truncated = end < detail.len(),
+            "request failed"
+        );
+    }
+}
+
 /// Renders `failure` for `target`. The only place error bodies are made.
 pub fn rescue(failure: &Failure, target: &ErrorTarget) -> ErrorResponse {
+    failure.log_detail();
     let (code, transport_status, message, grpc_override) = failure.describe();
     let row = row(code);
     let version = target.version.unwrap_or(Version::V10);
@@ -369,7 +400,8 @@ mod tests {
         assert_eq!(r.content_type, "application/json");
         let v = parse(&r);
         assert_eq!(v["code"], -32603);
-        assert!(v["message"].as_str().unwrap().contains("refused"));
+        // The detail (the agent's address, its words) stays in the log.
+        assert_eq!(v["message"], "upstream agent unavailable");
         assert_eq!(v.as_object().unwrap().len(), 2);
     }
 

@@ -13,6 +13,7 @@ pub mod card;
 pub mod check_cmd;
 pub mod cli;
 pub mod config;
+pub mod conn;
 pub mod demo;
 pub mod error;
 pub mod grpc;
@@ -64,15 +65,22 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
     let mut app = App::new(config);
     app.start_push()?;
     let app = Arc::new(app);
-    let mut svc = pingora::proxy::http_proxy_service(
-        &server.configuration,
-        ProxyService { app: app.clone() },
-    );
+    let mut proxy =
+        pingora::proxy::http_proxy(&server.configuration, ProxyService { app: app.clone() });
     let mut options = HttpServerOptions::default();
     options.h2c = true;
-    if let Some(logic) = svc.app_logic_mut() {
-        logic.server_options = Some(options);
-    }
+    // An HTTP/2 connection with no open stream is closed like an idle
+    // HTTP/1.1 one.
+    options.h2_idle_timeout = Some(app.config.limits.idle_timeout);
+    proxy.server_options = Some(options);
+    // Every connection's request heads are bounded in time and size, and
+    // HTTP/1.1 requests are answered in order when pipelined (crate::conn).
+    let listener = conn::Listener {
+        proxy: Arc::new(proxy),
+        limits: conn::ConnLimits::of(&app.config.limits),
+    };
+    let mut svc =
+        pingora::services::listening::Service::new("a2a-compat-proxy HTTP".to_string(), listener);
     // Client connections: no read buffer instead of pingora's 64 KiB
     // (plain TCP reads headers and bodies into their own buffers; the big
     // one is for TLS records), so each open stream holds less memory.

@@ -120,17 +120,72 @@ impl ServeArgs {
     }
 }
 
+/// Whether an event is logged at all, whatever `RUST_LOG` says: TRACE
+/// events of dependencies are dropped. Their request dumps (pingora's
+/// "Request header" among them) print header values, clients'
+/// `Authorization` and agents' callback secrets included; no level may
+/// show a credential.
+fn credential_safe(meta: &tracing::Metadata<'_>) -> bool {
+    const OWN: [&str; 3] = ["proxy", "translate", "proto"];
+    *meta.level() != tracing::Level::TRACE
+        || OWN
+            .iter()
+            .any(|own| meta.target() == *own || meta.target().starts_with(&format!("{own}::")))
+}
+
 fn init_logging(json: bool) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    use tracing_subscriber::filter::{filter_fn, EnvFilter, FilterExt};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    let env = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = env.and(filter_fn(credential_safe));
+    // Colour codes only on a terminal (not in files, journald, pipes).
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
+    let registry = tracing_subscriber::registry();
     let _ = if json {
-        builder.json().try_init()
+        registry.with(layer.json().with_filter(filter)).try_init()
     } else {
-        builder.try_init()
+        registry.with(layer.with_filter(filter)).try_init()
     };
+}
+
+/// Raises the soft limit of open files to the hard limit (a proxy holds
+/// two descriptors per proxied call; distributions start processes with
+/// 1024, or 256 in some shells) and logs the value in force.
+fn raise_open_files_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            tracing::warn!("cannot read the open files limit");
+            return;
+        }
+        let before = lim.rlim_cur;
+        if lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                tracing::warn!(limit = before, "cannot raise the open files limit");
+                return;
+            }
+        }
+        tracing::info!(from = before, to = lim.rlim_cur, "open files limit");
+    }
+}
+
+/// Fails at once, naming the address, when `addr` cannot be listened on
+/// (pingora would retry the bind forever).
+fn check_listen(what: &str, addr: std::net::SocketAddr) -> Result<(), String> {
+    match std::net::TcpListener::bind(addr) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("cannot listen on {addr} ({what}): {e}")),
+    }
 }
 
 /// Runs the proxy until SIGINT (fast) or SIGTERM (graceful, 5 s). Returns
@@ -144,6 +199,15 @@ pub fn main(args: &ServeArgs) -> i32 {
         }
     };
     init_logging(config.log_json);
+    let listeners = std::iter::once(("HTTP", Some(config.listen)))
+        .chain(std::iter::once(("gRPC", config.grpc_listen)));
+    for (what, addr) in listeners {
+        if let Err(e) = addr.map_or(Ok(()), |a| check_listen(what, a)) {
+            eprintln!("a2a-compat-proxy serve: {e}");
+            return 2;
+        }
+    }
+    raise_open_files_limit();
     tracing::info!(
         listen = %config.listen,
         upstream = %config.upstream.as_string(),

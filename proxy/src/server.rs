@@ -769,6 +769,7 @@ impl ProxyService {
         crate::unary::Limits {
             connect_timeout: limits.connect_timeout,
             read_timeout: limits.read_timeout,
+            answer_timeout: limits.answer_timeout,
             max_body: MAX_TRANSLATED_BODY,
         }
     }
@@ -1508,6 +1509,17 @@ impl ProxyService {
 impl ProxyHttp for ProxyService {
     type CTX = Ctx;
 
+    /// Every request of the HTTP listener carries its connection's
+    /// head-read marker (crate::conn): the head is read, its bounds end.
+    fn on_connection_reuse(
+        &self,
+        _session: &mut Session,
+        _ctx: &mut Ctx,
+        prev: Box<dyn std::any::Any + Send + Sync>,
+    ) {
+        crate::conn::head_read(&*prev);
+    }
+
     fn new_ctx(&self) -> Ctx {
         Ctx {
             started: Instant::now(),
@@ -1731,7 +1743,15 @@ impl ProxyHttp for ProxyService {
                     let ct = ct.to_ascii_lowercase();
                     ct.contains("/json") || ct.contains("+json")
                 });
-            if (sse && (ctx.rpc.is_some() || ctx.rest.is_some())) || json {
+            let translated = ctx.rpc.is_some() || ctx.rest.is_some();
+            if translated || json {
+                // A translated call's answer that is neither JSON nor SSE
+                // (an HTML error page, garbage) is never passed on: it goes
+                // through the JSON translation, which answers the client
+                // InvalidAgentResponse in its own version.
+                if translated && !json && !sse {
+                    resp.insert_header(http::header::CONTENT_TYPE, "application/json")?;
+                }
                 // The length changes: send the rewritten body chunked.
                 resp.remove_header(&http::header::CONTENT_LENGTH);
                 resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
@@ -1758,6 +1778,18 @@ impl ProxyHttp for ProxyService {
         end_of_stream: bool,
         ctx: &mut Ctx,
     ) -> Result<Option<Duration>> {
+        // A whole answer (not a stream, whose gaps and life have bounds of
+        // their own) within limits.answer_timeout of the request, however
+        // steadily the agent trickles it.
+        if !ctx.stream_open
+            && !end_of_stream
+            && ctx.started.elapsed() > self.app.config.limits.answer_timeout
+        {
+            return pingora::Error::e_explain(
+                pingora::ErrorType::ReadTimedout,
+                "the agent's answer took longer than limits.answer_timeout",
+            );
+        }
         match &mut ctx.resp {
             RespRewrite::Pass => {}
             RespRewrite::JsonAsSse(buf) => {

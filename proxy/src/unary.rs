@@ -49,6 +49,8 @@ pub struct Limits {
     pub connect_timeout: Duration,
     /// For each read of the answer.
     pub read_timeout: Duration,
+    /// For the whole answer, from the request's first byte written.
+    pub answer_timeout: Duration,
     /// Largest answer body.
     pub max_body: usize,
 }
@@ -102,8 +104,10 @@ impl UpstreamPool {
         limits: Limits,
     ) -> Result<Answer, Failure> {
         let (answer, keep) = self
-            .on_connection(addr, limits.connect_timeout, |sock| {
-                exchange(sock, request, limits)
+            .on_connection(addr, limits.connect_timeout, |sock| async move {
+                tokio::time::timeout(limits.answer_timeout, exchange(sock, request, limits))
+                    .await
+                    .unwrap_or(Err(CallError::Other(Failure::UpstreamTimeout)))
             })
             .await?;
         self.put(addr, keep);
@@ -666,6 +670,7 @@ mod tests {
     const LIMITS: Limits = Limits {
         connect_timeout: Duration::from_secs(2),
         read_timeout: Duration::from_secs(2),
+        answer_timeout: Duration::from_secs(4),
         max_body: 1 << 20,
     };
 
@@ -800,6 +805,7 @@ mod tests {
         });
         let quick = Limits {
             read_timeout: Duration::from_millis(200),
+            answer_timeout: Duration::from_millis(400),
             ..LIMITS
         };
         let f = pool.call(addr, REQ, quick).await.unwrap_err();

@@ -498,13 +498,14 @@ impl Bridge {
             return g.unary(upstream, &body, meta).await;
         }
         let resp = self.send(upstream, body, meta, false).await?;
-        let read = tokio::time::timeout(
-            self.app.config.limits.read_timeout,
-            resp.into_body().collect(),
-        );
+        // The whole answer within read_timeout, and at most max_body_bytes
+        // of it.
+        let limits = &self.app.config.limits;
+        let body = http_body_util::Limited::new(resp.into_body(), limits.max_body_bytes);
+        let read = tokio::time::timeout(limits.read_timeout, body.collect());
         match read.await {
             Err(_) => Err(Failure::UpstreamTimeout),
-            Ok(Err(e)) => Err(Failure::UpstreamUnavailable {
+            Ok(Err(e)) => Err(Failure::BadUpstreamResponse {
                 detail: e.to_string(),
             }),
             Ok(Ok(c)) => Ok(c.to_bytes().to_vec()),

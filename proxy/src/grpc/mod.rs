@@ -9,6 +9,7 @@
 //! caller's dialect ([`status`]). Unknown RPCs get UNIMPLEMENTED and undecodable messages
 //! INTERNAL from tonic itself.
 
+mod accept;
 pub mod bridge;
 pub mod direct;
 pub mod passthrough;
@@ -23,6 +24,7 @@ pub mod upstream;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
@@ -77,6 +79,7 @@ impl GrpcServer {
             .name(format!("a2a-grpc-{}", addr.port()))
             .spawn(move || {
                 rt.block_on(async move {
+                    let limits = app.config.limits.clone();
                     let max = app.config.limits.max_body_bytes;
                     let read = app.config.limits.read_timeout;
                     let grpc = endpoint
@@ -116,8 +119,15 @@ impl GrpcServer {
                         pass,
                     )
                     .with_direct(bridge);
+                    // Dead or vanished peers: HTTP/2 PINGs every idle
+                    // timeout, the connection closed when one goes
+                    // unanswered for 20 s.
+                    let idle = limits.idle_timeout;
                     let router = tonic::transport::Server::builder()
                         .tcp_nodelay(true)
+                        .http2_keepalive_interval(Some(idle))
+                        .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+                        .http2_max_header_list_size(limits.max_header_bytes as u32)
                         .add_service(v03)
                         .add_service(v10);
                     let stop = async {
@@ -133,11 +143,13 @@ impl GrpcServer {
                                 .await
                         }
                         None => {
-                            // serve_with_incoming ignores the builder's tcp_nodelay:
-                            // the incoming stream sets it (else Nagle holds the
-                            // frames a passed-through answer writes one by one).
-                            let incoming = tonic::transport::server::TcpIncoming::from(listener)
-                                .with_nodelay(Some(true));
+                            // Connections are admitted once their preface
+                            // is in, within the header timeout (a silent
+                            // one is closed); TCP_NODELAY is set on each
+                            // (else Nagle holds the frames a passed-through
+                            // answer writes one by one).
+                            let head = limits.header_timeout;
+                            let incoming = accept::admitted(listener, head, accept::h2c_preface);
                             router.serve_with_incoming_shutdown(incoming, stop).await
                         }
                     };

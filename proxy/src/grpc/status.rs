@@ -172,6 +172,7 @@ pub fn from_failure(client: Version, failure: &Failure) -> Status {
         ?client,
         "gRPC call failed in the proxy"
     );
+    failure.log_detail();
     let force = match failure {
         Failure::UpstreamUnavailable { .. } | Failure::Overloaded { .. } => Some(Code::Unavailable),
         Failure::UpstreamTimeout | Failure::StreamExpired { .. } => Some(Code::DeadlineExceeded),

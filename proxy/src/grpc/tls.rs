@@ -92,34 +92,19 @@ impl AsyncWrite for Tls {
 }
 
 /// Accepts on `listener` (TCP_NODELAY set) and yields the connections whose
-/// handshake succeeded. Runs until the receiving side is dropped.
+/// handshake succeeded within its bound. Runs until the receiving side is
+/// dropped.
 pub fn incoming(listener: TcpListener, acceptor: TlsAcceptor) -> ReceiverStream<io::Result<Tls>> {
-    let (tx, rx) = tokio::sync::mpsc::channel(64);
-    tokio::spawn(async move {
-        loop {
-            let (tcp, peer) = tokio::select! {
-                r = listener.accept() => match r {
-                    Ok(c) => c,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "gRPC accept");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-                () = tx.closed() => return,
-            };
-            let _ = tcp.set_nodelay(true);
-            let (acceptor, tx) = (acceptor.clone(), tx.clone());
-            tokio::spawn(async move {
-                match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                    Ok(Ok(tls)) => {
-                        let _ = tx.send(Ok(Tls(tls))).await;
-                    }
-                    Ok(Err(e)) => tracing::debug!(%peer, error = %e, "gRPC TLS handshake failed"),
-                    Err(_) => tracing::debug!(%peer, "gRPC TLS handshake timed out"),
+    super::accept::admitted(listener, HANDSHAKE_TIMEOUT, move |tcp: TcpStream, peer| {
+        let acceptor = acceptor.clone();
+        async move {
+            match acceptor.accept(tcp).await {
+                Ok(tls) => Some(Tls(tls)),
+                Err(e) => {
+                    tracing::debug!(%peer, error = %e, "gRPC TLS handshake failed");
+                    None
                 }
-            });
+            }
         }
-    });
-    ReceiverStream::new(rx)
+    })
 }

@@ -1,0 +1,231 @@
+//! Finding 6 (an agent answering garbage: nothing of it reaches the
+//! client) and finding 7 (an agent trickling its answer: the whole answer
+//! is bounded).
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use proxy::config::{Config, UpstreamVersion};
+use proxy::version::Version;
+use proxy::RunningProxy;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::timeout;
+
+use crate::support::*;
+
+/// What the raw agent writes after reading a request head and body.
+#[derive(Clone)]
+enum Raw {
+    /// These bytes at once, then close.
+    Bytes(Vec<u8>),
+    /// A head announcing `len` body bytes, then one byte every `every`
+    /// (at most `len`, and for at most 60 s).
+    Trickle { len: usize, every: Duration },
+}
+
+/// An agent on 127.0.0.1 that answers every request with `raw`.
+async fn raw_agent(raw: Raw) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let raw = raw.clone();
+            tokio::spawn(async move {
+                let mut reader = Reader::default();
+                let Ok(Ok(Some(head))) = timeout(WAIT, reader.head(&mut sock)).await else {
+                    return;
+                };
+                let (_, headers) = parse_head(&head);
+                let _ = timeout(WAIT, reader.body(&mut sock, &headers, false)).await;
+                match raw {
+                    Raw::Bytes(b) => {
+                        let _ = sock.write_all(&b).await;
+                    }
+                    Raw::Trickle { len, every } => {
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len}\r\n\r\n"
+                        );
+                        if sock.write_all(head.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        let start = Instant::now();
+                        for _ in 0..len {
+                            if start.elapsed() > Duration::from_secs(60)
+                                || sock.write_all(b" ").await.is_err()
+                            {
+                                return;
+                            }
+                            tokio::time::sleep(every).await;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (addr, task)
+}
+
+fn proxy_to(addr: SocketAddr, version: Version, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
+    let listen = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(listen, &format!("http://{addr}")).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(version);
+    tweak(&mut config);
+    proxy::start(config).unwrap()
+}
+
+const SEND_V10: &str = r#"{"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+const SEND_V03: &str = r#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
+
+/// 10 KB of garbage naming an internal address and a marker.
+fn garbage() -> Vec<u8> {
+    let mut body = String::from("<html>internal error at 10.9.8.7:4431 SECRET-GARBAGE ");
+    while body.len() < 10_000 {
+        body.push_str("stack frame 0xdeadbeef SECRET-GARBAGE {\"kind\":\"task\"} ");
+    }
+    body.into_bytes()
+}
+
+fn answer(status: u16, ctype: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+fn assert_clean(text: &str, agent: SocketAddr) {
+    let head: String = text.chars().take(300).collect();
+    assert!(
+        !text.contains("SECRET-GARBAGE"),
+        "agent bytes echoed: {head}"
+    );
+    assert!(
+        !text.contains("10.9.8.7"),
+        "internal address echoed: {head}"
+    );
+    assert!(!text.contains("deadbeef"), "agent bytes echoed: {head}");
+    assert!(
+        !text.contains(&agent.to_string()),
+        "agent address echoed: {head}"
+    );
+    assert!(text.len() < 1024, "error body of {} bytes", text.len());
+}
+
+#[tokio::test]
+async fn garbage_from_the_agent_never_reaches_the_client() {
+    for (status, ctype) in [
+        (200, "application/json"),
+        (500, "text/html"),
+        (200, "text/plain"),
+    ] {
+        let (agent, task) = raw_agent(Raw::Bytes(answer(status, ctype, &garbage()))).await;
+        let px = proxy_to(agent, Version::V03, |_| {});
+        // JSON-RPC, v1.0 client → v0.3 agent (translated).
+        let r = post(
+            px.addr,
+            "/",
+            &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+            SEND_V10.as_bytes(),
+        )
+        .await;
+        let text = r.text();
+        assert_clean(&text, agent);
+        let v: serde_json::Value = serde_json::from_str(&text).expect("a JSON error");
+        assert!(v.get("error").is_some(), "{text}");
+        // REST, v1.0 client → v0.3 agent.
+        let r = post(
+            px.addr,
+            "/message:send",
+            &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+            br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#,
+        )
+        .await;
+        assert!(r.status >= 400, "status {}", r.status);
+        assert_clean(&r.text(), agent);
+        task.abort();
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_agent_is_not_named_to_the_client() {
+    // Nothing listens there.
+    let agent: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let px = proxy_to(agent, Version::V03, |_| {});
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        SEND_V10.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    assert!(!r.text().contains("127.0.0.1:9"), "{}", r.text());
+}
+
+/// Seconds until the proxy's answer to `raw` is complete (or the
+/// connection ends), at most 30.
+async fn seconds_to_answer(addr: SocketAddr, raw: &[u8]) -> (Duration, Vec<u8>) {
+    let start = Instant::now();
+    let mut sock = TcpStream::connect(addr).await.unwrap();
+    sock.write_all(raw).await.unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match timeout(Duration::from_secs(30), sock.read(&mut buf)).await {
+            Err(_) | Ok(Ok(0)) | Ok(Err(_)) => return (start.elapsed(), got),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_trickled_answer_is_bounded_as_a_whole() {
+    // 400 bytes at one per 100 ms: 40 s; every gap well under the read
+    // timeout of 1 s, the whole answer bounded at 3 s.
+    let (agent, task) = raw_agent(Raw::Trickle {
+        len: 400,
+        every: Duration::from_millis(100),
+    })
+    .await;
+    let px = proxy_to(agent, Version::V03, |c| {
+        c.limits.read_timeout = Duration::from_secs(1);
+        c.limits.answer_timeout = Duration::from_secs(3);
+    });
+    let headers = [("Content-Type", "application/json"), ("A2A-Version", "1.0")];
+    // Translated (v1.0 client): the proxy's own call; the client gets a
+    // timeout error in its version.
+    let (took, got) = seconds_to_answer(
+        px.addr,
+        &request("POST", "/", &headers, SEND_V10.as_bytes()),
+    )
+    .await;
+    assert!(
+        took < Duration::from_secs(12),
+        "translated call held {took:?}"
+    );
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 504"), "{text}");
+    // Passed through (v0.3 client, v0.3 agent): cut at the bound.
+    let (took, _) = seconds_to_answer(
+        px.addr,
+        &request(
+            "POST",
+            "/",
+            &[("Content-Type", "application/json")],
+            SEND_V03.as_bytes(),
+        ),
+    )
+    .await;
+    assert!(
+        took < Duration::from_secs(12),
+        "passed-through call held {took:?}"
+    );
+    task.abort();
+}

@@ -1,0 +1,391 @@
+//! Finding 3 (idle and slowloris connections, head size, open files),
+//! finding 5 (pipelined HTTP/1.1 requests), finding 9 (a port in use).
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use proxy::config::{Config, UpstreamVersion};
+use proxy::version::Version;
+use proxy::RunningProxy;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::timeout;
+
+use crate::support::*;
+
+fn proxy_with(upstream: &str, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    tweak(&mut config);
+    proxy::start(config).unwrap()
+}
+
+/// [`request`] without its `Connection: close`: the connection stays open.
+fn kept_alive(method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let raw = request(method, target, headers, body);
+    let text = String::from_utf8(raw).unwrap();
+    text.replacen("Connection: close\r\n", "", 1).into_bytes()
+}
+
+fn short_heads(c: &mut Config) {
+    c.limits.header_timeout = Duration::from_secs(1);
+    c.limits.idle_timeout = Duration::from_secs(1);
+}
+
+/// Reads until the proxy closes the connection (EOF or reset), at most
+/// `limit`: what it wrote and when it closed; `None` if still open.
+async fn until_closed(sock: &mut TcpStream, limit: Duration) -> Option<(Vec<u8>, Duration)> {
+    let start = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = limit.checked_sub(start.elapsed())?;
+        match timeout(left, sock.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0)) | Ok(Err(_)) => return Some((got, start.elapsed())),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_silent_connection_is_closed_after_the_header_timeout() {
+    let px = proxy_with("http://127.0.0.1:9", short_heads);
+    let mut sock = TcpStream::connect(px.addr).await.unwrap();
+    let (_, after) = until_closed(&mut sock, Duration::from_secs(15))
+        .await
+        .expect("a connection that sends nothing must be closed");
+    assert!(after < Duration::from_secs(10), "closed after {after:?}");
+}
+
+#[tokio::test]
+async fn a_head_trickled_byte_by_byte_is_cut_at_the_header_timeout() {
+    let px = proxy_with("http://127.0.0.1:9", short_heads);
+    let sock = TcpStream::connect(px.addr).await.unwrap();
+    let (mut rd, mut wr) = sock.into_split();
+    // One byte every 100 ms: each read is quick, the head never ends.
+    let writer = tokio::spawn(async move {
+        let head = b"GET /health HTTP/1.1\r\nHost: a\r\nX-Slow: ".to_vec();
+        let filler = [b'a'; 200];
+        for b in head.iter().chain(filler.iter()) {
+            if wr.write_all(std::slice::from_ref(b)).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let start = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    let closed = loop {
+        if start.elapsed() > Duration::from_secs(15) {
+            break false;
+        }
+        match timeout(Duration::from_secs(1), rd.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break true,
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+            Err(_) => {}
+        }
+    };
+    writer.abort();
+    assert!(closed, "a trickled head must not hold the connection");
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        got.is_empty() || text.starts_with("HTTP/1.1 408"),
+        "answered {text:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed_and_a_busy_one_is_not() {
+    let px = proxy_with("http://127.0.0.1:9", short_heads);
+    let mut sock = TcpStream::connect(px.addr).await.unwrap();
+    let mut reader = Reader::default();
+    // Three requests, 600 ms apart: each gap is within the idle limit.
+    for _ in 0..3 {
+        sock.write_all(&kept_alive("GET", "/health", &[], b""))
+            .await
+            .unwrap();
+        let head = timeout(WAIT, reader.head(&mut sock))
+            .await
+            .unwrap()
+            .unwrap()
+            .expect("answer");
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        let (_, headers) = parse_head(&head);
+        timeout(WAIT, reader.body(&mut sock, &headers, false))
+            .await
+            .unwrap()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(600)).await;
+    }
+    let (_, after) = until_closed(&mut sock, Duration::from_secs(15))
+        .await
+        .expect("an idle kept-alive connection must be closed");
+    assert!(after < Duration::from_secs(10), "closed after {after:?}");
+}
+
+#[tokio::test]
+async fn a_request_head_over_the_cap_gets_431() {
+    let px = proxy_with("http://127.0.0.1:9", |c| c.limits.max_header_bytes = 4096);
+    // Under the cap: answered.
+    let fine = "b".repeat(3000);
+    let r = get(px.addr, "/health", &[("X-Fine", &fine)]).await;
+    assert_eq!(r.status, 200);
+    // Over it, in one write and in many.
+    let big = "b".repeat(8000);
+    for pieces in [1usize, 16] {
+        let raw = request("GET", "/health", &[("X-Big", &big)], b"");
+        let mut sock = TcpStream::connect(px.addr).await.unwrap();
+        for part in raw.chunks(raw.len().div_ceil(pieces)) {
+            if sock.write_all(part).await.is_err() {
+                break;
+            }
+        }
+        let (got, _) = until_closed(&mut sock, Duration::from_secs(10))
+            .await
+            .expect("closed");
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with("HTTP/1.1 431"), "answered {text:?}");
+    }
+}
+
+#[tokio::test]
+async fn pipelined_requests_are_all_answered_in_order() {
+    let up = FakeUpstream::start(|r| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"echo":{}}}}}"#,
+            r.body.len()
+        );
+        Reply::json(200, &body)
+    })
+    .await;
+    let px = proxy_with(&up.url(), |_| {});
+    let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1"}}"#;
+    let mut raw = kept_alive("GET", "/health", &[], b"");
+    raw.extend(kept_alive(
+        "POST",
+        "/",
+        &[("Content-Type", "application/json")],
+        rpc,
+    ));
+    raw.extend(kept_alive("GET", "/ready", &[], b""));
+    raw.extend(kept_alive(
+        "POST",
+        "/",
+        &[("Content-Type", "application/json")],
+        rpc,
+    ));
+    let mut sock = TcpStream::connect(px.addr).await.unwrap();
+    sock.write_all(&raw).await.unwrap();
+    let mut reader = Reader::default();
+    let mut answers = Vec::new();
+    for _ in 0..4 {
+        let head = timeout(WAIT, reader.head(&mut sock))
+            .await
+            .expect("every pipelined request is answered")
+            .unwrap()
+            .expect("connection open");
+        let (start, headers) = parse_head(&head);
+        let body = timeout(WAIT, reader.body(&mut sock, &headers, false))
+            .await
+            .unwrap()
+            .unwrap();
+        answers.push((start, String::from_utf8_lossy(&body).into_owned()));
+    }
+    assert!(answers[0].0.contains(" 200"), "{answers:?}");
+    assert!(
+        answers[1].1.contains(&format!("\"echo\":{}", rpc.len())),
+        "{answers:?}"
+    );
+    assert!(
+        answers[2].0.contains(" 200") || answers[2].0.contains(" 503"),
+        "{answers:?}"
+    );
+    assert!(answers[3].1.contains("\"echo\""), "{answers:?}");
+    assert_eq!(up.calls().len(), 2);
+}
+
+#[tokio::test]
+async fn health_answers_while_max_connections_are_taken() {
+    let up = FakeUpstream::start(|_| Reply::Hang).await;
+    let px = proxy_with(&up.url(), |c| c.limits.max_connections = 2);
+    let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1"}}"#;
+    let raw = request("POST", "/", &[("Content-Type", "application/json")], rpc);
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(px.addr).await.unwrap();
+        s.write_all(&raw).await.unwrap();
+        held.push(s);
+    }
+    assert!(eventually(|| up.calls().len() == 2).await);
+    let r = post(px.addr, "/", &[("Content-Type", "application/json")], rpc).await;
+    assert_eq!(r.status, 503, "{}", r.text());
+    let h = get(px.addr, "/health", &[]).await;
+    assert_eq!(h.status, 200);
+    drop(held);
+}
+
+/// The proxy binary with `args`, its soft open-files limit set to 256 by
+/// the shell that starts it, in an empty directory.
+fn binary_with_256_files(args: &[String], dir: &std::path::Path) -> Child {
+    let mut line = String::from("ulimit -Sn 256 && exec \"$0\"");
+    for i in 0..args.len() {
+        line.push_str(&format!(" \"${}\"", i + 1));
+    }
+    Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .arg(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn wait_listening(addr: SocketAddr) {
+    for _ in 0..100 {
+        if TcpStream::connect(addr).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the proxy did not listen on {addr}");
+}
+
+#[tokio::test]
+async fn health_answers_past_a_soft_limit_of_256_open_files() {
+    let dir = std::env::temp_dir().join(format!("a2a-hostile-fd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let addr = proxy::free_local_addr().unwrap();
+    let args: Vec<String> = [
+        "serve",
+        "--listen",
+        &addr.to_string(),
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--upstream-version",
+        "0.3",
+        "--no-push",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let child = Killed(binary_with_256_files(&args, &dir));
+    wait_listening(addr).await;
+    // 300 connections that send nothing (within the header timeout).
+    let mut idle = Vec::new();
+    for _ in 0..300 {
+        idle.push(TcpStream::connect(addr).await.unwrap());
+    }
+    let h = timeout(Duration::from_secs(10), async {
+        get(addr, "/health", &[]).await
+    })
+    .await
+    .expect("/health must answer with 300 connections open");
+    assert_eq!(h.status, 200);
+    drop(idle);
+    drop(child);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn serve_on_a_port_in_use_exits_at_once_naming_the_address() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let dir = std::env::temp_dir().join(format!("a2a-hostile-port-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+            .args([
+                "serve",
+                "--listen",
+                &addr.to_string(),
+                "--upstream",
+                "http://127.0.0.1:9",
+                "--upstream-version",
+                "0.3",
+                "--no-push",
+            ])
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > Duration::from_secs(15) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let status = status.expect("serve on a port in use must exit, not retry");
+    assert!(!status.success());
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains(&addr.to_string()), "stderr: {err}");
+    drop(taken);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn the_grpc_listener_closes_a_silent_connection_and_still_serves() {
+    let px = proxy_with("http://127.0.0.1:9", short_heads);
+    let mut grpc =
+        proxy::grpc::GrpcServer::start(px.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+    let mut silent = TcpStream::connect(grpc.addr).await.unwrap();
+    let (_, after) = until_closed(&mut silent, Duration::from_secs(15))
+        .await
+        .expect("a gRPC connection that sends nothing must be closed");
+    assert!(after < Duration::from_secs(10), "closed after {after:?}");
+    // A connection that is not HTTP/2 at all is closed too.
+    let mut h1 = TcpStream::connect(grpc.addr).await.unwrap();
+    h1.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+        .await
+        .unwrap();
+    assert!(until_closed(&mut h1, Duration::from_secs(15))
+        .await
+        .is_some());
+    // A real HTTP/2 client still gets through (the preface is left for
+    // the server): h2 handshake and a request answered.
+    let tcp = TcpStream::connect(grpc.addr).await.unwrap();
+    let (mut client, conn) = timeout(WAIT, h2::client::handshake(tcp))
+        .await
+        .unwrap()
+        .unwrap();
+    let driver = tokio::spawn(conn);
+    let req = http::Request::post(format!("http://{}/lf.a2a.v1.A2AService/GetTask", grpc.addr))
+        .header("content-type", "application/grpc")
+        .body(())
+        .unwrap();
+    let (answer, mut body) = client.send_request(req, false).unwrap();
+    body.send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 0]), true)
+        .unwrap();
+    let answer = timeout(WAIT, answer).await.unwrap().unwrap();
+    assert_eq!(answer.status(), 200);
+    drop((client, body, answer));
+    driver.abort();
+    let _ = driver.await;
+    grpc.stop();
+}

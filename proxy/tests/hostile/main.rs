@@ -1,0 +1,5 @@
+//! Hostile clients, agents and webhooks (issue #20): each module covers numbered findings.
+mod agents;
+mod connections;
+#[path = "../support/mod.rs"]
+mod support;
