@@ -1,0 +1,4 @@
+//! Hostile clients, agents and webhooks (issue #20): each module covers numbered findings.
+mod push;
+#[path = "../support/mod.rs"]
+mod support;
