@@ -275,8 +275,10 @@ pub fn task_of_answer(version: Version, result: &Value) -> Option<String> {
 }
 
 /// Members of a push body that wrap its event (v1.0 `StreamResponse`, with
-/// the proto field names too; v0.3 ProtoJSON's Task and Message).
+/// the proto field names too; v0.3 ProtoJSON's Task and Message; a
+/// JSON-RPC `result`, which a lenient subscriber might read).
 const WRAPPERS: &[&str] = &[
+    "result",
     "task",
     "message",
     "msg",
@@ -297,17 +299,25 @@ pub struct SeveralTasks;
 /// history messages' task ids. `None` when nothing names a task.
 pub fn task_named(body: &Value) -> Result<Option<String>, SeveralTasks> {
     let mut ids: Vec<&str> = Vec::new();
-    ids_of(body, false, &mut ids);
-    for w in WRAPPERS {
-        if let Some(inner) = body.get(*w) {
-            ids_of(inner, *w == "task", &mut ids);
-        }
-    }
+    wrapped_ids(body, false, 0, &mut ids);
     let mut named = ids.into_iter().filter(|s| !s.is_empty());
     let first = named.next();
     match first {
         Some(f) if named.any(|x| x != f) => Err(SeveralTasks),
         _ => Ok(first.map(str::to_string)),
+    }
+}
+
+/// The ids `v` names, and those of the objects it wraps (two levels: a
+/// `result` holding a `StreamResponse`).
+fn wrapped_ids<'a>(v: &'a Value, as_task: bool, depth: usize, out: &mut Vec<&'a str>) {
+    ids_of(v, as_task, out);
+    if depth < 2 {
+        for w in WRAPPERS {
+            if let Some(inner) = v.get(*w) {
+                wrapped_ids(inner, *w == "task", depth + 1, out);
+            }
+        }
     }
 }
 
@@ -499,6 +509,11 @@ mod tests {
         assert!(several(
             json!({"kind": "message", "taskId": "a", "task_id": "b"})
         ));
+        // A JSON-RPC envelope is looked into too.
+        let env = json!({"jsonrpc": "2.0", "result": {"kind": "task", "id": "t8", "status": {}}});
+        assert_eq!(one(env), Ok("t8".into()));
+        let env = json!({"result": {"task": {"id": "t8"}}});
+        assert_eq!(one(env), Ok("t8".into()));
         // The same task named twice is one task.
         let same = json!({"task": {"id": "a", "history": [{"taskId": "a"}]}});
         assert_eq!(one(same), Ok("a".into()));
