@@ -416,3 +416,39 @@ async fn a_v10_push_naming_another_task_is_refused() {
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Same version with `push.intercept_same_version` (finding 10): the
+/// agent's bytes go on untranslated, and are checked all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_same_version_push_naming_another_task_is_refused() {
+    let (agent, seen) = v10_agent().await;
+    let hook = webhook().await;
+    let dir = data_dir("other-task-same");
+    let px = start_proxy(&agent.url(), Version::V10, &dir, |c| {
+        c.push.intercept_same_version = true
+    });
+    let r = jsonrpc_v10(
+        px.addr,
+        "SendMessage",
+        send_message_with(&format!("{}/h", hook.url())),
+    )
+    .await;
+    assert_eq!(r["result"]["task"]["id"], "t9", "{r}");
+    let (path, secret) = callback_of(px.addr, &seen);
+    let status = json!({"state": "TASK_STATE_WORKING"});
+    for body in [
+        json!({"statusUpdate": {"taskId": "t8", "contextId": "c8", "status": status}}),
+        json!({"task": {"id": "t8", "contextId": "c8", "status": status}}),
+        json!({"jsonrpc": "2.0", "result": {"task": {"id": "t8", "status": status}}}),
+    ] {
+        let r = callback(px.addr, &path, &secret, &body).await;
+        assert!((400..500).contains(&r.status), "{body}: {}", r.text());
+    }
+    let good = json!({"statusUpdate": {"taskId": "t9", "contextId": "c9", "status": status}});
+    let r = callback(px.addr, &path, &secret, &good).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let got = hooks_until(&hook, |b| b["statusUpdate"]["taskId"] == "t9").await;
+    assert_eq!(got, vec![good]);
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
