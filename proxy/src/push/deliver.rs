@@ -187,11 +187,12 @@ async fn deliver_run(
                 push.stats.delivered_after(it.accepted_ms);
                 let _ = done.send(it.seq);
             }
-            Err(why) => {
+            Err(Undelivered { why, last }) => {
                 push.stats.failed_attempts.fetch_add(1, Ordering::Relaxed);
                 it.attempts += 1;
                 tracing::warn!(task_id = %it.task_id, attempt = it.attempts, reason = %why, "push delivery failed");
-                if it.attempts >= push.settings.max_attempts {
+                // A refusal that no retry can change ends it at once.
+                if last || it.attempts >= push.settings.max_attempts {
                     dead(push, it, &why).await;
                     continue;
                 }
@@ -265,20 +266,44 @@ fn headers_for(c: &PushConfig) -> Vec<(&'static str, String)> {
     h
 }
 
+/// Why a send failed; `last` when trying again cannot help (the target
+/// is refused by the policy, the request cannot be written): the item goes
+/// to the dead letters at once.
+struct Undelivered {
+    why: String,
+    last: bool,
+}
+
+impl Undelivered {
+    fn again(why: String) -> Undelivered {
+        Undelivered { why, last: false }
+    }
+
+    fn last(why: String) -> Undelivered {
+        Undelivered { why, last: true }
+    }
+}
+
 /// Posts one body; `Ok` on a 2xx answer.
-async fn post(push: &Push, c: &PushConfig, body: &str, net: &Net) -> Result<(), String> {
+async fn post(push: &Push, c: &PushConfig, body: &str, net: &Net) -> Result<(), Undelivered> {
     let policy: &TargetPolicy = &push.policy;
-    let target = policy.check_url(&c.original_url).map_err(|r| r.0)?;
+    // Checked again on every send: the policy may have changed since the
+    // registration (a restart with other settings).
+    let target = policy
+        .check_url(&c.original_url)
+        .map_err(|r| Undelivered::last(r.0))?;
     let timeout = push.settings.delivery_timeout;
     let r = tokio::time::timeout(timeout, send(policy, &target, c, body, net)).await;
     match r {
         Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
-        Ok(Ok(status)) => Err(format!("webhook answered HTTP {status}")),
+        Ok(Ok(status)) => Err(Undelivered::again(format!(
+            "webhook answered HTTP {status}"
+        ))),
         Ok(Err(e)) => Err(e),
-        Err(_) => Err(format!(
+        Err(_) => Err(Undelivered::again(format!(
             "webhook did not answer within {} ms",
             timeout.as_millis()
-        )),
+        ))),
     }
 }
 
@@ -288,15 +313,22 @@ async fn send(
     c: &PushConfig,
     body: &str,
     net: &Net,
-) -> Result<u16, String> {
-    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((t.host.as_str(), t.port))
-        .await
-        .map_err(|e| format!("cannot resolve the webhook host: {e}"))?
-        .collect();
+) -> Result<u16, Undelivered> {
+    // An IP literal is the address itself; a name is resolved once, its
+    // addresses checked, and only those are connected to.
+    let addrs: Vec<SocketAddr> = match t.ip {
+        Some(ip) => vec![SocketAddr::new(ip, t.port)],
+        None => tokio::net::lookup_host((t.host.as_str(), t.port))
+            .await
+            .map_err(|e| Undelivered::again(format!("cannot resolve the webhook host: {e}")))?
+            .collect(),
+    };
     // Checked on every send, pooled connection or not.
-    policy.check_resolved(t, &addrs).map_err(|r| r.0)?;
-    let head = request_head(t, c, body.len())?;
-    let mut last = String::from("webhook host resolves to no address");
+    policy
+        .check_resolved(t, &addrs)
+        .map_err(|r| Undelivered::last(r.0))?;
+    let head = request_head(t, c, body.len()).map_err(Undelivered::last)?;
+    let mut last = Undelivered::again("webhook host resolves to no address".into());
     for a in &addrs {
         let key: PoolKey = (*a, t.host.clone(), t.https);
         // An idle connection may have been closed by the webhook meanwhile:
@@ -310,13 +342,13 @@ async fn send(
                     return Ok(status);
                 }
                 Err(Failed { stale: true, .. }) => continue,
-                Err(Failed { why, .. }) => return Err(why),
+                Err(Failed { why, .. }) => return Err(Undelivered::again(why)),
             }
         }
         let conn = match connect(a, t, net).await {
             Ok(conn) => conn,
             Err(e) => {
-                last = e;
+                last = Undelivered::again(e);
                 continue;
             }
         };
@@ -327,7 +359,7 @@ async fn send(
                 }
                 Ok(status)
             }
-            Err(f) => Err(f.why),
+            Err(f) => Err(Undelivered::again(f.why)),
         };
     }
     Err(last)

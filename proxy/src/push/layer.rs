@@ -648,6 +648,15 @@ impl Push {
             )
             .map_err(|m| (400, m))?;
             if c.task_id.is_empty() && !task.is_empty() {
+                // Another instance may have learnt the config's task.
+                c = self.fresh(c).await.map_err(unavailable)?;
+            }
+            // A callback is for its config's task only: a push about any
+            // other would reach a subscriber of another task.
+            if !task.is_empty() && !c.task_id.is_empty() && task != c.task_id {
+                return Err((403, "push notification names another task".into()));
+            }
+            if c.task_id.is_empty() && !task.is_empty() {
                 c.task_id = task.clone();
                 self.save(c.clone()).await.map_err(unavailable)?;
             }
@@ -701,6 +710,20 @@ impl Push {
             }
         }
         Err((503, "push notification snapshot kept changing".into()))
+    }
+
+    /// `c` as the store has it now, when that knows its task (the cache may
+    /// predate it); else `c`.
+    async fn fresh(&self, c: PushConfig) -> Result<PushConfig, StoreError> {
+        let (store, id) = (self.store.clone(), c.callback_id.clone());
+        let stored = blocking(move || store.config_by_callback(&id)).await?;
+        Ok(match stored {
+            Some(s) if !s.task_id.is_empty() => {
+                self.cache_put(&s);
+                s
+            }
+            _ => c,
+        })
     }
 
     /// Hands an item (and its snapshot change) to the group-commit writer;
@@ -886,7 +909,9 @@ pub fn translate_body(
 ) -> Result<(String, String), String> {
     let bad = |e: String| format!("push notification body: {e}");
     let value: Value = serde_json::from_slice(body).map_err(|e| bad(e.to_string()))?;
-    let task = rewrite::task_of_answer(from, &value).unwrap_or_default();
+    let task = rewrite::task_named(&value)
+        .map_err(|_| bad("it names more than one task".into()))?
+        .unwrap_or_default();
     if from == to {
         // Valid JSON, hence UTF-8: the agent's bytes go on as they are.
         let same = String::from_utf8(body.to_vec()).map_err(|e| bad(e.to_string()))?;

@@ -274,6 +274,93 @@ pub fn task_of_answer(version: Version, result: &Value) -> Option<String> {
     id.filter(|s| !s.is_empty()).map(str::to_string)
 }
 
+/// Members of a push body that wrap its event (v1.0 `StreamResponse`, with
+/// the proto field names too; v0.3 ProtoJSON's Task and Message; a
+/// JSON-RPC `result`, which a lenient subscriber might read).
+const WRAPPERS: &[&str] = &[
+    "result",
+    "task",
+    "message",
+    "msg",
+    "statusUpdate",
+    "status_update",
+    "artifactUpdate",
+    "artifact_update",
+];
+
+/// A push body naming more than one task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeveralTasks;
+
+/// The task a push body (any version, any shape the callback takes: a bare
+/// v0.3 Task, Message or event, kind-tagged or not; a v1.0
+/// `StreamResponse`) is about, read from every place that names one: a
+/// Task's id, an event's or message's task id, its status message's and
+/// history messages' task ids. `None` when nothing names a task.
+pub fn task_named(body: &Value) -> Result<Option<String>, SeveralTasks> {
+    let mut ids: Vec<&str> = Vec::new();
+    wrapped_ids(body, false, 0, &mut ids);
+    let mut named = ids.into_iter().filter(|s| !s.is_empty());
+    let first = named.next();
+    match first {
+        Some(f) if named.any(|x| x != f) => Err(SeveralTasks),
+        _ => Ok(first.map(str::to_string)),
+    }
+}
+
+/// The ids `v` names, and those of the objects it wraps (two levels: a
+/// `result` holding a `StreamResponse`).
+fn wrapped_ids<'a>(v: &'a Value, as_task: bool, depth: usize, out: &mut Vec<&'a str>) {
+    ids_of(v, as_task, out);
+    if depth < 2 {
+        for w in WRAPPERS {
+            if let Some(inner) = v.get(*w) {
+                wrapped_ids(inner, *w == "task", depth + 1, out);
+            }
+        }
+    }
+}
+
+fn ids_of<'a>(v: &'a Value, as_task: bool, out: &mut Vec<&'a str>) {
+    let Some(m) = v.as_object() else {
+        return;
+    };
+    let task_ids = |o: &'a Value, out: &mut Vec<&'a str>| {
+        for k in ["taskId", "task_id"] {
+            if let Some(s) = o.get(k).and_then(Value::as_str) {
+                out.push(s);
+            }
+        }
+    };
+    // A v0.3 object without `kind` is a Task when it has an id and a
+    // status (as the v0.3 reader infers it).
+    let kind = m.get("kind").and_then(Value::as_str);
+    let is_task = as_task
+        || kind == Some("task")
+        || (kind.is_none()
+            && m.contains_key("id")
+            && m.contains_key("status")
+            && !m.contains_key("messageId")
+            && !m.contains_key("artifact"));
+    if is_task {
+        if let Some(s) = m.get("id").and_then(Value::as_str) {
+            out.push(s);
+        }
+    }
+    task_ids(v, out);
+    if let Some(msg) = m.get("status").and_then(|s| s.get("message")) {
+        task_ids(msg, out);
+    }
+    for msg in m
+        .get("history")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        task_ids(msg, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,6 +468,55 @@ mod tests {
             callback_id(BASE, "http://127.0.0.1:8080/a2a-proxy/push/../x"),
             None
         );
+    }
+
+    #[test]
+    fn tasks_named_by_push_bodies() {
+        let one = |v: Value| task_named(&v).map(|t| t.unwrap_or_default());
+        let several = |v: Value| task_named(&v) == Err(SeveralTasks);
+        // v0.3: Task (tagged or not), events, message.
+        assert_eq!(
+            one(json!({"kind": "task", "id": "t1", "status": {}})),
+            Ok("t1".into())
+        );
+        assert_eq!(one(json!({"id": "t1", "status": {}})), Ok("t1".into()));
+        let up = json!({"kind": "status-update", "taskId": "t2", "status": {}});
+        assert_eq!(one(up), Ok("t2".into()));
+        let art = json!({"taskId": "t3", "artifact": {"artifactId": "a", "id": "x"}});
+        assert_eq!(one(art), Ok("t3".into()));
+        let msg = json!({"kind": "message", "messageId": "m", "taskId": "t4"});
+        assert_eq!(one(msg), Ok("t4".into()));
+        // v1.0: each StreamResponse member, proto names too.
+        assert_eq!(one(json!({"task": {"id": "t5"}})), Ok("t5".into()));
+        let up = json!({"status_update": {"task_id": "t6", "status": {}}});
+        assert_eq!(one(up), Ok("t6".into()));
+        assert_eq!(
+            one(json!({"artifactUpdate": {"taskId": "t7"}})),
+            Ok("t7".into())
+        );
+        assert_eq!(
+            one(json!({"message": {"messageId": "m"}})),
+            Ok(String::new())
+        );
+        // Two tasks in one body: in the members, or in inner messages.
+        assert!(several(
+            json!({"task": {"id": "a"}, "statusUpdate": {"taskId": "b"}})
+        ));
+        assert!(several(json!({"kind": "task", "id": "a", "status": {},
+            "history": [{"messageId": "m", "taskId": "b"}]})));
+        assert!(several(json!({"statusUpdate": {"taskId": "a",
+            "status": {"message": {"messageId": "m", "taskId": "b"}}}})));
+        assert!(several(
+            json!({"kind": "message", "taskId": "a", "task_id": "b"})
+        ));
+        // A JSON-RPC envelope is looked into too.
+        let env = json!({"jsonrpc": "2.0", "result": {"kind": "task", "id": "t8", "status": {}}});
+        assert_eq!(one(env), Ok("t8".into()));
+        let env = json!({"result": {"task": {"id": "t8"}}});
+        assert_eq!(one(env), Ok("t8".into()));
+        // The same task named twice is one task.
+        let same = json!({"task": {"id": "a", "history": [{"taskId": "a"}]}});
+        assert_eq!(one(same), Ok("a".into()));
     }
 
     #[test]
