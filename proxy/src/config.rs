@@ -24,6 +24,7 @@
 //! stream_max_duration_secs = 3600
 //! card_default_ttl_secs = 60
 //! list_refresh_max = 100
+//! max_event_bytes = 16777216
 //! ```
 
 use std::fmt;
@@ -111,6 +112,8 @@ pub struct RawLimits {
     pub idle_timeout_ms: Option<u64>,
     pub max_header_bytes: Option<u64>,
     pub answer_timeout_ms: Option<u64>,
+    // sse (issue #20): the largest SSE event or whole answer translated.
+    pub max_event_bytes: Option<u64>,
 }
 
 impl RawConfig {
@@ -271,6 +274,11 @@ pub struct Limits {
     /// Longest time an agent may take over a whole non-streaming answer,
     /// however steadily its bytes trickle in.
     pub answer_timeout: Duration,
+    // sse (issue #20):
+    /// Largest upstream SSE event, or whole JSON answer, held to be
+    /// translated; a stream whose event grows past it ends with an error
+    /// event in the client's version (never forwarded untranslated).
+    pub max_event_bytes: usize,
 }
 
 impl Default for Limits {
@@ -287,6 +295,8 @@ impl Default for Limits {
             idle_timeout: Duration::from_secs(60),
             max_header_bytes: 64 * 1024,
             answer_timeout: Duration::from_secs(120),
+            // sse (issue #20):
+            max_event_bytes: 16 * 1024 * 1024,
         }
     }
 }
@@ -680,6 +690,17 @@ fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
             raw.answer_timeout_ms,
             read_timeout * 2,
         )?,
+        // sse (issue #20):
+        max_event_bytes: match positive(
+            "limits.max_event_bytes",
+            raw.max_event_bytes,
+            d.max_event_bytes as u64,
+        )? {
+            n if n > 1 << 30 => {
+                return Err(bad("limits.max_event_bytes", n, "must be at most 1 GiB"))
+            }
+            n => n as usize,
+        },
     })
 }
 
@@ -840,5 +861,19 @@ mod tests {
         let u = HttpUrl::parse("k", "http://example.com").unwrap();
         assert_eq!(u.port, 80);
         assert_eq!(u.as_string(), "http://example.com");
+    }
+
+    // sse (issue #20):
+    #[test]
+    fn max_event_bytes_knob() {
+        let base = "[upstream]\nurl = \"http://a\"\n[limits]\n";
+        let c = raw("[upstream]\nurl = \"http://a\"").unwrap();
+        assert_eq!(c.limits.max_event_bytes, 16 * 1024 * 1024);
+        let c = raw(&format!("{base}max_event_bytes = 1000")).unwrap();
+        assert_eq!(c.limits.max_event_bytes, 1000);
+        for bad in ["0", "1073741825"] {
+            let e = raw(&format!("{base}max_event_bytes = {bad}")).unwrap_err();
+            assert_eq!(e.key, "limits.max_event_bytes", "{e}");
+        }
     }
 }

@@ -19,16 +19,13 @@ use crate::app::{App, LocalResponse};
 use crate::error::{ErrorTarget, Failure};
 use crate::metrics::RequestLabels;
 use crate::route::{self, Binding, RequestInfo, Route};
-use crate::sse::SseRewriter;
+use crate::sse::{SseFramer, TooLarge, OFFLOAD_EVENT_BYTES};
 use crate::translation::RpcTranslation;
 
 /// Bodies up to this size are read before routing (pingora replays at most
 /// 64 KiB from its retry buffer, and one read may return up to 64 KiB, so
 /// only a body announced by `Content-Length` within the limit is read).
 const PREBUFFER_LIMIT: usize = 64 * 1024;
-
-/// Largest upstream JSON response or SSE event held for translation.
-const MAX_TRANSLATED_BODY: usize = 16 * 1024 * 1024;
 
 /// How the response body is treated.
 enum RespRewrite {
@@ -40,7 +37,155 @@ enum RespRewrite {
     /// (see [`crate::translation::RpcTranslation::json_answer_as_sse`]).
     JsonAsSse(BytesMut),
     /// An SSE stream, translated event by event.
-    Sse(SseRewriter),
+    Sse {
+        framer: SseFramer,
+        tr: Arc<EventTranslation>,
+    },
+}
+
+/// How each event of a translated stream is rewritten. Owned, so a large
+/// event can be translated away from the I/O workers.
+#[derive(Debug)]
+enum EventTranslation {
+    Rpc(RpcTranslation),
+    Rest(crate::rest::RestTranslation, Option<route::Operation>),
+}
+
+impl EventTranslation {
+    fn of(ctx: &Ctx) -> Option<EventTranslation> {
+        if let Some(rpc) = &ctx.rpc {
+            return Some(EventTranslation::Rpc(rpc.clone()));
+        }
+        let (t, _) = ctx.rest.as_ref()?;
+        let op = ctx.route.as_ref().and_then(|r| r.operation);
+        Some(EventTranslation::Rest(t.clone(), op))
+    }
+
+    /// Where the Task sits in one of its events (see [`with_first_frame`]).
+    fn task_pointer(&self) -> &'static str {
+        match self {
+            EventTranslation::Rpc(_) => "/result/task",
+            EventTranslation::Rest(..) => "/task",
+        }
+    }
+
+    /// The inline push config a JSON-RPC stream's first event settles.
+    fn take_created(
+        &self,
+        push: &mut Option<crate::push::layer::Pending>,
+    ) -> Option<crate::push::layer::Pending> {
+        match self {
+            EventTranslation::Rpc(_) => push.take().filter(|p| p.created.is_some()),
+            EventTranslation::Rest(..) => None,
+        }
+    }
+
+    /// Renders one framed event with its data in the client's version; a
+    /// v1.0 client's tasks are recorded, and a config registered inline
+    /// learns its task from the stream's first event (the event unchanged).
+    fn rewrite(
+        &self,
+        app: &App,
+        event: &[u8],
+        created: &mut Option<crate::push::layer::Pending>,
+        out: &mut Vec<u8>,
+    ) {
+        match self {
+            EventTranslation::Rpc(rpc) => {
+                let mut f = |data: &str| {
+                    let out = rpc.event(data);
+                    if rpc.client == crate::version::Version::V10 {
+                        app.tasks.record(&rpc.method, out.as_bytes());
+                    }
+                    if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
+                        let _ = push.restore(rpc.client, out.as_bytes(), &p);
+                    }
+                    out
+                };
+                crate::sse::rewrite_event(event, &mut f, out);
+            }
+            EventTranslation::Rest(t, op) => {
+                let mut f = |data: &str| {
+                    let out = t.event(data);
+                    if let (crate::version::Version::V10, Some(op)) = (t.client, op) {
+                        app.tasks.record_result(op.as_str(), out.as_bytes());
+                    }
+                    out
+                };
+                crate::sse::rewrite_event(event, &mut f, out);
+            }
+        }
+    }
+}
+
+/// Feeds one piece of an upstream stream (and its end) to the framer.
+fn frame(
+    framer: &mut SseFramer,
+    piece: Option<&[u8]>,
+    end: bool,
+    events: &mut Vec<Bytes>,
+) -> std::result::Result<(), TooLarge> {
+    if let Some(p) = piece {
+        framer.push(p, events)?;
+    }
+    if end {
+        framer.finish(events)?;
+    }
+    Ok(())
+}
+
+/// Holds a piece of a whole answer to translate, unless the answer went
+/// past `limit`: then nothing more is held (`over` is set).
+fn hold(buf: &mut BytesMut, piece: Option<Bytes>, limit: usize, over: &mut bool) {
+    let Some(b) = piece else { return };
+    if *over || buf.len() + b.len() > limit {
+        *over = true;
+        *buf = BytesMut::new();
+        return;
+    }
+    buf.extend_from_slice(&b);
+}
+
+/// The error that replaces a whole answer over `limit`, in the client's
+/// version and binding: never the agent's bytes untranslated.
+fn over_limit(ctx: &mut Ctx, limit: usize) -> Bytes {
+    let f = Failure::BadUpstreamResponse {
+        detail: format!("answer over the limit of {limit} bytes"),
+    };
+    tracing::warn!(failure = f.label(), error = ?f, "agent answer too large to translate");
+    let r = LocalResponse::failure(&f, &ctx.target);
+    ctx.answer_status = Some(r.status);
+    ctx.failure = Some(f);
+    r.body
+}
+
+/// What one translated piece of a stream leaves: an inline config not yet
+/// settled waits for the next event, the v1.0 first Task goes ahead of the
+/// first bytes, and an event over the limit ends the stream, the events
+/// before it going out ahead of the error frame (see `fail_to_proxy`).
+fn settle_piece(
+    ctx: &mut Ctx,
+    tr: &EventTranslation,
+    created: Option<crate::push::layer::Pending>,
+    out: Vec<u8>,
+    framed: std::result::Result<(), TooLarge>,
+) -> Result<Bytes> {
+    if created.is_some() {
+        // No whole event yet.
+        ctx.push = created;
+    }
+    let out = with_first_frame(&mut ctx.first_frame, out, tr.task_pointer());
+    if let Err(TooLarge { limit }) = framed {
+        ctx.unsent = Some(Bytes::from(out));
+        ctx.failure = Some(Failure::BadUpstreamResponse {
+            detail: format!("a stream event over the limit of {limit} bytes"),
+        });
+        return Error::e_explain(
+            ErrorType::Custom("stream event too large"),
+            "an upstream SSE event over limits.max_event_bytes",
+        );
+    }
+    Ok(Bytes::from(out))
 }
 
 /// Per-request state.
@@ -85,6 +230,12 @@ pub struct Ctx {
     /// The status a translated whole answer must go out with instead of the
     /// agent's (its translation failed: 502).
     answer_status: Option<u16>,
+    /// Translated stream bytes that precede a failure: written ahead of the
+    /// error frame.
+    unsent: Option<Bytes>,
+    /// A whole answer to translate went past `limits.max_event_bytes`: it
+    /// is no longer held, and an error goes out in its place.
+    body_over: bool,
 }
 
 /// A call the proxy makes itself instead of pingora's proxy loop.
@@ -770,7 +921,7 @@ impl ProxyService {
             connect_timeout: limits.connect_timeout,
             read_timeout: limits.read_timeout,
             answer_timeout: limits.answer_timeout,
-            max_body: MAX_TRANSLATED_BODY,
+            max_body: limits.max_event_bytes,
         }
     }
 
@@ -908,7 +1059,8 @@ impl ProxyService {
         if !is_event_stream(&headers) {
             // Not a stream (an error, or a single result): answered whole,
             // so an untranslatable one still gets its own status.
-            let body = match read_rest(&mut up, MAX_TRANSLATED_BODY).await {
+            let limit = app.config.limits.max_event_bytes;
+            let body = match read_rest(&mut up, limit).await {
                 Ok(b) => b,
                 Err(f) => {
                     tracing::warn!(failure = f.label(), error = ?f, "proxying failed");
@@ -996,7 +1148,11 @@ impl ProxyService {
                     .into_up());
                 }
             };
-            ProxyHttp::response_body_filter(self, session, &mut body, end, ctx)?;
+            if matches!(ctx.resp, RespRewrite::Sse { .. }) {
+                body = Some(self.rewrite_piece(ctx, body, end).await?);
+            } else {
+                ProxyHttp::response_body_filter(self, session, &mut body, end, ctx)?;
+            }
             if let Err(e) = session.write_response_body(body, end).await {
                 return Err(e.into_down());
             }
@@ -1005,6 +1161,57 @@ impl ProxyService {
                 return Ok(true);
             }
         }
+    }
+}
+
+impl ProxyService {
+    /// One piece of a translated stream of our own: framed, its events
+    /// translated in order, the large ones on the blocking pool so that the
+    /// I/O worker goes on serving its other connections meanwhile. An event
+    /// over `limits.max_event_bytes` ends the stream (see [`settle_piece`]).
+    async fn rewrite_piece(&self, ctx: &mut Ctx, piece: Option<Bytes>, end: bool) -> Result<Bytes> {
+        let RespRewrite::Sse { framer, tr } = &mut ctx.resp else {
+            return Ok(piece.unwrap_or_default());
+        };
+        let tr = tr.clone();
+        let mut events = Vec::new();
+        let framed = frame(framer, piece.as_deref(), end, &mut events);
+        drop(piece);
+        let mut created = tr.take_created(&mut ctx.push);
+        let mut out = Vec::new();
+        for event in events {
+            if event.len() <= OFFLOAD_EVENT_BYTES {
+                tr.rewrite(&self.app, &event, &mut created, &mut out);
+                continue;
+            }
+            let (app, job_tr) = (self.app.clone(), tr.clone());
+            let job = tokio::task::spawn_blocking(move || {
+                let mut out = Vec::new();
+                job_tr.rewrite(&app, &event, &mut created, &mut out);
+                (out, created)
+            });
+            match job.await {
+                Ok((translated, c)) => {
+                    created = c;
+                    if out.is_empty() {
+                        out = translated;
+                    } else {
+                        out.extend_from_slice(&translated);
+                    }
+                }
+                Err(e) => {
+                    ctx.unsent = Some(Bytes::from(out));
+                    ctx.failure = Some(Failure::Internal {
+                        detail: "an event's translation failed".into(),
+                    });
+                    return Error::e_explain(
+                        ErrorType::InternalError,
+                        format!("translating an event: {e}"),
+                    );
+                }
+            }
+        }
+        settle_piece(ctx, &tr, created, out, framed)
     }
 }
 
@@ -1542,6 +1749,8 @@ impl ProxyHttp for ProxyService {
             same_version_push: false,
             answer_status: None,
             own_call: None,
+            unsent: None,
+            body_over: false,
         }
     }
 
@@ -1758,8 +1967,12 @@ impl ProxyHttp for ProxyService {
                 let as_sse = !sse
                     && resp.status.as_u16() == 200
                     && ctx.rpc.as_ref().is_some_and(|r| r.json_answer_as_sse());
-                ctx.resp = if sse {
-                    RespRewrite::Sse(SseRewriter::new(MAX_TRANSLATED_BODY))
+                let tr = EventTranslation::of(ctx).filter(|_| sse);
+                ctx.resp = if let Some(tr) = tr {
+                    RespRewrite::Sse {
+                        framer: SseFramer::new(self.app.config.limits.max_event_bytes),
+                        tr: Arc::new(tr),
+                    }
                 } else if as_sse {
                     resp.insert_header(http::header::CONTENT_TYPE, "text/event-stream")?;
                     RespRewrite::JsonAsSse(BytesMut::new())
@@ -1790,27 +2003,23 @@ impl ProxyHttp for ProxyService {
                 "the agent's answer took longer than limits.answer_timeout",
             );
         }
+        let limit = self.app.config.limits.max_event_bytes;
         match &mut ctx.resp {
             RespRewrite::Pass => {}
             RespRewrite::JsonAsSse(buf) => {
-                if let Some(b) = body.take() {
-                    if buf.len() + b.len() <= MAX_TRANSLATED_BODY {
-                        buf.extend_from_slice(&b);
-                    }
-                }
+                hold(buf, body.take(), limit, &mut ctx.body_over);
                 *body = match (&ctx.rpc, end_of_stream) {
+                    (_, true) if ctx.body_over => Some(over_limit(ctx, limit)),
                     (Some(rpc), true) => Some(Bytes::from(rpc.response_as_sse(buf))),
                     (None, true) => Some(Bytes::from(buf.to_vec())),
                     (_, false) => Some(Bytes::new()),
                 };
             }
             RespRewrite::Json(buf) => {
-                if let Some(b) = body.take() {
-                    if buf.len() + b.len() <= MAX_TRANSLATED_BODY {
-                        buf.extend_from_slice(&b);
-                    }
-                }
-                *body = if end_of_stream {
+                hold(buf, body.take(), limit, &mut ctx.body_over);
+                *body = if end_of_stream && ctx.body_over {
+                    Some(over_limit(ctx, limit))
+                } else if end_of_stream {
                     let mut out = match (&ctx.rpc, &ctx.rest) {
                         (Some(rpc), _) => {
                             let mut out = rpc.response(buf);
@@ -1892,58 +2101,20 @@ impl ProxyHttp for ProxyService {
                     Some(Bytes::new())
                 };
             }
-            RespRewrite::Sse(rw) => {
-                if let Some(rpc) = &ctx.rpc {
-                    let tasks = &self.app.tasks;
-                    // A config registered inline learns its task from the
-                    // stream's first event (recorded; the event is unchanged).
-                    let push = self.app.push.as_deref();
-                    let mut created = ctx.push.take().filter(|p| p.created.is_some());
-                    let mut f = |data: &str| {
-                        let out = rpc.event(data);
-                        if rpc.client == crate::version::Version::V10 {
-                            tasks.record(&rpc.method, out.as_bytes());
-                        }
-                        if let (Some(push), Some(p)) = (push, created.take()) {
-                            let _ = push.restore(rpc.client, out.as_bytes(), &p);
-                        }
-                        out
-                    };
-                    let mut out = match body.take() {
-                        Some(b) => rw.push(&b, &mut f),
-                        None => Vec::new(),
-                    };
-                    if end_of_stream {
-                        out.extend(rw.finish(&mut f));
-                    }
-                    if created.is_some() {
-                        // No whole event in this chunk yet.
-                        ctx.push = created;
-                    }
-                    let out = with_first_frame(&mut ctx.first_frame, out, "/result/task");
-                    *body = Some(Bytes::from(out));
-                } else if let Some((t, _)) = &ctx.rest {
-                    let tasks = &self.app.tasks;
-                    let op = ctx.route.as_ref().and_then(|r| r.operation);
-                    let mut f = |data: &str| {
-                        let out = t.event(data);
-                        if let (crate::version::Version::V10, Some(op)) = (t.client, op) {
-                            tasks.record_result(op.as_str(), out.as_bytes());
-                        }
-                        out
-                    };
-                    let mut out = match body.take() {
-                        Some(b) => rw.push(&b, &mut f),
-                        None => Vec::new(),
-                    };
-                    if end_of_stream {
-                        out.extend(rw.finish(&mut f));
-                    }
-                    // v1.0 streams start with the Task (v0.3 agents start
-                    // with updates).
-                    let out = with_first_frame(&mut ctx.first_frame, out, "/task");
-                    *body = Some(Bytes::from(out));
+            RespRewrite::Sse { framer, tr } => {
+                // Pingora's proxy loop (a JSON-RPC stream whose request was
+                // too large to read before routing): translated in place.
+                let tr = tr.clone();
+                let piece = body.take();
+                let mut events = Vec::new();
+                let framed = frame(framer, piece.as_deref(), end_of_stream, &mut events);
+                drop(piece);
+                let mut created = tr.take_created(&mut ctx.push);
+                let mut out = Vec::new();
+                for e in &events {
+                    tr.rewrite(&self.app, e, &mut created, &mut out);
                 }
+                *body = Some(settle_piece(ctx, &tr, created, out, framed)?);
             }
         }
         if ctx.stream_open
@@ -1967,6 +2138,12 @@ impl ProxyHttp for ProxyService {
             // last `data:` frame carrying the error envelope in the client's
             // version (EDGE-CASES 21); anything else is just closed.
             let code = written.status.as_u16();
+            if let Some(b) = ctx.unsent.take().filter(|b| !b.is_empty()) {
+                // The events translated ahead of the failure.
+                if let Err(we) = session.write_response_body(Some(b), false).await {
+                    tracing::debug!(error = %we, "could not write the last events");
+                }
+            }
             let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
             let v10 = ctx.target.version == Some(crate::version::Version::V10);
             if ctx.stream_open && ctx.target.binding == Some(Binding::Rest) && v10 {

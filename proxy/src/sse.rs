@@ -1,53 +1,145 @@
 //! SSE framing apart from per-event translation: a synchronous bytes-in /
-//! bytes-out state machine. It splits the stream into events at blank lines
-//! (`\n\n` or `\r\n\r\n`, even when split across chunks), hands the joined
-//! `data:` value of each event to a translator, and emits complete events
-//! only. Comments, keep-alives and `event:`/`id:`/`retry:` lines are kept.
-//! It knows nothing of A2A.
+//! events-out state machine. [`SseFramer`] splits the stream into events at
+//! blank lines (a line ending `\n`, `\r\n` or `\r` followed by another, even
+//! when split across chunks); [`rewrite_event`] hands the joined `data:`
+//! value of one event to a translator and renders the event again, keeping
+//! comments, keep-alives and `event:`/`id:`/`retry:` lines. It knows
+//! nothing of A2A.
+//!
+//! Framing is linear in the bytes fed: scanning resumes where it stopped,
+//! and a finished event leaves the buffer without copying the rest. An
+//! event larger than the limit is refused as soon as it is, and nothing of
+//! it is held afterwards.
+
+use std::borrow::Cow;
+
+use bytes::{Bytes, BytesMut};
+
+/// Events larger than this are translated on the blocking pool, so that a
+/// big one does not hold an I/O worker (and every connection on it).
+pub const OFFLOAD_EVENT_BYTES: usize = 64 * 1024;
 
 /// Per-event translation: the event's `data` in, the new `data` out.
 pub type EventFn<'a> = dyn FnMut(&str) -> String + 'a;
 
-/// Buffer of a partial event between chunks.
-#[derive(Debug, Default)]
-pub struct SseRewriter {
-    buf: Vec<u8>,
-    /// Largest partial event held; beyond it the event is passed through raw.
-    limit: usize,
+/// An event grew past the framer's limit: the stream cannot go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge {
+    /// The limit it went past, in bytes.
+    pub limit: usize,
 }
 
-impl SseRewriter {
-    pub fn new(limit: usize) -> SseRewriter {
-        SseRewriter {
-            buf: Vec::new(),
+/// Splits an SSE byte stream into events.
+#[derive(Debug, Default)]
+pub struct SseFramer {
+    /// The current, unfinished event (events start at 0).
+    buf: BytesMut,
+    /// Where scanning resumes: no event ends before it.
+    pos: usize,
+    /// Where the line being scanned starts.
+    line_start: usize,
+    /// Largest event held.
+    limit: usize,
+    /// An event went past the limit: everything after is dropped.
+    failed: bool,
+    /// Bytes looked at, to show framing is linear.
+    #[cfg(test)]
+    scanned: usize,
+}
+
+impl SseFramer {
+    pub fn new(limit: usize) -> SseFramer {
+        SseFramer {
             limit,
+            ..SseFramer::default()
         }
     }
 
-    /// Feeds a chunk; returns the rewritten complete events in it.
-    pub fn push(&mut self, chunk: &[u8], f: &mut EventFn<'_>) -> Vec<u8> {
+    /// Feeds a chunk; the events it completes go to `events`, each without
+    /// the blank line that ends it. An event over the limit ends framing:
+    /// the events before it are in `events`, the buffer is freed, and every
+    /// later call answers the same error.
+    pub fn push(&mut self, chunk: &[u8], events: &mut Vec<Bytes>) -> Result<(), TooLarge> {
+        if self.failed {
+            return Err(self.too_large());
+        }
         self.buf.extend_from_slice(chunk);
-        let mut out = Vec::new();
-        while let Some((end, sep)) = boundary(&self.buf) {
-            let block: Vec<u8> = self.buf.drain(..end + sep).collect();
-            rewrite_event(&block[..end], f, &mut out);
-        }
+        self.scan(false, events)?;
         if self.buf.len() > self.limit {
-            // An oversized event cannot be parsed: pass it on as it is.
-            out.append(&mut self.buf);
+            return Err(self.fail());
         }
-        out
+        Ok(())
     }
 
     /// End of stream: a trailing event without its blank line is completed.
-    pub fn finish(&mut self, f: &mut EventFn<'_>) -> Vec<u8> {
-        let rest = std::mem::take(&mut self.buf);
-        let trimmed = trim_newlines(&rest);
-        let mut out = Vec::new();
-        if !trimmed.is_empty() {
-            rewrite_event(trimmed, f, &mut out);
+    pub fn finish(&mut self, events: &mut Vec<Bytes>) -> Result<(), TooLarge> {
+        if self.failed {
+            return Err(self.too_large());
         }
-        out
+        self.scan(true, events)?;
+        let rest = std::mem::take(&mut self.buf).freeze();
+        self.pos = 0;
+        self.line_start = 0;
+        if !trim_newlines(&rest).is_empty() {
+            events.push(rest);
+        }
+        Ok(())
+    }
+
+    fn too_large(&self) -> TooLarge {
+        TooLarge { limit: self.limit }
+    }
+
+    fn fail(&mut self) -> TooLarge {
+        self.failed = true;
+        self.buf = BytesMut::new();
+        self.pos = 0;
+        self.line_start = 0;
+        self.too_large()
+    }
+
+    /// Finds line ends from `pos` on; a blank line ends the event. A `\r`
+    /// as the last byte may be the first half of `\r\n`: scanning stops
+    /// there until more bytes come, unless `at_end`.
+    fn scan(&mut self, at_end: bool, events: &mut Vec<Bytes>) -> Result<(), TooLarge> {
+        loop {
+            let rest = &self.buf[self.pos..];
+            let Some(rel) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
+                #[cfg(test)]
+                {
+                    self.scanned += rest.len();
+                }
+                self.pos = self.buf.len();
+                return Ok(());
+            };
+            #[cfg(test)]
+            {
+                self.scanned += rel + 1;
+            }
+            let i = self.pos + rel;
+            let len = match (self.buf[i], self.buf.get(i + 1)) {
+                (b'\r', Some(b'\n')) => 2,
+                (b'\r', None) if !at_end => {
+                    self.pos = i;
+                    return Ok(());
+                }
+                _ => 1,
+            };
+            if i == self.line_start {
+                // A blank line: the event is everything before it.
+                let mut event = self.buf.split_to(i + len);
+                event.truncate(i);
+                self.pos = 0;
+                self.line_start = 0;
+                if event.len() > self.limit {
+                    return Err(self.fail());
+                }
+                events.push(event.freeze());
+            } else {
+                self.pos = i + len;
+                self.line_start = self.pos;
+            }
+        }
     }
 }
 
@@ -59,62 +151,95 @@ fn trim_newlines(b: &[u8]) -> &[u8] {
     &b[..end]
 }
 
-/// The first event end: (index where the blank line starts, its length).
-fn boundary(buf: &[u8]) -> Option<(usize, usize)> {
-    let mut i = 0;
-    while i + 1 < buf.len() {
-        if buf[i] == b'\n' && buf[i + 1] == b'\n' {
-            return Some((i, 2));
-        }
-        if buf[i] == b'\n' && buf[i + 1] == b'\r' && buf.get(i + 2) == Some(&b'\n') {
-            // `\r\n\r\n`: the event ends before the first `\r`.
-            let start = if i > 0 && buf[i - 1] == b'\r' {
-                i - 1
-            } else {
-                i
-            };
-            return Some((start, i + 3 - start));
-        }
-        i += 1;
-    }
-    None
-}
-
-fn rewrite_event(block: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
-    let text = String::from_utf8_lossy(block);
-    let mut data: Option<String> = None;
-    let mut others = Vec::new();
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if let Some(v) = line.strip_prefix("data") {
-            if v.is_empty() || v.starts_with(':') {
-                let v = v.strip_prefix(':').unwrap_or(v);
-                let v = v.strip_prefix(' ').unwrap_or(v);
-                match &mut data {
-                    Some(d) => {
-                        d.push('\n');
-                        d.push_str(v);
-                    }
-                    None => data = Some(v.to_string()),
-                }
-                continue;
+/// The lines of an event (ends `\n`, `\r\n` or `\r`), without their ends.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let t = rest?;
+        // Bytes, not chars: line ends are ASCII, and this is the hot loop.
+        match t.bytes().position(|b| b == b'\n' || b == b'\r') {
+            None => {
+                rest = None;
+                (!t.is_empty()).then_some(t)
+            }
+            Some(i) => {
+                let skip = if t[i..].starts_with("\r\n") { 2 } else { 1 };
+                rest = Some(&t[i + skip..]);
+                Some(&t[..i])
             }
         }
-        others.push(line);
+    })
+}
+
+/// The value of a `data` line (`data`, `data:` or `data: ` prefix), if the
+/// line is one.
+fn data_value(line: &str) -> Option<&str> {
+    let v = line.strip_prefix("data")?;
+    if v.is_empty() {
+        return Some(v);
     }
-    for l in others {
-        out.extend_from_slice(l.as_bytes());
+    let v = v.strip_prefix(':')?;
+    Some(v.strip_prefix(' ').unwrap_or(v))
+}
+
+/// The joined `data` of an event (lines joined with `\n`), if it has any;
+/// borrowed from the event when it is one `data` line of valid UTF-8.
+pub fn event_data(event: &[u8]) -> Option<Cow<'_, str>> {
+    match std::str::from_utf8(event) {
+        Ok(text) => data_of(text),
+        Err(_) => data_of(&String::from_utf8_lossy(event)).map(|d| Cow::Owned(d.into_owned())),
+    }
+}
+
+fn data_of(text: &str) -> Option<Cow<'_, str>> {
+    split_event(text, |_| ())
+}
+
+/// One pass over an event's lines: the joined `data`, and every other line
+/// handed to `other`.
+fn split_event<'a>(text: &'a str, mut other: impl FnMut(&'a str)) -> Option<Cow<'a, str>> {
+    let mut data: Option<Cow<'a, str>> = None;
+    for line in lines(text) {
+        let Some(v) = data_value(line) else {
+            other(line);
+            continue;
+        };
+        match &mut data {
+            Some(d) => {
+                let d = d.to_mut();
+                d.push('\n');
+                d.push_str(v);
+            }
+            None => data = Some(Cow::Borrowed(v)),
+        }
+    }
+    data
+}
+
+/// Renders one event (as [`SseFramer`] returns it) with its `data` passed
+/// through `f`, and the blank line that ends it. An event without `data`
+/// keeps its other lines; an empty one renders as nothing.
+pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
+    let text = String::from_utf8_lossy(event);
+    let mut any = false;
+    let data = split_event(&text, |line| {
+        out.extend_from_slice(line.as_bytes());
         out.push(b'\n');
-    }
+        any = true;
+    });
     if let Some(d) = data {
         let new = f(&d);
+        out.reserve(new.len() + 8);
         for l in new.split('\n') {
             out.extend_from_slice(b"data: ");
             out.extend_from_slice(l.as_bytes());
             out.push(b'\n');
         }
+        any = true;
     }
-    out.push(b'\n');
+    if any {
+        out.push(b'\n');
+    }
 }
 
 #[cfg(test)]
@@ -125,27 +250,44 @@ mod tests {
         s.to_uppercase()
     }
 
-    fn run(chunks: &[&str]) -> (Vec<String>, String) {
-        let mut r = SseRewriter::new(1 << 20);
+    /// Every chunk's rendered output, and the tail at the end.
+    fn run(limit: usize, chunks: &[&[u8]]) -> (Vec<String>, Result<String, TooLarge>) {
+        let mut framer = SseFramer::new(limit);
         let mut f = upper;
         let mut per_chunk = Vec::new();
+        let render = |events: &[Bytes], f: &mut EventFn<'_>| {
+            let mut out = Vec::new();
+            for e in events {
+                rewrite_event(e, f, &mut out);
+            }
+            String::from_utf8(out).unwrap()
+        };
         for c in chunks {
-            per_chunk.push(String::from_utf8(r.push(c.as_bytes(), &mut f)).unwrap());
+            let mut events = Vec::new();
+            let r = framer.push(c, &mut events);
+            per_chunk.push(render(&events, &mut f));
+            if let Err(e) = r {
+                return (per_chunk, Err(e));
+            }
         }
-        let tail = String::from_utf8(r.finish(&mut f)).unwrap();
+        let mut events = Vec::new();
+        let tail = framer.finish(&mut events).map(|()| render(&events, &mut f));
         (per_chunk, tail)
     }
 
     #[test]
     fn events_split_across_chunks() {
-        let (out, tail) = run(&["data: {\"a\"", ":1}\n", "\ndata: b\n\n"]);
+        let (out, tail) = run(1 << 20, &[b"data: {\"a\"", b":1}\n", b"\ndata: b\n\n"]);
         assert_eq!(out, vec!["", "", "data: {\"A\":1}\n\ndata: B\n\n"]);
-        assert_eq!(tail, "");
+        assert_eq!(tail.unwrap(), "");
     }
 
     #[test]
     fn crlf_multiline_comments_and_fields() {
-        let (out, _) = run(&[": keep-alive\r\n\r\nevent: x\r\nid: 7\r\ndata: a\r\ndata:b\r\n\r\n"]);
+        let (out, _) = run(
+            1 << 20,
+            &[b": keep-alive\r\n\r\nevent: x\r\nid: 7\r\ndata: a\r\ndata:b\r\n\r\n"],
+        );
         assert_eq!(
             out[0],
             ": keep-alive\n\nevent: x\nid: 7\ndata: A\ndata: B\n\n"
@@ -154,15 +296,89 @@ mod tests {
 
     #[test]
     fn trailing_event_is_flushed() {
-        let (out, tail) = run(&["data: x\n"]);
+        let (out, tail) = run(1 << 20, &[b"data: x\n"]);
         assert_eq!(out[0], "");
-        assert_eq!(tail, "data: X\n\n");
+        assert_eq!(tail.unwrap(), "data: X\n\n");
+    }
+
+    /// Two events ended by each kind of blank line, the stream cut in two
+    /// at every position: the same events come out, in one piece each.
+    #[test]
+    fn boundaries_split_at_every_position() {
+        let ends = [
+            ("\n", "\n"),
+            ("\r\n", "\r\n"),
+            ("\r", "\r"),
+            ("\r\n", "\n"),
+            ("\n", "\r\n"),
+            ("\r", "\r\n"),
+        ];
+        for (nl, blank) in ends {
+            let sep = format!("{nl}{blank}");
+            let stream = format!("data: a{nl}id: 1{sep}data: b{sep}: c{sep}");
+            let expected = "id: 1\ndata: A\n\ndata: B\n\n: c\n\n";
+            let (out, tail) = run(1 << 20, &[stream.as_bytes()]);
+            assert_eq!(out.concat() + &tail.unwrap(), expected, "{sep:?}");
+            for cut in 0..=stream.len() {
+                let (a, b) = stream.as_bytes().split_at(cut);
+                let (out, tail) = run(1 << 20, &[a, b]);
+                assert_eq!(out.concat() + &tail.unwrap(), expected, "{sep:?} at {cut}");
+            }
+            // One byte at a time.
+            let bytes: Vec<&[u8]> = stream.as_bytes().chunks(1).collect();
+            let (out, tail) = run(1 << 20, &bytes);
+            assert_eq!(out.concat() + &tail.unwrap(), expected, "{sep:?} bytewise");
+        }
+    }
+
+    /// A 12 MiB event fed 4 KiB at a time: every byte is looked at a
+    /// bounded number of times (the old framer looked at the whole buffer
+    /// again on every chunk: about 18 000 times as many).
+    #[test]
+    fn framing_is_linear() {
+        let mut framer = SseFramer::new(16 << 20);
+        let mut stream = b"data: {\"text\":\"".to_vec();
+        stream.resize(stream.len() + (12 << 20), b'x');
+        stream.extend_from_slice(b"\"}\n\ndata: 2\n\n");
+        let mut events = Vec::new();
+        for c in stream.chunks(4096) {
+            framer.push(c, &mut events).unwrap();
+        }
+        framer.finish(&mut events).unwrap();
+        assert_eq!(events.len(), 2);
+        // The event keeps its last line's end, not the blank line.
+        assert_eq!(events[0].len(), (12 << 20) + 18);
+        assert!(framer.scanned <= 2 * stream.len(), "{}", framer.scanned);
+        let data = event_data(&events[0]).unwrap();
+        assert!(matches!(data, Cow::Borrowed(_)), "the data was copied");
     }
 
     #[test]
-    fn oversized_partial_passes_raw() {
-        let mut r = SseRewriter::new(4);
-        let mut f = upper;
-        assert_eq!(r.push(b"data: abcdef", &mut f), b"data: abcdef");
+    fn oversized_event_is_refused_and_dropped() {
+        // A complete event before it still comes out.
+        let (out, tail) = run(8, &[b"data: a\n\ndata: abcdef", b"more"]);
+        assert_eq!(out, vec!["data: A\n\n"]);
+        assert_eq!(tail, Err(TooLarge { limit: 8 }));
+        // Complete in one chunk, still too large.
+        let (out, tail) = run(8, &[b"data: abcdef\n\ndata: b\n\n"]);
+        assert_eq!(out, vec![""]);
+        assert_eq!(tail, Err(TooLarge { limit: 8 }));
+        // Nothing is held after, and later chunks are refused.
+        let mut framer = SseFramer::new(8);
+        let mut events = Vec::new();
+        assert!(framer.push(b"data: abcdef", &mut events).is_err());
+        assert_eq!(framer.buf.capacity(), 0);
+        assert!(framer.push(b"\n\n", &mut events).is_err());
+        assert!(framer.finish(&mut events).is_err());
+        assert!(events.is_empty());
+    }
+
+    #[test]
+    fn data_lines_without_space_or_value() {
+        let mut out = Vec::new();
+        rewrite_event(b"data\ndata:x\r\ndata: y", &mut upper, &mut out);
+        assert_eq!(out, b"data: \ndata: X\ndata: Y\n\n");
+        assert_eq!(event_data(b"event: x").as_deref(), None);
+        assert_eq!(event_data(b"datax: 1").as_deref(), None);
     }
 }

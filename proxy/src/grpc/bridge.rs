@@ -26,14 +26,11 @@ use super::status::{from_failure, from_rpc_error};
 use super::upstream::{Events, GrpcUpstream};
 use crate::app::App;
 use crate::error::Failure;
-use crate::sse::SseRewriter;
+use crate::sse::SseFramer;
 use crate::translation::RpcTranslation;
 use crate::version::Version;
 
 type HttpClient = Client<HttpConnector, Full<Bytes>>;
-
-/// Largest SSE event held while framing.
-const SSE_EVENT_LIMIT: usize = 4 * 1024 * 1024;
 
 /// What a gRPC call carries besides its message.
 #[derive(Debug, Clone, Default)]
@@ -572,11 +569,15 @@ impl Bridge {
         let (tx, rx) = mpsc::channel::<Result<T, Status>>(16);
         let max = self.app.config.limits.stream_max_duration;
         let gap = self.app.config.limits.read_timeout;
+        let limit = self.app.config.limits.max_event_bytes;
         let this = Arc::clone(self);
         this.app.metrics.stream_opened();
         tokio::spawn(async move {
             let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
-            let (code, last) = pump(client, upstream, rpc, push, resp, &tx, conv, end, gap).await;
+            let (code, last) = pump(
+                client, upstream, rpc, push, resp, &tx, conv, end, gap, limit,
+            )
+            .await;
             // Counted before the last item goes out and the channel closes,
             // so a caller that saw the stream end also sees it counted.
             this.count_outcome(client, method, code, started.elapsed())
@@ -623,9 +624,11 @@ impl Bridge {
 enum UpstreamEvents {
     Sse {
         body: hyper::body::Incoming,
-        framer: SseRewriter,
+        framer: SseFramer,
     },
     Grpc(Events),
+    /// The events before a failure went out; the failure comes next.
+    Failed(Failure),
     Ended,
 }
 
@@ -639,34 +642,75 @@ impl UpstreamEvents {
                 Some(Ok(b)) => Some(Ok(vec![b])),
                 Some(Err(f)) => Some(Err(f)),
             },
+            UpstreamEvents::Failed(_) => match std::mem::replace(self, UpstreamEvents::Ended) {
+                UpstreamEvents::Failed(f) => Some(Err(f)),
+                _ => None,
+            },
             UpstreamEvents::Sse { body, framer } => {
-                let mut datas: Vec<Vec<u8>> = Vec::new();
-                let mut grab = |d: &str| {
-                    if !d.trim().is_empty() {
-                        datas.push(d.as_bytes().to_vec());
-                    }
-                    d.to_string()
-                };
-                match body.frame().await {
+                let mut events = Vec::new();
+                let framed = match body.frame().await {
                     None => {
-                        framer.finish(&mut grab);
+                        let r = framer.finish(&mut events);
                         *self = UpstreamEvents::Ended;
+                        r
                     }
                     Some(Err(e)) => {
                         return Some(Err(Failure::UpstreamUnavailable {
                             detail: e.to_string(),
                         }))
                     }
-                    Some(Ok(frame)) => {
-                        if let Ok(d) = frame.into_data() {
-                            framer.push(&d, &mut grab);
-                        }
-                    }
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(d) => framer.push(&d, &mut events),
+                        Err(_) => Ok(()),
+                    },
+                };
+                let datas: Vec<Vec<u8>> = events
+                    .iter()
+                    .filter_map(|e| crate::sse::event_data(e))
+                    .filter(|d| !d.trim().is_empty())
+                    .map(|d| d.into_owned().into_bytes())
+                    .collect();
+                if let Err(crate::sse::TooLarge { limit }) = framed {
+                    // The stream ends with an error status, never a
+                    // partial event.
+                    *self = UpstreamEvents::Failed(Failure::BadUpstreamResponse {
+                        detail: format!("a stream event over the limit of {limit} bytes"),
+                    });
                 }
                 Some(Ok(datas))
             }
         }
     }
+}
+
+/// One upstream event as the caller's item: translated, the subscriber's
+/// push values restored (`push`: the first event's), converted; and whether
+/// it is a v0.3 `final: true` status update (the stream ends after it).
+fn event_item<T>(
+    client: Version,
+    upstream: Version,
+    rpc: &RpcTranslation,
+    push: Option<PushCall>,
+    conv: fn(Value) -> Result<T, String>,
+    data: &[u8],
+) -> (Result<T, Status>, bool) {
+    let last = upstream == Version::V03 && is_final_v03(data);
+    let out = if client == upstream {
+        data.to_vec()
+    } else {
+        match std::str::from_utf8(data) {
+            Ok(d) => rpc.event(d).into_bytes(),
+            Err(_) => rpc.response(data),
+        }
+    };
+    // The first event (the Task, or the Message) records the task an
+    // inline config was created for; later ones carry no configs.
+    let out = match push {
+        Some(p) => p.restore(client, out),
+        None => out,
+    };
+    let item = envelope_result(client, &out).and_then(|v| convert(client, conv, v));
+    (item, last)
 }
 
 /// Forwards the upstream's events until it ends, the caller goes away
@@ -675,7 +719,7 @@ impl UpstreamEvents {
 /// Returns the status code the call ended with (`None`: ok) and the last
 /// item, not yet sent.
 #[allow(clippy::too_many_arguments)]
-async fn pump<T>(
+async fn pump<T: Send + 'static>(
     client: Version,
     upstream: Version,
     rpc: RpcTranslation,
@@ -685,23 +729,9 @@ async fn pump<T>(
     conv: fn(Value) -> Result<T, String>,
     end: Instant,
     gap: Duration,
+    limit: usize,
 ) -> (Option<tonic::Code>, Option<Result<T, Status>>) {
-    let mut translate = |data: &[u8]| -> Vec<u8> {
-        let out = if client == upstream {
-            data.to_vec()
-        } else {
-            match std::str::from_utf8(data) {
-                Ok(d) => rpc.event(d).into_bytes(),
-                Err(_) => rpc.response(data),
-            }
-        };
-        // The first event (the Task, or the Message) records the task an
-        // inline config was created for; later ones carry no configs.
-        match push.take() {
-            Some(p) => p.restore(client, out),
-            None => out,
-        }
-    };
+    let rpc = Arc::new(rpc);
     let mut events = match source {
         Source::Grpc(s) => UpstreamEvents::Grpc(s),
         Source::Http(resp) => {
@@ -713,15 +743,11 @@ async fn pump<T>(
             let body = resp.into_body();
             if !sse {
                 // A plain JSON answer to a streaming call: typically an error.
+                let body = http_body_util::Limited::new(body, limit);
                 let collected = tokio::time::timeout_at(end, body.collect()).await;
                 let item = match collected {
                     Err(_) => Err(from_failure(client, &Failure::UpstreamTimeout)),
-                    Ok(Err(e)) => Err(from_failure(
-                        client,
-                        &Failure::UpstreamUnavailable {
-                            detail: e.to_string(),
-                        },
-                    )),
+                    Ok(Err(e)) => Err(from_failure(client, &body_failure(&*e, limit))),
                     Ok(Ok(c)) => {
                         let b = c.to_bytes();
                         let mut out = if client == upstream {
@@ -739,7 +765,7 @@ async fn pump<T>(
             }
             UpstreamEvents::Sse {
                 body,
-                framer: SseRewriter::new(SSE_EVENT_LIMIT),
+                framer: SseFramer::new(limit),
             }
         }
     };
@@ -755,9 +781,24 @@ async fn pump<T>(
             Ok(Some(Ok(d))) => d,
         };
         for data in datas {
-            let last = upstream == Version::V03 && is_final_v03(&data);
-            let out = translate(&data);
-            let item = envelope_result(client, &out).and_then(|v| convert(client, conv, v));
+            let p = push.take();
+            let (item, last) = if data.len() > crate::sse::OFFLOAD_EVENT_BYTES {
+                // Off the runtime's workers: a big event does not hold up
+                // the other calls meanwhile.
+                let rpc = rpc.clone();
+                let job = tokio::task::spawn_blocking(move || {
+                    event_item(client, upstream, &rpc, p, conv, &data)
+                });
+                job.await.unwrap_or_else(|e| {
+                    let detail = format!("translating an event: {e}");
+                    (
+                        Err(from_failure(client, &Failure::Internal { detail })),
+                        true,
+                    )
+                })
+            } else {
+                event_item(client, upstream, &rpc, p, conv, &data)
+            };
             let failed = item.as_ref().err().map(Status::code);
             if failed.is_some() || last {
                 return (failed, Some(item));
@@ -766,6 +807,19 @@ async fn pump<T>(
                 tracing::debug!("gRPC stream caller went away; upstream stream dropped");
                 return (Some(tonic::Code::Cancelled), None);
             }
+        }
+    }
+}
+
+/// Why reading an answer body of at most `limit` bytes failed.
+fn body_failure(e: &(dyn std::error::Error + Send + Sync + 'static), limit: usize) -> Failure {
+    if e.is::<http_body_util::LengthLimitError>() {
+        Failure::BadUpstreamResponse {
+            detail: format!("answer over the limit of {limit} bytes"),
+        }
+    } else {
+        Failure::UpstreamUnavailable {
+            detail: e.to_string(),
         }
     }
 }
