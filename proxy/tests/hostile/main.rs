@@ -2,5 +2,6 @@
 mod agents;
 mod connections;
 mod push;
+mod sse;
 #[path = "../support/mod.rs"]
 mod support;
