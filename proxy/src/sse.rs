@@ -218,14 +218,13 @@ fn split_event<'a>(text: &'a str, mut other: impl FnMut(&'a str)) -> Option<Cow<
 
 /// Renders one event (as [`SseFramer`] returns it) with its `data` passed
 /// through `f`, and the blank line that ends it. An event without `data`
-/// keeps its other lines; an empty one renders as nothing.
+/// keeps its other lines; an empty one (a bare blank line, a keep-alive to
+/// some agents) stays a blank line.
 pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
     let text = String::from_utf8_lossy(event);
-    let mut any = false;
     let data = split_event(&text, |line| {
         out.extend_from_slice(line.as_bytes());
         out.push(b'\n');
-        any = true;
     });
     if let Some(d) = data {
         let new = f(&d);
@@ -235,11 +234,8 @@ pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
             out.extend_from_slice(l.as_bytes());
             out.push(b'\n');
         }
-        any = true;
     }
-    if any {
-        out.push(b'\n');
-    }
+    out.push(b'\n');
 }
 
 #[cfg(test)]
@@ -292,6 +288,14 @@ mod tests {
             out[0],
             ": keep-alive\n\nevent: x\nid: 7\ndata: A\ndata: B\n\n"
         );
+    }
+
+    #[test]
+    fn blank_lines_stay() {
+        let (out, tail) = run(1 << 20, &[b"\n\r\ndata: a\n\n\r"]);
+        assert_eq!(out[0], "\n\ndata: A\n\n");
+        // The last `\r` may start a `\r\n`: a blank line once the stream ends.
+        assert_eq!(tail.unwrap(), "\n");
     }
 
     #[test]
