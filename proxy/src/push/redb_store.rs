@@ -78,6 +78,12 @@ const MIGRATIONS: &[Migration] = &[
         tx.open_table(SNAPSHOTS).map_err(e)?;
         Ok(())
     },
+    // The task index held whole tasks of no known caller: dropped.
+    |tx| {
+        tx.delete_table(TASKS).map_err(e)?;
+        tx.open_table(TASKS).map_err(e)?;
+        Ok(())
+    },
 ];
 
 /// A quiet store checkpoints after this long without new items.
