@@ -421,8 +421,9 @@ impl App {
     /// A v1.0 `ListTasks` toward a v0.3 agent, answered per caller: the
     /// caller's own entries of the task index select the page, whose tasks
     /// are then asked of the agent with `fetch` (the caller's credentials),
-    /// at most `limits.list_fetch_parallel` at once; what the agent does
-    /// not give is left out. The `result` of the answer.
+    /// at most `limits.list_fetch_parallel` at once, all within one
+    /// `limits.connect_timeout_ms` + `read_timeout_ms`; what the agent does
+    /// not give by then is left out. The `result` of the answer.
     pub async fn list_tasks(
         &self,
         caller: &crate::tasks::Caller,
@@ -448,7 +449,11 @@ impl App {
             });
         }
         let mut fetched = vec![None; page.ids.len()];
-        while let Some(r) = set.join_next().await {
+        // The whole page within one connect and read timeout: what the
+        // agent has not given by then is left out (the rest are dropped).
+        let limits = &self.config.limits;
+        let deadline = tokio::time::Instant::now() + limits.connect_timeout + limits.read_timeout;
+        while let Ok(Some(r)) = tokio::time::timeout_at(deadline, set.join_next()).await {
             if let Ok(Some((i, task))) = r {
                 // What the agent says now, for this caller.
                 self.tasks.put_task(caller.scope, &task);

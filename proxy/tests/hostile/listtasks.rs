@@ -586,3 +586,49 @@ async fn three_mib_tasks_leave_the_binary_and_its_data_dir_small() {
     drop(bin);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An agent that never answers the page's GetTask calls holds a ListTasks
+/// no longer than one connect + read timeout: the tasks it did not give
+/// are left out. (100 hanging fetches, 8 at a time, would take 13 read
+/// timeouts.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_agent_does_not_hold_a_list() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let host = Arc::new(std::sync::OnceLock::<String>::new());
+    let h = host.clone();
+    let up = FakeUpstream::start(move |r| {
+        if r.target.starts_with("/.well-known/") {
+            let card = CARD_V03.replace("UP", h.get().map(String::as_str).unwrap_or("?"));
+            return Reply::json(200, &card);
+        }
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        if req["method"] != "message/send" {
+            return Reply::Hang;
+        }
+        let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+        let task = v03_task(&format!("t{k}"), k, "x");
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
+        )
+    })
+    .await;
+    host.set(up.addr.to_string()).unwrap();
+    let agent = Agent {
+        up,
+        owners: Arc::default(),
+    };
+    let px = proxy(&agent, |c| {
+        c.limits.connect_timeout = Duration::from_millis(200);
+        c.limits.read_timeout = Duration::from_millis(300);
+    });
+    for _ in 0..100 {
+        send(&px, Some("Bearer a")).await;
+    }
+    let started = Instant::now();
+    let v = list_rpc(&px, Some("Bearer a"), json!({"pageSize": 100})).await;
+    let took = started.elapsed();
+    assert_eq!(v["result"]["tasks"], json!([]), "{v}");
+    assert_eq!(v["result"]["totalSize"], 100, "{v}");
+    assert!(took < Duration::from_millis(2500), "the list took {took:?}");
+}
