@@ -53,8 +53,8 @@ pub struct App {
     pub config: Config,
     pub cards: CardCache,
     pub metrics: Metrics,
-    /// Tasks seen in translated answers, for ListTasks emulation (kept in
-    /// the push store when there is one).
+    /// Tasks seen in translated answers, per caller scope, for ListTasks
+    /// emulation (kept in the push store when there is one).
     pub tasks: std::sync::Arc<crate::tasks::TaskIndex>,
     /// Push interception and delivery (`None` when `push.enabled` is off).
     pub push: Option<std::sync::Arc<crate::push::layer::Push>>,
@@ -81,11 +81,12 @@ impl App {
             config.limits.read_timeout,
             config.limits.card_default_ttl,
         );
+        let tasks = task_index(&config, crate::tasks::ScopeKey::random());
         App {
             config,
             cards,
             metrics: Metrics::default(),
-            tasks: std::sync::Arc::new(crate::tasks::TaskIndex::new(10_000)),
+            tasks: std::sync::Arc::new(tasks),
             push: None,
             push_worker: std::sync::Mutex::new(None),
             upstream_pool: Default::default(),
@@ -104,10 +105,20 @@ impl App {
         }
         let store =
             crate::push::layer::open_store(s).map_err(|e| std::io::Error::other(e.to_string()))?;
-        let sync = crate::push::task_sync::start(self.tasks.clone(), store.clone())
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        if let Ok(mut t) = self.task_sync.lock() {
-            *t = Some(sync);
+        if self.tasks.enabled() {
+            // Scopes keyed from the store's credentials key: instances
+            // sharing the store, and this one after a restart, agree.
+            if let Some(secret) = store.list_scope_secret() {
+                let key = crate::tasks::ScopeKey::derived(&secret);
+                self.tasks = std::sync::Arc::new(task_index(&self.config, key));
+            } else {
+                tracing::warn!("the push store has no credentials key: ListTasks scopes are per process, tasks seen before a restart are listed to no one");
+            }
+            let sync = crate::push::task_sync::start(self.tasks.clone(), store.clone())
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            if let Ok(mut t) = self.task_sync.lock() {
+                *t = Some(sync);
+            }
         }
         let push = std::sync::Arc::new(crate::push::layer::Push::new(s.clone(), store)?);
         let worker = crate::push::deliver::Worker::start(push.clone())?;
@@ -272,6 +283,9 @@ impl App {
                     }
                 }
                 card::rewrite_card(c, &self.config.upstream, &self.config.public_url);
+                if translated_to == Some(Version::V10) && self.tasks.enabled() {
+                    card::advertise_list_tasks(c);
+                }
                 if let (Some(to), Some(url)) = (translated_to, crate::grpc::public_grpc_url(self)) {
                     crate::grpc::advertise(c, to, &url);
                 }
@@ -319,6 +333,9 @@ impl App {
             }
         };
         card::rewrite_card(&mut json, &self.config.upstream, &self.config.public_url);
+        if client == Version::V10 && card.version == Version::V03 && self.tasks.enabled() {
+            card::advertise_list_tasks(&mut json);
+        }
         if let Some(url) = crate::grpc::public_grpc_url(self) {
             crate::grpc::advertise(&mut json, client, &url);
         }
@@ -366,16 +383,120 @@ pub enum FetchedTask {
     Unknown,
 }
 
-/// Task fetches in flight at once for a ListTasks refresh.
-const LIST_REFRESH_PARALLEL: usize = 8;
+/// The task index `config` asks for, its scopes keyed with `key`.
+fn task_index(config: &Config, key: crate::tasks::ScopeKey) -> crate::tasks::TaskIndex {
+    let l = &config.list_tasks;
+    if l.refresh_max_ignored {
+        tracing::warn!("limits.list_refresh_max is no longer used and is ignored: ListTasks asks the agent for each listed task with the caller's credentials");
+    }
+    crate::tasks::TaskIndex::new(
+        l.mode == crate::config::ListTasksMode::PerCaller,
+        config.limits.list_index,
+        key,
+        &l.identity_headers,
+    )
+}
+
+/// Asks the agent for one listed task (by id, with a `historyLength`):
+/// the task in v1.0 shape, or `None` when the agent gave none.
+pub type FetchListed = Arc<
+    dyn Fn(
+            String,
+            Option<i64>,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<Value>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// ListTasks with `list_tasks = "off"`: what a v0.3 agent answers.
+pub fn list_tasks_unsupported() -> Failure {
+    Failure::Translate {
+        code: translate::code::ErrorCode::UnsupportedOperation.code(),
+        message: "ListTasks is not supported: the agent speaks A2A v0.3, which has no task list"
+            .into(),
+    }
+}
 
 impl App {
-    /// The current state of task `id`, asked of the v0.3 agent, in v1.0
-    /// shape; a task it returns is recorded in the task index.
-    pub async fn fetch_v03_task(&self, via: &TaskFetch, id: &str) -> FetchedTask {
+    /// A v1.0 `ListTasks` toward a v0.3 agent, answered per caller: the
+    /// caller's own entries of the task index select the page, whose tasks
+    /// are then asked of the agent with `fetch` (the caller's credentials),
+    /// at most `limits.list_fetch_parallel` at once, all within one
+    /// `limits.connect_timeout_ms` + `read_timeout_ms`; what the agent does
+    /// not give by then is left out. The `result` of the answer.
+    pub async fn list_tasks(
+        &self,
+        caller: &crate::tasks::Caller,
+        params: Option<&Value>,
+        fetch: FetchListed,
+    ) -> Result<Value, Failure> {
+        if !self.tasks.enabled() {
+            return Err(list_tasks_unsupported());
+        }
+        let page = self.tasks.page(caller.scope, params)?;
+        let history = page.history_length();
+        let gate = Arc::new(tokio::sync::Semaphore::new(
+            self.config.limits.list_fetch_parallel,
+        ));
+        let mut set = tokio::task::JoinSet::new();
+        for (i, id) in page.ids.iter().enumerate() {
+            let (fetch, gate, id) = (fetch.clone(), gate.clone(), id.clone());
+            set.spawn(async move {
+                let _permit = gate.acquire_owned().await.ok()?;
+                let task = fetch(id.clone(), history).await?;
+                let same = task.get("id").and_then(Value::as_str) == Some(id.as_str());
+                same.then_some((i, task))
+            });
+        }
+        let mut fetched = vec![None; page.ids.len()];
+        // The whole page within one connect and read timeout: what the
+        // agent has not given by then is left out (the rest are dropped).
+        let limits = &self.config.limits;
+        let deadline = tokio::time::Instant::now() + limits.connect_timeout + limits.read_timeout;
+        while let Ok(Some(r)) = tokio::time::timeout_at(deadline, set.join_next()).await {
+            if let Ok(Some((i, task))) = r {
+                // What the agent says now, for this caller.
+                self.tasks.put_task(caller.scope, &task);
+                fetched[i] = Some(task);
+            }
+        }
+        Ok(page.answer(fetched))
+    }
+
+    /// [`App::list_tasks`] asking the agent over the client's binding
+    /// (`via`), with the caller's credential headers.
+    pub async fn list_tasks_via(
+        self: &Arc<Self>,
+        caller: &crate::tasks::Caller,
+        params: Option<&Value>,
+        via: TaskFetch,
+    ) -> Result<Value, Failure> {
+        let (app, headers) = (self.clone(), Arc::new(caller.headers.clone()));
+        let fetch: FetchListed = Arc::new(move |id, history| {
+            let (app, via, headers) = (app.clone(), via.clone(), headers.clone());
+            Box::pin(async move {
+                match app.fetch_v03_task(&via, &id, &headers, history).await {
+                    FetchedTask::Task(t) => Some(t),
+                    FetchedTask::NotFound | FetchedTask::Unknown => None,
+                }
+            })
+        });
+        self.list_tasks(caller, params, fetch).await
+    }
+
+    /// The current state of task `id`, asked of the v0.3 agent with the
+    /// `credentials` headers (and `historyLength` when given), in v1.0 shape.
+    pub async fn fetch_v03_task(
+        &self,
+        via: &TaskFetch,
+        id: &str,
+        credentials: &[(http::HeaderName, http::HeaderValue)],
+        history: Option<i64>,
+    ) -> FetchedTask {
         use crate::translation::RpcTranslation;
         let v03 = Version::V03;
-        let task = match (via, self.ask_task(v03, via, id).await) {
+        let asked = self.ask_task(v03, via, id, credentials, history).await;
+        let task = match (via, asked) {
             (_, None) => return FetchedTask::Unknown,
             (TaskFetch::JsonRpc(_), Some((200, answer))) => {
                 let rpc = RpcTranslation {
@@ -410,10 +531,7 @@ impl App {
             (_, Some(_)) => return FetchedTask::Unknown,
         };
         match task.filter(|t| t.get("id").and_then(Value::as_str) == Some(id)) {
-            Some(t) => {
-                self.tasks.put_task(&t);
-                FetchedTask::Task(t)
-            }
+            Some(t) => FetchedTask::Task(t),
             None => FetchedTask::Unknown,
         }
     }
@@ -425,7 +543,7 @@ impl App {
         via: &TaskFetch,
         id: &str,
     ) -> Option<translate::v10::task::Task> {
-        let (status, answer) = self.ask_task(Version::V10, via, id).await?;
+        let (status, answer) = self.ask_task(Version::V10, via, id, &[], None).await?;
         if status != 200 {
             return None;
         }
@@ -439,59 +557,51 @@ impl App {
     }
 
     /// The agent's (of `version`) answer to its GetTask of `id` `via` a
-    /// binding: status and body; `None` when it could not be asked.
-    async fn ask_task(&self, version: Version, via: &TaskFetch, id: &str) -> Option<(u16, Bytes)> {
+    /// binding, sent with the `credentials` headers and a positive
+    /// `history` as its `historyLength`: status and body; `None` when it
+    /// could not be asked.
+    async fn ask_task(
+        &self,
+        version: Version,
+        via: &TaskFetch,
+        id: &str,
+        credentials: &[(http::HeaderName, http::HeaderValue)],
+        history: Option<i64>,
+    ) -> Option<(u16, Bytes)> {
         let addr = self.upstream_addr().await.ok()?;
+        let history = history.filter(|h| *h > 0);
         let answer = match via {
             TaskFetch::JsonRpc(path) => {
                 let method = translate::method::Method::GetTask.name(version)?;
+                let mut params = json!({ "id": id });
+                if let Some(h) = history {
+                    params["historyLength"] = json!(h);
+                }
                 let get = json!({"jsonrpc": "2.0", "id": "a2a-proxy-task",
-                    "method": method, "params": {"id": id}});
+                    "method": method, "params": params});
                 let body = Bytes::from(get.to_string());
-                self.cards.post_json(addr, path, version, body).await
+                self.cards
+                    .call_json_as(addr, "POST", path, version, Some(body), credentials)
+                    .await
             }
             TaskFetch::Rest => {
                 let prefix = match version {
                     Version::V03 => "/v1",
                     Version::V10 => "",
                 };
-                let path = format!(
+                let mut path = format!(
                     "{}{prefix}/tasks/{}",
                     self.config.upstream.base_path,
                     crate::rest::path_segment(id)
                 );
+                if let Some(h) = history {
+                    path.push_str(&format!("?historyLength={h}"));
+                }
                 self.cards
-                    .call_json(addr, "GET", &path, version, None)
+                    .call_json_as(addr, "GET", &path, version, None, credentials)
                     .await
             }
         };
         answer.ok()
-    }
-
-    /// Before a ListTasks answered from the task index: the tasks it holds
-    /// that had not finished when last seen (in the list's `contextId`,
-    /// the most recent first, at most `limits.list_refresh_max`) are asked of
-    /// the agent again, so the list shows their state now, not the one
-    /// that last passed through here. A fetch that fails leaves the entry.
-    pub async fn refresh_unfinished_tasks(
-        self: &Arc<Self>,
-        params: Option<&Value>,
-        via: TaskFetch,
-    ) {
-        let context = params
-            .and_then(|p| p.get("contextId"))
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty());
-        let ids = self
-            .tasks
-            .unfinished(context, self.config.limits.list_refresh_max);
-        for batch in ids.chunks(LIST_REFRESH_PARALLEL) {
-            let mut set = tokio::task::JoinSet::new();
-            for id in batch {
-                let (app, via, id) = (self.clone(), via.clone(), id.clone());
-                set.spawn(async move { app.fetch_v03_task(&via, &id).await });
-            }
-            while set.join_next().await.is_some() {}
-        }
     }
 }

@@ -196,6 +196,45 @@ pub fn shape_translated(out: &mut Value, to: Version, rest_base: &str) -> Result
     Ok(())
 }
 
+/// The URI of the card extension that tells v1.0 clients how ListTasks is
+/// answered in front of a v0.3 agent (the proxy's own, not the agent's).
+pub const LIST_TASKS_EXTENSION: &str = "urn:a2a-compat-proxy:list-tasks:per-caller";
+
+/// Adds to a v1.0 card (served for a v0.3 agent) the extension entry
+/// saying how ListTasks is answered: per caller credentials, only tasks
+/// created or seen through this proxy, each fetched from the agent with
+/// the caller's credentials. Not required: a client that does not know it
+/// ignores it. A card whose `capabilities` or `extensions` is not what
+/// v1.0 says is left as it is.
+pub fn advertise_list_tasks(card: &mut Value) {
+    let Some(obj) = card.as_object_mut() else {
+        return;
+    };
+    let caps = obj
+        .entry("capabilities")
+        .or_insert_with(|| serde_json::json!({}));
+    let Some(caps) = caps.as_object_mut() else {
+        return;
+    };
+    let list = caps
+        .entry("extensions")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let Some(list) = list.as_array_mut() else {
+        return;
+    };
+    if list
+        .iter()
+        .any(|e| e.get("uri").and_then(Value::as_str) == Some(LIST_TASKS_EXTENSION))
+    {
+        return;
+    }
+    list.push(serde_json::json!({
+        "uri": LIST_TASKS_EXTENSION,
+        "description": "ListTasks is answered by the a2a-compat-proxy (the agent speaks A2A v0.3, which has no task list): tasks are listed per caller credentials (the Authorization header and configured identity headers), only tasks created or seen through this proxy by the same credentials, each fetched from the agent with the caller's own credentials; a task the agent refuses is left out.",
+        "required": false
+    }));
+}
+
 /// A strong ETag for a served card body, distinct per version.
 pub fn etag_for(version: Version, body: &[u8]) -> String {
     use std::hash::{Hash, Hasher};
@@ -342,8 +381,23 @@ impl CardCache {
         version: Version,
         body: Option<Bytes>,
     ) -> Result<(u16, Bytes), String> {
+        self.call_json_as(addr, method, path, version, body, &[])
+            .await
+    }
+
+    /// [`CardCache::call_json`] on behalf of a caller: with its credential
+    /// `headers` (`Authorization`, identity headers).
+    pub async fn call_json_as(
+        &self,
+        addr: SocketAddr,
+        method: &str,
+        path: &str,
+        version: Version,
+        body: Option<Bytes>,
+        headers: &[(http::HeaderName, http::HeaderValue)],
+    ) -> Result<(u16, Bytes), String> {
         let total = self.connect_timeout + self.read_timeout;
-        let call = self.call_inner(addr, method, path, version, body);
+        let call = self.call_inner(addr, method, path, version, body, headers);
         match tokio::time::timeout(total, call).await {
             Ok(r) => r,
             Err(_) => Err(format!("upstream call timed out after {total:?}")),
@@ -357,6 +411,7 @@ impl CardCache {
         path: &str,
         version: Version,
         body: Option<Bytes>,
+        caller: &[(http::HeaderName, http::HeaderValue)],
     ) -> Result<(u16, Bytes), String> {
         let peer = self.peer(addr);
         let err = |what: &str, e: Box<pingora::Error>| format!("upstream call: {what}: {e}");
@@ -378,6 +433,10 @@ impl CardCache {
         }
         for (k, v) in headers {
             req.insert_header(k, v).map_err(|e| err("header", e))?;
+        }
+        for (k, v) in caller {
+            req.append_header(k.clone(), v.clone())
+                .map_err(|e| err("header", e))?;
         }
         session
             .write_request_header(Box::new(req))

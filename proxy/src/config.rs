@@ -23,8 +23,9 @@
 //! read_timeout_ms = 60000
 //! stream_max_duration_secs = 3600
 //! card_default_ttl_secs = 60
-//! list_refresh_max = 100
 //! max_event_bytes = 16777216
+//! list_index_max_tasks = 10000
+//! list_index_max_bytes = 8388608
 //! ```
 
 use std::fmt;
@@ -55,6 +56,11 @@ pub struct RawConfig {
     pub grpc: RawGrpc,
     #[serde(default)]
     pub push: RawPush,
+    // ListTasks emulation (area: listtasks).
+    /// `per-caller` (default) or `off`.
+    pub list_tasks: Option<String>,
+    /// Headers besides `Authorization` that tell callers apart.
+    pub list_identity_headers: Option<Vec<String>>,
 }
 
 /// `[push]` of the file: push-notification interception and delivery.
@@ -106,6 +112,9 @@ pub struct RawLimits {
     pub read_timeout_ms: Option<u64>,
     pub stream_max_duration_secs: Option<u64>,
     pub card_default_ttl_secs: Option<u64>,
+    // ListTasks emulation (area: listtasks).
+    /// No longer used (ListTasks asks the agent for each listed task);
+    /// accepted and ignored with a warning.
     pub list_refresh_max: Option<u64>,
     // Client connections and whole answers (hostile clients and agents).
     pub header_timeout_ms: Option<u64>,
@@ -114,6 +123,10 @@ pub struct RawLimits {
     pub answer_timeout_ms: Option<u64>,
     // sse (issue #20): the largest SSE event or whole answer translated.
     pub max_event_bytes: Option<u64>,
+    pub list_index_max_tasks: Option<u64>,
+    pub list_index_max_bytes: Option<u64>,
+    pub list_index_max_id_bytes: Option<u64>,
+    pub list_fetch_parallel: Option<u64>,
 }
 
 impl RawConfig {
@@ -260,9 +273,6 @@ pub struct Limits {
     pub stream_max_duration: Duration,
     /// Card cache lifetime when the upstream sends no `max-age`.
     pub card_default_ttl: Duration,
-    /// Most unfinished tasks a ListTasks answered by the proxy (v0.3 agent)
-    /// asks the agent for again before answering (0: none).
-    pub list_refresh_max: usize,
     /// Longest time a client may take to send a request head (from the
     /// accept on a new connection, from its first byte on a kept-alive one).
     pub header_timeout: Duration,
@@ -279,6 +289,11 @@ pub struct Limits {
     /// translated; a stream whose event grows past it ends with an error
     /// event in the client's version (never forwarded untranslated).
     pub max_event_bytes: usize,
+    // ListTasks emulation (area: listtasks).
+    /// Bounds of the ListTasks index.
+    pub list_index: crate::tasks::IndexLimits,
+    /// Tasks of one ListTasks page asked of the agent at once.
+    pub list_fetch_parallel: usize,
 }
 
 impl Default for Limits {
@@ -290,13 +305,14 @@ impl Default for Limits {
             read_timeout: Duration::from_secs(60),
             stream_max_duration: Duration::from_secs(3600),
             card_default_ttl: Duration::from_secs(60),
-            list_refresh_max: 100,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_header_bytes: 64 * 1024,
             answer_timeout: Duration::from_secs(120),
             // sse (issue #20):
             max_event_bytes: 16 * 1024 * 1024,
+            list_index: crate::tasks::IndexLimits::default(),
+            list_fetch_parallel: 8,
         }
     }
 }
@@ -321,6 +337,64 @@ pub struct Config {
     /// The upstream's gRPC endpoint; calls go there instead of its JSON-RPC.
     pub upstream_grpc: Option<HttpUrl>,
     pub push: PushSettings,
+    // ListTasks emulation (area: listtasks).
+    pub list_tasks: ListTasksSettings,
+}
+
+// ListTasks emulation (area: listtasks).
+/// How a v1.0 client's ListTasks toward a v0.3 agent is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListTasksMode {
+    /// From the proxy's index, per caller credentials (`per-caller`).
+    PerCaller,
+    /// UnsupportedOperation, as the agent would (`off`).
+    Off,
+}
+
+/// `list_tasks`, `list_identity_headers` (area: listtasks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListTasksSettings {
+    pub mode: ListTasksMode,
+    /// Headers besides `Authorization` whose values make a caller's scope
+    /// (and are forwarded on the page's GetTask calls). Default: none.
+    pub identity_headers: Vec<http::HeaderName>,
+    /// `limits.list_refresh_max` was set (it is ignored).
+    pub refresh_max_ignored: bool,
+}
+
+impl Default for ListTasksSettings {
+    fn default() -> Self {
+        ListTasksSettings {
+            mode: ListTasksMode::PerCaller,
+            identity_headers: Vec::new(),
+            refresh_max_ignored: false,
+        }
+    }
+}
+
+fn resolve_list_tasks(raw: &RawConfig) -> Result<ListTasksSettings, ConfigError> {
+    let mode = match raw.list_tasks.as_deref().map(str::trim) {
+        None | Some("per-caller") => ListTasksMode::PerCaller,
+        Some("off") => ListTasksMode::Off,
+        Some(other) => return Err(bad("list_tasks", other, "must be per-caller or off")),
+    };
+    let mut identity_headers = Vec::new();
+    for h in raw.list_identity_headers.iter().flatten() {
+        let name = http::HeaderName::from_bytes(h.trim().as_bytes())
+            .map_err(|_| bad("list_identity_headers", h, "not a header name"))?;
+        if name == http::header::AUTHORIZATION {
+            continue;
+        }
+        if identity_headers.len() >= 16 {
+            return Err(bad("list_identity_headers", h, "at most 16 headers"));
+        }
+        identity_headers.push(name);
+    }
+    Ok(ListTasksSettings {
+        mode,
+        identity_headers,
+        refresh_max_ignored: raw.limits.list_refresh_max.is_some(),
+    })
 }
 
 /// Where push state lives.
@@ -556,7 +630,9 @@ impl Config {
             Some(g) => Some(HttpUrl::parse("upstream.grpc_url", g)?),
         };
         let push = resolve_push(&raw.push, listen)?;
+        let list_tasks = resolve_list_tasks(&raw)?;
         Ok(Config {
+            list_tasks,
             push,
             grpc_listen,
             grpc_tls,
@@ -654,13 +730,11 @@ fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
             Some(n) => Duration::from_secs(n),
             None => d.card_default_ttl,
         },
-        list_refresh_max: match raw.list_refresh_max {
-            // 0 is allowed: lists show the state tasks were last seen in.
-            Some(n) if n > 100_000 => {
-                return Err(bad("limits.list_refresh_max", n, "must be at most 100000"))
-            }
-            Some(n) => n as usize,
-            None => d.list_refresh_max,
+        list_index: resolve_list_index(raw, d.list_index)?,
+        list_fetch_parallel: match raw.list_fetch_parallel {
+            None => d.list_fetch_parallel,
+            Some(n) if (1..=64).contains(&n) => n as usize,
+            Some(n) => return Err(bad("limits.list_fetch_parallel", n, "must be 1..=64")),
         },
         header_timeout: ms(
             "limits.header_timeout_ms",
@@ -704,6 +778,38 @@ fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
     })
 }
 
+/// `limits.list_index_*` (area: listtasks).
+fn resolve_list_index(
+    raw: &RawLimits,
+    d: crate::tasks::IndexLimits,
+) -> Result<crate::tasks::IndexLimits, ConfigError> {
+    let within = |key: &str, v: Option<u64>, default: usize, max: u64| match v {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&n) => Ok(n as usize),
+        Some(n) => Err(bad(key, n, format!("must be 1..={max}"))),
+    };
+    Ok(crate::tasks::IndexLimits {
+        max_tasks: within(
+            "limits.list_index_max_tasks",
+            raw.list_index_max_tasks,
+            d.max_tasks,
+            1_000_000,
+        )?,
+        max_bytes: within(
+            "limits.list_index_max_bytes",
+            raw.list_index_max_bytes,
+            d.max_bytes,
+            1 << 30,
+        )?,
+        max_id_bytes: within(
+            "limits.list_index_max_id_bytes",
+            raw.list_index_max_id_bytes,
+            d.max_id_bytes,
+            64 * 1024,
+        )?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -732,6 +838,14 @@ mod tests {
         );
         assert_eq!(p.callback_url.as_string(), "http://127.0.0.1:8080");
         assert_eq!(p.max_attempts, 10);
+        assert_eq!(c.list_tasks, ListTasksSettings::default());
+        assert_eq!(c.list_tasks.mode, ListTasksMode::PerCaller);
+        assert_eq!(c.limits.list_index.max_tasks, 10_000);
+        assert_eq!(c.limits.list_index.max_bytes, 8 * 1024 * 1024);
+        assert_eq!(c.limits.list_fetch_parallel, 8);
+        let c = raw("list_tasks = \"off\"\nlist_identity_headers = [\"X-User\", \"authorization\"]\n[upstream]\nurl = \"http://a\"\n").unwrap();
+        assert_eq!(c.list_tasks.mode, ListTasksMode::Off);
+        assert_eq!(c.list_tasks.identity_headers, ["x-user"]);
     }
 
     #[test]
@@ -776,6 +890,10 @@ mod tests {
             stream_max_duration_secs = 30
             card_default_ttl_secs = 0
             list_refresh_max = 0
+            list_index_max_tasks = 5
+            list_index_max_bytes = 4096
+            list_index_max_id_bytes = 64
+            list_fetch_parallel = 2
         "#)
         .unwrap();
         assert_eq!(c.upstream.host, "agent.internal");
@@ -785,7 +903,12 @@ mod tests {
         assert_eq!(c.public_url.as_string(), "https://agent.example.com/a2a");
         assert_eq!(c.limits.max_body_bytes, 1024);
         assert_eq!(c.limits.card_default_ttl, Duration::ZERO);
-        assert_eq!(c.limits.list_refresh_max, 0);
+        // Accepted, ignored (warned at start).
+        assert!(c.list_tasks.refresh_max_ignored);
+        assert_eq!(c.limits.list_index.max_tasks, 5);
+        assert_eq!(c.limits.list_index.max_bytes, 4096);
+        assert_eq!(c.limits.list_index.max_id_bytes, 64);
+        assert_eq!(c.limits.list_fetch_parallel, 2);
         assert!(c.log_json);
     }
 
@@ -812,8 +935,24 @@ mod tests {
                 "limits.read_timeout_ms",
             ),
             (
-                "[upstream]\nurl = \"http://a\"\n[limits]\nlist_refresh_max = 100001",
-                "limits.list_refresh_max",
+                "[upstream]\nurl = \"http://a\"\n[limits]\nlist_index_max_tasks = 0",
+                "limits.list_index_max_tasks",
+            ),
+            (
+                "[upstream]\nurl = \"http://a\"\n[limits]\nlist_index_max_bytes = 0",
+                "limits.list_index_max_bytes",
+            ),
+            (
+                "[upstream]\nurl = \"http://a\"\n[limits]\nlist_fetch_parallel = 65",
+                "limits.list_fetch_parallel",
+            ),
+            (
+                "list_tasks = \"all\"\n[upstream]\nurl = \"http://a\"",
+                "list_tasks",
+            ),
+            (
+                "list_identity_headers = [\"bad header\"]\n[upstream]\nurl = \"http://a\"",
+                "list_identity_headers",
             ),
             (
                 "public_url = \"x\"\n[upstream]\nurl = \"http://a\"",

@@ -46,25 +46,30 @@ enum RespRewrite {
 /// How each event of a translated stream is rewritten. Owned, so a large
 /// event can be translated away from the I/O workers.
 #[derive(Debug)]
+/// Each carries the caller's ListTasks scope (its tasks are recorded for it).
 enum EventTranslation {
-    Rpc(RpcTranslation),
-    Rest(crate::rest::RestTranslation, Option<route::Operation>),
+    Rpc(RpcTranslation, crate::tasks::Scope),
+    Rest(
+        crate::rest::RestTranslation,
+        Option<route::Operation>,
+        crate::tasks::Scope,
+    ),
 }
 
 impl EventTranslation {
-    fn of(ctx: &Ctx) -> Option<EventTranslation> {
+    fn of(ctx: &Ctx, scope: crate::tasks::Scope) -> Option<EventTranslation> {
         if let Some(rpc) = &ctx.rpc {
-            return Some(EventTranslation::Rpc(rpc.clone()));
+            return Some(EventTranslation::Rpc(rpc.clone(), scope));
         }
         let (t, _) = ctx.rest.as_ref()?;
         let op = ctx.route.as_ref().and_then(|r| r.operation);
-        Some(EventTranslation::Rest(t.clone(), op))
+        Some(EventTranslation::Rest(t.clone(), op, scope))
     }
 
     /// Where the Task sits in one of its events (see [`with_first_frame`]).
     fn task_pointer(&self) -> &'static str {
         match self {
-            EventTranslation::Rpc(_) => "/result/task",
+            EventTranslation::Rpc(..) => "/result/task",
             EventTranslation::Rest(..) => "/task",
         }
     }
@@ -75,7 +80,7 @@ impl EventTranslation {
         push: &mut Option<crate::push::layer::Pending>,
     ) -> Option<crate::push::layer::Pending> {
         match self {
-            EventTranslation::Rpc(_) => push.take().filter(|p| p.created.is_some()),
+            EventTranslation::Rpc(..) => push.take().filter(|p| p.created.is_some()),
             EventTranslation::Rest(..) => None,
         }
     }
@@ -91,11 +96,11 @@ impl EventTranslation {
         out: &mut Vec<u8>,
     ) {
         match self {
-            EventTranslation::Rpc(rpc) => {
+            EventTranslation::Rpc(rpc, scope) => {
                 let mut f = |data: &str| {
                     let out = rpc.event(data);
                     if rpc.client == crate::version::Version::V10 {
-                        app.tasks.record(&rpc.method, out.as_bytes());
+                        app.tasks.record(*scope, &rpc.method, out.as_bytes());
                     }
                     if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
                         let _ = push.restore(rpc.client, out.as_bytes(), &p);
@@ -104,11 +109,11 @@ impl EventTranslation {
                 };
                 crate::sse::rewrite_event(event, &mut f, out);
             }
-            EventTranslation::Rest(t, op) => {
+            EventTranslation::Rest(t, op, scope) => {
                 let mut f = |data: &str| {
                     let out = t.event(data);
                     if let (crate::version::Version::V10, Some(op)) = (t.client, op) {
-                        app.tasks.record_result(op.as_str(), out.as_bytes());
+                        app.tasks.record_result(*scope, op.as_str(), out.as_bytes());
                     }
                     out
                 };
@@ -294,21 +299,22 @@ fn content_length(req: &RequestHeader) -> Option<usize> {
         .ok()
 }
 
-/// A v1.0 client's `ListTasks` toward a v0.3 agent, answered from
-/// [`crate::tasks::TaskIndex`].
+/// A v1.0 client's `ListTasks` toward a v0.3 agent, answered per caller
+/// (`caller`: the request's credentials) from [`crate::tasks::TaskIndex`],
+/// the page's tasks asked of the agent with those credentials.
 async fn list_tasks_locally(
     app: &Arc<App>,
     path: &str,
     body: &[u8],
     id: Option<Value>,
+    caller: &crate::tasks::Caller,
 ) -> std::result::Result<LocalResponse, Failure> {
     let req: Value = serde_json::from_slice(body).map_err(|e| Failure::Translate {
         code: -32700,
         message: format!("invalid JSON: {e}"),
     })?;
     let via = crate::app::TaskFetch::JsonRpc(app.upstream_path_and_query(path, None));
-    app.refresh_unfinished_tasks(req.get("params"), via).await;
-    let result = app.tasks.list(req.get("params"))?;
+    let result = app.list_tasks_via(caller, req.get("params"), via).await?;
     let env = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
     Ok(LocalResponse::json(200, env))
 }
@@ -385,7 +391,7 @@ async fn first_task(
     frame: impl FnOnce(&Value) -> Value,
 ) -> Option<FirstTask> {
     use crate::app::FetchedTask;
-    match app.fetch_v03_task(via, task_id).await {
+    match app.fetch_v03_task(via, task_id, &[], None).await {
         FetchedTask::Task(task) => Some(FirstTask::of(&task, frame)),
         FetchedTask::NotFound => Some(FirstTask::NotFound(task_id.to_string())),
         FetchedTask::Unknown => {
@@ -1421,9 +1427,11 @@ impl ProxyService {
                     return self.respond_failure(session, ctx, f).await;
                 }
                 if up == crate::version::Version::V03 && method == "ListTasks" {
-                    // v0.3 has no list: answered from the tasks seen here.
+                    // v0.3 has no list: answered from the tasks this caller
+                    // saw here.
                     let id = ctx.target.jsonrpc_id.clone();
-                    return match list_tasks_locally(&self.app, &path, &body, id).await {
+                    let caller = app.tasks.caller(&headers);
+                    return match list_tasks_locally(&self.app, &path, &body, id, &caller).await {
                         Ok(r) => self.respond(session, ctx, r).await,
                         Err(f) => self.respond_failure(session, ctx, f).await,
                     };
@@ -1589,12 +1597,13 @@ impl ProxyService {
                             && up == crate::version::Version::V03
                             && client == crate::version::Version::V10
                         {
-                            // v0.3 has no list: answered from the tasks seen here.
+                            // v0.3 has no list: answered from the tasks this
+                            // caller saw here.
                             let listed = match crate::tasks::params_from_query(query.as_deref()) {
                                 Ok(p) => {
                                     let via = crate::app::TaskFetch::Rest;
-                                    self.app.refresh_unfinished_tasks(Some(&p), via).await;
-                                    app.tasks.list(Some(&p))
+                                    let caller = app.tasks.caller(&headers);
+                                    self.app.list_tasks_via(&caller, Some(&p), via).await
                                 }
                                 Err(f) => Err(f),
                             };
@@ -1904,7 +1913,7 @@ impl ProxyHttp for ProxyService {
 
     async fn response_filter(
         &self,
-        _session: &mut Session,
+        session: &mut Session,
         resp: &mut ResponseHeader,
         ctx: &mut Ctx,
     ) -> Result<()> {
@@ -1967,7 +1976,12 @@ impl ProxyHttp for ProxyService {
                 let as_sse = !sse
                     && resp.status.as_u16() == 200
                     && ctx.rpc.as_ref().is_some_and(|r| r.json_answer_as_sse());
-                let tr = EventTranslation::of(ctx).filter(|_| sse);
+                let tr = if sse {
+                    let scope = self.app.tasks.scope_of(&session.req_header().headers);
+                    EventTranslation::of(ctx, scope)
+                } else {
+                    None
+                };
                 ctx.resp = if let Some(tr) = tr {
                     RespRewrite::Sse {
                         framer: SseFramer::new(self.app.config.limits.max_event_bytes),
@@ -1986,7 +2000,7 @@ impl ProxyHttp for ProxyService {
 
     fn response_body_filter(
         &self,
-        _session: &mut Session,
+        session: &mut Session,
         body: &mut Option<Bytes>,
         end_of_stream: bool,
         ctx: &mut Ctx,
@@ -2024,7 +2038,8 @@ impl ProxyHttp for ProxyService {
                         (Some(rpc), _) => {
                             let mut out = rpc.response(buf);
                             if rpc.client == crate::version::Version::V10 {
-                                self.app.tasks.record(&rpc.method, &out);
+                                let scope = self.app.tasks.scope_of(&session.req_header().headers);
+                                self.app.tasks.record(scope, &rpc.method, &out);
                             }
                             if let (Some(push), Some(p)) = (&self.app.push, &ctx.push) {
                                 if let Some(b) = push.restore(rpc.client, &out, p) {
@@ -2051,7 +2066,9 @@ impl ProxyHttp for ProxyService {
                             let ok = (200..300).contains(&status) && answer_status.is_none();
                             if t.client == crate::version::Version::V10 && ok {
                                 if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
-                                    self.app.tasks.record_result(op.as_str(), &out);
+                                    let h = &session.req_header().headers;
+                                    let scope = self.app.tasks.scope_of(h);
+                                    self.app.tasks.record_result(scope, op.as_str(), &out);
                                 }
                             }
                             if let (Some(push), Some(p)) = (&self.app.push, &ctx.push) {

@@ -1,104 +1,123 @@
 //! ListTasks emulation for v1.0 clients of a v0.3 agent. v0.3 has no list
-//! method, so the proxy answers `ListTasks` from an index of the tasks it
-//! has seen pass through it (translated answers to v1.0 clients: SendMessage,
-//! GetTask, CancelTask results and stream events). Bounded; in memory, and
-//! kept in the push store when there is one (`push::task_sync`), so it
-//! lists the tasks seen through this proxy, also before a restart.
+//! method, so the proxy answers `ListTasks` itself, per caller:
+//!
+//! - The index holds only what a listing needs: for each task seen in a
+//!   translated answer (SendMessage, GetTask, CancelTask results, stream
+//!   events), its id, context id, state and status timestamp, and the
+//!   caller's [`Scope`] (a keyed hash of the credentials it presented,
+//!   see [`scope`]). Never whole tasks.
+//! - A caller lists only the entries of its own scope; the page's tasks are
+//!   then asked of the agent with the caller's own credentials
+//!   (`App::list_tasks`): what the agent refuses is left out, what it
+//!   answers is listed.
+//! - Bounded in entries, in bytes and in the length of the ids it keeps;
+//!   the oldest entries go first. Kept in the push store when there is one
+//!   (`push::task_sync`, the same small summaries).
 
-use std::collections::{BTreeMap, HashMap};
-use std::fmt;
-use std::sync::Mutex;
+mod probe;
+pub mod scope;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, FixedOffset};
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use http::{HeaderMap, HeaderName};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::error::Failure;
+use probe::{probe, At, Seen};
+pub use scope::{Caller, Scope, ScopeKey, SCOPE_BYTES};
 
-/// Default and bounds of `pageSize` (v1.0 spec: default 50, at most 100).
-const DEFAULT_PAGE_SIZE: i64 = 50;
-const MAX_PAGE_SIZE: i64 = 100;
-/// Page tokens are `o:<offset>` into the filtered, sorted list.
+/// Default and bounds of `pageSize` (v1.0 spec: default 50, at most 100;
+/// a larger one is refused with InvalidParams).
+pub const DEFAULT_PAGE_SIZE: i64 = 50;
+pub const MAX_PAGE_SIZE: i64 = 100;
+/// Page tokens are `o:<offset>` into the caller's filtered, sorted list.
 const TOKEN_PREFIX: &str = "o:";
+/// A state longer than this is not a v1.0 `TaskState`: not kept.
+const MAX_STATE_BYTES: usize = 64;
 
-/// Where a stored answer holds its task.
-#[derive(Clone, Copy)]
-enum At {
-    /// The bytes are a JSON-RPC envelope: `result` (`task`: `result.task`).
-    Envelope { task: bool },
-    /// The bytes are a bare result (REST): itself (`task`: its `task`).
-    Bare { task: bool },
+/// Bounds of the index (`limits.list_index_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexLimits {
+    /// Most entries kept.
+    pub max_tasks: usize,
+    /// Most bytes of ids, context ids, states and scopes kept.
+    pub max_bytes: usize,
+    /// A task whose id or context id is longer is not indexed.
+    pub max_id_bytes: usize,
 }
 
-/// A task in v1.0 shape, as last seen.
-#[derive(Clone)]
-enum Doc {
-    Value(Value),
-    /// The translated answer it came in, read again only when listed (most
-    /// tasks recorded are never listed).
-    Answer {
-        bytes: Box<[u8]>,
-        at: At,
-    },
-}
-
-#[derive(Clone)]
-struct Entry {
-    /// Insertion / update order, the tie-breaker after the status timestamp.
-    seq: u64,
-    doc: Doc,
-    /// The task's `contextId`, when it is a string.
-    context: Option<String>,
-    /// The task's `status` member as last seen (`None`: absent).
-    status: Option<Value>,
-    /// A status update replaced `status` after `doc` was stored.
-    status_updated: bool,
-}
-
-impl Entry {
-    /// The task as a value, `status` as last seen.
-    fn task(&self) -> Option<Value> {
-        let mut t = match &self.doc {
-            Doc::Value(v) => v.clone(),
-            Doc::Answer { bytes, at } => {
-                let mut v: Value = serde_json::from_slice(bytes).ok()?;
-                let (outer, task) = match at {
-                    At::Envelope { task } => (v.get_mut("result")?.take(), *task),
-                    At::Bare { task } => (v, *task),
-                };
-                if task {
-                    let mut outer = outer;
-                    outer.get_mut("task")?.take()
-                } else {
-                    outer
-                }
-            }
-        };
-        if self.status_updated {
-            if let (Some(o), Some(s)) = (t.as_object_mut(), &self.status) {
-                o.insert("status".into(), s.clone());
-            }
+impl Default for IndexLimits {
+    fn default() -> Self {
+        IndexLimits {
+            max_tasks: 10_000,
+            max_bytes: 8 * 1024 * 1024,
+            max_id_bytes: 1024,
         }
-        Some(t)
     }
 }
 
-/// The index of tasks seen; oldest entries are dropped past `capacity`.
+/// One entry: a task one caller saw.
+type Key = (Scope, Arc<str>);
+
+struct Entry {
+    /// Insertion / update order, the tie-breaker after the status timestamp.
+    seq: u64,
+    context: Option<Box<str>>,
+    /// The v1.0 state (`TASK_STATE_…`) as last seen.
+    state: Option<Box<str>>,
+    /// The status timestamp as last seen.
+    ts: Option<DateTime<FixedOffset>>,
+}
+
+fn cost(id: &str, e: &Entry) -> usize {
+    id.len()
+        + SCOPE_BYTES
+        + e.context.as_deref().map_or(0, str::len)
+        + e.state.as_deref().map_or(0, str::len)
+}
+
+/// The stored form of an entry (`push::TaskRecord::task`). A row that does
+/// not read as one (a whole task, as stored before scopes existed) belongs
+/// to no caller and is never loaded.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Summary {
+    /// Always 1: marks the form.
+    index: u8,
+    scope: String,
+    id: String,
+    #[serde(rename = "contextId", default, skip_serializing_if = "Option::is_none")]
+    context: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timestamp: Option<String>,
+}
+
+/// The index of tasks seen, per caller scope.
 pub struct TaskIndex {
-    capacity: usize,
+    enabled: bool,
+    limits: IndexLimits,
+    key: ScopeKey,
+    /// `authorization`, then the configured identity headers.
+    names: Vec<HeaderName>,
     inner: Mutex<Inner>,
 }
 
 #[derive(Default)]
 struct Inner {
     seq: u64,
-    tasks: HashMap<String, Entry>,
-    /// `Entry::seq` -> task id, so the oldest entry is found in O(log n).
-    order: BTreeMap<u64, String>,
-    /// Ids changed since the last [`TaskIndex::take_changed`]; `None` until
+    /// [`cost`] of every entry, summed.
+    bytes: usize,
+    tasks: HashMap<Key, Entry>,
+    /// `Entry::seq` -> key, so the oldest entry is found in O(log n).
+    order: BTreeMap<u64, Key>,
+    /// Keys changed since the last [`TaskIndex::take_changed`]; `None` until
     /// [`TaskIndex::track_changes`] (nothing persists the index).
-    changed: Option<std::collections::HashSet<String>>,
+    changed: Option<HashSet<Key>>,
 }
 
 /// Whether a v1.0 task state (`TASK_STATE_…`) is terminal, as the
@@ -135,194 +154,121 @@ fn timestamp(status: Option<&Value>) -> Option<DateTime<FixedOffset>> {
         .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
 }
 
-/// The members of a task the index needs, read without building the task.
-/// Only a JSON object is a task; a repeated member fails (the caller then
-/// reads the whole value, where the last one wins).
-#[derive(Default)]
-struct TaskProbe {
-    id: Option<Value>,
-    context: Option<Value>,
-    status: Option<Value>,
+fn state_of(status: Option<&Value>) -> Option<Box<str>> {
+    status?
+        .get("state")
+        .and_then(Value::as_str)
+        .filter(|s| s.len() <= MAX_STATE_BYTES)
+        .map(Box::from)
 }
 
-/// What a task-carrying member held: an object (`Some`), or anything else,
-/// which is no task.
-struct Probed(Option<TaskProbe>);
+/// One ListTasks page to fetch: the ids of the caller's entries that match
+/// the request, and how to shape and check what the agent answers.
+#[derive(Debug)]
+pub struct Page {
+    /// The tasks to ask the agent for, in list order (at most `pageSize`).
+    pub ids: Vec<String>,
+    page_size: i64,
+    total: usize,
+    next: String,
+    history: Option<i64>,
+    artifacts: bool,
+    context: Option<String>,
+    status: Option<String>,
+    after: Option<DateTime<FixedOffset>>,
+}
 
-fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
-    slot: &mut Option<T>,
-    map: &mut A,
-) -> Result<(), A::Error> {
-    if slot.is_some() {
-        return Err(de::Error::custom("repeated member"));
+impl Page {
+    /// The `historyLength` to ask the agent for (v0.3 reads 0 as "all", so
+    /// only a positive one is passed on).
+    pub fn history_length(&self) -> Option<i64> {
+        self.history.filter(|h| *h > 0)
     }
-    *slot = Some(map.next_value()?);
-    Ok(())
-}
 
-impl<'de> Deserialize<'de> for Probed {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Probed;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probed, A::Error> {
-                let mut p = TaskProbe::default();
-                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match k.as_ref() {
-                        "id" => once(&mut p.id, &mut map)?,
-                        "contextId" => once(&mut p.context, &mut map)?,
-                        "status" => once(&mut p.status, &mut map)?,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(Probed(Some(p)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Probed, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Probed(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Probed, E> {
-                Ok(Probed(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Probed, E> {
-                Ok(Probed(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Probed, E> {
-                Ok(Probed(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Probed, E> {
-                Ok(Probed(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Probed, E> {
-                Ok(Probed(None))
-            }
-            fn visit_unit<E>(self) -> Result<Probed, E> {
-                Ok(Probed(None))
-            }
-        }
-        d.deserialize_any(V)
+    /// Whether a task the agent answered still matches the request.
+    fn matches(&self, id: &str, t: &Value) -> bool {
+        let status = t.get("status");
+        t.get("id").and_then(Value::as_str) == Some(id)
+            && self
+                .context
+                .as_deref()
+                .is_none_or(|c| t.get("contextId").and_then(Value::as_str) == Some(c))
+            && self.status.as_deref().is_none_or(|s| {
+                status
+                    .and_then(|st| st.get("state"))
+                    .and_then(Value::as_str)
+                    == Some(s)
+            })
+            && self
+                .after
+                .is_none_or(|a| timestamp(status).is_some_and(|t| t > a))
     }
-}
 
-/// What one answer says about tasks.
-enum Seen {
-    Nothing,
-    Task(TaskProbe),
-    /// A `statusUpdate` member (any value).
-    Status(Value),
-}
-
-/// A result wrapping its task (`{"task": …}` or `{"statusUpdate": …}`):
-/// a `task` member wins over `statusUpdate`, as in
-/// [`TaskIndex::record_value`].
-struct WrappedProbe(Seen);
-
-impl<'de> Deserialize<'de> for WrappedProbe {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = WrappedProbe;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a result object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WrappedProbe, A::Error> {
-                let (mut task, mut status) = (None::<Probed>, None::<Value>);
-                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match k.as_ref() {
-                        "task" => once(&mut task, &mut map)?,
-                        "statusUpdate" => once(&mut status, &mut map)?,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(WrappedProbe(match (task, status) {
-                    (Some(Probed(Some(t))), _) => Seen::Task(t),
-                    (Some(Probed(None)), _) => Seen::Nothing,
-                    (None, Some(s)) => Seen::Status(s),
-                    (None, None) => Seen::Nothing,
-                }))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
-/// An answer's result, probed as wrapping its task or as the task itself.
-struct ResultSeed {
-    wrapped: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for ResultSeed {
-    type Value = Seen;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Seen, D::Error> {
-        if self.wrapped {
-            return WrappedProbe::deserialize(d).map(|w| w.0);
-        }
-        Ok(match Probed::deserialize(d)?.0 {
-            Some(t) => Seen::Task(t),
-            None => Seen::Nothing,
+    /// The ListTasks `result`: of `fetched` (the agent's answers, one per
+    /// id of [`Page::ids`], `None` where it gave none), the tasks that are
+    /// the one asked for and still match, shaped as asked.
+    pub fn answer(&self, fetched: Vec<Option<Value>>) -> Value {
+        let tasks: Vec<Value> = self
+            .ids
+            .iter()
+            .zip(fetched)
+            .filter_map(|(id, t)| t.filter(|t| self.matches(id, t)))
+            .map(|t| shaped(t, self.history, self.artifacts))
+            .collect();
+        json!({
+            "tasks": tasks,
+            "nextPageToken": self.next,
+            "pageSize": self.page_size,
+            "totalSize": self.total,
         })
     }
 }
 
-/// A JSON-RPC answer envelope, its `result` probed.
-struct EnvelopeSeed {
-    wrapped: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for EnvelopeSeed {
-    type Value = Seen;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Seen, D::Error> {
-        struct V(bool);
-        impl<'de> Visitor<'de> for V {
-            type Value = Seen;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON-RPC envelope")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Seen, A::Error> {
-                let mut result = None;
-                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    if k == "result" {
-                        if result.is_some() {
-                            return Err(de::Error::custom("repeated member"));
-                        }
-                        result = Some(map.next_value_seed(ResultSeed { wrapped: self.0 })?);
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(result.unwrap_or(Seen::Nothing))
+impl TaskIndex {
+    /// `enabled`: `list_tasks = "per-caller"` (off: nothing is recorded);
+    /// `identity`: the identity headers besides `Authorization`.
+    pub fn new(
+        enabled: bool,
+        limits: IndexLimits,
+        key: ScopeKey,
+        identity: &[HeaderName],
+    ) -> TaskIndex {
+        let mut names = vec![http::header::AUTHORIZATION];
+        for n in identity {
+            if !names.contains(n) {
+                names.push(n.clone());
             }
         }
-        d.deserialize_map(V(self.wrapped))
-    }
-}
-
-/// What the answer `bytes` says about tasks; `None` when the probe does not
-/// take it (then the whole value is read).
-fn probe(bytes: &[u8], at: At) -> Option<Seen> {
-    let mut d = serde_json::Deserializer::from_slice(bytes);
-    let seen = match at {
-        At::Envelope { task } => EnvelopeSeed { wrapped: task }.deserialize(&mut d),
-        At::Bare { task } => ResultSeed { wrapped: task }.deserialize(&mut d),
-    }
-    .ok()?;
-    d.end().ok()?;
-    Some(seen)
-}
-
-impl TaskIndex {
-    pub fn new(capacity: usize) -> TaskIndex {
         TaskIndex {
-            capacity: capacity.max(1),
+            enabled,
+            limits: IndexLimits {
+                max_tasks: limits.max_tasks.max(1),
+                ..limits
+            },
+            key,
+            names,
             inner: Mutex::new(Inner::default()),
         }
+    }
+
+    /// Whether ListTasks is emulated (`list_tasks = "per-caller"`).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    pub fn limits(&self) -> IndexLimits {
+        self.limits
+    }
+
+    /// The caller of a request with these headers (HTTP headers, or gRPC
+    /// metadata as headers).
+    pub fn caller(&self, headers: &HeaderMap) -> Caller {
+        Caller::of(&self.key, &self.names, headers)
+    }
+
+    /// The scope of a request with these headers.
+    pub fn scope_of(&self, headers: &HeaderMap) -> Scope {
+        self.key.scope(&self.names, headers)
     }
 
     pub fn len(&self) -> usize {
@@ -333,125 +279,138 @@ impl TaskIndex {
         self.len() == 0
     }
 
-    /// Records a whole v1.0 task.
-    /// How many tasks are kept.
-    pub fn capacity(&self) -> usize {
-        self.capacity
+    /// The bytes the index counts against `max_bytes`.
+    pub fn bytes(&self) -> usize {
+        self.inner.lock().map(|i| i.bytes).unwrap_or(0)
     }
 
-    /// From now on, changed ids are remembered for [`Self::take_changed`].
+    /// From now on, changed entries are remembered for [`Self::take_changed`].
     pub fn track_changes(&self) {
         if let Ok(mut inner) = self.inner.lock() {
             inner.changed.get_or_insert_with(Default::default);
         }
     }
 
-    /// The tasks changed since the last call (v1.0 values), for a store.
-    /// Entries are copied under the lock and read outside it.
-    pub fn take_changed(&self) -> Vec<(String, Value)> {
-        let picked: Vec<(String, Entry)> = {
-            let Ok(mut inner) = self.inner.lock() else {
-                return Vec::new();
-            };
-            let ids = match inner.changed.as_mut() {
-                Some(c) if !c.is_empty() => std::mem::take(c),
-                _ => return Vec::new(),
-            };
-            ids.into_iter()
-                .filter_map(|id| inner.tasks.get(&id).cloned().map(|e| (id, e)))
-                .collect()
-        };
-        let mut out: Vec<(u64, String, Value)> = picked
-            .into_iter()
-            .filter_map(|(id, e)| e.task().map(|t| (e.seq, id, t)))
-            .collect();
-        out.sort_by_key(|(seq, _, _)| *seq);
-        out.into_iter().map(|(_, id, t)| (id, t)).collect()
-    }
-
-    /// Ids of the tasks not in a terminal state when last seen, in
-    /// `context` when given, the most recently seen first, at most `limit`.
-    pub fn unfinished(&self, context: Option<&str>, limit: usize) -> Vec<String> {
-        let Ok(inner) = self.inner.lock() else {
+    /// The entries changed since the last call, oldest change first, as
+    /// (store key, stored summary) for a store.
+    pub fn take_changed(&self) -> Vec<(String, String)> {
+        let Ok(mut inner) = self.inner.lock() else {
             return Vec::new();
         };
-        let terminal = |e: &Entry| {
-            let state = e.status.as_ref().and_then(|s| s.get("state"));
-            state.and_then(Value::as_str).is_some_and(is_terminal)
+        let keys = match inner.changed.as_mut() {
+            Some(c) if !c.is_empty() => std::mem::take(c),
+            _ => return Vec::new(),
         };
-        inner
-            .order
-            .values()
-            .rev()
-            .filter_map(|id| inner.tasks.get(id).map(|e| (id, e)))
-            .filter(|(_, e)| context.is_none_or(|c| e.context.as_deref() == Some(c)))
-            .filter(|(_, e)| !terminal(e))
-            .take(limit)
-            .map(|(id, _)| id.clone())
-            .collect()
+        let mut out: Vec<(u64, String, String)> = keys
+            .into_iter()
+            .filter_map(|k| {
+                let e = inner.tasks.get(&k)?;
+                let s = Summary {
+                    index: 1,
+                    scope: k.0.hex(),
+                    id: k.1.to_string(),
+                    context: e.context.as_deref().map(str::to_string),
+                    state: e.state.as_deref().map(str::to_string),
+                    timestamp: e.ts.map(|t| t.to_rfc3339()),
+                };
+                let text = serde_json::to_string(&s).ok()?;
+                Some((e.seq, format!("{}/{}", s.scope, s.id), text))
+            })
+            .collect();
+        out.sort_by_key(|(seq, _, _)| *seq);
+        out.into_iter().map(|(_, k, s)| (k, s)).collect()
     }
 
-    /// Tasks from a store, oldest first (the newest end up most recent).
-    pub fn load(&self, tasks: Vec<Value>) {
-        for t in tasks {
-            self.put_owned_task(t);
+    /// Stored summaries, oldest first (the newest end up most recent); what
+    /// is not a summary (a whole task stored before scopes existed) is
+    /// dropped. How many were loaded.
+    pub fn load<S: AsRef<str>>(&self, stored: impl IntoIterator<Item = S>) -> usize {
+        let mut n = 0;
+        for text in stored {
+            let Ok(s) = serde_json::from_str::<Summary>(text.as_ref()) else {
+                continue;
+            };
+            let Some(scope) = Scope::from_hex(&s.scope).filter(|_| s.index == 1) else {
+                continue;
+            };
+            let status = json!({"state": s.state, "timestamp": s.timestamp});
+            if self.put(scope, &s.id, s.context.as_deref(), Some(&status)) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Records a task (v1.0) `scope` saw.
+    pub fn put_task(&self, scope: Scope, task: &Value) {
+        if let Some(id) = task.get("id").and_then(Value::as_str) {
+            let context = task.get("contextId").and_then(Value::as_str);
+            self.put(scope, id, context, task.get("status"));
         }
     }
 
-    pub fn put_task(&self, task: &Value) {
-        self.put_owned_task(task.clone());
-    }
-
-    /// [`Self::put_task`] for a task the caller no longer needs (no copy).
-    fn put_owned_task(&self, task: Value) {
-        let Some(id) = task.get("id").and_then(Value::as_str).map(str::to_string) else {
-            return;
-        };
-        let context = task
-            .get("contextId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let status = task.get("status").cloned();
-        self.put(id, Doc::Value(task), context, status);
-    }
-
-    fn put(&self, id: String, doc: Doc, context: Option<String>, status: Option<Value>) {
+    /// Puts an entry; `false` when it is not indexed (off, or an id or
+    /// context id over `max_id_bytes`).
+    fn put(&self, scope: Scope, id: &str, context: Option<&str>, status: Option<&Value>) -> bool {
+        let max_id = self.limits.max_id_bytes;
+        if !self.enabled || id.len() > max_id || context.is_some_and(|c| c.len() > max_id) {
+            return false;
+        }
         let Ok(mut inner) = self.inner.lock() else {
-            return;
+            return false;
         };
+        let inner = &mut *inner;
         inner.seq += 1;
         let seq = inner.seq;
-        inner.order.insert(seq, id.clone());
         let entry = Entry {
             seq,
-            doc,
-            context,
-            status,
-            status_updated: false,
+            context: context.map(Box::from),
+            state: state_of(status),
+            ts: timestamp(status),
         };
-        if let Some(c) = inner.changed.as_mut() {
-            c.insert(id.clone());
-        }
-        let previous = inner.tasks.insert(id, entry);
-        if let Some(p) = previous {
+        let key: Key = match inner.tasks.get_key_value(&(scope, Arc::from(id))) {
+            Some((k, _)) => k.clone(),
+            None => (scope, Arc::from(id)),
+        };
+        inner.bytes += cost(id, &entry);
+        if let Some(p) = inner.tasks.insert(key.clone(), entry) {
             inner.order.remove(&p.seq);
+            inner.bytes -= cost(id, &p);
         }
-        while inner.tasks.len() > self.capacity {
+        inner.order.insert(seq, key.clone());
+        if let Some(c) = inner.changed.as_mut() {
+            c.insert(key);
+        }
+        self.evict(inner);
+        true
+    }
+
+    /// Drops the oldest entries while over a bound.
+    fn evict(&self, inner: &mut Inner) {
+        while inner.tasks.len() > self.limits.max_tasks || inner.bytes > self.limits.max_bytes {
             let Some((_, oldest)) = inner.order.pop_first() else {
                 break;
             };
-            inner.tasks.remove(&oldest);
+            if let Some(e) = inner.tasks.remove(&oldest) {
+                inner.bytes -= cost(&oldest.1, &e);
+            }
+            if let Some(c) = inner.changed.as_mut() {
+                c.remove(&oldest);
+            }
         }
     }
 
-    /// A status update of a known task (unknown tasks are not invented).
-    fn put_status(&self, update: &Value) {
+    /// A status update of a task `scope` knows (unknown tasks are not invented).
+    fn put_status(&self, scope: Scope, update: &Value) {
         let (Some(id), Some(status)) = (
             update.get("taskId").and_then(Value::as_str),
             update.get("status"),
         ) else {
             return;
         };
+        if !self.enabled || id.len() > self.limits.max_id_bytes {
+            return;
+        }
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
@@ -461,92 +420,99 @@ impl TaskIndex {
             tasks,
             order,
             changed,
+            bytes,
             ..
         } = &mut *inner;
-        if let Some(e) = tasks.get_mut(id) {
-            if let Some(c) = changed.as_mut() {
-                c.insert(id.to_string());
-            }
-            if let Some(key) = order.remove(&e.seq) {
-                order.insert(seq, key);
-            }
-            e.seq = seq;
-            e.status = Some(status.clone());
-            e.status_updated = true;
+        let Some((key, e)) = tasks.get_key_value(&(scope, Arc::from(id))) else {
+            return;
+        };
+        let key = key.clone();
+        let old = cost(id, e);
+        let Some(e) = tasks.get_mut(&key) else {
+            return;
+        };
+        if let Some(c) = changed.as_mut() {
+            c.insert(key.clone());
         }
+        order.remove(&e.seq);
+        order.insert(seq, key);
+        e.seq = seq;
+        e.state = state_of(Some(status));
+        e.ts = timestamp(Some(status));
+        *bytes = *bytes - old + cost(id, e);
+        self.evict(&mut inner);
     }
 
-    /// What a probed answer says, recorded (the answer kept as bytes).
-    fn put_seen(&self, seen: Seen, bytes: &[u8], at: At) {
+    /// What a probed answer says, recorded for `scope`.
+    fn put_seen(&self, scope: Scope, seen: Seen) {
         match seen {
             Seen::Nothing => {}
-            Seen::Status(u) => self.put_status(&u),
+            Seen::Status(u) => self.put_status(scope, &u),
             Seen::Task(p) => {
                 let Some(Value::String(id)) = p.id else {
                     return;
                 };
-                let context = match p.context {
-                    Some(Value::String(c)) => Some(c),
+                let context = match &p.context {
+                    Some(Value::String(c)) => Some(c.as_str()),
                     _ => None,
                 };
-                let doc = Doc::Answer {
-                    bytes: bytes.into(),
-                    at,
-                };
-                self.put(id, doc, context, p.status);
+                self.put(scope, &id, context, p.status.as_ref());
             }
         }
     }
 
     /// Records what a translated v1.0 answer (a JSON-RPC response or one SSE
-    /// event envelope) says about tasks. `method` is the v1.0 method name.
-    pub fn record(&self, method: &str, envelope: &[u8]) {
-        if !indexed(method) {
+    /// event envelope) to a caller of `scope` says about tasks. `method` is
+    /// the v1.0 method name.
+    pub fn record(&self, scope: Scope, method: &str, envelope: &[u8]) {
+        if !self.enabled || !indexed(method) {
             return;
         }
         let at = At::Envelope {
             task: wrapped(method),
         };
         if let Some(seen) = probe(envelope, at) {
-            return self.put_seen(seen, envelope, at);
+            return self.put_seen(scope, seen);
         }
         let Ok(mut v) = serde_json::from_slice::<Value>(envelope) else {
             return;
         };
         if let Some(result) = v.get_mut("result") {
-            self.record_value(method, result.take());
+            self.record_value(scope, method, result.take());
         }
     }
 
     /// [`Self::record`] for a bare v1.0 result (a REST answer body).
-    pub fn record_result(&self, method: &str, body: &[u8]) {
-        if !indexed(method) {
+    pub fn record_result(&self, scope: Scope, method: &str, body: &[u8]) {
+        if !self.enabled || !indexed(method) {
             return;
         }
         let at = At::Bare {
             task: wrapped(method),
         };
         if let Some(seen) = probe(body, at) {
-            return self.put_seen(seen, body, at);
+            return self.put_seen(scope, seen);
         }
         if let Ok(result) = serde_json::from_slice::<Value>(body) {
-            self.record_value(method, result);
+            self.record_value(scope, method, result);
         }
     }
 
-    fn record_value(&self, method: &str, mut result: Value) {
+    fn record_value(&self, scope: Scope, method: &str, result: Value) {
         if !wrapped(method) {
-            return self.put_owned_task(result);
+            return self.put_task(scope, &result);
         }
-        if let Some(t) = result.get_mut("task") {
-            self.put_owned_task(t.take());
+        if let Some(t) = result.get("task") {
+            self.put_task(scope, t);
         } else if let Some(u) = result.get("statusUpdate") {
-            self.put_status(u);
+            self.put_status(scope, u);
         }
     }
 
-    /// Answers a v1.0 `ListTasks` request envelope with its `result`.
-    pub fn list(&self, params: Option<&Value>) -> Result<Value, Failure> {
+    /// The page a v1.0 `ListTasks` of a caller of `scope` asks for: its
+    /// params checked, its entries filtered (context, state and timestamp
+    /// as last seen here), newest status first.
+    pub fn page(&self, scope: Scope, params: Option<&Value>) -> Result<Page, Failure> {
         let empty = Map::new();
         let p = match params {
             None | Some(Value::Null) => &empty,
@@ -617,40 +583,41 @@ impl TaskIndex {
             .inner
             .lock()
             .map_err(|_| invalid("task index unavailable"))?;
-        let mut hits: Vec<(&Entry, Option<DateTime<FixedOffset>>)> = inner
+        let mut hits: Vec<(&Arc<str>, &Entry)> = inner
             .tasks
-            .values()
-            .filter(|e| context.is_none_or(|c| e.context.as_deref() == Some(c)))
-            .filter(|e| {
-                status.is_none_or(|s| {
-                    let state = e.status.as_ref().and_then(|st| st.get("state"));
-                    state.and_then(Value::as_str) == Some(s)
-                })
-            })
-            .map(|e| (e, timestamp(e.status.as_ref())))
-            .filter(|(_, ts)| after.is_none_or(|a| ts.is_some_and(|t| t > a)))
+            .iter()
+            .filter(|((s, _), _)| *s == scope)
+            .map(|((_, id), e)| (id, e))
+            .filter(|(_, e)| context.is_none_or(|c| e.context.as_deref() == Some(c)))
+            .filter(|(_, e)| status.is_none_or(|s| e.state.as_deref() == Some(s)))
+            .filter(|(_, e)| after.is_none_or(|a| e.ts.is_some_and(|t| t > a)))
             .collect();
         // Newest status first; unstamped tasks by when they were last seen.
-        hits.sort_by(|(a, ta), (b, tb)| tb.cmp(ta).then(b.seq.cmp(&a.seq)));
+        hits.sort_by(|(_, a), (_, b)| b.ts.cmp(&a.ts).then(b.seq.cmp(&a.seq)));
         let total = hits.len();
-        let page: Vec<Value> = hits
+        let ids: Vec<String> = hits
             .iter()
             .skip(offset)
             .take(page_size as usize)
-            .filter_map(|(e, _)| e.task().map(|t| shaped(t, history, artifacts)))
+            .map(|(id, _)| id.to_string())
             .collect();
-        let end = offset.saturating_add(page.len());
+        let end = offset.saturating_add(ids.len());
         let next = if end < total {
             format!("{TOKEN_PREFIX}{end}")
         } else {
             String::new()
         };
-        Ok(json!({
-            "tasks": page,
-            "nextPageToken": next,
-            "pageSize": page_size,
-            "totalSize": total,
-        }))
+        Ok(Page {
+            ids,
+            page_size,
+            total,
+            next,
+            history,
+            artifacts,
+            context: context.map(str::to_string),
+            status: status.map(str::to_string),
+            after,
+        })
     }
 }
 
@@ -740,81 +707,153 @@ mod tests {
                            {"messageId": "m2", "role": "ROLE_AGENT", "parts": [{"text": "2"}]}]})
     }
 
+    fn key() -> ScopeKey {
+        ScopeKey::derived(&scope::derive_secret(b"test"))
+    }
+
+    fn new_index(limits: IndexLimits) -> TaskIndex {
+        TaskIndex::new(true, limits, key(), &[])
+    }
+
+    fn scope_of(auth: &str) -> Scope {
+        let mut h = HeaderMap::new();
+        if !auth.is_empty() {
+            h.insert(http::header::AUTHORIZATION, auth.parse().unwrap());
+        }
+        new_index(IndexLimits::default()).scope_of(&h)
+    }
+
+    fn a() -> Scope {
+        scope_of("Bearer a")
+    }
+
     fn index() -> TaskIndex {
-        let ix = TaskIndex::new(100);
-        ix.put_task(&task(
-            "t1",
-            "c1",
-            "TASK_STATE_COMPLETED",
-            "2025-01-01T00:00:01Z",
-        ));
-        ix.put_task(&task(
-            "t2",
-            "c2",
-            "TASK_STATE_WORKING",
-            "2025-01-01T00:00:03Z",
-        ));
-        ix.put_task(&task(
-            "t3",
-            "c1",
-            "TASK_STATE_WORKING",
-            "2025-01-01T00:00:02Z",
-        ));
+        let ix = new_index(IndexLimits::default());
+        for (id, c, st, ts) in [
+            ("t1", "c1", "TASK_STATE_COMPLETED", "2025-01-01T00:00:01Z"),
+            ("t2", "c2", "TASK_STATE_WORKING", "2025-01-01T00:00:03Z"),
+            ("t3", "c1", "TASK_STATE_WORKING", "2025-01-01T00:00:02Z"),
+        ] {
+            ix.put_task(a(), &task(id, c, st, ts));
+        }
         ix
     }
 
-    fn ids(r: &Value) -> Vec<&str> {
-        r["tasks"]
-            .as_array()
-            .unwrap()
+    /// The page's ids, and its answer when the agent gives each task as
+    /// recorded (`tasks`), by id.
+    fn listed(
+        ix: &TaskIndex,
+        scope: Scope,
+        params: Value,
+        tasks: &[Value],
+    ) -> (Vec<String>, Value) {
+        let page = ix.page(scope, Some(&params)).unwrap();
+        let fetched = page
+            .ids
             .iter()
-            .map(|t| t["id"].as_str().unwrap())
-            .collect()
+            .map(|id| tasks.iter().find(|t| t["id"] == id.as_str()).cloned())
+            .collect();
+        (page.ids.clone(), page.answer(fetched))
+    }
+
+    fn all() -> Vec<Value> {
+        vec![
+            task("t1", "c1", "TASK_STATE_COMPLETED", "2025-01-01T00:00:01Z"),
+            task("t2", "c2", "TASK_STATE_WORKING", "2025-01-01T00:00:03Z"),
+            task("t3", "c1", "TASK_STATE_WORKING", "2025-01-01T00:00:02Z"),
+        ]
     }
 
     #[test]
-    fn newest_first_with_defaults() {
-        let r = index().list(None).unwrap();
-        assert_eq!(ids(&r), ["t2", "t3", "t1"]);
+    fn a_caller_lists_only_its_own_entries() {
+        let ix = index();
+        let (ids, r) = listed(&ix, a(), json!({}), &all());
+        assert_eq!(ids, ["t2", "t3", "t1"]);
         assert_eq!(r["totalSize"], 3);
         assert_eq!(r["pageSize"], 50);
         assert_eq!(r["nextPageToken"], "");
         assert!(r["tasks"][0].get("artifacts").is_none());
         assert_eq!(r["tasks"][0]["history"].as_array().unwrap().len(), 2);
+        for other in [scope_of("Bearer b"), scope_of("")] {
+            let (ids, r) = listed(&ix, other, json!({}), &all());
+            assert!(ids.is_empty());
+            assert_eq!(r["tasks"], json!([]));
+            assert_eq!(r["totalSize"], 0);
+        }
     }
 
     #[test]
-    fn filters_and_pages() {
+    fn filters_pages_and_shapes() {
         let ix = index();
-        let r = ix.list(Some(&json!({"contextId": "c1"}))).unwrap();
-        assert_eq!(ids(&r), ["t3", "t1"]);
-        let r = ix
-            .list(Some(&json!({"status": "TASK_STATE_WORKING"})))
-            .unwrap();
-        assert_eq!(ids(&r), ["t2", "t3"]);
-        let r = ix
-            .list(Some(
-                &json!({"statusTimestampAfter": "2025-01-01T00:00:01Z"}),
-            ))
-            .unwrap();
-        assert_eq!(ids(&r), ["t2", "t3"]);
-        let p1 = ix.list(Some(&json!({"pageSize": 2}))).unwrap();
-        assert_eq!(ids(&p1), ["t2", "t3"]);
-        assert_eq!(p1["totalSize"], 3);
-        let tok = p1["nextPageToken"].as_str().unwrap().to_string();
+        let ids = |p: Value| listed(&ix, a(), p, &all()).0;
+        assert_eq!(ids(json!({"contextId": "c1"})), ["t3", "t1"]);
+        assert_eq!(ids(json!({"status": "TASK_STATE_WORKING"})), ["t2", "t3"]);
+        assert_eq!(
+            ids(json!({"statusTimestampAfter": "2025-01-01T00:00:01Z"})),
+            ["t2", "t3"]
+        );
+        let (p1, r1) = listed(&ix, a(), json!({"pageSize": 2}), &all());
+        assert_eq!(p1, ["t2", "t3"]);
+        assert_eq!(r1["totalSize"], 3);
+        let tok = r1["nextPageToken"].as_str().unwrap().to_string();
         assert!(!tok.is_empty());
-        let p2 = ix
-            .list(Some(&json!({"pageSize": 2, "pageToken": tok})))
-            .unwrap();
-        assert_eq!(ids(&p2), ["t1"]);
-        assert_eq!(p2["nextPageToken"], "");
-        let r = ix
-            .list(Some(&json!({"historyLength": 1, "includeArtifacts": true})))
-            .unwrap();
+        let (p2, r2) = listed(&ix, a(), json!({"pageSize": 2, "pageToken": tok}), &all());
+        assert_eq!(p2, ["t1"]);
+        assert_eq!(r2["nextPageToken"], "");
+        let (_, r) = listed(
+            &ix,
+            a(),
+            json!({"historyLength": 1, "includeArtifacts": true}),
+            &all(),
+        );
         assert_eq!(r["tasks"][0]["history"][0]["messageId"], "m2");
         assert!(r["tasks"][0]["artifacts"].is_array());
-        let r = ix.list(Some(&json!({"historyLength": 0}))).unwrap();
+        let (_, r) = listed(&ix, a(), json!({"historyLength": 0}), &all());
         assert!(r["tasks"][0].get("history").is_none());
+        let page = ix.page(a(), Some(&json!({"historyLength": 3}))).unwrap();
+        assert_eq!(page.history_length(), Some(3));
+        let page = ix.page(a(), Some(&json!({"historyLength": 0}))).unwrap();
+        assert_eq!(page.history_length(), None);
+    }
+
+    /// What the agent answers is listed; what it refuses (no answer, another
+    /// id) or what no longer matches the filter is left out.
+    #[test]
+    fn the_answer_is_what_the_agent_gave() {
+        let ix = index();
+        let page = ix
+            .page(a(), Some(&json!({"status": "TASK_STATE_WORKING"})))
+            .unwrap();
+        assert_eq!(page.ids, ["t2", "t3"]);
+        let r = page.answer(vec![
+            Some(task(
+                "t2",
+                "c2",
+                "TASK_STATE_COMPLETED",
+                "2025-01-01T00:00:09Z",
+            )),
+            Some(task(
+                "t3",
+                "c1",
+                "TASK_STATE_WORKING",
+                "2025-01-01T00:00:02Z",
+            )),
+        ]);
+        assert_eq!(r["tasks"].as_array().unwrap().len(), 1);
+        assert_eq!(r["tasks"][0]["id"], "t3");
+        let page = ix.page(a(), None).unwrap();
+        let r = page.answer(vec![
+            None,
+            Some(task(
+                "zz",
+                "c1",
+                "TASK_STATE_WORKING",
+                "2025-01-01T00:00:02Z",
+            )),
+            Some(all()[0].clone()),
+        ]);
+        assert_eq!(r["tasks"].as_array().unwrap().len(), 1);
+        assert_eq!(r["tasks"][0]["id"], "t1");
     }
 
     #[test]
@@ -827,12 +866,8 @@ mod tests {
             p,
             json!({"contextId": "c 1", "pageSize": "2", "includeArtifacts": true, "status": "TASK_STATE_WORKING"})
         );
-        let r = index()
-            .list(Some(
-                &params_from_query(Some("pageSize=1&contextId=c1")).unwrap(),
-            ))
-            .unwrap();
-        assert_eq!(ids(&r), ["t3"]);
+        let q = params_from_query(Some("pageSize=1&contextId=c1")).unwrap();
+        assert_eq!(listed(&index(), a(), q, &all()).0, ["t3"]);
         assert!(params_from_query(Some("contextId=%zz")).is_err());
         assert_eq!(params_from_query(None).unwrap(), json!({}));
     }
@@ -850,7 +885,7 @@ mod tests {
             json!({"statusTimestampAfter": "yesterday"}),
             json!([1]),
         ] {
-            let e = ix.list(Some(&p)).unwrap_err();
+            let e = ix.page(a(), Some(&p)).unwrap_err();
             assert!(
                 matches!(e, Failure::Translate { code: -32602, .. }),
                 "{p}: {e:?}"
@@ -859,27 +894,44 @@ mod tests {
     }
 
     #[test]
-    fn records_answers_and_status_updates_and_stays_bounded() {
-        let ix = TaskIndex::new(2);
+    fn records_answers_and_status_updates_per_caller_and_stays_bounded() {
+        let ix = new_index(IndexLimits {
+            max_tasks: 2,
+            ..IndexLimits::default()
+        });
         let t = task("t1", "c1", "TASK_STATE_WORKING", "2025-01-01T00:00:01Z");
         let env = json!({"jsonrpc": "2.0", "id": 1, "result": {"task": t}}).to_string();
-        ix.record("SendMessage", env.as_bytes());
+        ix.record(a(), "SendMessage", env.as_bytes());
         let ev = json!({"jsonrpc": "2.0", "id": 1, "result": {"statusUpdate": {"taskId": "t1", "contextId": "c1",
             "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2025-01-01T00:00:09Z"}}}})
         .to_string();
-        ix.record("SendStreamingMessage", ev.as_bytes());
-        let r = ix.list(None).unwrap();
-        assert_eq!(r["tasks"][0]["status"]["state"], "TASK_STATE_COMPLETED");
-        ix.record("ListTaskPushNotificationConfigs", env.as_bytes());
-        ix.record("GetTask", br#"{"jsonrpc":"2.0","id":2,"result":{"id":"t2","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#);
-        ix.record("GetTask", br#"{"jsonrpc":"2.0","id":3,"result":{"id":"t3","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#);
+        // Another caller's update does not touch a's entry.
+        ix.record(scope_of("Bearer b"), "SendStreamingMessage", ev.as_bytes());
+        let p = ix
+            .page(a(), Some(&json!({"status": "TASK_STATE_COMPLETED"})))
+            .unwrap();
+        assert!(p.ids.is_empty());
+        ix.record(a(), "SendStreamingMessage", ev.as_bytes());
+        let p = ix
+            .page(a(), Some(&json!({"status": "TASK_STATE_COMPLETED"})))
+            .unwrap();
+        assert_eq!(p.ids, ["t1"]);
+        ix.record(a(), "ListTaskPushNotificationConfigs", env.as_bytes());
+        ix.record(a(), "GetTask", br#"{"jsonrpc":"2.0","id":2,"result":{"id":"t2","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#);
+        ix.record_result(
+            a(),
+            "GetTask",
+            br#"{"id":"t3","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}"#,
+        );
         assert_eq!(ix.len(), 2);
-        ix.record("GetTask", b"not json");
+        ix.record(a(), "GetTask", b"not json");
         assert_eq!(ix.len(), 2);
+        // Nothing of a task but its summary is kept.
+        assert!(ix.bytes() < 2 * (SCOPE_BYTES + 64), "{}", ix.bytes());
     }
 
     /// What the answer-probing `record` keeps equals what reading the whole
-    /// answer as a value keeps (the reference), listed.
+    /// answer as a value keeps (the reference).
     #[test]
     fn probed_answers_list_as_whole_values() {
         let t = |id: &str, ctx: &str| {
@@ -903,21 +955,21 @@ mod tests {
             ("GetTask", r#"{"result":{"id":"f","status":{"state":"TASK_STATE_WORKING"}}} trailing"#.into()),
             ("GetTask", r#"{"result":{"id":"g","history":[{"messageId":"m1"},{"messageId":"m2"}],"artifacts":[]}}"#.into()),
         ];
-        let probed = TaskIndex::new(100);
-        let whole = TaskIndex::new(100);
+        let probed = new_index(IndexLimits::default());
+        let whole = new_index(IndexLimits::default());
         for (method, env) in &cases {
-            probed.record(method, env.as_bytes());
+            probed.record(a(), method, env.as_bytes());
             if let Ok(mut v) = serde_json::from_slice::<Value>(env.as_bytes()) {
                 if let Some(r) = v.get_mut("result") {
-                    whole.record_value(method, r.take());
+                    whole.record_value(a(), method, r.take());
                 }
             }
             // REST bodies: the bare result.
             if let Ok(v) = serde_json::from_slice::<Value>(env.as_bytes()) {
                 if let Some(r) = v.get("result") {
                     let body = r.to_string();
-                    probed.record_result(method, body.as_bytes());
-                    whole.record_value(method, r.clone());
+                    probed.record_result(a(), method, body.as_bytes());
+                    whole.record_value(a(), method, r.clone());
                 }
             }
         }
@@ -925,46 +977,118 @@ mod tests {
             json!({}),
             json!({"contextId": "c1"}),
             json!({"status": "TASK_STATE_COMPLETED"}),
-            json!({"status": "TASK_STATE_WORKING", "includeArtifacts": true}),
-            json!({"historyLength": 1}),
+            json!({"status": "TASK_STATE_WORKING"}),
             json!({"statusTimestampAfter": "2025-01-01T00:00:02Z"}),
             json!({"pageSize": 2}),
         ] {
-            let a = probed.list(Some(&params)).unwrap();
-            let b = whole.list(Some(&params)).unwrap();
-            assert_eq!(a, b, "{params}");
+            let p = probed.page(a(), Some(&params)).unwrap();
+            let w = whole.page(a(), Some(&params)).unwrap();
+            assert_eq!(p.ids, w.ids, "{params}");
+            assert_eq!(p.total, w.total, "{params}");
         }
         assert_eq!(probed.len(), whole.len());
         assert!(probed.len() >= 5, "{}", probed.len());
     }
 
     #[test]
-    fn evicts_the_least_recently_seen_task() {
-        let ix = TaskIndex::new(2);
+    fn evicts_the_least_recently_seen_entry_by_count_and_bytes() {
+        let ix = new_index(IndexLimits {
+            max_tasks: 2,
+            ..IndexLimits::default()
+        });
         let ts = "2025-01-01T00:00:01Z";
-        ix.put_task(&task("t1", "c", "TASK_STATE_WORKING", ts));
-        ix.put_task(&task("t2", "c", "TASK_STATE_WORKING", ts));
+        ix.put_task(a(), &task("t1", "c", "TASK_STATE_WORKING", ts));
+        ix.put_task(a(), &task("t2", "c", "TASK_STATE_WORKING", ts));
         // A status update makes t1 the most recently seen; t3 then evicts t2.
-        ix.put_status(&json!({"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}));
-        ix.put_task(&task("t3", "c", "TASK_STATE_WORKING", ts));
-        let mut seen = ids(&ix.list(None).unwrap())
-            .into_iter()
-            .map(str::to_string)
-            .collect::<Vec<_>>();
+        ix.put_status(
+            a(),
+            &json!({"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}),
+        );
+        ix.put_task(a(), &task("t3", "c", "TASK_STATE_WORKING", ts));
+        let mut seen = ix.page(a(), None).unwrap().ids;
         seen.sort();
         assert_eq!(seen, ["t1", "t3"]);
         // Re-putting a known task replaces it without evicting another.
-        ix.put_task(&task("t3", "c", "TASK_STATE_COMPLETED", ts));
+        ix.put_task(a(), &task("t3", "c", "TASK_STATE_COMPLETED", ts));
         assert_eq!(ix.len(), 2);
         for n in 0..50 {
-            ix.put_task(&task(&format!("x{n}"), "c", "TASK_STATE_WORKING", ts));
+            ix.put_task(a(), &task(&format!("x{n}"), "c", "TASK_STATE_WORKING", ts));
         }
-        assert_eq!(ix.len(), 2);
-        let mut seen = ids(&ix.list(None).unwrap())
-            .into_iter()
-            .map(str::to_string)
-            .collect::<Vec<_>>();
+        let mut seen = ix.page(a(), None).unwrap().ids;
         seen.sort();
         assert_eq!(seen, ["x48", "x49"]);
+
+        // Bytes: ids, context ids, states and scopes.
+        let ix = new_index(IndexLimits {
+            max_bytes: 1000,
+            ..IndexLimits::default()
+        });
+        let long = "i".repeat(300);
+        for n in 0..10 {
+            ix.put_task(
+                a(),
+                &task(&format!("{long}{n}"), "c", "TASK_STATE_WORKING", ts),
+            );
+            assert!(ix.bytes() <= 1000, "{}", ix.bytes());
+        }
+        assert_eq!(ix.len(), 2);
+        assert_eq!(
+            ix.page(a(), None).unwrap().ids,
+            [format!("{long}9"), format!("{long}8")]
+        );
+        // An id or context id over max_id_bytes is not indexed.
+        let ix = new_index(IndexLimits {
+            max_id_bytes: 8,
+            ..IndexLimits::default()
+        });
+        ix.put_task(a(), &task("123456789", "c", "TASK_STATE_WORKING", ts));
+        ix.put_task(a(), &task("t", "123456789", "TASK_STATE_WORKING", ts));
+        assert!(ix.is_empty());
+    }
+
+    #[test]
+    fn off_records_nothing() {
+        let ix = TaskIndex::new(false, IndexLimits::default(), key(), &[]);
+        ix.put_task(a(), &all()[0]);
+        assert!(ix.is_empty() && !ix.enabled());
+    }
+
+    /// Summaries go to the store and come back to the same scopes; whole
+    /// tasks (stored before scopes existed) are never loaded.
+    #[test]
+    fn summaries_round_trip_and_whole_tasks_are_dropped() {
+        let ix = index();
+        ix.track_changes();
+        ix.put_task(
+            scope_of("Bearer b"),
+            &task("tb", "c9", "TASK_STATE_WORKING", "2025-01-01T00:00:05Z"),
+        );
+        ix.put_task(a(), &all()[0]);
+        let changed = ix.take_changed();
+        assert_eq!(changed.len(), 2);
+        assert!(
+            changed
+                .iter()
+                .all(|(k, _)| k.ends_with("/tb") || k.ends_with("/t1"))
+                && !changed[0].1.contains("history")
+        );
+        assert!(ix.take_changed().is_empty());
+        let all_rows: Vec<String> = {
+            let ix2 = index();
+            ix2.track_changes();
+            for t in all() {
+                ix2.put_task(a(), &t);
+            }
+            ix2.take_changed().into_iter().map(|(_, s)| s).collect()
+        };
+        assert!(all_rows.iter().all(|s| s.len() < 200), "{all_rows:?}");
+        let back = new_index(IndexLimits::default());
+        let mut rows: Vec<String> = all().iter().map(|t| t.to_string()).collect();
+        rows.push("not json".into());
+        rows.extend(all_rows);
+        assert_eq!(back.load(rows), 3);
+        let (ids, _) = listed(&back, a(), json!({"status": "TASK_STATE_WORKING"}), &all());
+        assert_eq!(ids, ["t2", "t3"]);
+        assert!(back.page(scope_of(""), None).unwrap().ids.is_empty());
     }
 }

@@ -583,7 +583,7 @@ async fn task_not_found_in_both_dialects() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_tasks_toward_v03_lists_tasks_seen_asking_only_after_unfinished_ones() {
+async fn list_tasks_toward_v03_lists_tasks_seen_asking_the_agent_for_each() {
     let task = json!({"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}});
     let up = agent(Version::V03, result_of(task)).await;
     let px = proxy(&up, Version::V03);
@@ -614,7 +614,7 @@ async fn list_tasks_toward_v03_lists_tasks_seen_asking_only_after_unfinished_one
     assert_eq!(l.tasks.len(), 1);
     assert_eq!(l.tasks[0].id, "t1");
     assert_eq!(l.total_size, 1);
-    // The task was working: the list asked the agent for it again.
+    // The list asked the agent for the listed task.
     let calls = up.calls();
     assert_eq!(calls.len(), 2, "{calls:?}");
     let refresh: Value = serde_json::from_slice(&calls[1].body).unwrap();

@@ -813,17 +813,63 @@ async fn v03_grpc_agent_errors_reach_v10_clients_with_error_info() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_list_tasks_toward_v03_grpc_agent_is_local() {
-    let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Fail(Status::internal("x"))).await;
+    let task = v03_task("t1", p03::TaskState::Working);
+    let agent = GrpcAgent::start(Version::V03, always(task)).await;
     let px = proxy(&agent, Version::V03).await;
-    let got = px
-        .v10()
-        .await
-        .list_tasks(p10::ListTasksRequest::default())
+    let mut c = px.v10().await;
+    let with_auth = |auth: Option<&str>, r: p10::ListTasksRequest| {
+        let mut req = tonic::Request::new(r);
+        if let Some(a) = auth {
+            req.metadata_mut()
+                .insert("authorization", a.parse().unwrap());
+        }
+        req
+    };
+    let got = c
+        .list_tasks(with_auth(
+            Some("Bearer a"),
+            p10::ListTasksRequest::default(),
+        ))
         .await
         .unwrap()
         .into_inner();
     assert!(got.tasks.is_empty(), "{got:?}");
     assert!(agent.calls().is_empty());
+    // Caller a sees t1; its list asks the agent's GetTask with a's
+    // credentials. Nobody else sees it, and the agent is not asked.
+    let mut get = tonic::Request::new(p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    });
+    get.metadata_mut()
+        .insert("authorization", "Bearer a".parse().unwrap());
+    c.get_task(get).await.unwrap();
+    let got = c
+        .list_tasks(with_auth(
+            Some("Bearer a"),
+            p10::ListTasksRequest::default(),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.tasks.len(), 1, "{got:?}");
+    assert_eq!(got.tasks[0].id, "t1");
+    let calls = agent.calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[1].path, "/a2a.v1.A2AService/GetTask");
+    assert_eq!(
+        calls[1].headers.get("authorization").map(|v| v.as_bytes()),
+        Some(&b"Bearer a"[..])
+    );
+    for auth in [None, Some("Bearer b")] {
+        let got = c
+            .list_tasks(with_auth(auth, p10::ListTasksRequest::default()))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(got.tasks.is_empty(), "{got:?}");
+    }
+    assert_eq!(agent.calls().len(), 2);
 }
 
 // ---------------------------------------------------------------- v0.3 client -> v1.0 gRPC agent

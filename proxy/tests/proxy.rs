@@ -1107,13 +1107,13 @@ async fn v03_resubscribe_error_from_v10_upstream_arrives_as_sse() {
     );
 }
 
-/// A task that had not finished when it passed through is listed as the
-/// agent has it now: a v1.0 client's non-blocking SendMessage saw it
-/// submitted; ListTasks (JSON-RPC and REST) asks the agent and shows it
-/// completed with its artifact, and a status filter finds it. Finished
-/// tasks are not asked about again.
+/// A listed task is the agent's answer now, not what passed through: a
+/// v1.0 client's non-blocking SendMessage saw it submitted; ListTasks
+/// (JSON-RPC and REST) asks the agent for it (tasks/get, REST GetTask) and
+/// shows it completed with its artifact; the index learns the new state,
+/// so a status filter finds it. Each list asks once per listed task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v10_list_tasks_shows_what_unfinished_tasks_became() {
+async fn v10_list_tasks_shows_what_the_agent_says_now() {
     let up = upstream_with_card(CARD_V03, |r| {
         let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
         let (id, state, artifacts) = match (r.method.as_str(), req["method"].as_str()) {
@@ -1142,17 +1142,26 @@ async fn v10_list_tasks_shows_what_unfinished_tasks_became() {
         "{}",
         r.text()
     );
-    let list = r#"{"jsonrpc":"2.0","id":"L","method":"ListTasks","params":{"status":"TASK_STATE_COMPLETED","includeArtifacts":true}}"#;
-    let r = post(px.addr, "/", &h, list.as_bytes()).await;
-    let v = r.json();
+    // Seen submitted: a filter on the completed state finds nothing yet.
+    let done = r#"{"jsonrpc":"2.0","id":"L","method":"ListTasks","params":{"status":"TASK_STATE_COMPLETED"}}"#;
+    let v = post(px.addr, "/", &h, done.as_bytes()).await.json();
+    assert_eq!(v["result"]["tasks"], serde_json::json!([]), "{v}");
+    let list =
+        r#"{"jsonrpc":"2.0","id":"L","method":"ListTasks","params":{"includeArtifacts":true}}"#;
+    let v = post(px.addr, "/", &h, list.as_bytes()).await.json();
     assert_eq!(v["result"]["tasks"][0]["id"], "t1", "{v}");
+    assert_eq!(
+        v["result"]["tasks"][0]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{v}"
+    );
     assert_eq!(
         v["result"]["tasks"][0]["artifacts"][0]["artifactId"], "a1",
         "{v}"
     );
-    let asked = up.calls().len();
-    assert_eq!(asked, 2, "one send, one tasks/get");
-    // Finished now: neither binding's list asks again.
+    assert_eq!(up.calls().len(), 2, "one send, one tasks/get");
+    let v = post(px.addr, "/", &h, done.as_bytes()).await.json();
+    assert_eq!(v["result"]["tasks"][0]["id"], "t1", "{v}");
+    assert_eq!(up.calls().len(), 3);
     let r = get(
         px.addr,
         "/tasks?status=TASK_STATE_COMPLETED",
@@ -1165,54 +1174,67 @@ async fn v10_list_tasks_shows_what_unfinished_tasks_became() {
         "{}",
         r.text()
     );
-    assert_eq!(up.calls().len(), asked);
+    let last = up.calls().pop().unwrap();
+    assert_eq!(
+        (last.method.as_str(), last.target.as_str()),
+        ("GET", "/v1/tasks/t1")
+    );
 }
 
-/// `limits.list_refresh_max = 0`: a ListTasks asks the agent nothing and
-/// lists the unfinished task in the state it was last seen in.
+/// A task the agent no longer gives (TaskNotFound to tasks/get) is left
+/// out of the list; `totalSize` still counts what the index holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v10_list_tasks_without_refresh_shows_the_state_last_seen() {
+async fn v10_list_tasks_leaves_out_what_the_agent_no_longer_gives() {
     let up = upstream_with_card(CARD_V03, |r| {
         let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
-        let state = match req["method"].as_str() {
-            Some("message/send") => "submitted",
-            _ => "completed",
-        };
-        let task = serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": state}});
-        Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string())
+        match req["method"].as_str() {
+            Some("message/send") => {
+                let task = serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "submitted"}});
+                Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string())
+            }
+            _ => Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": req["id"],
+                "error": {"code": -32001, "message": "Task not found"}}).to_string()),
+        }
     })
     .await;
-    let px = proxy_for(&up.url(), Some(Version::V03), |c| {
-        c.limits.list_refresh_max = 0;
-    });
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
     let h = [("A2A-Version", "1.0"), ("Content-Type", "application/json")];
     let send = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true}}}"#;
     let r = post(px.addr, "/", &h, send.as_bytes()).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let list = r#"{"jsonrpc":"2.0","id":"L","method":"ListTasks","params":{}}"#;
     let v = post(px.addr, "/", &h, list.as_bytes()).await.json();
-    assert_eq!(v["result"]["tasks"][0]["id"], "t1", "{v}");
-    assert_eq!(
-        v["result"]["tasks"][0]["status"]["state"], "TASK_STATE_SUBMITTED",
-        "{v}"
-    );
+    assert_eq!(v["result"]["tasks"], serde_json::json!([]), "{v}");
+    assert_eq!(v["result"]["totalSize"], 1, "{v}");
     let methods: Vec<Value> = up
         .calls()
         .iter()
         .filter_map(|c| serde_json::from_slice::<Value>(&c.body).ok())
         .map(|b| b["method"].clone())
         .collect();
-    assert_eq!(methods, [serde_json::json!("message/send")]);
+    assert_eq!(
+        methods,
+        [
+            serde_json::json!("message/send"),
+            serde_json::json!("tasks/get")
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_list_tasks_of_a_v03_agent_answers_from_tasks_seen() {
     // The v0.3 agent answers each message/send with a task named after the
     // message id, in context c1 or c2, status timestamps in send order.
+    // tasks/get of t<n> answers the same task.
     let up = upstream_with_card(CARD_V03, |r| {
         let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
-        let mid = req["params"]["message"]["messageId"].as_str().unwrap_or("?").to_string();
-        let n: u32 = mid.trim_start_matches('m').parse().unwrap_or(0);
+        let n: u32 = match req["method"].as_str() {
+            Some("tasks/get") => req["params"]["id"].as_str().unwrap_or("?").trim_start_matches('t').parse().unwrap_or(0),
+            _ => {
+                let mid = req["params"]["message"]["messageId"].as_str().unwrap_or("?");
+                mid.trim_start_matches('m').parse().unwrap_or(0)
+            }
+        };
         let ctx = if n.is_multiple_of(2) { "c2" } else { "c1" };
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":{},"result":{{"kind":"task","id":"t{n}","contextId":"{ctx}","status":{{"state":"completed","timestamp":"2025-01-01T00:00:0{n}Z"}},"artifacts":[{{"artifactId":"a","parts":[{{"kind":"text","text":"x"}}]}}]}}}}"#,
@@ -1273,12 +1295,19 @@ async fn v10_list_tasks_of_a_v03_agent_answers_from_tasks_seen() {
     let v = r.json();
     assert_eq!(v["result"]["totalSize"], 2, "{v}");
     assert!(v["result"]["tasks"][0]["artifacts"].is_array());
+    // Each listed task was asked of the agent (2 + 1 + 2), nothing else.
+    let calls = up.calls();
+    assert_eq!(calls.len(), calls_before + 5);
+    for c in &calls[calls_before..] {
+        let b: Value = serde_json::from_slice(&c.body).unwrap();
+        assert_eq!(b["method"], "tasks/get", "{b}");
+    }
     // Bad params: -32602 in the v1.0 shape; the agent is never asked.
     let r = post(px.addr, "/rpc", &h, list(r#"{"pageSize":0}"#).as_bytes()).await;
     let v = r.json();
     assert_eq!(v["error"]["code"], -32602, "{v}");
     assert_eq!(v["id"], "L");
-    assert_eq!(up.calls().len(), calls_before);
+    assert_eq!(up.calls().len(), calls_before + 5);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2355,11 +2355,25 @@ async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The ListTasks index lives in the push store: tasks seen before a
-/// restart are listed after it, with no other traffic in between.
+/// The ListTasks index lives in the push store: tasks a caller saw before
+/// a restart are listed to it after it, with no other traffic in between.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_tasks_survives_a_restart() {
-    let (agent, _seen) = v03_agent().await;
+    // message/send makes t1 (submitted); tasks/get answers it working.
+    let agent = FakeUpstream::start(|r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let state = match req["method"].as_str() {
+            Some("message/send") => "submitted",
+            _ => "working",
+        };
+        let task = json!({"kind": "task", "id": "t1", "contextId": "c1",
+            "status": {"state": state, "timestamp": "2024-03-15T18:30:00Z"}});
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
+        )
+    })
+    .await;
     let dir = data_dir("tasks");
     let mut px = start_proxy(&agent.url(), &dir, |_| {});
     let r = call_v10(
@@ -2374,21 +2388,36 @@ async fn list_tasks_survives_a_restart() {
     px.stop();
     drop(px);
 
+    // The same (anonymous) caller lists it after the restart: the entry
+    // came back from the store with its scope (keyed from the data dir's
+    // credentials key), and the task is asked of the agent.
     let px2 = start_proxy(&agent.url(), &dir, |_| {});
     let calls_before = agent.calls().len();
     let listed = call_v10(&px2, "ListTasks", json!({"contextId": "c1"})).await;
     assert_eq!(listed["result"]["tasks"][0]["id"], "t1", "{listed}");
     assert_eq!(
-        listed["result"]["tasks"][0]["status"]["state"], "TASK_STATE_SUBMITTED",
+        listed["result"]["tasks"][0]["status"]["state"], "TASK_STATE_WORKING",
         "{listed}"
     );
-    // The agent has no list: at most the unfinished task is asked for
-    // (this agent's answer says nothing, so the stored entry stands).
-    for c in &agent.calls()[calls_before..] {
-        let b: Value = serde_json::from_slice(&c.body).unwrap();
-        assert_eq!(b["method"], "tasks/get", "{b}");
-        assert_eq!(b["params"]["id"], "t1", "{b}");
-    }
+    let asked = &agent.calls()[calls_before..];
+    assert_eq!(asked.len(), 1);
+    let b: Value = serde_json::from_slice(&asked[0].body).unwrap();
+    assert_eq!(b["method"], "tasks/get", "{b}");
+    assert_eq!(b["params"]["id"], "t1", "{b}");
+    // Another caller does not see it.
+    let other = post(
+        px2.addr,
+        "/",
+        &[
+            ("Content-Type", "application/json"),
+            ("A2A-Version", "1.0"),
+            ("Authorization", "Bearer someone-else"),
+        ],
+        &v10("ListTasks", json!({})),
+    )
+    .await
+    .json();
+    assert_eq!(other["result"]["tasks"], json!([]), "{other}");
     drop(px2);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -39,6 +39,20 @@ pub struct CallMeta {
     pub timeout: Option<Duration>,
     /// `a2a-extensions` / `x-a2a-extensions`, merged.
     pub extensions: Option<String>,
+    /// The call's metadata as headers: the ListTasks caller scope and the
+    /// credentials its page is fetched with are read from it.
+    pub presented: Presented,
+}
+
+/// A call's metadata, kept for the ListTasks caller (see
+/// [`crate::tasks::TaskIndex::caller`]); never shown (credentials).
+#[derive(Clone, Default)]
+pub struct Presented(pub http::HeaderMap);
+
+impl std::fmt::Debug for Presented {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Presented(..)")
+    }
 }
 
 /// Parses a `grpc-timeout` value (`<digits><H|M|S|m|u|n>`).
@@ -101,6 +115,7 @@ pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> 
             .and_then(|v| v.to_str().ok())
             .and_then(parse_grpc_timeout),
         extensions: (!ext.is_empty()).then(|| ext.join(",")),
+        presented: Presented(md.clone().into_headers()),
     })
 }
 
@@ -363,26 +378,38 @@ impl Bridge {
         }
     }
 
-    /// A unary call: the `result` of the answer in the caller's version.
     /// A v1.0 ListTasks toward a v0.3 agent (which has no list): answered
-    /// from the tasks seen through this proxy (crate::tasks).
-    pub async fn list_tasks_locally(&self, params: &Value) -> Result<Option<Value>, Status> {
+    /// per caller (its metadata's `authorization` and identity headers)
+    /// from the tasks it saw through this proxy (crate::tasks), each asked
+    /// of the agent with those credentials: over its gRPC binding when
+    /// configured, else its JSON-RPC binding, as the bridge calls it.
+    pub async fn list_tasks_locally(
+        &self,
+        params: &Value,
+        meta: &CallMeta,
+    ) -> Result<Option<Value>, Status> {
         if self.upstream_version(Version::V10).await? != Version::V03 {
             return Ok(None);
         }
         let started = std::time::Instant::now();
-        // Asked over the agent's JSON-RPC binding, as the bridge calls it
-        // (a gRPC-only agent's tasks are listed as last seen).
-        if self.grpc.is_none() {
-            let via = crate::app::TaskFetch::JsonRpc(self.rpc_path(Version::V03).await);
-            self.app.refresh_unfinished_tasks(Some(params), via).await;
-        }
-        let r = self
-            .app
-            .tasks
-            .list(Some(params))
-            .map(Some)
-            .map_err(|f| from_failure(Version::V10, &f));
+        let caller = self.app.tasks.caller(&meta.presented.0);
+        let r = match &self.grpc {
+            None => {
+                let via = crate::app::TaskFetch::JsonRpc(self.rpc_path(Version::V03).await);
+                self.app.list_tasks_via(&caller, Some(params), via).await
+            }
+            Some(g) => {
+                let (g, headers) = (g.clone(), Arc::new(caller.headers.clone()));
+                let fetch: crate::app::FetchListed = Arc::new(move |id, history| {
+                    let (g, headers) = (g.clone(), headers.clone());
+                    Box::pin(
+                        async move { super::direct::v03_task_as(&g, id, history, &headers).await },
+                    )
+                });
+                self.app.list_tasks(&caller, Some(params), fetch).await
+            }
+        };
+        let r = r.map(Some).map_err(|f| from_failure(Version::V10, &f));
         self.count(
             Version::V10,
             Method::ListTasks,
@@ -441,8 +468,10 @@ impl Bridge {
             .rpc
             .settle_config(out, crate::push::layer::Push::known_config(pending));
         if client == Version::V10 && upstream == Version::V03 {
-            // Tasks seen here are what ListTasks lists (crate::tasks).
-            self.app.tasks.record(&p.rpc.method, &out);
+            // Tasks seen here are what ListTasks lists to this caller
+            // (crate::tasks).
+            let scope = self.app.tasks.scope_of(&meta.presented.0);
+            self.app.tasks.record(scope, &p.rpc.method, &out);
         }
         method_result(client, Some(method), &out)
     }

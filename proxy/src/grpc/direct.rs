@@ -455,6 +455,38 @@ fn headers(upstream: Version, meta: &CallMeta) -> http::HeaderMap {
     h
 }
 
+/// Task `id` as a v0.3 gRPC agent gives it to a caller presenting
+/// `credentials` (its GetTask, `history` as its `historyLength` when
+/// positive), in v1.0 JSON; `None` when it gives none (an error status, an
+/// answer that does not convert). For ListTasks pages (crate::tasks).
+pub(super) async fn v03_task_as(
+    grpc: &GrpcUpstream,
+    id: String,
+    history: Option<i64>,
+    credentials: &[(http::HeaderName, http::HeaderValue)],
+) -> Option<Value> {
+    let t = &from_v10::GET_TASK;
+    let ask = translate::v10::params::GetTaskRequest {
+        tenant: None,
+        id,
+        history_length: history
+            .filter(|h| *h > 0)
+            .and_then(|h| i32::try_from(h).ok()),
+        extra: Default::default(),
+    };
+    let uq = (t.request)(ask).ok()?;
+    let mut extra = headers(Version::V03, &CallMeta::default());
+    for (k, v) in credentials {
+        extra.append(k.clone(), v.clone());
+    }
+    let (ur, _raw) = grpc
+        .call_with::<_, proto::v03::Task>(t.path, &uq, &mut extra)
+        .await
+        .ok()?;
+    let task = (t.translate)((t.decode)(ur).ok()?).ok()?;
+    serde_json::to_value(task).ok()
+}
+
 /// Where the direct path goes, when it may be taken.
 struct Route<'a> {
     upstream: Version,
@@ -568,9 +600,14 @@ where
             }
         }
         if client == Version::V10 && up == Version::V03 {
-            // Tasks seen here are what ListTasks lists (crate::tasks).
-            if let (Some(name), Ok(body)) = (t.method.name(client), serde_json::to_vec(&cr)) {
-                bridge.app.tasks.record_result(name, &body);
+            // Tasks seen here are what ListTasks lists to this caller
+            // (crate::tasks).
+            let tasks = &bridge.app.tasks;
+            if tasks.enabled() {
+                if let (Some(name), Ok(body)) = (t.method.name(client), serde_json::to_vec(&cr)) {
+                    let scope = tasks.scope_of(&meta.presented.0);
+                    tasks.record_result(scope, name, &body);
+                }
             }
         }
         (t.encode)(cr).map_err(|e| rpc::bad(client, e.to_string()))

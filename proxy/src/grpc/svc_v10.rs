@@ -105,7 +105,7 @@ impl A2aService for V10Service {
         req: Request<pb::ListTasksRequest>,
     ) -> Result<Response<pb::ListTasksResponse>, Status> {
         let (meta, p) = prepare(V, req, r::list_tasks_from_pb)?;
-        let v = match self.bridge.list_tasks_locally(&p).await? {
+        let v = match self.bridge.list_tasks_locally(&p, &meta).await? {
             Some(v) => v,
             None => {
                 self.bridge

@@ -31,8 +31,10 @@ pub const CALLBACK_PREFIX: &str = "/a2a-proxy/push/";
 
 /// Schema version of the stored records; [`Store`] backends migrate older
 /// data on open.
-/// 2 added the ListTasks task index; 3 the fold snapshots ([`Snapshot`]).
-pub const SCHEMA_VERSION: u64 = 3;
+/// 2 added the ListTasks task index; 3 the fold snapshots ([`Snapshot`]);
+/// 4 keeps only per-caller summaries in the task index (the whole tasks
+/// stored before, of no known caller, are dropped).
+pub const SCHEMA_VERSION: u64 = 4;
 
 /// A store failure (IO, corruption, encoding), already rendered as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,19 +237,29 @@ pub trait Store: Send + Sync {
     fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError>;
     /// The `limit` most recently updated entries, oldest first.
     fn load_tasks(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError>;
+    /// A secret of this store's deployment the ListTasks caller scopes are
+    /// keyed from (see `crate::tasks::scope`): instances sharing the store
+    /// agree on it. `None`: the store has none (scopes then live as long
+    /// as the process).
+    fn list_scope_secret(&self) -> Option<[u8; 32]> {
+        None
+    }
     /// Releases the backend's resources (an embedded file can then be
     /// opened again); later calls fail.
     fn close(&self) {}
 }
 
-/// One entry of the ListTasks index (tasks seen through the proxy).
+/// One entry of the ListTasks index (a task one caller saw through the
+/// proxy).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskRecord {
+    /// `<caller scope>/<task id>`.
     pub id: String,
     /// When the proxy last saw the task (Unix ms): recency across restarts
     /// and instances.
     pub updated_ms: i64,
-    /// The task in v1.0 JSON.
+    /// The entry's summary (JSON: scope, id, context id, state, status
+    /// timestamp; see `crate::tasks`), never the task itself.
     pub task: String,
 }
 

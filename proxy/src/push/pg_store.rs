@@ -94,6 +94,10 @@ const MIGRATIONS: &[&str] = &[
         task TEXT
     );
 ",
+    // The task index held whole tasks of no known caller: dropped.
+    "
+    DELETE FROM push_tasks;
+",
 ];
 
 const ITEM_COLS: &str = "seq, callback_id, task_id, body, attempts, next_attempt_ms, \

@@ -78,6 +78,12 @@ const MIGRATIONS: &[Migration] = &[
         tx.open_table(SNAPSHOTS).map_err(e)?;
         Ok(())
     },
+    // The task index held whole tasks of no known caller: dropped.
+    |tx| {
+        tx.delete_table(TASKS).map_err(e)?;
+        tx.open_table(TASKS).map_err(e)?;
+        Ok(())
+    },
 ];
 
 /// A quiet store checkpoints after this long without new items.
@@ -1158,6 +1164,47 @@ pub(crate) mod tests {
             [None, Some(2)]
         );
         assert_eq!(s.snapshot("a").unwrap().task.as_deref(), Some("A2"));
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A schema-3 data dir whose ListTasks index holds whole tasks (of no
+    /// known caller) opens with that index emptied; it works after.
+    #[test]
+    fn a_schema_3_task_index_of_whole_tasks_is_dropped() {
+        let dir = dir("schema3");
+        std::fs::create_dir_all(&dir).unwrap();
+        let whole = TaskRecord {
+            id: "t1".into(),
+            updated_ms: 1,
+            task: r#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"history":[]}"#.into(),
+        };
+        {
+            let db = Database::create(dir.join("push.redb")).unwrap();
+            let tx = db.begin_write().unwrap();
+            for m in &MIGRATIONS[..3] {
+                m(&tx).unwrap();
+            }
+            {
+                let mut meta = tx.open_table(META).unwrap();
+                meta.insert("schema_version", 3).unwrap();
+                let t = enc(&whole).unwrap();
+                tx.open_table(TASKS)
+                    .unwrap()
+                    .insert("t1", t.as_slice())
+                    .unwrap();
+            }
+            tx.commit().unwrap();
+        }
+        let s = RedbStore::open(&dir).unwrap();
+        assert!(s.load_tasks(10).unwrap().is_empty());
+        let summary = TaskRecord {
+            id: "s/t2".into(),
+            updated_ms: 2,
+            task: "{}".into(),
+        };
+        s.put_tasks(std::slice::from_ref(&summary), 10).unwrap();
+        assert_eq!(s.load_tasks(10).unwrap(), [summary]);
         drop(s);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -26,6 +26,9 @@ const PREFIX: &str = "sealed:v1:";
 /// The sealing key.
 pub struct Sealer {
     cipher: ChaCha20Poly1305,
+    /// The ListTasks scope secret derived from the key
+    /// (`crate::tasks::scope::derive_secret`).
+    list_scope: [u8; 32],
 }
 
 impl Sealer {
@@ -60,6 +63,7 @@ impl Sealer {
     pub fn new(key: &[u8; 32]) -> Sealer {
         Sealer {
             cipher: ChaCha20Poly1305::new(Key::from_slice(key)),
+            list_scope: crate::tasks::scope::derive_secret(key),
         }
     }
 
@@ -217,6 +221,9 @@ impl Store for SealedStore {
     }
     fn load_tasks(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
         self.inner.load_tasks(limit)
+    }
+    fn list_scope_secret(&self) -> Option<[u8; 32]> {
+        Some(self.sealer.list_scope)
     }
     fn close(&self) {
         self.inner.close()

@@ -1,7 +1,9 @@
 //! Keeps the ListTasks index ([`crate::tasks::TaskIndex`]) in the push
 //! store: loaded on start (so tasks seen before a restart, or by another
-//! instance sharing PostgreSQL, are listed), and written behind in batches
-//! by a thread of its own (never on a request's path).
+//! instance sharing PostgreSQL, are listed to the same callers), and
+//! written behind in batches by a thread of its own (never on a request's
+//! path). Rows are the index's small per-caller summaries; a row that is
+//! not one (a whole task, of no known caller) is never loaded.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -21,15 +23,9 @@ pub struct TaskSync {
 
 /// Loads the stored tasks into `index`, then starts writing its changes.
 pub fn start(index: Arc<TaskIndex>, store: Arc<dyn Store>) -> Result<TaskSync, StoreError> {
-    let keep = index.capacity();
+    let keep = index.limits().max_tasks;
     let stored = store.load_tasks(keep)?;
-    let n = stored.len();
-    index.load(
-        stored
-            .into_iter()
-            .filter_map(|r| serde_json::from_str(&r.task).ok())
-            .collect(),
-    );
+    let n = index.load(stored.into_iter().map(|r| r.task));
     if n > 0 {
         tracing::info!(tasks = n, "ListTasks index loaded from the push store");
     }
@@ -72,10 +68,10 @@ fn flush(index: &TaskIndex, store: &dyn Store, keep: usize) {
     let records: Vec<TaskRecord> = changed
         .into_iter()
         .enumerate()
-        .map(|(i, (id, task))| TaskRecord {
+        .map(|(i, (id, summary))| TaskRecord {
             id,
             updated_ms: now - n + i as i64,
-            task: task.to_string(),
+            task: summary,
         })
         .collect();
     if let Err(e) = store.put_tasks(&records, keep) {

@@ -1,6 +1,7 @@
 //! Hostile clients, agents and webhooks (issue #20): each module covers numbered findings.
 mod agents;
 mod connections;
+mod listtasks;
 mod push;
 mod sse;
 #[path = "../support/mod.rs"]
