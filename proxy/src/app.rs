@@ -506,6 +506,7 @@ impl App {
                     id: None,
                     drop_history: false,
                     asked_config: None,
+                    exact_id: None,
                 };
                 let Ok(mut v10) = serde_json::from_slice::<Value>(&rpc.response(&answer)) else {
                     return FetchedTask::Unknown;

@@ -1443,6 +1443,7 @@ impl ProxyService {
                     id: ctx.target.jsonrpc_id.clone(),
                     drop_history: false,
                     asked_config: None,
+                    exact_id: None,
                 };
                 match rpc.request(&body) {
                     Ok(new_body) => {
@@ -1508,6 +1509,7 @@ impl ProxyService {
                         id: None,
                         drop_history: false,
                         asked_config: None,
+                        exact_id: None,
                     });
                 }
                 Ok(false)

@@ -29,6 +29,73 @@ pub struct RpcTranslation {
     /// GetTaskPushNotificationConfig toward a v0.3 agent: its answer is
     /// checked against the asked id ([`AskedConfig`]).
     pub asked_config: Option<AskedConfig>,
+    /// Set by [`RpcTranslation::request`] when the client's numeric id is
+    /// one a JSON number in memory cannot carry exactly (past 2^64, say):
+    /// it travels as a token and is written back as the client wrote it.
+    pub exact_id: Option<ExactId>,
+}
+
+/// A client's numeric JSON-RPC id kept as written: the agent sees the
+/// `token` (a string id of the proxy's) in its place, and every answer
+/// the client gets carries `raw` again. serde_json reads an integer of 30
+/// digits as an f64, which would answer `1.2345678901234568e29` for
+/// `123456789012345678901234567890`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExactId {
+    token: String,
+    raw: String,
+}
+
+impl ExactId {
+    /// For a request `body` whose id was read as `id`: `Some` (with the
+    /// body to send on, the id in it replaced by the token) when `id` is a
+    /// number that does not write back as it was written.
+    fn of(id: &Value, body: &[u8]) -> Option<(ExactId, Vec<u8>)> {
+        let Value::Number(n) = id else { return None };
+        if !n.is_f64() {
+            // Integers within 64 bits keep their text.
+            return None;
+        }
+        #[derive(serde::Deserialize)]
+        struct RawId<'a> {
+            #[serde(borrow)]
+            id: &'a serde_json::value::RawValue,
+        }
+        let raw = serde_json::from_slice::<RawId<'_>>(body).ok()?.id.get();
+        if raw == n.to_string() {
+            return None;
+        }
+        let start = raw.as_ptr() as usize - body.as_ptr() as usize;
+        let token = format!("a2a-proxy-id-{:016x}", rand::random::<u64>());
+        let mut out = Vec::with_capacity(body.len() + token.len());
+        out.extend_from_slice(&body[..start]);
+        out.extend_from_slice(format!("\"{token}\"").as_bytes());
+        out.extend_from_slice(&body[start + raw.len()..]);
+        Some((
+            ExactId {
+                token,
+                raw: raw.to_string(),
+            },
+            out,
+        ))
+    }
+
+    /// `out` with the token (as a JSON string) written back as the id the
+    /// client sent.
+    fn restore(&self, out: Vec<u8>) -> Vec<u8> {
+        let quoted = format!("\"{}\"", self.token);
+        let Some(at) = out
+            .windows(quoted.len())
+            .position(|w| w == quoted.as_bytes())
+        else {
+            return out;
+        };
+        let mut back = Vec::with_capacity(out.len());
+        back.extend_from_slice(&out[..at]);
+        back.extend_from_slice(self.raw.as_bytes());
+        back.extend_from_slice(&out[at + quoted.len()..]);
+        back
+    }
 }
 
 /// The config a v1.0 GetTaskPushNotificationConfig toward a v0.3 agent
@@ -90,6 +157,16 @@ impl RpcTranslation {
     /// The request body in the upstream's version (also notes whether the
     /// answer must lose its history, see `drop_history`).
     pub fn request(&mut self, body: &[u8]) -> Result<Vec<u8>, Failure> {
+        let exact = self.id.as_ref().and_then(|id| ExactId::of(id, body));
+        let body = match exact {
+            Some((exact, swapped)) => {
+                self.id = Some(Value::String(exact.token.clone()));
+                self.exact_id = Some(exact);
+                std::borrow::Cow::Owned(swapped)
+            }
+            None => std::borrow::Cow::Borrowed(body),
+        };
+        let body: &[u8] = &body;
         self.drop_history = self.client == Version::V10
             && self.upstream == Version::V03
             && matches!(self.method.as_str(), "GetTask" | "SendMessage")
@@ -141,6 +218,14 @@ impl RpcTranslation {
     /// A whole JSON-RPC response body in the client's version; an
     /// untranslatable answer becomes InvalidAgentResponse (-32006).
     pub fn response(&self, body: &[u8]) -> Vec<u8> {
+        let out = self.response_with_token(body);
+        match &self.exact_id {
+            Some(exact) => exact.restore(out),
+            None => out,
+        }
+    }
+
+    fn response_with_token(&self, body: &[u8]) -> Vec<u8> {
         let fast = self.fast_response(body).ok_or(());
         match fast.or_else(|()| {
             document::translate(Kind::Response, self.client, Some(&self.method), body)
@@ -175,6 +260,15 @@ impl RpcTranslation {
 
     /// One SSE `data` value (a JSON-RPC response envelope) in the client's version.
     pub fn event(&self, data: &str) -> String {
+        let out = self.event_with_token(data);
+        match &self.exact_id {
+            Some(exact) => String::from_utf8(exact.restore(out.into_bytes()))
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            None => out,
+        }
+    }
+
+    fn event_with_token(&self, data: &str) -> String {
         let fast = self.fast_response(data.as_bytes()).ok_or(());
         match fast.or_else(|()| {
             document::translate(
@@ -223,9 +317,13 @@ impl RpcTranslation {
 
     /// A JSON-RPC error response in the client's version.
     pub fn error_body(&self, failure: &Failure) -> Vec<u8> {
-        jsonrpc_envelope(failure, self.client, self.id.clone())
+        let out = jsonrpc_envelope(failure, self.client, self.id.clone())
             .to_string()
-            .into_bytes()
+            .into_bytes();
+        match &self.exact_id {
+            Some(exact) => exact.restore(out),
+            None => out,
+        }
     }
 }
 
@@ -290,6 +388,47 @@ mod tests {
             id: Some(json!(1)),
             drop_history: false,
             asked_config: None,
+            exact_id: None,
+        }
+    }
+
+    #[test]
+    fn an_id_past_64_bits_comes_back_as_written() {
+        let raw = "123456789012345678901234567890";
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"GetTask","params":{{"id":"t1"}}}}"#);
+        let mut rpc = t(Version::V10, "GetTask");
+        rpc.id = serde_json::from_str::<Value>(&body)
+            .unwrap()
+            .get("id")
+            .cloned();
+        let up: Value = serde_json::from_slice(&rpc.request(body.as_bytes()).unwrap()).unwrap();
+        let token = up["id"]
+            .as_str()
+            .expect("a string id toward the agent")
+            .to_string();
+        assert!(token.starts_with("a2a-proxy-id-"), "{up}");
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":"{token}","result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"working"}}}}}}"#
+        );
+        let out = String::from_utf8(rpc.response(answer.as_bytes())).unwrap();
+        assert!(out.contains(&format!(r#""id":{raw}"#)), "{out}");
+        assert!(!out.contains("a2a-proxy-id-"), "{out}");
+        let err = String::from_utf8(rpc.error_body(&Failure::UpstreamTimeout)).unwrap();
+        assert!(err.contains(&format!(r#""id":{raw}"#)), "{err}");
+        // Ids that keep their text are left alone.
+        for id in ["7", "-3", "18446744073709551615", "1.5"] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"GetTask","params":{{"id":"t1"}}}}"#
+            );
+            let mut rpc = t(Version::V10, "GetTask");
+            rpc.id = serde_json::from_str::<Value>(&body)
+                .unwrap()
+                .get("id")
+                .cloned();
+            let up: Value = serde_json::from_slice(&rpc.request(body.as_bytes()).unwrap()).unwrap();
+            assert!(up["id"].is_number(), "{id}: {up}");
+            assert!(rpc.exact_id.is_none(), "{id}");
         }
     }
 

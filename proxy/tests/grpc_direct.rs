@@ -81,6 +81,7 @@ fn rpc(client: Version, method: Method, drop_history: bool) -> RpcTranslation {
         id: Some(json!(1)),
         drop_history,
         asked_config: None,
+        exact_id: None,
     }
 }
 

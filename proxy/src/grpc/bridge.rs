@@ -266,6 +266,7 @@ impl Bridge {
             id: Some(Value::from(id)),
             drop_history: false,
             asked_config: None,
+            exact_id: None,
         };
         let mut out = if client == upstream {
             body.clone()

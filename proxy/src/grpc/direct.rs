@@ -407,6 +407,7 @@ fn rpc_translation(client: Version, upstream: Version, method: Method) -> RpcTra
         id: Some(Value::from(1)),
         drop_history: false,
         asked_config: None,
+        exact_id: None,
     }
 }
 

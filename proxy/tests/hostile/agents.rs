@@ -229,3 +229,33 @@ async fn a_trickled_answer_is_bounded_as_a_whole() {
     );
     task.abort();
 }
+
+/// Low finding: a JSON-RPC id of 30 digits was answered as a float.
+#[tokio::test]
+async fn a_30_digit_id_comes_back_exactly_as_sent() {
+    let up = FakeUpstream::start(|r| {
+        let req: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": {
+            "kind": "task", "id": "t1", "contextId": "c1",
+            "status": {"state": "working", "timestamp": "2024-03-15T18:30:00Z"}}});
+        Reply::json(200, &body.to_string())
+    })
+    .await;
+    let px = proxy_to(up.addr, Version::V03, |_| {});
+    let raw = "123456789012345678901234567890";
+    let body =
+        format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"GetTask","params":{{"id":"t1"}}}}"#);
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        body.as_bytes(),
+    )
+    .await;
+    let text = r.text();
+    assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
+    assert!(!text.contains("e29"), "{text}");
+    // The agent saw an id it can echo exactly (a string of the proxy's).
+    let sent: serde_json::Value = serde_json::from_slice(&up.calls()[0].body).unwrap();
+    assert!(sent["id"].is_string(), "{sent}");
+}
