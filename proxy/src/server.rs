@@ -684,6 +684,11 @@ impl ProxyService {
             return Err(f);
         }
         let Some((version, op)) = known else {
+            if rpc.client == rpc.upstream {
+                // Same version by its header and a method of neither
+                // version (an extension's): the agent's to answer.
+                return Ok(whole);
+            }
             return Err(Failure::Translate {
                 code: -32601,
                 message: format!("method not found: {}", method.unwrap_or_default()),
@@ -1494,24 +1499,26 @@ impl ProxyService {
             }
             Binding::JsonRpc if prebuffered.is_none() && !matches!(length, Some(0)) => {
                 // Too large to read before routing: the method is unknown
-                // until the body has passed, so the header decides for now.
+                // until the body has passed. The body is held back (up to
+                // max_body_bytes) and decided at its end, also when the
+                // header names the upstream's version: a method of the
+                // other version is translated then, never passed on in
+                // the wrong version (translate_accumulated).
                 let up = match app.upstream_version().await {
                     Ok(up) => up,
                     Err(f) => return self.respond_failure(session, ctx, f).await,
                 };
                 ctx.upstream_version = Some(up);
-                if up != route.client_version {
-                    ctx.accumulate = Some(BytesMut::new());
-                    ctx.rpc = Some(RpcTranslation {
-                        client: route.client_version,
-                        upstream: up,
-                        method: String::new(),
-                        id: None,
-                        drop_history: false,
-                        asked_config: None,
-                        exact_id: None,
-                    });
-                }
+                ctx.accumulate = Some(BytesMut::new());
+                ctx.rpc = Some(RpcTranslation {
+                    client: route.client_version,
+                    upstream: up,
+                    method: String::new(),
+                    id: None,
+                    drop_history: false,
+                    asked_config: None,
+                    exact_id: None,
+                });
                 Ok(false)
             }
             Binding::Rest if route.operation.is_some() => {

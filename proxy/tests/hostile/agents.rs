@@ -259,3 +259,61 @@ async fn a_30_digit_id_comes_back_exactly_as_sent() {
     let sent: serde_json::Value = serde_json::from_slice(&up.calls()[0].body).unwrap();
     assert!(sent["id"].is_string(), "{sent}");
 }
+
+/// Low finding: a JSON-RPC body over 64 KiB was routed by its header
+/// alone, so a v1.0 method under no (= 0.3) header reached a v0.3 agent
+/// untranslated.
+#[tokio::test]
+async fn a_large_body_is_routed_by_its_method_not_its_header() {
+    let up = FakeUpstream::start(|r| {
+        let req: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let result = match req["method"].as_str() {
+            Some("message/send") => serde_json::json!({"kind": "task", "id": "t1",
+                "contextId": "c1", "status": {"state": "submitted"}}),
+            _ => serde_json::json!({"echo": req["method"]}),
+        };
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
+        Reply::json(200, &body.to_string())
+    })
+    .await;
+    let px = proxy_to(up.addr, Version::V03, |_| {});
+    let big = "x".repeat(100 * 1024);
+    // A v1.0 method, no A2A-Version header (0.3 by the header).
+    let v10 = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{{"messageId":"m1","role":"ROLE_USER","parts":[{{"text":"{big}"}}]}}}}}}"#
+    );
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        v10.as_bytes(),
+    )
+    .await;
+    let seen: serde_json::Value = serde_json::from_slice(&up.calls()[0].body).unwrap();
+    assert_eq!(
+        seen["method"], "message/send",
+        "the agent got the other version"
+    );
+    assert_eq!(seen["params"]["message"]["parts"][0]["kind"], "text");
+    let v = r.json();
+    assert_eq!(
+        v["result"]["task"]["status"]["state"], "TASK_STATE_SUBMITTED",
+        "{v}"
+    );
+    // The agent's own version and a method of neither version pass as
+    // they are, byte for byte.
+    for method in ["message/send", "x-vendor/custom"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"{method}","params":{{"message":{{"kind":"message","messageId":"m2","role":"user","parts":[{{"kind":"text","text":"{big}"}}]}}}}}}"#
+        );
+        let _ = post(
+            px.addr,
+            "/",
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        )
+        .await;
+        let last = up.calls().last().unwrap().body.clone();
+        assert_eq!(last, body.as_bytes(), "{method} changed on its way");
+    }
+}
