@@ -525,10 +525,10 @@ impl Bridge {
             return g.unary(upstream, &body, meta).await;
         }
         let resp = self.send(upstream, body, meta, false).await?;
-        // The whole answer within read_timeout, and at most max_body_bytes
-        // of it.
+        // The whole answer within read_timeout, and at most max_event_bytes
+        // of it (what the HTTP listener holds of an answer to translate).
         let limits = &self.app.config.limits;
-        let body = http_body_util::Limited::new(resp.into_body(), limits.max_body_bytes);
+        let body = http_body_util::Limited::new(resp.into_body(), limits.max_event_bytes);
         let read = tokio::time::timeout(limits.read_timeout, body.collect());
         match read.await {
             Err(_) => Err(Failure::UpstreamTimeout),
