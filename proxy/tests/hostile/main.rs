@@ -1,5 +1,6 @@
 //! Hostile clients, agents and webhooks (issue #20): each module covers numbered findings.
 mod agents;
+mod bodies;
 mod connections;
 mod listtasks;
 mod push;
