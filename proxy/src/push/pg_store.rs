@@ -9,6 +9,16 @@
 //! decides which heads are free, so two instances never lease the same item
 //! nor a later item of a callback whose head the other holds.
 //!
+//! Leases (issue #25): a claim leases items to its owner until a time;
+//! `renew` extends the leases an owner still holds (under the same lock,
+//! so a claim sees a lease before or after its renewal), and `reschedule`
+//! and `dead_letter` change an item only while it is leased to the caller:
+//! an instance that lost a lease cannot undo the new owner's work.
+//!
+//! Migrations: one transaction takes [`MIGRATE_LOCK`] first, then creates
+//! the `schema_version` table if missing and migrates, so concurrent first
+//! starts wait for each other instead of racing on the catalog.
+//!
 //! Fold snapshots across instances: a change is written in the enqueue
 //! transaction only if the row's version is still the one its fold started
 //! from (`UPDATE .. WHERE version = base`, or an insert when there was no
