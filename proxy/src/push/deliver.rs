@@ -163,26 +163,30 @@ impl Leases {
         }
     }
 
-    fn seqs(&self) -> Vec<u64> {
+    /// The held seqs, each with the claim that took it.
+    fn held(&self) -> Vec<(u64, u64)> {
         self.held
             .lock()
-            .map(|h| h.keys().copied().collect())
+            .map(|h| h.iter().map(|(s, (c, _))| (*s, *c)).collect())
             .unwrap_or_default()
     }
 
     /// A renewal sent at `at` for `asked` kept `kept`: those are usable a
-    /// lease longer, the others are lost. How many were lost.
-    fn renewed(&self, asked: &[u64], kept: &[u64], at: Instant) -> usize {
+    /// lease longer, the others are lost (unless given back and claimed
+    /// again meanwhile). How many were lost.
+    fn renewed(&self, asked: &[(u64, u64)], kept: &[u64], at: Instant) -> usize {
         let until = self.usable_until(at);
         let kept: std::collections::HashSet<u64> = kept.iter().copied().collect();
         let mut lost = 0;
         if let Ok(mut h) = self.held.lock() {
-            for s in asked {
+            for (s, claim) in asked {
+                let Some(e) = h.get_mut(s).filter(|e| e.0 == *claim) else {
+                    continue;
+                };
                 if kept.contains(s) {
-                    if let Some(e) = h.get_mut(s) {
-                        e.1 = until;
-                    }
-                } else if h.remove(s).is_some() {
+                    e.1 = until;
+                } else {
+                    h.remove(s);
                     lost += 1;
                 }
             }
@@ -196,16 +200,17 @@ async fn heartbeat(push: Arc<Push>, leases: Arc<Leases>) {
     let every = leases.lease / 3;
     loop {
         tokio::time::sleep(every).await;
-        let seqs = leases.seqs();
-        if seqs.is_empty() {
+        let held = leases.held();
+        if held.is_empty() {
             continue;
         }
         let at = Instant::now();
         let until = super::now_ms().saturating_add(leases.lease_ms());
-        let (store, owner, asked) = (push.store.clone(), leases.owner.clone(), seqs.clone());
-        match blocking(move || store.renew(&owner, &asked, until)).await {
+        let seqs: Vec<u64> = held.iter().map(|(s, _)| *s).collect();
+        let (store, owner) = (push.store.clone(), leases.owner.clone());
+        match blocking(move || store.renew(&owner, &seqs, until)).await {
             Ok(kept) => {
-                let lost = leases.renewed(&seqs, &kept, at);
+                let lost = leases.renewed(&held, &kept, at);
                 if lost > 0 {
                     tracing::warn!(
                         lost,
