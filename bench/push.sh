@@ -2,7 +2,8 @@
 # Push-notification throughput in one run (release build, loopback only):
 # bodies POSTed straight to a webhook vs POSTed to the proxy's callback
 # endpoint (authenticated, durable, translated) and delivered by its worker.
-# Prints accepts/s, accept p50/p99, delivered/s end to end, ratios to direct.
+# Prints accepts/s, accept p50/p99, delivered/s end to end, ratios to direct;
+# with a PostgreSQL URL also two instances on it: delivered/s and duplicates.
 #   bench/push.sh [seconds = 3] [connections = 16] [configs = 64] [postgres-url]
 set -euo pipefail
 cd "$(dirname "$0")/.."

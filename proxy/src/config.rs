@@ -80,6 +80,11 @@ pub struct RawPush {
     pub delivery_timeout_ms: Option<u64>,
     pub instance_id: Option<String>,
     pub credentials_key_file: Option<String>,
+    // pg (issue #25)
+    /// Delivery lease, ms: renewed every third of it while an instance
+    /// works on its items; a crashed instance's items are taken over once
+    /// it runs out.
+    pub lease_ms: Option<u64>,
 }
 
 /// `[grpc]` of the file: the gRPC listener (off unless `listen` is set).
@@ -439,6 +444,11 @@ pub struct PushSettings {
     pub delivery_timeout: Duration,
     /// Names this instance's delivery leases (several instances on one database).
     pub instance_id: String,
+    // pg (issue #25)
+    /// How long a claim holds notifications; renewed every third of it
+    /// while the instance delivers them, so another instance takes a
+    /// crashed one's over within about this long.
+    pub lease: Duration,
     /// The key (64 hex digits) that seals stored credentials. `None`: the
     /// embedded store keeps one in `<data_dir>/credentials.key` (made on
     /// first use); PostgreSQL stores them in clear (warned at start).
@@ -447,6 +457,60 @@ pub struct PushSettings {
 
 /// Default data directory of the embedded push store.
 pub const DEFAULT_PUSH_DATA_DIR: &str = "./a2a-proxy-data";
+
+// pg (issue #25)
+/// Default delivery lease: a crashed instance's notifications are taken
+/// over within about 9 s (plus one idle poll).
+pub const DEFAULT_PUSH_LEASE_MS: u64 = 9_000;
+const MIN_PUSH_LEASE_MS: u64 = 300;
+const MAX_PUSH_LEASE_MS: u64 = 3_600_000;
+
+/// `push.postgres_url`: a `postgres://` URL or a libpq `key=value` string,
+/// checked here so a bad one stops the start with the key named. TLS to
+/// PostgreSQL is not built in: `sslmode=require` is refused (`disable`
+/// and `prefer` connect without TLS). Errors never echo the string (it
+/// may hold a password).
+fn check_postgres_url(u: &str) -> Result<(), ConfigError> {
+    let err = |message: &str| ConfigError {
+        key: "push.postgres_url".into(),
+        message: message.into(),
+    };
+    let t = u.trim();
+    if t.is_empty() {
+        return Err(err("must not be empty"));
+    }
+    let is_url = t.starts_with("postgres://") || t.starts_with("postgresql://");
+    if t.contains("://") && !is_url {
+        return Err(err(
+            "must be a postgres:// or postgresql:// URL or a libpq key=value string",
+        ));
+    }
+    if !is_url && !t.contains('=') {
+        return Err(err(
+            "must be a postgres:// or postgresql:// URL or a libpq key=value string (host=... dbname=...)",
+        ));
+    }
+    const NO_TLS: &str = "asks for TLS (sslmode=require, verify-ca or verify-full, or sslnegotiation=direct): TLS to PostgreSQL is not supported by this build; use sslmode=disable or prefer (no TLS) over a trusted network or a local TLS tunnel";
+    let lower = t.to_ascii_lowercase();
+    if ["sslmode=verify-ca", "sslmode=verify-full"]
+        .iter()
+        .any(|m| lower.contains(m))
+    {
+        return Err(err(NO_TLS));
+    }
+    let parsed: postgres::Config = t.parse().map_err(|_| {
+        err("is not a valid connection string (a postgres:// URL or libpq key=value pairs of the options the proxy's client knows)")
+    })?;
+    if parsed.get_hosts().is_empty() {
+        return Err(err("names no host (host=... or postgres://host/...)"));
+    }
+    if parsed.get_ssl_mode() == postgres::config::SslMode::Require
+        || parsed.get_ssl_negotiation() == postgres::config::SslNegotiation::Direct
+    {
+        return Err(err(NO_TLS));
+    }
+    Ok(())
+}
 
 fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSettings, ConfigError> {
     let backend = match (&raw.postgres_url, &raw.data_dir) {
@@ -458,12 +522,7 @@ fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSettings, Confi
             ))
         }
         (Some(u), None) => {
-            if !(u.starts_with("postgres://") || u.starts_with("postgresql://")) {
-                return Err(ConfigError {
-                    key: "push.postgres_url".into(),
-                    message: "must start with postgres:// or postgresql://".into(),
-                });
-            }
+            check_postgres_url(u)?;
             PushBackend::Postgres(u.clone())
         }
         (None, d) => {
@@ -530,6 +589,15 @@ fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSettings, Confi
         Some(s) => s.to_string(),
         None => format!("{}-{}", std::process::id(), crate::push::random_id()),
     };
+    // pg (issue #25)
+    let lease = ms("push.lease_ms", raw.lease_ms, DEFAULT_PUSH_LEASE_MS)?;
+    if !(MIN_PUSH_LEASE_MS..=MAX_PUSH_LEASE_MS).contains(&(lease.as_millis() as u64)) {
+        return Err(bad(
+            "push.lease_ms",
+            lease.as_millis(),
+            format!("must be {MIN_PUSH_LEASE_MS}..={MAX_PUSH_LEASE_MS}"),
+        ));
+    }
     Ok(PushSettings {
         enabled: raw.enabled.unwrap_or(true),
         backend,
@@ -542,6 +610,7 @@ fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSettings, Confi
         backoff_max,
         delivery_timeout,
         instance_id,
+        lease,
         credentials_key_file: match raw.credentials_key_file.as_deref() {
             Some(f) if f.trim().is_empty() => {
                 return Err(bad("push.credentials_key_file", f, "must not be empty"))
@@ -846,6 +915,62 @@ mod tests {
         let c = raw("list_tasks = \"off\"\nlist_identity_headers = [\"X-User\", \"authorization\"]\n[upstream]\nurl = \"http://a\"\n").unwrap();
         assert_eq!(c.list_tasks.mode, ListTasksMode::Off);
         assert_eq!(c.list_tasks.identity_headers, ["x-user"]);
+    }
+
+    // pg (issue #25)
+    #[test]
+    fn postgres_strings_libpq_and_url_accepted_tls_refused_at_config_time() {
+        let pg = |url: &str| {
+            raw(&format!(
+                "[upstream]\nurl = \"http://a\"\n[push]\npostgres_url = \"{url}\"\n"
+            ))
+        };
+        for ok in [
+            "host=127.0.0.1 port=5432 user=proxy password=sekrit-pw dbname=push",
+            "host=db.internal dbname=push sslmode=disable",
+            "host=db.internal dbname=push sslmode=prefer",
+            "postgres://proxy:sekrit-pw@127.0.0.1:5432/push",
+            "postgresql://127.0.0.1/push?sslmode=disable",
+        ] {
+            let c = pg(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+            assert_eq!(c.push.backend, PushBackend::Postgres(ok.into()));
+        }
+        for (bad, says) in [
+            (
+                "host=db dbname=push password=sekrit-pw sslmode=require",
+                "TLS",
+            ),
+            ("postgres://u:sekrit-pw@db/push?sslmode=require", "TLS"),
+            ("host=db sslmode=verify-full password=sekrit-pw", "TLS"),
+            ("host=db sslnegotiation=direct password=sekrit-pw", "TLS"),
+            ("mysql://u:sekrit-pw@db/x", "postgres://"),
+            ("just-a-name", "key=value"),
+            ("dbname=push password=sekrit-pw", "no host"),
+            ("host=db port=notaport password=sekrit-pw", "not a valid"),
+            ("host=db nosuchoption=1 password=sekrit-pw", "not a valid"),
+        ] {
+            let e = pg(bad).unwrap_err();
+            assert_eq!(e.key, "push.postgres_url", "{bad}: {e}");
+            assert!(e.message.contains(says), "{bad}: {e}");
+            assert!(!e.to_string().contains("sekrit-pw"), "{e}");
+        }
+    }
+
+    // pg (issue #25)
+    #[test]
+    fn push_lease_has_a_safe_default_and_bounds() {
+        let c = raw("[upstream]\nurl = \"http://a\"\n").unwrap();
+        assert_eq!(c.push.lease, Duration::from_millis(DEFAULT_PUSH_LEASE_MS));
+        assert!(c.push.lease <= Duration::from_secs(10));
+        let c = raw("[upstream]\nurl = \"http://a\"\n[push]\nlease_ms = 2000\n").unwrap();
+        assert_eq!(c.push.lease, Duration::from_millis(2000));
+        for bad in ["0", "299", "3600001"] {
+            let e = raw(&format!(
+                "[upstream]\nurl = \"http://a\"\n[push]\nlease_ms = {bad}\n"
+            ))
+            .unwrap_err();
+            assert_eq!(e.key, "push.lease_ms", "{bad}");
+        }
     }
 
     #[test]

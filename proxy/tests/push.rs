@@ -2421,3 +2421,243 @@ async fn list_tasks_survives_a_restart() {
     drop(px2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- Several instances on one PostgreSQL (issue #25) ----
+
+/// A webhook on 127.0.0.1 that answers every POST 200 after `delay`
+/// (connections served concurrently); records the bodies' `n` (a v1.0
+/// StreamResponse's task metadata) with their arrival time, at arrival.
+struct SlowHook {
+    url: String,
+    seen: Arc<Mutex<Vec<(u64, Instant)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for SlowHook {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl SlowHook {
+    async fn start(delay: Duration) -> SlowHook {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/h", listener.local_addr().unwrap());
+        let seen: Arc<Mutex<Vec<(u64, Instant)>>> = Arc::default();
+        let s = seen.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let s = s.clone();
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    let mut reader = Reader::default();
+                    while let Ok(Some(head)) = reader.head(&mut sock).await {
+                        let (_, headers) = parse_head(&head);
+                        let Ok(body) = reader.body(&mut sock, &headers, false).await else {
+                            return;
+                        };
+                        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                        if let Some(n) = v["task"]["metadata"]["n"].as_u64() {
+                            s.lock().unwrap().push((n, Instant::now()));
+                        }
+                        tokio::time::sleep(delay).await;
+                        let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+                        if sock.write_all(ok).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        SlowHook { url, seen, task }
+    }
+
+    fn numbers(&self) -> Vec<u64> {
+        self.seen.lock().unwrap().iter().map(|(n, _)| *n).collect()
+    }
+
+    /// Waits (bounded) until every number below `n` arrived.
+    async fn wait_all(&self, n: u64, limit: Duration) -> Vec<u64> {
+        let end = Instant::now() + limit;
+        loop {
+            let got = self.numbers();
+            if (0..n).all(|k| got.contains(&k)) || Instant::now() > end {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn numbered(n: u64) -> Vec<u8> {
+    json!({"kind": "task", "id": "t1", "contextId": "c1",
+        "status": {"state": "working", "timestamp": "2024-03-15T18:30:00Z"},
+        "metadata": {"n": n}})
+    .to_string()
+    .into_bytes()
+}
+
+/// Each number's arrivals, and the numbers in order of first arrival.
+fn tally(got: &[u64]) -> (std::collections::BTreeMap<u64, usize>, Vec<u64>) {
+    let mut count = std::collections::BTreeMap::new();
+    let mut first = Vec::new();
+    for n in got {
+        let c = count.entry(*n).or_insert(0);
+        if *c == 0 {
+            first.push(*n);
+        }
+        *c += 1;
+    }
+    (count, first)
+}
+
+/// Issue #25: two live instances, a slow webhook (0.25 s per answer) and
+/// a backlog for one config that takes far longer than one lease (2 s) to
+/// deliver: the instance holding the run renews its leases, so the other
+/// never posts any of it: every notification arrives exactly once, in
+/// order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_live_instances_and_a_slow_webhook_post_a_long_backlog_once_each() {
+    let (cluster, url) = pg_cluster().await;
+    let (agent, seen) = v03_agent().await;
+    let hook = SlowHook::start(Duration::from_millis(250)).await;
+    let start = |url: String, upstream: String| {
+        tokio::task::spawn_blocking(move || {
+            start_proxy(&upstream, &data_dir("unused"), |c| {
+                c.push.backend = PushBackend::Postgres(url);
+                c.push.lease = Duration::from_millis(2000);
+            })
+        })
+    };
+    let a = start(url.clone(), agent.url()).await.unwrap();
+    let b = start(url.clone(), agent.url()).await.unwrap();
+    let (path, secret) = register(&a, &seen, &hook.url).await;
+    const N: u64 = 24; // about 6 s of posts: three leases
+    for n in 0..N {
+        let px = if n % 2 == 0 { &a } else { &b };
+        let r = callback(px, &path, &secret, &numbered(n)).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let got = hook.wait_all(N, Duration::from_secs(60)).await;
+    // Time for a duplicate to show up (one more lease).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let got = if hook.numbers().len() > got.len() {
+        hook.numbers()
+    } else {
+        got
+    };
+    let (count, first) = tally(&got);
+    let dups: Vec<(u64, usize)> = count
+        .iter()
+        .filter(|(_, c)| **c > 1)
+        .map(|(n, c)| (*n, *c))
+        .collect();
+    eprintln!(
+        "{} posts for {N} notifications, duplicated: {dups:?}",
+        got.len()
+    );
+    assert_eq!(first, (0..N).collect::<Vec<_>>(), "nothing lost, in order");
+    assert!(dups.is_empty(), "posted more than once: {dups:?}");
+    let line = "a2a_proxy_push_deliveries_total{outcome=\"delivered\"} ";
+    let (da, db) = (
+        metric(&metrics(&a).await, line),
+        metric(&metrics(&b).await, line),
+    );
+    assert_eq!(da + db, N, "a delivered {da}, b delivered {db}");
+    drop(a);
+    drop(b);
+    drop(cluster);
+}
+
+/// Issue #25: kill -9 of the instance delivering a backlog: the other
+/// instance takes its items over once the killed one's lease (3 s) runs
+/// out, not a minute later; nothing is lost, first arrivals keep the
+/// order, and only what was in flight at the kill may arrive twice. Both
+/// binaries are given a libpq key=value connection string.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
+    let (cluster, url) = pg_cluster().await;
+    assert!(url.starts_with("host="), "a libpq string: {url}");
+    let (agent, seen) = v03_agent().await;
+    let hook = SlowHook::start(Duration::from_millis(200)).await;
+    let dir = data_dir("pg-kill9");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = |name: &str, addr: std::net::SocketAddr| {
+        let f = dir.join(name);
+        std::fs::write(
+            &f,
+            format!(
+                "listen = \"{addr}\"\nthreads = 1\n[upstream]\nurl = \"{}\"\nversion = \"0.3\"\n\
+                 [push]\npostgres_url = \"{url}\"\nallow_hosts = [\"127.0.0.1\"]\n\
+                 backoff_initial_ms = 50\nbackoff_max_ms = 200\nlease_ms = 3000\n",
+                agent.url(),
+            ),
+        )
+        .unwrap();
+        f
+    };
+    let (addr_a, addr_b) = (
+        proxy::free_local_addr().unwrap(),
+        proxy::free_local_addr().unwrap(),
+    );
+    let a = serve_binary(&config("a.toml", addr_a), addr_a).await;
+    let (path, secret) = register_at(addr_a, &seen, &hook.url).await;
+    const N: u64 = 30; // 6 s of posts
+    for n in 0..N {
+        let r = try_post(addr_a, &path, &secret, &numbered(n)).await;
+        assert_eq!(r, Some(200), "callback {n}");
+    }
+    // a is delivering (and leasing) the backlog; b comes up meanwhile.
+    let end = Instant::now() + Duration::from_secs(20);
+    while hook.numbers().len() < 3 && Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(hook.numbers().len() >= 3, "a delivers");
+    let b = serve_binary(&config("b.toml", addr_b), addr_b).await;
+    let before = hook.numbers().len();
+    assert!(
+        before < N as usize - 5,
+        "the backlog outlasts b's start: {before}"
+    );
+    drop(a); // SIGKILL
+    let killed = Instant::now();
+    let at_kill = hook.numbers().len();
+    let got = hook.wait_all(N, Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let got = if hook.numbers().len() > got.len() {
+        hook.numbers()
+    } else {
+        got
+    };
+    let first_after = hook
+        .seen
+        .lock()
+        .unwrap()
+        .get(at_kill)
+        .map(|(_, t)| t.duration_since(killed));
+    let (count, first) = tally(&got);
+    let dups: Vec<(u64, usize)> = count
+        .iter()
+        .filter(|(_, c)| **c > 1)
+        .map(|(n, c)| (*n, *c))
+        .collect();
+    eprintln!(
+        "{at_kill} posted before the kill, first post after it {first_after:?}, {} posts for {N}, duplicated: {dups:?}",
+        got.len()
+    );
+    assert_eq!(first, (0..N).collect::<Vec<_>>(), "nothing lost, in order");
+    let first_after = first_after.expect("b posted after the kill");
+    assert!(
+        first_after < Duration::from_secs(3 + 5),
+        "taken over after {first_after:?} (lease 3 s)"
+    );
+    // At most the post in flight at the kill (and one whose completion
+    // was not yet written) arrive again.
+    assert!(
+        dups.iter().all(|(_, c)| *c == 2) && dups.len() <= 2,
+        "{dups:?}"
+    );
+    drop(b);
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
+}

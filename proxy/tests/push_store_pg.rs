@@ -180,7 +180,7 @@ fn database_away_gives_store_errors_without_the_password() {
     s.enqueue(contract::item("t")).unwrap();
     cluster.stop();
     assert!(s.outbox_len().is_err());
-    assert!(s.claim("one", 0, 10, 10).is_err());
+    assert!(s.claim("one", 0, 10, 10, 10).is_err());
     assert!(s.enqueue(contract::item("t")).is_err());
 }
 
@@ -205,7 +205,9 @@ fn two_instances_deliver_each_item_once_in_per_callback_order() {
         handles.push(std::thread::spawn(move || {
             let owner = format!("instance-{n}");
             for _ in 0..20_000 {
-                let got = s.claim(&owner, proxy::push::now_ms(), 600_000, 4).unwrap();
+                let got = s
+                    .claim(&owner, proxy::push::now_ms(), 600_000, 4, 4)
+                    .unwrap();
                 if got.is_empty() {
                     if done.load(Ordering::SeqCst) && s.outbox_len().unwrap() == 0 {
                         return;
@@ -262,4 +264,94 @@ fn two_instances_deliver_each_item_once_in_per_callback_order() {
         .map(|n| log.iter().filter(|(i, _, _)| *i == n).count())
         .collect();
     eprintln!("items delivered per instance: {by:?}");
+}
+
+/// Issue #25: instances started at once on one database all start: on an
+/// empty database (the migration's bookkeeping table is created under the
+/// migration lock, not before it) and on one of an older schema.
+#[test]
+fn ten_concurrent_starts_on_an_empty_or_old_database_all_succeed() {
+    let cluster = pg::Cluster::start();
+    let start_ten = |url: &str| -> Vec<Result<(), String>> {
+        let gate = Arc::new(std::sync::Barrier::new(10));
+        let handles: Vec<_> = (0..10)
+            .map(|_| {
+                let (url, gate) = (url.to_string(), gate.clone());
+                std::thread::spawn(move || {
+                    gate.wait();
+                    PgStore::connect(&url).map(drop).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    };
+    // Several empty databases: the race was lost about once in five starts.
+    for round in 0..12 {
+        let url = cluster.fresh_db();
+        let got = start_ten(&url);
+        assert!(got.iter().all(Result::is_ok), "round {round}: {got:?}");
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let rows = c.query("SELECT version FROM schema_version", &[]).unwrap();
+        assert_eq!(rows.len(), 1, "one bookkeeping row");
+        assert_eq!(rows[0].get::<_, i64>(0) as u64, proxy::push::SCHEMA_VERSION);
+    }
+    // A schema-2 database with data: migrated once, the data kept.
+    let url = cluster.fresh_db();
+    let s = PgStore::connect(&url).unwrap();
+    s.put_config(&contract::cfg("a", "t1", "c1")).unwrap();
+    s.enqueue(contract::item("t1")).unwrap();
+    drop(s);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute("DROP TABLE push_snapshots; UPDATE schema_version SET version = 2")
+        .unwrap();
+    let got = start_ten(&url);
+    assert!(got.iter().all(Result::is_ok), "{got:?}");
+    let v: i64 = c
+        .query_one("SELECT version FROM schema_version", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v as u64, proxy::push::SCHEMA_VERSION);
+    let s = PgStore::connect(&url).unwrap();
+    assert_eq!(s.outbox_len().unwrap(), 1);
+    assert!(s.config_by_callback("a").unwrap().is_some());
+}
+
+/// Issue #25: a lease is kept only by renewing it. Two stores (two
+/// instances) on one database: one renews its claim past the lease's first
+/// end and the other claims nothing of it; once it stops renewing (a
+/// crash), the other takes the run over, and the first learns it lost it.
+#[test]
+fn renewed_leases_hold_and_lapsed_ones_are_taken_over() {
+    let cluster = pg::Cluster::start();
+    let url = cluster.fresh_db();
+    let (a, b) = (
+        PgStore::connect(&url).unwrap(),
+        PgStore::connect(&url).unwrap(),
+    );
+    let items: Vec<OutboxItem> = (0..6).map(|_| contract::item("t")).collect();
+    a.enqueue_many(items).unwrap();
+    // Runs are capped: 4 of the 6.
+    let got = a.claim("a", 1_000, 500, 100, 4).unwrap();
+    let seqs: Vec<u64> = got.iter().map(|i| i.seq).collect();
+    assert_eq!(seqs, [1, 2, 3, 4]);
+    for t in [1_300, 1_600, 1_900] {
+        assert_eq!(a.renew("a", &seqs, t + 500).unwrap(), seqs);
+        assert!(b.claim("b", t + 100, 500, 100, 100).unwrap().is_empty());
+    }
+    // a crashed at 1900: its lease ends at 2400.
+    assert!(b.claim("b", 2_399, 500, 100, 100).unwrap().is_empty());
+    let got = b.claim("b", 2_400, 500, 100, 100).unwrap();
+    assert_eq!(
+        got.iter().map(|i| i.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5, 6]
+    );
+    assert!(a.renew("a", &seqs, 3_000).unwrap().is_empty());
+    // a's late give-up changes nothing of b's items.
+    let mut late = got[0].clone();
+    late.lease_owner = "a".into();
+    a.dead_letter(&late, "late").unwrap();
+    late.lease_owner.clear();
+    a.reschedule(&late, "a").unwrap();
+    assert!(a.dead_letters().unwrap().is_empty());
+    assert!(a.pending(10).unwrap().iter().all(|i| i.lease_owner == "b"));
 }

@@ -40,6 +40,7 @@ pub fn run(fresh: &dyn Fn() -> Box<dyn Store>) {
     configs_outbox_dead_letters(&*fresh());
     claim_runs_per_callback_in_order_with_leases(&*fresh());
     reschedule_rewrites_and_releases(&*fresh());
+    runs_are_capped_and_leases_renewed_by_their_owner_only(&*fresh());
     tasks_upsert_trim_and_load_newest(&*fresh());
     snapshots_change_with_their_items_or_not_at_all(&*fresh());
     snapshots_go_with_their_config(&*fresh());
@@ -244,7 +245,7 @@ pub fn claim_runs_per_callback_in_order_with_leases(s: &dyn Store) {
         .enqueue_many(vec![mk("a", 0), mk("b", 500), mk("a", 0), mk("b", 0)])
         .unwrap();
     assert_eq!(seqs, vec![1, 2, 3, 4]);
-    let got = s.claim("one", 100, 1000, 10).unwrap();
+    let got = s.claim("one", 100, 1000, 10, 100).unwrap();
     assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1, 3]);
     assert!(got
         .iter()
@@ -254,12 +255,12 @@ pub fn claim_runs_per_callback_in_order_with_leases(s: &dyn Store) {
     assert_eq!(p[0].lease_owner, "one");
     assert_eq!(p[0].lease_until_ms, 1100);
     // Leased: another instance gets nothing of a; b is still not due.
-    assert!(s.claim("two", 200, 1000, 10).unwrap().is_empty());
+    assert!(s.claim("two", 200, 1000, 10, 100).unwrap().is_empty());
     // b becomes due: its run 2, 4; a's lease has not run out.
-    let got = s.claim("two", 600, 1000, 10).unwrap();
+    let got = s.claim("two", 600, 1000, 10, 100).unwrap();
     assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![2, 4]);
     // a's lease runs out (the first instance died): a is handed out again.
-    let got = s.claim("two", 1200, 1000, 1).unwrap();
+    let got = s.claim("two", 1200, 1000, 1, 100).unwrap();
     assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1]);
     s.complete_many(&[1, 3]).unwrap();
     assert_eq!(s.outbox_len().unwrap(), 2);
@@ -268,7 +269,7 @@ pub fn claim_runs_per_callback_in_order_with_leases(s: &dyn Store) {
 pub fn reschedule_rewrites_and_releases(s: &dyn Store) {
     let seq = s.enqueue(item("t")).unwrap();
     s.enqueue(item("t")).unwrap();
-    let mut got = s.claim("one", 10, 100, 10).unwrap();
+    let mut got = s.claim("one", 10, 100, 10, 100).unwrap();
     assert_eq!(got.len(), 2);
     // A failed attempt: back off the head, release the lease.
     let mut head = got.remove(0);
@@ -277,14 +278,55 @@ pub fn reschedule_rewrites_and_releases(s: &dyn Store) {
     head.next_attempt_ms = 5000;
     head.lease_owner.clear();
     head.lease_until_ms = 0;
-    s.reschedule(&head).unwrap();
+    s.reschedule(&head, "one").unwrap();
     let p = s.pending(10).unwrap();
     assert_eq!(p[0], head);
     // The head is not due: nothing of its callback is handed out, even
     // after the second item's lease runs out.
-    assert!(s.claim("two", 200, 100, 10).unwrap().is_empty());
-    let got = s.claim("two", 5000, 100, 10).unwrap();
+    assert!(s.claim("two", 200, 100, 10, 100).unwrap().is_empty());
+    let got = s.claim("two", 5000, 100, 10, 100).unwrap();
     assert_eq!(got.len(), 2);
     assert_eq!(got[0].attempts, 3);
-    assert_eq!(s.claim("one", 5001, 100, 10).unwrap().len(), 0);
+    assert_eq!(s.claim("one", 5001, 100, 10, 100).unwrap().len(), 0);
+}
+
+/// Issue #25: a claim hands out at most `run_limit` items per callback; a
+/// lease is renewed only by its owner, and an item taken over after its
+/// lease ran out is no longer its first owner's to renew, reschedule or
+/// give up.
+pub fn runs_are_capped_and_leases_renewed_by_their_owner_only(s: &dyn Store) {
+    let mk = |cb: &str| OutboxItem {
+        callback_id: cb.into(),
+        ..item("t")
+    };
+    s.enqueue_many(vec![mk("a"), mk("a"), mk("a"), mk("b"), mk("a")])
+        .unwrap();
+    let got = s.claim("one", 100, 1000, 10, 2).unwrap();
+    assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![1, 2, 4]);
+    // The rest of a's run waits behind its leased head.
+    assert!(s.claim("two", 200, 1000, 10, 2).unwrap().is_empty());
+    // Renewed before it runs out: still one's at 1500.
+    assert_eq!(s.renew("one", &[1, 2, 4], 2000).unwrap(), vec![1, 2, 4]);
+    assert_eq!(s.renew("two", &[1, 2, 4], 9000).unwrap(), Vec::<u64>::new());
+    assert!(s.claim("two", 1500, 1000, 10, 2).unwrap().is_empty());
+    // b is delivered; a's lease runs out and two takes a's run over.
+    s.complete(4).unwrap();
+    let got = s.claim("two", 2100, 1000, 10, 10).unwrap();
+    assert_eq!(
+        got.iter().map(|i| i.seq).collect::<Vec<_>>(),
+        vec![1, 2, 3, 5]
+    );
+    // One, late, learns it lost them; its reschedule changes nothing.
+    assert_eq!(s.renew("one", &[1, 2, 4], 5000).unwrap(), Vec::<u64>::new());
+    let mut stale = got[0].clone();
+    stale.lease_owner.clear();
+    stale.lease_until_ms = 0;
+    stale.attempts = 7;
+    s.reschedule(&stale, "one").unwrap();
+    let p = s.pending(10).unwrap();
+    assert_eq!(p[0].lease_owner, "two");
+    assert_eq!(p[0].attempts, 0);
+    // Its owner's reschedule applies.
+    s.reschedule(&stale, "two").unwrap();
+    assert_eq!(s.pending(10).unwrap()[0].attempts, 7);
 }

@@ -7,12 +7,23 @@
 //! only from its oldest one, and a run is posted one after the other,
 //! stopping at the first failure. Delivery is at least once: an item leaves
 //! the outbox only after its webhook answered 2xx.
+//!
+//! Several instances on one store (issue #25): a claim leases items for
+//! `push.lease_ms` and takes per config no more than this instance delivers
+//! in half a lease at its recent pace. A heartbeat renews every held lease
+//! each third of the lease; an item whose lease was lost (not renewed in
+//! time, or taken over by another instance after it ran out) is not posted:
+//! before each post the run checks that its lease still has a third to go,
+//! and stops otherwise. So while instances live, each item is posted by one
+//! of them; a crashed instance's items are taken over once its leases run
+//! out (the post in flight at the crash may then arrive twice).
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, Notify};
@@ -22,7 +33,7 @@ use super::safety::{Target, TargetPolicy};
 use super::{OutboxItem, PushConfig};
 use crate::version::Version;
 
-/// Items claimed per round.
+/// Items claimed per round (and per config at most).
 const CLAIM_LIMIT: usize = 256;
 /// Configs delivered to at once.
 const MAX_IN_FLIGHT: usize = 64;
@@ -71,16 +82,153 @@ impl Drop for Worker {
     }
 }
 
-/// Lease on claimed items: long enough for a run of slow deliveries.
-fn lease_ms(push: &Push) -> i64 {
-    (push.settings.delivery_timeout.as_millis() as i64 * 6).max(60_000)
+/// The leases this worker holds: per seq, the claim that took it and the
+/// instant (this host's monotonic clock) until which it may still be
+/// posted: its lease's end less a third of the lease.
+struct Leases {
+    /// Names this worker's leases in the store: the instance id and a
+    /// per-start nonce (a restart, or a second process given the same
+    /// `push.instance_id`, never takes a lease for its own).
+    owner: String,
+    lease: Duration,
+    held: std::sync::Mutex<HashMap<u64, (u64, Instant)>>,
+    claims: AtomicU64,
+    /// Recent time per post (moving average), microseconds.
+    pace_us: AtomicU64,
+}
+
+impl Leases {
+    fn new(push: &Push) -> Leases {
+        let nonce = super::random_id();
+        Leases {
+            owner: format!("{}#{}", push.settings.instance_id, &nonce[..12]),
+            lease: push.settings.lease,
+            held: std::sync::Mutex::new(HashMap::new()),
+            claims: AtomicU64::new(0),
+            // Until measured: a tenth of the timeout per post.
+            pace_us: AtomicU64::new((push.settings.delivery_timeout.as_micros() / 10) as u64),
+        }
+    }
+
+    fn lease_ms(&self) -> i64 {
+        self.lease.as_millis() as i64
+    }
+
+    /// Until when an item leased at `at` may be posted.
+    fn usable_until(&self, at: Instant) -> Instant {
+        at + self.lease - self.lease / 3
+    }
+
+    /// Items per config one claim takes: what this instance posts in half
+    /// a lease at its recent pace.
+    fn run_limit(&self) -> usize {
+        let per = self.pace_us.load(Ordering::Relaxed).max(1_000);
+        let n = (self.lease.as_micros() as u64 / 2) / per;
+        n.clamp(1, CLAIM_LIMIT as u64) as usize
+    }
+
+    fn paced(&self, took: Duration) {
+        let s = took.as_micros().min(u64::MAX as u128) as u64;
+        let old = self.pace_us.load(Ordering::Relaxed);
+        let new = old - old / 4 + s / 4;
+        self.pace_us.store(new, Ordering::Relaxed);
+    }
+
+    /// Records a claim made at `at`; its number.
+    fn claimed(&self, items: &[OutboxItem], at: Instant) -> u64 {
+        let claim = self.claims.fetch_add(1, Ordering::Relaxed) + 1;
+        let until = self.usable_until(at);
+        if let Ok(mut h) = self.held.lock() {
+            for i in items {
+                h.insert(i.seq, (claim, until));
+            }
+        }
+        claim
+    }
+
+    /// Whether `seq`, of claim `claim`, may be posted now.
+    fn may_post(&self, seq: u64, claim: u64) -> bool {
+        let now = Instant::now();
+        self.held
+            .lock()
+            .map(|h| matches!(h.get(&seq), Some((c, until)) if *c == claim && now < *until))
+            .unwrap_or(false)
+    }
+
+    fn forget(&self, seqs: impl IntoIterator<Item = u64>) {
+        if let Ok(mut h) = self.held.lock() {
+            for s in seqs {
+                h.remove(&s);
+            }
+        }
+    }
+
+    /// The held seqs, each with the claim that took it.
+    fn held(&self) -> Vec<(u64, u64)> {
+        self.held
+            .lock()
+            .map(|h| h.iter().map(|(s, (c, _))| (*s, *c)).collect())
+            .unwrap_or_default()
+    }
+
+    /// A renewal sent at `at` for `asked` kept `kept`: those are usable a
+    /// lease longer, the others are lost (unless given back and claimed
+    /// again meanwhile). How many were lost.
+    fn renewed(&self, asked: &[(u64, u64)], kept: &[u64], at: Instant) -> usize {
+        let until = self.usable_until(at);
+        let kept: std::collections::HashSet<u64> = kept.iter().copied().collect();
+        let mut lost = 0;
+        if let Ok(mut h) = self.held.lock() {
+            for (s, claim) in asked {
+                let Some(e) = h.get_mut(s).filter(|e| e.0 == *claim) else {
+                    continue;
+                };
+                if kept.contains(s) {
+                    e.1 = until;
+                } else {
+                    h.remove(s);
+                    lost += 1;
+                }
+            }
+        }
+        lost
+    }
+}
+
+/// Renews the held leases every third of the lease until stopped.
+async fn heartbeat(push: Arc<Push>, leases: Arc<Leases>) {
+    let every = leases.lease / 3;
+    loop {
+        tokio::time::sleep(every).await;
+        let held = leases.held();
+        if held.is_empty() {
+            continue;
+        }
+        let at = Instant::now();
+        let until = super::now_ms().saturating_add(leases.lease_ms());
+        let seqs: Vec<u64> = held.iter().map(|(s, _)| *s).collect();
+        let (store, owner) = (push.store.clone(), leases.owner.clone());
+        match blocking(move || store.renew(&owner, &seqs, until)).await {
+            Ok(kept) => {
+                let lost = leases.renewed(&held, &kept, at);
+                if lost > 0 {
+                    tracing::warn!(
+                        lost,
+                        "push delivery leases lost (taken over or gone): not posted here"
+                    );
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "push lease renewal"),
+        }
+    }
 }
 
 async fn run(push: Arc<Push>, stop: Arc<(AtomicBool, Notify)>) {
+    let leases = Arc::new(Leases::new(&push));
     let (done_tx, done_rx) = mpsc::unbounded_channel::<u64>();
-    let completer = tokio::spawn(complete_loop(push.clone(), done_rx));
+    let completer = tokio::spawn(complete_loop(push.clone(), leases.clone(), done_rx));
+    let beat = tokio::spawn(heartbeat(push.clone(), leases.clone()));
     let mut groups = tokio::task::JoinSet::new();
-    let owner = push.settings.instance_id.clone();
     let net = Arc::new(Net {
         tls: tls_config(),
         pool: Pool::default(),
@@ -93,15 +241,22 @@ async fn run(push: Arc<Push>, stop: Arc<(AtomicBool, Notify)>) {
             }
         }
         let room = MAX_IN_FLIGHT.saturating_sub(groups.len());
-        let claimed = if room == 0 {
-            Vec::new()
+        let (claimed, claim) = if room == 0 {
+            (Vec::new(), 0)
         } else {
-            let (store, owner, lease) = (push.store.clone(), owner.clone(), lease_ms(&push));
-            match blocking(move || store.claim(&owner, super::now_ms(), lease, CLAIM_LIMIT)).await {
-                Ok(c) => c,
+            let (store, owner) = (push.store.clone(), leases.owner.clone());
+            let (lease, runs) = (leases.lease_ms(), leases.run_limit());
+            let at = Instant::now();
+            match blocking(move || store.claim(&owner, super::now_ms(), lease, CLAIM_LIMIT, runs))
+                .await
+            {
+                Ok(c) => {
+                    let claim = leases.claimed(&c, at);
+                    (c, claim)
+                }
                 Err(e) => {
                     tracing::error!(error = %e, "push outbox claim");
-                    Vec::new()
+                    (Vec::new(), 0)
                 }
             }
         };
@@ -119,12 +274,24 @@ async fn run(push: Arc<Push>, stop: Arc<(AtomicBool, Notify)>) {
             continue;
         }
         for (callback_id, items) in by_callback(claimed) {
-            let (push, done, net) = (push.clone(), done_tx.clone(), net.clone());
-            groups.spawn(async move { deliver_run(&push, &callback_id, items, &done, &net).await });
+            let (push, done, net, leases) =
+                (push.clone(), done_tx.clone(), net.clone(), leases.clone());
+            groups.spawn(async move {
+                let run = Run {
+                    push: &push,
+                    leases: &leases,
+                    claim,
+                    done: &done,
+                    net: &net,
+                };
+                run.deliver(&callback_id, items).await
+            });
         }
     }
-    // Items in flight keep their lease and are delivered again after it
-    // runs out (at least once); the embedded store frees them on open.
+    // Items in flight keep their lease (no longer renewed) and are
+    // delivered again after it runs out (at least once); the embedded
+    // store frees them on open.
+    beat.abort();
     groups.abort_all();
     drop(done_tx);
     let _ = completer.await;
@@ -143,79 +310,111 @@ fn by_callback(items: Vec<OutboxItem>) -> Vec<(String, Vec<OutboxItem>)> {
     out
 }
 
-/// Removes delivered items from the outbox, many per transaction.
-async fn complete_loop(push: Arc<Push>, mut rx: mpsc::UnboundedReceiver<u64>) {
+/// Removes delivered items from the outbox, many per transaction; their
+/// leases are renewed until then.
+async fn complete_loop(push: Arc<Push>, leases: Arc<Leases>, mut rx: mpsc::UnboundedReceiver<u64>) {
     while let Some(first) = rx.recv().await {
         let mut seqs = vec![first];
         while let Ok(s) = rx.try_recv() {
             seqs.push(s);
         }
-        let store = push.store.clone();
-        if let Err(e) = blocking(move || store.complete_many(&seqs)).await {
-            // They stay leased, then are delivered again: at least once.
+        let (store, done) = (push.store.clone(), seqs.clone());
+        if let Err(e) = blocking(move || store.complete_many(&done)).await {
+            // Their leases run out, then they are delivered again: at
+            // least once.
             tracing::error!(error = %e, "push outbox completion");
         }
+        leases.forget(seqs);
         push.wake.notify_one();
     }
 }
 
-async fn deliver_run(
-    push: &Push,
-    callback_id: &str,
-    items: Vec<OutboxItem>,
-    done: &mpsc::UnboundedSender<u64>,
-    net: &Net,
-) {
-    let config = match push.config_for_delivery(callback_id).await {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::error!(error = %e, "push config lookup");
-            release(push, items).await;
-            return;
-        }
-    };
-    let Some(config) = config else {
-        for it in items {
-            dead(push, it, "the push config was deleted").await;
-        }
-        return;
-    };
-    let mut rest = items.into_iter();
-    while let Some(mut it) = rest.next() {
-        match post(push, &config, &it.body, net).await {
-            Ok(()) => {
-                push.stats.delivered_after(it.accepted_ms);
-                let _ = done.send(it.seq);
-            }
-            Err(Undelivered { why, last }) => {
-                push.stats.failed_attempts.fetch_add(1, Ordering::Relaxed);
-                it.attempts += 1;
-                tracing::warn!(task_id = %it.task_id, attempt = it.attempts, reason = %why, "push delivery failed");
-                // A refusal that no retry can change ends it at once.
-                if last || it.attempts >= push.settings.max_attempts {
-                    dead(push, it, &why).await;
-                    continue;
-                }
-                it.next_attempt_ms =
-                    super::now_ms() + backoff(push, it.attempts).as_millis() as i64;
-                let mut back = vec![it];
-                back.extend(rest);
-                release(push, back).await;
+/// One claimed run of one config's items.
+struct Run<'a> {
+    push: &'a Push,
+    leases: &'a Leases,
+    claim: u64,
+    done: &'a mpsc::UnboundedSender<u64>,
+    net: &'a Net,
+}
+
+impl Run<'_> {
+    async fn deliver(&self, callback_id: &str, items: Vec<OutboxItem>) {
+        let push = self.push;
+        let config = match push.config_for_delivery(callback_id).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "push config lookup");
+                self.release(items).await;
                 return;
+            }
+        };
+        let Some(config) = config else {
+            for it in items {
+                self.dead(it, "the push config was deleted").await;
+            }
+            return;
+        };
+        let mut rest = items.into_iter();
+        while let Some(mut it) = rest.next() {
+            // Posted only under a lease with a third of it to go; a lost
+            // one is another instance's (or nobody's until it runs out).
+            if !self.leases.may_post(it.seq, self.claim) {
+                let left: Vec<u64> = std::iter::once(it.seq).chain(rest.map(|i| i.seq)).collect();
+                tracing::warn!(
+                    items = left.len(),
+                    "push delivery lease lost or about to run out: the run stops"
+                );
+                self.leases.forget(left);
+                return;
+            }
+            let started = Instant::now();
+            let sent = post(push, &config, &it.body, self.net).await;
+            self.leases.paced(started.elapsed());
+            match sent {
+                Ok(()) => {
+                    push.stats.delivered_after(it.accepted_ms);
+                    let _ = self.done.send(it.seq);
+                }
+                Err(Undelivered { why, last }) => {
+                    push.stats.failed_attempts.fetch_add(1, Ordering::Relaxed);
+                    it.attempts += 1;
+                    tracing::warn!(task_id = %it.task_id, attempt = it.attempts, reason = %why, "push delivery failed");
+                    // A refusal that no retry can change ends it at once.
+                    if last || it.attempts >= push.settings.max_attempts {
+                        self.dead(it, &why).await;
+                        continue;
+                    }
+                    it.next_attempt_ms =
+                        super::now_ms() + backoff(push, it.attempts).as_millis() as i64;
+                    let mut back = vec![it];
+                    back.extend(rest);
+                    self.release(back).await;
+                    return;
+                }
             }
         }
     }
-}
 
-/// Gives items back (lease cleared) with their schedule as set.
-async fn release(push: &Push, items: Vec<OutboxItem>) {
-    for mut it in items {
-        it.lease_owner.clear();
-        it.lease_until_ms = 0;
-        let store = push.store.clone();
-        if let Err(e) = blocking(move || store.reschedule(&it)).await {
-            tracing::error!(error = %e, "push outbox reschedule");
+    /// Gives items back (lease cleared) with their schedule as set, where
+    /// this worker still holds them.
+    async fn release(&self, items: Vec<OutboxItem>) {
+        for mut it in items {
+            it.lease_owner.clear();
+            it.lease_until_ms = 0;
+            let seq = it.seq;
+            let (store, owner) = (self.push.store.clone(), self.leases.owner.clone());
+            if let Err(e) = blocking(move || store.reschedule(&it, &owner)).await {
+                tracing::error!(error = %e, "push outbox reschedule");
+            }
+            self.leases.forget([seq]);
         }
+    }
+
+    async fn dead(&self, it: OutboxItem, why: &str) {
+        let seq = it.seq;
+        dead(self.push, it, why).await;
+        self.leases.forget([seq]);
     }
 }
 

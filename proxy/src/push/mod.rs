@@ -209,26 +209,34 @@ pub trait Store: Send + Sync {
     /// Pending items in `seq` order (at most `limit`), leased or not.
     fn pending(&self, limit: usize) -> Result<Vec<OutboxItem>, StoreError>;
     /// Leases due items to `owner` until `now_ms + lease_ms`, at most
-    /// `limit`, in `seq` order. Per callback id only a run starting at its
-    /// oldest item is handed out, and only when that oldest item is due and
-    /// not leased by anyone (so one instance delivers a config's
-    /// notifications, in order). Returned items carry the new lease.
+    /// `limit` in all and at most `run_limit` per callback id, in `seq`
+    /// order. Per callback id only a run starting at its oldest item is
+    /// handed out, and only when that oldest item is due and not leased by
+    /// anyone (so one instance delivers a config's notifications, in
+    /// order). Returned items carry the new lease.
     fn claim(
         &self,
         owner: &str,
         now_ms: i64,
         lease_ms: i64,
         limit: usize,
+        run_limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError>;
-    /// Rewrites an item (attempts, next attempt time, lease).
-    fn reschedule(&self, item: &OutboxItem) -> Result<(), StoreError>;
+    /// Extends `owner`'s leases on `seqs` until `until_ms`; the seqs it
+    /// still holds (the others are gone, or were claimed by another owner
+    /// after their lease ran out: the caller must not post them).
+    fn renew(&self, owner: &str, seqs: &[u64], until_ms: i64) -> Result<Vec<u64>, StoreError>;
+    /// Rewrites an item (attempts, next attempt time, lease) if it is still
+    /// leased to `held_by` (an item another owner took over is left alone).
+    fn reschedule(&self, item: &OutboxItem, held_by: &str) -> Result<(), StoreError>;
     /// Removes delivered items.
     fn complete_many(&self, seqs: &[u64]) -> Result<(), StoreError>;
     /// Removes a delivered item.
     fn complete(&self, seq: u64) -> Result<(), StoreError> {
         self.complete_many(&[seq])
     }
-    /// Moves an item to the dead letters.
+    /// Moves an item to the dead letters (a shared backend: only while it
+    /// is still leased as `item.lease_owner` says).
     fn dead_letter(&self, item: &OutboxItem, reason: &str) -> Result<(), StoreError>;
     fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError>;
     fn outbox_len(&self) -> Result<u64, StoreError>;

@@ -9,6 +9,16 @@
 //! decides which heads are free, so two instances never lease the same item
 //! nor a later item of a callback whose head the other holds.
 //!
+//! Leases (issue #25): a claim leases items to its owner until a time;
+//! `renew` extends the leases an owner still holds (under the same lock,
+//! so a claim sees a lease before or after its renewal), and `reschedule`
+//! and `dead_letter` change an item only while it is leased to the caller:
+//! an instance that lost a lease cannot undo the new owner's work.
+//!
+//! Migrations: one transaction takes [`MIGRATE_LOCK`] first, then creates
+//! the `schema_version` table if missing and migrates, so concurrent first
+//! starts wait for each other instead of racing on the catalog.
+//!
 //! Fold snapshots across instances: a change is written in the enqueue
 //! transaction only if the row's version is still the one its fold started
 //! from (`UPDATE .. WHERE version = base`, or an insert when there was no
@@ -150,10 +160,13 @@ impl PgStore {
             idle: Mutex::new(Vec::new()),
         };
         s.with(|c| {
-            c.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
-                .map_err(e)?;
+            // The whole migration, its bookkeeping table included, runs
+            // under the lock: concurrent first starts wait for each other
+            // (creating a table races on the catalog otherwise).
             let mut tx = c.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])
+                .map_err(e)?;
+            tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
                 .map_err(e)?;
             let row = tx
                 .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
@@ -367,15 +380,18 @@ impl Store for PgStore {
         now_ms: i64,
         lease_ms: i64,
         limit: usize,
+        run_limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let run_limit = i64::try_from(run_limit.max(1)).unwrap_or(i64::MAX);
         let until = now_ms.saturating_add(lease_ms);
         self.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&OUTBOX_LOCK])
                 .map_err(e)?;
             // Heads (oldest item per callback) that are due and unleased; the
-            // runs behind them, in seq order, at most `limit`.
+            // runs behind them (at most `run_limit` each), in seq order, at
+            // most `limit`.
             let rows = tx
                 .query(
                     &format!(
@@ -383,14 +399,17 @@ impl Store for PgStore {
                            SELECT DISTINCT ON (callback_id) callback_id, next_attempt_ms, \
                                   lease_until_ms \
                            FROM push_outbox ORDER BY callback_id, seq), \
+                         runs AS ( \
+                           SELECT o.seq, ROW_NUMBER() OVER (PARTITION BY o.callback_id \
+                                  ORDER BY o.seq) AS n \
+                           FROM push_outbox o JOIN heads h USING (callback_id) \
+                           WHERE h.next_attempt_ms <= $1 AND h.lease_until_ms <= $1), \
                          picked AS ( \
-                           SELECT o.seq FROM push_outbox o JOIN heads h USING (callback_id) \
-                           WHERE h.next_attempt_ms <= $1 AND h.lease_until_ms <= $1 \
-                           ORDER BY o.seq LIMIT $2) \
+                           SELECT seq FROM runs WHERE n <= $5 ORDER BY seq LIMIT $2) \
                          UPDATE push_outbox SET lease_owner = $3, lease_until_ms = $4 \
                          WHERE seq IN (SELECT seq FROM picked) RETURNING {ITEM_COLS}"
                     ),
-                    &[&now_ms, &limit, &owner, &until],
+                    &[&now_ms, &limit, &owner, &until, &run_limit],
                 )
                 .map_err(e)?;
             let mut got = rows.iter().map(item_of).collect::<Result<Vec<_>, _>>()?;
@@ -400,18 +419,50 @@ impl Store for PgStore {
         })
     }
 
-    fn reschedule(&self, i: &OutboxItem) -> Result<(), StoreError> {
+    fn renew(&self, owner: &str, seqs: &[u64], until_ms: i64) -> Result<Vec<u64>, StoreError> {
+        if seqs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let seqs = seqs
+            .iter()
+            .map(|s| seq_i64(*s))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.with(|c| {
+            // Under the claim lock: a claim sees a lease either before or
+            // after its renewal, never in between.
+            let mut tx = c.transaction().map_err(e)?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&OUTBOX_LOCK])
+                .map_err(e)?;
+            let rows = tx
+                .query(
+                    "UPDATE push_outbox SET lease_until_ms = $3 \
+                     WHERE seq = ANY($1) AND lease_owner = $2 RETURNING seq",
+                    &[&seqs, &owner, &until_ms],
+                )
+                .map_err(e)?;
+            tx.commit().map_err(e)?;
+            rows.iter()
+                .map(|r| {
+                    let s: i64 = r.try_get(0).map_err(e)?;
+                    u64::try_from(s).map_err(e)
+                })
+                .collect()
+        })
+    }
+
+    fn reschedule(&self, i: &OutboxItem, held_by: &str) -> Result<(), StoreError> {
         let seq = seq_i64(i.seq)?;
         self.with(|c| {
             c.execute(
                 "UPDATE push_outbox SET attempts = $2, next_attempt_ms = $3, \
-                 lease_owner = $4, lease_until_ms = $5 WHERE seq = $1",
+                 lease_owner = $4, lease_until_ms = $5 WHERE seq = $1 AND lease_owner = $6",
                 &[
                     &seq,
                     &i64::from(i.attempts),
                     &i.next_attempt_ms,
                     &i.lease_owner,
                     &i.lease_until_ms,
+                    &held_by,
                 ],
             )
             .map_err(e)?;
@@ -436,8 +487,17 @@ impl Store for PgStore {
         let dead_ms = super::now_ms();
         self.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
-            tx.execute("DELETE FROM push_outbox WHERE seq = $1", &[&seq])
+            // Only while still leased as the caller saw it: an item
+            // another instance took over is its to deliver.
+            let gone = tx
+                .execute(
+                    "DELETE FROM push_outbox WHERE seq = $1 AND lease_owner = $2",
+                    &[&seq, &i.lease_owner],
+                )
                 .map_err(e)?;
+            if gone == 0 {
+                return Ok(());
+            }
             tx.execute(
                 &format!(
                     "INSERT INTO push_dead ({ITEM_COLS}, reason, dead_ms) \

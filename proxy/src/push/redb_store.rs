@@ -687,11 +687,13 @@ impl Store for RedbStore {
         Ok(out)
     }
 
-    fn reschedule(&self, item: &OutboxItem) -> Result<(), StoreError> {
+    fn reschedule(&self, item: &OutboxItem, held_by: &str) -> Result<(), StoreError> {
         {
             let mut h = self.inner.hot()?;
             if let Some(x) = h.items.get_mut(&item.seq) {
-                *x = item.clone();
+                if x.lease_owner == held_by {
+                    *x = item.clone();
+                }
                 return Ok(());
             }
             if item.seq > h.cold_upto {
@@ -702,8 +704,13 @@ impl Store for RedbStore {
         let v = enc(item)?;
         self.inner.write_lazy(|tx| {
             let mut t = tx.open_table(OUTBOX).map_err(e)?;
-            // Only while still pending: a completed item stays gone.
-            if t.get(item.seq).map_err(e)?.is_some() {
+            // Only while still pending (a completed item stays gone) and
+            // leased to `held_by`.
+            let held = match t.get(item.seq).map_err(e)? {
+                Some(cur) => dec::<OutboxItem>(cur.value())?.lease_owner == held_by,
+                None => false,
+            };
+            if held {
                 t.insert(item.seq, v.as_slice()).map_err(e)?;
             }
             Ok(())
@@ -716,19 +723,26 @@ impl Store for RedbStore {
         now_ms: i64,
         lease_ms: i64,
         limit: usize,
+        run_limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         let _claims = self.inner.claiming.lock().map_err(poisoned)?;
-        // Per callback id, decided at its oldest item: true = its run is
-        // being claimed, false = skip all of it. Table items come first
+        // Per callback id, decided at its oldest item: how many more of its
+        // run may be claimed (0: skip all of it). Table items come first
         // (every one is older than every hot one).
-        let mut seen: HashMap<String, bool> = HashMap::new();
-        let mut decide = |item: &OutboxItem| match seen.get(item.callback_id.as_str()) {
-            Some(t) => *t,
-            None => {
-                let t = item.next_attempt_ms <= now_ms && item.lease_until_ms <= now_ms;
-                seen.insert(item.callback_id.clone(), t);
-                t
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut decide = |item: &OutboxItem| {
+            let left = seen.entry(item.callback_id.clone()).or_insert_with(|| {
+                if item.next_attempt_ms <= now_ms && item.lease_until_ms <= now_ms {
+                    run_limit.max(1)
+                } else {
+                    0
+                }
+            });
+            if *left == 0 {
+                return false;
             }
+            *left -= 1;
+            true
         };
         let mut got = Vec::new();
         let window = self.inner.claim_scan.load(Ordering::Relaxed);
@@ -789,6 +803,48 @@ impl Store for RedbStore {
             }
         }
         Ok(got)
+    }
+
+    fn renew(&self, owner: &str, seqs: &[u64], until_ms: i64) -> Result<Vec<u64>, StoreError> {
+        // Ordered with claims and with a checkpoint's move of hot items.
+        let _claims = self.inner.claiming.lock().map_err(poisoned)?;
+        let mut kept = Vec::new();
+        let mut cold = Vec::new();
+        {
+            let mut h = self.inner.hot()?;
+            for s in seqs {
+                match h.items.get_mut(s) {
+                    Some(i) if i.lease_owner == owner => {
+                        i.lease_until_ms = until_ms;
+                        kept.push(*s);
+                    }
+                    Some(_) => {}
+                    None => cold.push(*s),
+                }
+            }
+        }
+        if !cold.is_empty() {
+            self.inner.write_lazy(|tx| {
+                let mut t = tx.open_table(OUTBOX).map_err(e)?;
+                for s in cold {
+                    let cur = match t.get(s).map_err(e)? {
+                        Some(v) => dec::<OutboxItem>(v.value())?,
+                        None => continue,
+                    };
+                    if cur.lease_owner == owner {
+                        let renewed = OutboxItem {
+                            lease_until_ms: until_ms,
+                            ..cur
+                        };
+                        t.insert(s, enc(&renewed)?.as_slice()).map_err(e)?;
+                        kept.push(s);
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        kept.sort_unstable();
+        Ok(kept)
     }
 
     fn complete_many(&self, seqs: &[u64]) -> Result<(), StoreError> {
@@ -1010,13 +1066,16 @@ pub(crate) mod tests {
         s.enqueue(of("b", 4, 0)).unwrap();
         let seqs = |v: Vec<OutboxItem>| v.iter().map(|i| i.seq).collect::<Vec<_>>();
         assert_eq!(
-            seqs(s.claim("one", 10, 100, 10).unwrap()),
+            seqs(s.claim("one", 10, 100, 10, usize::MAX).unwrap()),
             Vec::<u64>::new()
         );
-        let got = s.claim("one", 2000, 100, 10).unwrap();
+        let got = s.claim("one", 2000, 100, 10, usize::MAX).unwrap();
         assert_eq!(seqs(got), [1, 2]);
         s.complete_many(&[1, 2]).unwrap();
-        assert_eq!(seqs(s.claim("one", 2000, 100, 10).unwrap()), [3, 4]);
+        assert_eq!(
+            seqs(s.claim("one", 2000, 100, 10, usize::MAX).unwrap()),
+            [3, 4]
+        );
         drop(s);
         // After a restart the table's callbacks are known again.
         let s = RedbStore::open_with(&d2, false).unwrap();
@@ -1029,7 +1088,7 @@ pub(crate) mod tests {
         s.inner.claim_scan.store(2, Ordering::Relaxed);
         s.enqueue(of("b", 4, 0)).unwrap();
         assert_eq!(
-            seqs(s.claim("one", 10, 100, 10).unwrap()),
+            seqs(s.claim("one", 10, 100, 10, usize::MAX).unwrap()),
             Vec::<u64>::new()
         );
         drop(s);
@@ -1046,7 +1105,7 @@ pub(crate) mod tests {
         let s = RedbStore::open_with(&dir, false).unwrap();
         s.enqueue_many((0..4).map(|n| item(0, n)).collect())
             .unwrap();
-        let got = s.claim("one", 10, 100, 2).unwrap();
+        let got = s.claim("one", 10, 100, 2, usize::MAX).unwrap();
         assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [1, 2]);
         s.complete(1).unwrap();
         assert_eq!(s.inner.cold_len().unwrap(), 0, "nothing written yet");
@@ -1054,14 +1113,14 @@ pub(crate) mod tests {
         assert_eq!(s.inner.cold_len().unwrap(), 3, "2 (leased), 3, 4 moved");
         assert!(s.inner.hot().unwrap().items.is_empty());
         // The lease moved with it: only the run behind it is not handed out.
-        assert!(s.claim("two", 20, 100, 10).unwrap().is_empty());
+        assert!(s.claim("two", 20, 100, 10, usize::MAX).unwrap().is_empty());
         s.enqueue(item(0, 5)).unwrap();
         let mut head = s.pending(1).unwrap().remove(0);
         head.lease_owner.clear();
         head.lease_until_ms = 0;
         head.attempts = 1;
-        s.reschedule(&head).unwrap();
-        let got = s.claim("two", 20, 100, 10).unwrap();
+        s.reschedule(&head, "one").unwrap();
+        let got = s.claim("two", 20, 100, 10, usize::MAX).unwrap();
         assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [2, 3, 4, 5]);
         assert_eq!(got[0].attempts, 1);
         s.complete_many(&[2, 3, 4, 5]).unwrap();

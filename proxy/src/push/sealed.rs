@@ -198,11 +198,15 @@ impl Store for SealedStore {
         now_ms: i64,
         lease_ms: i64,
         limit: usize,
+        run_limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.inner.claim(owner, now_ms, lease_ms, limit)
+        self.inner.claim(owner, now_ms, lease_ms, limit, run_limit)
     }
-    fn reschedule(&self, item: &OutboxItem) -> Result<(), StoreError> {
-        self.inner.reschedule(item)
+    fn renew(&self, owner: &str, seqs: &[u64], until_ms: i64) -> Result<Vec<u64>, StoreError> {
+        self.inner.renew(owner, seqs, until_ms)
+    }
+    fn reschedule(&self, item: &OutboxItem, held_by: &str) -> Result<(), StoreError> {
+        self.inner.reschedule(item, held_by)
     }
     fn complete_many(&self, seqs: &[u64]) -> Result<(), StoreError> {
         self.inner.complete_many(seqs)
