@@ -40,7 +40,8 @@ pub struct CallMeta {
     /// `a2a-extensions` / `x-a2a-extensions`, merged.
     pub extensions: Option<String>,
     /// The call's metadata as headers: the ListTasks caller scope and the
-    /// credentials its page is fetched with are read from it.
+    /// credentials its page is fetched with are read from it, and its
+    /// end-to-end entries go on to the agent (crate::forward).
     pub presented: Presented,
 }
 
@@ -363,6 +364,11 @@ impl Bridge {
                 Version::V03 => "X-A2A-Extensions",
             };
             b = b.header(key, ext.as_str());
+        }
+        // The caller's credentials and other end-to-end metadata, as
+        // headers (crate::forward).
+        if let Some(h) = b.headers_mut() {
+            crate::forward::append_caller_headers(&meta.presented.0, h);
         }
         let req = b
             .body(Full::new(Bytes::from(body)))

@@ -449,7 +449,8 @@ fn model<M: DeserializeOwned>(params: Value) -> Result<M, Failure> {
     })
 }
 
-/// The tonic request with the upstream's `a2a-version`, extensions and the
+/// The tonic request with the caller's end-to-end metadata
+/// (crate::forward), the upstream's `a2a-version`, extensions and the
 /// caller's remaining deadline.
 fn request<T>(
     upstream: Version,
@@ -461,6 +462,9 @@ fn request<T>(
         message: e.to_string(),
     })?;
     let mut req = tonic::Request::new(msg);
+    let mut caller = http::HeaderMap::new();
+    crate::forward::append_caller_headers(&meta.presented.0, &mut caller);
+    *req.metadata_mut() = tonic::metadata::MetadataMap::from_headers(caller);
     let md = req.metadata_mut();
     md.insert("a2a-version", MetadataValue::from_static(upstream.as_str()));
     if let Some(ext) = &meta.extensions {
