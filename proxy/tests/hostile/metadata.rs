@@ -759,3 +759,57 @@ async fn jsonrpc_translated_call_drops_hop_by_hop_headers() {
     assert_eq!(c.header("x-hop"), None);
     assert_eq!(c.header("a2a-version"), Some("0.3"));
 }
+
+/// A v0.3 JSON-RPC client registers a webhook for a task a v1.0 agent
+/// already runs: the GetTask the proxy asks first (the push fold starts at
+/// the task as the agent has it) is the caller's, as the create itself is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_seed_task_is_asked_with_the_callers_credentials() {
+    let up = json_agent(Version::V10, |r, req| {
+        if !authorized(r) {
+            return Reply::json(
+                200,
+                &json!({"jsonrpc":"2.0","id":req["id"],"error":{"code":-32001,"message":"Task not found"}})
+                    .to_string(),
+            );
+        }
+        match req["method"].as_str() {
+            Some("GetTask") => rpc_result(
+                req,
+                json!({"id":"t9","contextId":"c9","status":{"state":"TASK_STATE_WORKING"}}),
+            ),
+            _ => {
+                let mut cfg = req["params"].clone();
+                cfg["id"] = json!("cfg-1");
+                rpc_result(req, cfg)
+            }
+        }
+    })
+    .await;
+    let dir = std::env::temp_dir().join(format!("a2a-meta-seed-{}", proxy::push::random_id()));
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &up.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    config.push.enabled = true;
+    config.push.backend = proxy::config::PushBackend::Embedded(dir.clone());
+    config.push.allow_hosts = vec!["127.0.0.1".into()];
+    let px = proxy::start(config).unwrap();
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/set","params":{"taskId":"t9","pushNotificationConfig":{"url":"http://127.0.0.1:9/hook","token":"tok"}}}"#;
+    let headers = [
+        ("A2A-Version", "0.3"),
+        ("Authorization", TOKEN),
+        ("X-Tenant", TENANT),
+    ];
+    let r = post(px.addr, "/rpc", &headers, body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let calls = up.calls();
+    let get = calls
+        .iter()
+        .find(|c| c.body.windows(9).any(|w| w == b"\"GetTask\""))
+        .expect("GetTask");
+    assert_eq!(get.header("authorization"), Some(TOKEN));
+    assert_eq!(get.header("x-tenant"), Some(TENANT));
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}
