@@ -379,6 +379,9 @@ pub fn translate_failure(client: Version, e: TE) -> Status {
 /// it: transport conditions are the proxy's failures, A2A errors go to a
 /// JSON-RPC error in the upstream's version, translated, read back.
 pub fn upstream_status(client: Version, upstream: Version, method: Method, s: Status) -> Status {
+    if let Some(refused) = upstream::refusal(&s) {
+        return refused;
+    }
     if let Err(f) = upstream::transport_failure(&s) {
         return from_failure(client, &f);
     }

@@ -82,18 +82,24 @@ impl GrpcUpstream {
     }
 
     /// One unary call: `body` is a JSON-RPC request in `upstream`'s version;
-    /// returns the JSON-RPC response body in that version.
+    /// returns the JSON-RPC response body in that version, or the agent's
+    /// refusal of the caller's credentials as it gave it.
     pub async fn unary(
         &self,
         upstream: Version,
         body: &[u8],
         meta: &CallMeta,
-    ) -> Result<Vec<u8>, Failure> {
+    ) -> Result<Vec<u8>, NoAnswer> {
         let (id, method, params) = parse_request(body)?;
         let r = match upstream {
             Version::V03 => self.unary_v03(method, params, meta).await?,
             Version::V10 => self.unary_v10(method, params, meta).await?,
         };
+        if let Err(s) = &r {
+            if let Some(refused) = refusal(s) {
+                return Err(NoAnswer::Refused(refused));
+            }
+        }
         Ok(envelope(upstream, &id, r))
     }
 
@@ -504,6 +510,41 @@ fn answer<P, M: Serialize>(
             Ok(Err(s))
         }
     }
+}
+
+/// Why an upstream call gave no answer to translate.
+#[derive(Debug)]
+pub enum NoAnswer {
+    /// The proxy's failure (unreachable, timed out, nonsense).
+    Failed(Failure),
+    /// The agent refused the caller (its credentials, or their rights):
+    /// UNAUTHENTICATED / PERMISSION_DENIED, kept as the agent gave them.
+    Refused(Status),
+}
+
+impl From<Failure> for NoAnswer {
+    fn from(f: Failure) -> NoAnswer {
+        NoAnswer::Failed(f)
+    }
+}
+
+impl NoAnswer {
+    /// The status a `client` caller gets.
+    pub fn status(self, client: Version) -> Status {
+        match self {
+            NoAnswer::Failed(f) => super::status::from_failure(client, &f),
+            NoAnswer::Refused(s) => s,
+        }
+    }
+}
+
+/// An agent's status that refuses the caller (UNAUTHENTICATED,
+/// PERMISSION_DENIED): the same code and message for the caller, in
+/// either version (gRPC codes are the same in both, and A2A has no error
+/// of its own for these); `None` for any other status.
+pub fn refusal(s: &Status) -> Option<Status> {
+    matches!(s.code(), Code::Unauthenticated | Code::PermissionDenied)
+        .then(|| Status::new(s.code(), s.message()))
 }
 
 /// Statuses that say the upstream could not be reached or did not answer

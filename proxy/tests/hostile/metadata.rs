@@ -283,8 +283,11 @@ async fn grpc_extended_card_bridged_is_asked_with_the_callers_credentials() {
                 assert!(card.skills.is_empty(), "{card:?}");
             }
             Version::V10 => {
+                // The agent's 401: UNAUTHENTICATED, as a v1.0 gRPC server
+                // answers, with the agent's message.
                 let s = anonymous.unwrap_err();
-                assert!(s.message().contains("authentication required"), "{s:?}");
+                assert_eq!(s.code(), Code::Unauthenticated, "{s:?}");
+                assert_eq!(s.message(), "authentication required");
             }
         }
         assert_eq!(up.calls()[1].header("authorization"), None);
@@ -535,6 +538,10 @@ async fn grpc_send_translated_to_grpc_agents_carries_credentials() {
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].path, "/a2a.v1.A2AService/SendMessage");
     assert_forwarded_grpc(&calls[0], Some("0.3"));
+    // Anonymous: the agent's refusal as it gave it.
+    let s = px.v10().await.send_message(v10_send()).await.unwrap_err();
+    assert_eq!(s.code(), Code::Unauthenticated, "{s:?}");
+    assert_eq!(s.message(), "authentication required");
 
     let answer = p10::SendMessageResponse {
         payload: Some(p10::send_message_response::Payload::Task(v10_task_pb())),
@@ -618,8 +625,9 @@ async fn grpc_extended_card_from_grpc_agents_is_asked_with_the_callers_credentia
         .get_extended_agent_card(ask)
         .await
         .unwrap_err();
-    assert_ne!(s.code(), Code::Ok);
-    assert!(s.message().contains("authentication required"), "{s:?}");
+    // The agent's refusal as it gave it.
+    assert_eq!(s.code(), Code::Unauthenticated, "{s:?}");
+    assert_eq!(s.message(), "authentication required");
 }
 
 // ------------------------------------------------------------ JSON-RPC / REST
