@@ -1841,6 +1841,11 @@ impl ProxyHttp for ProxyService {
             // rejects header-less calls even when the method says v1.0.
             upstream_request.insert_header("A2A-Version", v.as_str())?;
         }
+        if ctx.rpc.is_some() || ctx.rest.is_some() {
+            // The proxy reads this answer to translate it: unencoded
+            // (accept-encoding is per call, crate::forward).
+            upstream_request.remove_header(&http::header::ACCEPT_ENCODING);
+        }
         if ctx.same_version_push {
             if let Some(body) = &ctx.new_req_body {
                 upstream_request.remove_header(&http::header::TRANSFER_ENCODING);

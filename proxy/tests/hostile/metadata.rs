@@ -716,6 +716,7 @@ async fn rest_subscribe_first_task_is_asked_with_the_callers_credentials() {
         ("A2A-Version", "1.0"),
         ("Authorization", TOKEN),
         ("X-Tenant", TENANT),
+        ("Accept-Encoding", "gzip"),
     ];
     let mut s = open(
         px.addr,
@@ -732,6 +733,13 @@ async fn rest_subscribe_first_task_is_asked_with_the_callers_credentials() {
         .expect("GET /v1/tasks/t1");
     assert_eq!(get.header("authorization"), Some(TOKEN));
     assert_eq!(get.header("x-tenant"), Some(TENANT));
+    // The stream itself: the caller's, unencoded (the proxy translates it).
+    let sub = calls
+        .iter()
+        .find(|c| c.target.starts_with("/v1/tasks/t1:subscribe"))
+        .expect("the subscribe");
+    assert_eq!(sub.header("authorization"), Some(TOKEN));
+    assert_eq!(sub.header("accept-encoding"), None);
 }
 
 /// A translated JSON-RPC call (one the proxy sends itself): the caller's
@@ -755,6 +763,7 @@ async fn jsonrpc_translated_call_drops_hop_by_hop_headers() {
         ("Proxy-Authorization", "Basic cHJveHk6cHc="),
         ("Connection", "keep-alive, X-Hop"),
         ("X-Hop", "1"),
+        ("Accept-Encoding", "gzip, br"),
     ];
     let r = post(px.addr, "/rpc", &headers, body).await;
     assert_eq!(r.status, 200, "{}", r.text());
@@ -765,6 +774,8 @@ async fn jsonrpc_translated_call_drops_hop_by_hop_headers() {
     assert_eq!(c.header("x-tenant"), Some(TENANT));
     assert_eq!(c.header("proxy-authorization"), None);
     assert_eq!(c.header("x-hop"), None);
+    // The proxy translates the answer: it asks for it unencoded.
+    assert_eq!(c.header("accept-encoding"), None);
     assert_eq!(c.header("a2a-version"), Some("0.3"));
 }
 
