@@ -537,14 +537,17 @@ impl App {
         }
     }
 
-    /// Task `id` as the v1.0 agent has it now (`GetTask`), `None` when it
-    /// does not say.
+    /// Task `id` as the v1.0 agent has it now (`GetTask`), asked with the
+    /// caller's `credentials` headers; `None` when it does not say.
     pub async fn fetch_v10_task(
         &self,
         via: &TaskFetch,
         id: &str,
+        credentials: &[(http::HeaderName, http::HeaderValue)],
     ) -> Option<translate::v10::task::Task> {
-        let (status, answer) = self.ask_task(Version::V10, via, id, &[], None).await?;
+        let (status, answer) = self
+            .ask_task(Version::V10, via, id, credentials, None)
+            .await?;
         if status != 200 {
             return None;
         }

@@ -434,7 +434,12 @@ impl CardCache {
         for (k, v) in headers {
             req.insert_header(k, v).map_err(|e| err("header", e))?;
         }
-        for (k, v) in caller {
+        // Only what goes end to end (crate::forward): the head above is
+        // this call's own.
+        for (k, v) in caller
+            .iter()
+            .filter(|(k, _)| crate::forward::end_to_end(k.as_str()))
+        {
             req.append_header(k.clone(), v.clone())
                 .map_err(|e| err("header", e))?;
         }

@@ -16,6 +16,7 @@ pub mod config;
 pub mod conn;
 pub mod demo;
 pub mod error;
+pub mod forward;
 pub mod grpc;
 pub mod metrics;
 pub mod push;

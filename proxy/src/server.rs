@@ -369,6 +369,7 @@ async fn first_task_frame(
     path: &str,
     body: &[u8],
     id: Option<Value>,
+    caller: &[(http::HeaderName, http::HeaderValue)],
 ) -> Option<FirstTask> {
     let req: Value = serde_json::from_slice(body).ok()?;
     let task_id = req.pointer("/params/id")?.as_str()?.to_string();
@@ -377,21 +378,24 @@ async fn first_task_frame(
         app,
         &via,
         &task_id,
+        caller,
         |task| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}}),
     )
     .await
 }
 
 /// What [`first_task_frame`] and [`first_task_frame_rest`] share: the
-/// task fetched `via` a binding, its event framed by `frame`.
+/// task fetched `via` a binding with the `caller`'s end-to-end headers
+/// (crate::forward), its event framed by `frame`.
 async fn first_task(
     app: &App,
     via: &crate::app::TaskFetch,
     task_id: &str,
+    caller: &[(http::HeaderName, http::HeaderValue)],
     frame: impl FnOnce(&Value) -> Value,
 ) -> Option<FirstTask> {
     use crate::app::FetchedTask;
-    match app.fetch_v03_task(via, task_id, &[], None).await {
+    match app.fetch_v03_task(via, task_id, caller, None).await {
         FetchedTask::Task(task) => Some(FirstTask::of(&task, frame)),
         FetchedTask::NotFound => Some(FirstTask::NotFound(task_id.to_string())),
         FetchedTask::Unknown => {
@@ -410,11 +414,12 @@ async fn seed_push_fold(
     op: route::Operation,
     pending: &mut crate::push::layer::Pending,
     via: crate::app::TaskFetch,
+    caller: &[(http::HeaderName, http::HeaderValue)],
 ) {
     let Some(task_id) = crate::push::layer::Push::seed_task(op, pending) else {
         return;
     };
-    match app.fetch_v10_task(&via, task_id).await {
+    match app.fetch_v10_task(&via, task_id, caller).await {
         Some(task) => push.seed_snapshot(pending, task).await,
         None => tracing::debug!("no current task to start a v0.3 push snapshot from"),
     }
@@ -433,12 +438,17 @@ fn answer_is_error(out: &[u8]) -> bool {
 /// REST GetTask, as the first v1.0 `StreamResponse` event.
 /// Also tells a terminal task (a v0.3 REST agent breaks off such a stream
 /// without a word, a2a-python 0.3 does) and an unknown one (404).
-async fn first_task_frame_rest(app: &App, task_id: &str) -> Option<FirstTask> {
+async fn first_task_frame_rest(
+    app: &App,
+    task_id: &str,
+    caller: &[(http::HeaderName, http::HeaderValue)],
+) -> Option<FirstTask> {
     let via = crate::app::TaskFetch::Rest;
     first_task(
         app,
         &via,
         task_id,
+        caller,
         |task| serde_json::json!({ "task": task }),
     )
     .await
@@ -728,8 +738,9 @@ impl ProxyService {
     ) -> Result<std::result::Result<BytesMut, Failure>> {
         let mut req = session.req_header().clone();
         req.set_version(http::Version::HTTP_11);
-        for h in HOP_BY_HOP_REQUEST {
-            req.remove_header(*h);
+        // Hop-by-hop headers (and `proxy-*`) stay here (crate::forward).
+        for h in crate::forward::to_strip(&req.headers, false) {
+            req.remove_header(&h);
         }
         ProxyHttp::upstream_request_filter(self, session, &mut req, ctx).await?;
         let body = ctx.new_req_body.take().unwrap_or_default();
@@ -1272,18 +1283,6 @@ fn client_left() -> Box<Error> {
     Error::explain(ErrorType::ConnectionClosed, "the client left the stream").into_down()
 }
 
-/// Request headers that describe the client's connection, not the call.
-const HOP_BY_HOP_REQUEST: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "expect",
-];
-
 impl ProxyService {
     /// Routes a request: answers it here, leaves it to pingora's proxy
     /// (`Ok(false)`), or names the call of our own that answers it
@@ -1457,7 +1456,11 @@ impl ProxyService {
                             && rpc.method == "SubscribeToTask"
                         {
                             let id = ctx.target.jsonrpc_id.clone();
-                            if let Some(first) = first_task_frame(app, &path, &body, id).await {
+                            let caller =
+                                crate::forward::caller_headers(&session.req_header().headers);
+                            if let Some(first) =
+                                first_task_frame(app, &path, &body, id, &caller).await
+                            {
                                 match first.refusal() {
                                     Ok(frame) => ctx.first_frame = Some(frame),
                                     Err(f) => return self.respond_failure(session, ctx, f).await,
@@ -1479,7 +1482,11 @@ impl ProxyService {
                                         }
                                         let rpc_path = app.upstream_path_and_query(&path, None);
                                         let via = crate::app::TaskFetch::JsonRpc(rpc_path);
-                                        seed_push_fold(app, push, op, &mut pending, via).await;
+                                        let caller = crate::forward::caller_headers(
+                                            &session.req_header().headers,
+                                        );
+                                        seed_push_fold(app, push, op, &mut pending, via, &caller)
+                                            .await;
                                         ctx.push = Some(pending);
                                     }
                                     Err(f) => return self.respond_failure(session, ctx, f).await,
@@ -1646,7 +1653,10 @@ impl ProxyService {
                             match push.register_params(op, client, up, &mut params).await {
                                 Ok(mut pending) => {
                                     let via = crate::app::TaskFetch::Rest;
-                                    seed_push_fold(app, push, op, &mut pending, via).await;
+                                    let caller = crate::forward::caller_headers(
+                                        &session.req_header().headers,
+                                    );
+                                    seed_push_fold(app, push, op, &mut pending, via, &caller).await;
                                     ctx.push = Some(pending)
                                 }
                                 Err(f) => return self.respond_failure(session, ctx, f).await,
@@ -1662,7 +1672,12 @@ impl ProxyService {
                                     && up == crate::version::Version::V03
                                 {
                                     if let Some(id) = route.params.task_id.as_deref() {
-                                        if let Some(first) = first_task_frame_rest(app, id).await {
+                                        let caller = crate::forward::caller_headers(
+                                            &session.req_header().headers,
+                                        );
+                                        if let Some(first) =
+                                            first_task_frame_rest(app, id, &caller).await
+                                        {
                                             match first.refusal() {
                                                 Ok(frame) => ctx.first_frame = Some(frame),
                                                 Err(f) => {
@@ -1825,6 +1840,11 @@ impl ProxyHttp for ProxyService {
             // Always the upstream's own version (EDGE-CASES 4): a v1.0 agent
             // rejects header-less calls even when the method says v1.0.
             upstream_request.insert_header("A2A-Version", v.as_str())?;
+        }
+        if ctx.rpc.is_some() || ctx.rest.is_some() {
+            // The proxy reads this answer to translate it: unencoded
+            // (accept-encoding is per call, crate::forward).
+            upstream_request.remove_header(&http::header::ACCEPT_ENCODING);
         }
         if ctx.same_version_push {
             if let Some(body) = &ctx.new_req_body {

@@ -23,7 +23,7 @@ use tonic::Status;
 use translate::method::Method;
 
 use super::status::{from_failure, from_rpc_error};
-use super::upstream::{Events, GrpcUpstream};
+use super::upstream::{Events, GrpcUpstream, NoAnswer};
 use crate::app::App;
 use crate::error::Failure;
 use crate::sse::SseFramer;
@@ -40,7 +40,8 @@ pub struct CallMeta {
     /// `a2a-extensions` / `x-a2a-extensions`, merged.
     pub extensions: Option<String>,
     /// The call's metadata as headers: the ListTasks caller scope and the
-    /// credentials its page is fetched with are read from it.
+    /// credentials its page is fetched with are read from it, and its
+    /// end-to-end entries go on to the agent (crate::forward).
     pub presented: Presented,
 }
 
@@ -190,6 +191,17 @@ impl PushCall {
             .restore(client, &out, &self.pending)
             .unwrap_or(out)
     }
+}
+
+/// An HTTP 401 / 403 of the agent as the caller's status (`code`): the
+/// message of the JSON-RPC error it came with, else a fixed one (the
+/// agent's other bytes are not shown).
+fn refusal_of(code: tonic::Code, body: &[u8]) -> Status {
+    let message = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/message")?.as_str().map(String::from))
+        .unwrap_or_else(|| "the agent refused the caller's credentials".to_string());
+    Status::new(code, message)
 }
 
 /// Whether a JSON-RPC envelope carries an `error`.
@@ -364,6 +376,11 @@ impl Bridge {
             };
             b = b.header(key, ext.as_str());
         }
+        // The caller's credentials and other end-to-end metadata, as
+        // headers (crate::forward).
+        if let Some(h) = b.headers_mut() {
+            crate::forward::append_caller_headers(&meta.presented.0, h);
+        }
         let req = b
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| Failure::Internal {
@@ -455,7 +472,7 @@ impl Bridge {
         let body = self
             .unary_answer(upstream, p.body, meta)
             .await
-            .map_err(|f| from_failure(client, &f))?;
+            .map_err(|e| e.status(client))?;
         let mut out = if client == upstream {
             body.to_vec()
         } else {
@@ -514,28 +531,41 @@ impl Bridge {
     }
 
     /// The upstream's JSON-RPC answer body (in its version) to `body`, over
-    /// its gRPC binding when configured, else its JSON-RPC binding.
+    /// its gRPC binding when configured, else its JSON-RPC binding; or its
+    /// refusal of the caller ([`NoAnswer::Refused`]).
     async fn unary_answer(
         &self,
         upstream: Version,
         body: Vec<u8>,
         meta: &CallMeta,
-    ) -> Result<Vec<u8>, Failure> {
+    ) -> Result<Vec<u8>, NoAnswer> {
         if let Some(g) = &self.grpc {
             return g.unary(upstream, &body, meta).await;
         }
         let resp = self.send(upstream, body, meta, false).await?;
+        let refused = match resp.status().as_u16() {
+            401 => Some(tonic::Code::Unauthenticated),
+            403 => Some(tonic::Code::PermissionDenied),
+            _ => None,
+        };
         // The whole answer within read_timeout, and at most max_event_bytes
         // of it (what the HTTP listener holds of an answer to translate).
         let limits = &self.app.config.limits;
         let body = http_body_util::Limited::new(resp.into_body(), limits.max_event_bytes);
         let read = tokio::time::timeout(limits.read_timeout, body.collect());
-        match read.await {
-            Err(_) => Err(Failure::UpstreamTimeout),
-            Ok(Err(e)) => Err(Failure::BadUpstreamResponse {
-                detail: e.to_string(),
-            }),
-            Ok(Ok(c)) => Ok(c.to_bytes().to_vec()),
+        let body = match read.await {
+            Err(_) => return Err(Failure::UpstreamTimeout.into()),
+            Ok(Err(e)) => {
+                return Err(Failure::BadUpstreamResponse {
+                    detail: e.to_string(),
+                }
+                .into())
+            }
+            Ok(Ok(c)) => c.to_bytes().to_vec(),
+        };
+        match refused {
+            None => Ok(body),
+            Some(code) => Err(NoAnswer::Refused(refusal_of(code, &body))),
         }
     }
 

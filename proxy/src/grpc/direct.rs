@@ -379,6 +379,9 @@ pub fn translate_failure(client: Version, e: TE) -> Status {
 /// it: transport conditions are the proxy's failures, A2A errors go to a
 /// JSON-RPC error in the upstream's version, translated, read back.
 pub fn upstream_status(client: Version, upstream: Version, method: Method, s: Status) -> Status {
+    if let Some(refused) = upstream::refusal(&s) {
+        return refused;
+    }
     if let Err(f) = upstream::transport_failure(&s) {
         return from_failure(client, &f);
     }
@@ -431,10 +434,12 @@ pub fn grpc_timeout(d: Duration) -> String {
     "99999999H".to_string()
 }
 
-/// The upstream request's headers: its `a2a-version`, the extensions and
-/// the caller's deadline (what `upstream::request` puts in the metadata).
+/// The upstream request's headers: the caller's end-to-end metadata
+/// (crate::forward), its `a2a-version`, the extensions and the caller's
+/// deadline (what `upstream::request` puts in the metadata).
 fn headers(upstream: Version, meta: &CallMeta) -> http::HeaderMap {
-    let mut h = http::HeaderMap::with_capacity(4);
+    let mut h = http::HeaderMap::with_capacity(8);
+    crate::forward::append_caller_headers(&meta.presented.0, &mut h);
     h.insert(
         "a2a-version",
         http::HeaderValue::from_static(upstream.as_str()),

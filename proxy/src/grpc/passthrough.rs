@@ -117,7 +117,15 @@ impl Passthrough {
         }
     }
 
-    async fn forward(&self, version: Version, req: http::Request<Body>) -> http::Response<Body> {
+    async fn forward(
+        &self,
+        version: Version,
+        mut req: http::Request<Body>,
+    ) -> http::Response<Body> {
+        // The caller's metadata goes on as it came (credentials included),
+        // less what is for one hop only, such as `proxy-authorization`
+        // (crate::forward); the frames are not touched.
+        crate::forward::strip(req.headers_mut(), true);
         if !self.app.enter() {
             let limit = self.app.config.limits.max_connections;
             return from_failure(version, &Failure::Overloaded { limit }).into_http();

@@ -82,18 +82,24 @@ impl GrpcUpstream {
     }
 
     /// One unary call: `body` is a JSON-RPC request in `upstream`'s version;
-    /// returns the JSON-RPC response body in that version.
+    /// returns the JSON-RPC response body in that version, or the agent's
+    /// refusal of the caller's credentials as it gave it.
     pub async fn unary(
         &self,
         upstream: Version,
         body: &[u8],
         meta: &CallMeta,
-    ) -> Result<Vec<u8>, Failure> {
+    ) -> Result<Vec<u8>, NoAnswer> {
         let (id, method, params) = parse_request(body)?;
         let r = match upstream {
             Version::V03 => self.unary_v03(method, params, meta).await?,
             Version::V10 => self.unary_v10(method, params, meta).await?,
         };
+        if let Err(s) = &r {
+            if let Some(refused) = refusal(s) {
+                return Err(NoAnswer::Refused(refused));
+            }
+        }
         Ok(envelope(upstream, &id, r))
     }
 
@@ -449,7 +455,8 @@ fn model<M: DeserializeOwned>(params: Value) -> Result<M, Failure> {
     })
 }
 
-/// The tonic request with the upstream's `a2a-version`, extensions and the
+/// The tonic request with the caller's end-to-end metadata
+/// (crate::forward), the upstream's `a2a-version`, extensions and the
 /// caller's remaining deadline.
 fn request<T>(
     upstream: Version,
@@ -461,6 +468,9 @@ fn request<T>(
         message: e.to_string(),
     })?;
     let mut req = tonic::Request::new(msg);
+    let mut caller = http::HeaderMap::new();
+    crate::forward::append_caller_headers(&meta.presented.0, &mut caller);
+    *req.metadata_mut() = tonic::metadata::MetadataMap::from_headers(caller);
     let md = req.metadata_mut();
     md.insert("a2a-version", MetadataValue::from_static(upstream.as_str()));
     if let Some(ext) = &meta.extensions {
@@ -500,6 +510,41 @@ fn answer<P, M: Serialize>(
             Ok(Err(s))
         }
     }
+}
+
+/// Why an upstream call gave no answer to translate.
+#[derive(Debug)]
+pub enum NoAnswer {
+    /// The proxy's failure (unreachable, timed out, nonsense).
+    Failed(Failure),
+    /// The agent refused the caller (its credentials, or their rights):
+    /// UNAUTHENTICATED / PERMISSION_DENIED, kept as the agent gave them.
+    Refused(Status),
+}
+
+impl From<Failure> for NoAnswer {
+    fn from(f: Failure) -> NoAnswer {
+        NoAnswer::Failed(f)
+    }
+}
+
+impl NoAnswer {
+    /// The status a `client` caller gets.
+    pub fn status(self, client: Version) -> Status {
+        match self {
+            NoAnswer::Failed(f) => super::status::from_failure(client, &f),
+            NoAnswer::Refused(s) => s,
+        }
+    }
+}
+
+/// An agent's status that refuses the caller (UNAUTHENTICATED,
+/// PERMISSION_DENIED): the same code and message for the caller, in
+/// either version (gRPC codes are the same in both, and A2A has no error
+/// of its own for these); `None` for any other status.
+pub fn refusal(s: &Status) -> Option<Status> {
+    matches!(s.code(), Code::Unauthenticated | Code::PermissionDenied)
+        .then(|| Status::new(s.code(), s.message()))
 }
 
 /// Statuses that say the upstream could not be reached or did not answer

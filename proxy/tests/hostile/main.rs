@@ -1,9 +1,4 @@
 //! Hostile clients, agents and webhooks (issue #20): each module covers numbered findings.
-mod agents;
-mod bodies;
-mod connections;
-mod listtasks;
-mod push;
-mod sse;
+mod metadata;
 #[path = "../support/mod.rs"]
 mod support;
