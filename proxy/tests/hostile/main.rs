@@ -1,4 +1,10 @@
 //! Hostile clients, agents and webhooks (issue #20): each module covers numbered findings.
+mod agents;
+mod bodies;
+mod connections;
+mod listtasks;
 mod metadata;
+mod push;
+mod sse;
 #[path = "../support/mod.rs"]
 mod support;
