@@ -286,7 +286,7 @@ def measure(binary):
         out["rss_mib"] = rss_mib(proc.pid)
         out["data_mib"] = dir_mib(data_dir)
         lst = json.dumps(
-            {"jsonrpc": "2.0", "id": 3, "method": "ListTasks", "params": {"pageSize": 100}}
+            {"jsonrpc": "2.0", "id": 3, "method": "ListTasks", "params": {"pageSize": 100, "includeArtifacts": True}}
         ).encode()
         t0 = time.time()
         got = post(port, lst, {"A2A-Version": "1.0"}, timeout=30)
@@ -310,7 +310,7 @@ def main():
         ratio = r["cpu_translated"] / max(r["cpu_passthrough"], 0.01)
         print("%-40s %12.2f %12.2f %8.1f" % (b[-40:], r["cpu_translated"], r["cpu_passthrough"], ratio))
     print()
-    print("item 2: %d SendMessage answers of %d MiB, then ListTasks pageSize 100" % (CALLS, TASK_BYTES >> 20))
+    print("item 2: %d SendMessage answers of %d MiB, then ListTasks pageSize 100 with artifacts" % (CALLS, TASK_BYTES >> 20))
     print("%-40s %10s %12s %12s %10s" % ("binary", "RSS MiB", "data dir MiB", "list KiB", "list s"))
     for b, r in rows:
         print(
