@@ -2518,6 +2518,16 @@ fn tally(got: &[u64]) -> (std::collections::BTreeMap<u64, usize>, Vec<u64>) {
 /// order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_live_instances_and_a_slow_webhook_post_a_long_backlog_once_each() {
+    live_instances_post_a_long_backlog_once_each(2).await;
+}
+
+/// The same with three instances taking the notifications in turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_live_instances_and_a_slow_webhook_post_a_long_backlog_once_each() {
+    live_instances_post_a_long_backlog_once_each(3).await;
+}
+
+async fn live_instances_post_a_long_backlog_once_each(instances: usize) {
     let (cluster, url) = pg_cluster().await;
     let (agent, seen) = v03_agent().await;
     let hook = SlowHook::start(Duration::from_millis(250)).await;
@@ -2529,12 +2539,14 @@ async fn two_live_instances_and_a_slow_webhook_post_a_long_backlog_once_each() {
             })
         })
     };
-    let a = start(url.clone(), agent.url()).await.unwrap();
-    let b = start(url.clone(), agent.url()).await.unwrap();
-    let (path, secret) = register(&a, &seen, &hook.url).await;
+    let mut proxies = Vec::new();
+    for _ in 0..instances {
+        proxies.push(start(url.clone(), agent.url()).await.unwrap());
+    }
+    let (path, secret) = register(&proxies[0], &seen, &hook.url).await;
     const N: u64 = 24; // about 6 s of posts: three leases
     for n in 0..N {
-        let px = if n % 2 == 0 { &a } else { &b };
+        let px = &proxies[n as usize % instances];
         let r = callback(px, &path, &secret, &numbered(n)).await;
         assert_eq!(r.status, 200, "{}", r.text());
     }
@@ -2553,19 +2565,19 @@ async fn two_live_instances_and_a_slow_webhook_post_a_long_backlog_once_each() {
         .map(|(n, c)| (*n, *c))
         .collect();
     eprintln!(
-        "{} posts for {N} notifications, duplicated: {dups:?}",
+        "{instances} instances: {} posts for {N} notifications, duplicated: {dups:?}",
         got.len()
     );
     assert_eq!(first, (0..N).collect::<Vec<_>>(), "nothing lost, in order");
     assert!(dups.is_empty(), "posted more than once: {dups:?}");
     let line = "a2a_proxy_push_deliveries_total{outcome=\"delivered\"} ";
-    let (da, db) = (
-        metric(&metrics(&a).await, line),
-        metric(&metrics(&b).await, line),
-    );
-    assert_eq!(da + db, N, "a delivered {da}, b delivered {db}");
-    drop(a);
-    drop(b);
+    let mut delivered = Vec::new();
+    for px in &proxies {
+        delivered.push(metric(&metrics(px).await, line));
+    }
+    let total: u64 = delivered.iter().sum();
+    assert_eq!(total, N, "delivered per instance: {delivered:?}");
+    drop(proxies);
     drop(cluster);
 }
 
