@@ -74,6 +74,11 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
     // HTTP/1.1 one.
     options.h2_idle_timeout = Some(app.config.limits.idle_timeout);
     proxy.server_options = Some(options);
+    // HTTP/2 request heads: the same cap as HTTP/1.1 ones (pingora's own
+    // bounds otherwise: 100 concurrent streams, malformed-stream budget).
+    let mut h2 = pingora::protocols::http::v2::server::default_h2_options();
+    h2.max_header_list_size(app.config.limits.max_header_bytes as u32);
+    proxy.h2_options = Some(h2);
     // Every connection's request heads are bounded in time and size, and
     // HTTP/1.1 requests are answered in order when pipelined (crate::conn).
     let listener = conn::Listener {

@@ -389,3 +389,34 @@ async fn the_grpc_listener_closes_a_silent_connection_and_still_serves() {
     let _ = driver.await;
     grpc.stop();
 }
+
+#[tokio::test]
+async fn an_http2_request_head_over_the_cap_is_refused() {
+    let px = proxy_with("http://127.0.0.1:9", |c| c.limits.max_header_bytes = 4096);
+    let tcp = TcpStream::connect(px.addr).await.unwrap();
+    let (client, conn) = timeout(WAIT, h2::client::handshake(tcp))
+        .await
+        .unwrap()
+        .unwrap();
+    let driver = tokio::spawn(conn);
+    let ask = |big: usize| {
+        let client = client.clone();
+        async move {
+            let req = http::Request::get("http://test/health")
+                .header("x-big", "b".repeat(big))
+                .body(())
+                .unwrap();
+            let mut client = client.ready().await.ok()?;
+            let (answer, _) = client.send_request(req, true).ok()?;
+            timeout(WAIT, answer)
+                .await
+                .ok()?
+                .ok()
+                .map(|r| r.status().as_u16())
+        }
+    };
+    assert_eq!(ask(1000).await, Some(200));
+    let refused = ask(16 * 1024).await;
+    assert!(refused != Some(200), "a 16 KiB header passed: {refused:?}");
+    driver.abort();
+}
