@@ -286,23 +286,25 @@ impl App {
                 if translated_to == Some(Version::V10) && self.tasks.enabled() {
                     card::advertise_list_tasks(c);
                 }
-                if let (Some(to), Some(url)) = (translated_to, crate::grpc::public_grpc_url(self)) {
-                    crate::grpc::advertise(c, to, &url);
-                }
+                let served = translated_to.unwrap_or_else(|| card::card_version(c));
+                crate::grpc::advertise(c, served, crate::grpc::public_grpc(self).as_ref());
                 v.to_string().into_bytes()
             }
             _ => body.to_vec(),
         }
     }
 
-    /// The public card for a client of `client`'s version.
+    /// The public card in the shape the request asked for (`asked`: its
+    /// `A2A-Version`, `None` when it named none).
     ///
     /// Same-version clients get the upstream card unchanged except for its
     /// interface URLs; other clients get it translated, with its JSON-RPC
     /// and HTTP+JSON interfaces (the bindings the proxy translates).
+    /// Header-less requests get one hybrid card of both versions
+    /// ([`card::hybrid`]); when only one shape can be made, that one.
     pub async fn serve_card(
         &self,
-        client: Version,
+        asked: Option<Version>,
         if_none_match: Option<&str>,
     ) -> Result<LocalResponse, Failure> {
         let fetched = match self.upstream_addr().await {
@@ -317,30 +319,20 @@ impl App {
             Ok(c) => c,
             Err(f) => return Err(f),
         };
-        let mut json = if card.version == client {
-            card.json.clone()
-        } else {
-            match card::translate_card(&card.json, client, &self.config.upstream.as_string()) {
-                Ok(j) => j,
-                Err(detail) => {
-                    tracing::warn!(%detail, "cannot serve a translated card");
-                    let f = Failure::CannotTranslate {
-                        client,
-                        upstream: card.version,
-                    };
-                    return Err(f);
-                }
-            }
+        let shape = card::CardShape::of(asked);
+        let json = match asked {
+            Some(client) => self.card_for(&card, client)?,
+            None => match (
+                self.card_for(&card, Version::V03),
+                self.card_for(&card, Version::V10),
+            ) {
+                (Ok(v03), Ok(v10)) => card::hybrid(&v03, &v10),
+                (Ok(one), Err(_)) | (Err(_), Ok(one)) => one,
+                (Err(f), Err(_)) => return Err(f),
+            },
         };
-        card::rewrite_card(&mut json, &self.config.upstream, &self.config.public_url);
-        if client == Version::V10 && card.version == Version::V03 && self.tasks.enabled() {
-            card::advertise_list_tasks(&mut json);
-        }
-        if let Some(url) = crate::grpc::public_grpc_url(self) {
-            crate::grpc::advertise(&mut json, client, &url);
-        }
         let body = Bytes::from(json.to_string());
-        let etag = card::etag_for(client, &body);
+        let etag = card::etag_for(shape, &body);
         let max_age = card.remaining(Instant::now());
         let mut headers = vec![
             ("ETag", etag.clone()),
@@ -360,6 +352,34 @@ impl App {
             headers,
             body,
         })
+    }
+
+    /// The public card for a client of `client`'s version, every URL the
+    /// proxy's; a card that cannot be translated is an error naming what
+    /// is wrong with it (the detail logged).
+    fn card_for(&self, card: &card::CachedCard, client: Version) -> Result<Value, Failure> {
+        let mut json = if card.version == client {
+            card.json.clone()
+        } else {
+            match card::translate_card(&card.json, client, &self.config.upstream.as_string()) {
+                Ok(j) => j,
+                Err(detail) => {
+                    let p = card::card_problem(&card.json, client, detail);
+                    tracing::warn!(detail = %p.detail, problem = %p.message, "cannot serve a translated card");
+                    return Err(Failure::Translate {
+                        code: translate::code::ErrorCode::InvalidAgentResponse.code(),
+                        message: p.message,
+                    });
+                }
+            }
+        };
+        card::rewrite_card(&mut json, &self.config.upstream, &self.config.public_url);
+        if client == Version::V10 && card.version == Version::V03 && self.tasks.enabled() {
+            card::advertise_list_tasks(&mut json);
+        }
+        let grpc = crate::grpc::public_grpc(self);
+        crate::grpc::advertise(&mut json, client, grpc.as_ref());
+        Ok(json)
     }
 }
 

@@ -136,6 +136,98 @@ pub fn translate_card(card: &Value, to: Version, rest_base: &str) -> Result<Valu
     Ok(out)
 }
 
+/// A card the proxy cannot serve translated: `message` for the client
+/// (fixed text naming at most a short member name, never the agent's
+/// bytes), `detail` for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardProblem {
+    pub message: String,
+    pub detail: String,
+}
+
+/// Cards up to this size are searched for the member that breaks their
+/// translation (one translation per top-level member, on the error path).
+const PROBLEM_SEARCH_MAX_BYTES: usize = 64 * 1024;
+
+/// Says what is wrong with `card`, whose translation to `to` failed with
+/// `detail`: a required member missing or of the wrong type, no interface
+/// the proxy translates, or the one top-level member without which it
+/// translates.
+pub fn card_problem(card: &Value, to: Version, detail: String) -> CardProblem {
+    let from = card_version(card);
+    let quote = |k: &str| {
+        let short = !k.is_empty()
+            && k.len() <= 40
+            && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if short {
+            format!("`{k}`")
+        } else {
+            "a member".to_string()
+        }
+    };
+    let head = format!("the agent's A2A {from} card cannot be served to A2A {to} clients");
+    let say = |what: String| CardProblem {
+        message: format!("{head}: {what}"),
+        detail: detail.clone(),
+    };
+    let (list, link) = match from {
+        Version::V03 => ("url", "a string"),
+        Version::V10 => ("supportedInterfaces", "a list"),
+    };
+    let required: [(&str, &str); 8] = [
+        ("name", "a string"),
+        ("description", "a string"),
+        ("version", "a string"),
+        (list, link),
+        ("capabilities", "an object"),
+        ("defaultInputModes", "a list"),
+        ("defaultOutputModes", "a list"),
+        ("skills", "a list"),
+    ];
+    for (key, kind) in required {
+        let ok = matches!(
+            (card.get(key), kind),
+            (Some(Value::String(_)), "a string")
+                | (Some(Value::Object(_)), "an object")
+                | (Some(Value::Array(_)), "a list")
+        );
+        if !ok {
+            return say(format!(
+                "its member {} is missing or not {kind}",
+                quote(key)
+            ));
+        }
+    }
+    let translates = |c: &Value| {
+        serde_json::to_vec(c).ok().is_some_and(|raw| {
+            translate::document::translate(translate::document::Kind::Card, to, None, &raw).is_ok()
+        })
+    };
+    if translates(card) {
+        // The translation held; the interfaces did not.
+        let members = match from {
+            Version::V03 => "`url` and `additionalInterfaces`",
+            Version::V10 => "`supportedInterfaces`",
+        };
+        return say(format!(
+            "{members} list no JSON-RPC or HTTP+JSON interface the proxy translates"
+        ));
+    }
+    let small = serde_json::to_vec(card).map_or(0, |b| b.len()) <= PROBLEM_SEARCH_MAX_BYTES;
+    if let (true, Some(obj)) = (small, card.as_object()) {
+        for key in obj.keys().take(64) {
+            let mut without = card.clone();
+            if let Some(o) = without.as_object_mut() {
+                o.remove(key);
+            }
+            if translates(&without) {
+                return say(format!("its member {} cannot be translated", quote(key)));
+            }
+        }
+    }
+    say(format!("it is not a valid A2A {from} card"))
+}
+
 /// The interfaces of a card already translated to `to` (the public or the
 /// extended card): only those the proxy translates, stamped with `to`,
 /// JSON-RPC first (see [`translate_card`]).
@@ -235,12 +327,125 @@ pub fn advertise_list_tasks(card: &mut Value) {
     }));
 }
 
-/// A strong ETag for a served card body, distinct per version.
-pub fn etag_for(version: Version, body: &[u8]) -> String {
+/// The shape of a served public card, chosen by the request's `A2A-Version`
+/// (header or query parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardShape {
+    /// `A2A-Version: 0.3`: the v0.3 card.
+    V03,
+    /// `A2A-Version: 1.0`: the v1.0 card.
+    V10,
+    /// No version asked (v0.3 clients, the v1.0 TCK, many v1.0 clients):
+    /// one card both read, see [`hybrid`].
+    Hybrid,
+}
+
+impl CardShape {
+    /// The shape for an asked version (`None`: nothing asked).
+    pub fn of(asked: Option<Version>) -> CardShape {
+        match asked {
+            None => CardShape::Hybrid,
+            Some(Version::V03) => CardShape::V03,
+            Some(Version::V10) => CardShape::V10,
+        }
+    }
+
+    fn tag(self) -> &'static str {
+        match self {
+            CardShape::V03 => "0.3",
+            CardShape::V10 => "1.0",
+            CardShape::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// A strong ETag for a served card body, distinct per shape.
+pub fn etag_for(shape: CardShape, body: &[u8]) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     body.hash(&mut h);
-    format!("\"a2a-{}-{:016x}\"", version.as_str(), h.finish())
+    format!("\"a2a-{}-{:016x}\"", shape.tag(), h.finish())
+}
+
+/// The card for header-less requests, built from the two cards the proxy
+/// serves on explicit requests (both already pointing at the proxy): the
+/// v0.3 card (`url`, `preferredTransport`, `additionalInterfaces`,
+/// `protocolVersion`, `type`-tagged security schemes, `security`) with
+/// every member of the v1.0 card it lacks added, objects merged member by
+/// member (so each security scheme carries both forms), list items merged
+/// by position; where both have a value the v0.3 one stays (v0.3 clients
+/// send no header at all and must parse it). A v1.0 reader ignores the
+/// v0.3 members (unknown fields), a v0.3 reader the v1.0 ones.
+/// `supportedInterfaces` lists each interface the proxy serves with its
+/// version: the v1.0 card's entries first, then one `0.3` entry for each
+/// interface of the v0.3 card (same URL; the gRPC one in the v0.3 form).
+pub fn hybrid(v03: &Value, v10: &Value) -> Value {
+    let mut out = v03.clone();
+    merge_missing(&mut out, v10);
+    let mut list: Vec<Value> = match v10.get("supportedInterfaces") {
+        Some(Value::Array(l)) => l.clone(),
+        _ => Vec::new(),
+    };
+    let major_minor = |v: Option<&Value>| {
+        let v = v.and_then(Value::as_str).unwrap_or("");
+        let mut it = v.trim().split('.');
+        format!("{}.{}", it.next().unwrap_or(""), it.next().unwrap_or("0"))
+    };
+    let mut v03_ifaces = Vec::new();
+    if let Some(u) = v03.get("url").filter(|u| u.is_string()) {
+        let t = v03
+            .get("preferredTransport")
+            .cloned()
+            .unwrap_or_else(|| Value::from("JSONRPC"));
+        v03_ifaces.push((u.clone(), t));
+    }
+    if let Some(Value::Array(more)) = v03.get("additionalInterfaces") {
+        for i in more {
+            if let (Some(u), Some(t)) = (i.get("url"), i.get("transport")) {
+                v03_ifaces.push((u.clone(), t.clone()));
+            }
+        }
+    }
+    for (url, binding) in v03_ifaces {
+        let entry =
+            serde_json::json!({"url": url, "protocolBinding": binding, "protocolVersion": "0.3"});
+        let listed = list.iter().any(|i| {
+            i.get("url") == Some(&url)
+                && i.get("protocolBinding") == Some(&binding)
+                && major_minor(i.get("protocolVersion")) == "0.3"
+        });
+        if !listed {
+            list.push(entry);
+        }
+    }
+    out["supportedInterfaces"] = Value::Array(list);
+    out
+}
+
+/// Adds to `base` what `extra` has and `base` lacks (see [`hybrid`]).
+fn merge_missing(base: &mut Value, extra: &Value) {
+    match (base, extra) {
+        (Value::Object(b), Value::Object(e)) => {
+            for (k, v) in e {
+                match b.get_mut(k) {
+                    Some(bv) => merge_missing(bv, v),
+                    None => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(b), Value::Array(e)) => {
+            for (bv, ev) in b.iter_mut().zip(e) {
+                merge_missing(bv, ev);
+            }
+            if e.len() > b.len() {
+                let rest = e[b.len()..].to_vec();
+                b.extend(rest);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether an `If-None-Match` value matches `etag` (list, `*`, weak forms).
@@ -711,9 +916,10 @@ mod tests {
 
     #[test]
     fn etags() {
-        let a = etag_for(Version::V03, b"{}");
-        let b = etag_for(Version::V10, b"{}");
-        assert_ne!(a, b);
+        let a = etag_for(CardShape::V03, b"{}");
+        let b = etag_for(CardShape::V10, b"{}");
+        let h = etag_for(CardShape::Hybrid, b"{}");
+        assert!(a != b && a != h && b != h);
         assert!(etag_matches(&a, &a));
         assert!(etag_matches(&format!("W/{a}, \"x\""), &a));
         assert!(etag_matches("*", &a));

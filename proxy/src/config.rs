@@ -95,6 +95,9 @@ pub struct RawGrpc {
     /// PEM certificate chain: the gRPC listener speaks TLS (with `tls_key_file`).
     pub tls_cert_file: Option<String>,
     pub tls_key_file: Option<String>,
+    // Card gRPC interface URL form (area: cards).
+    /// `auto` (default), `url` or `host-port`: see [`GrpcUrlForm`].
+    pub card_url_form: Option<String>,
 }
 
 /// `[upstream]` of the file.
@@ -341,9 +344,41 @@ pub struct Config {
     pub grpc_tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     /// The upstream's gRPC endpoint; calls go there instead of its JSON-RPC.
     pub upstream_grpc: Option<HttpUrl>,
+    // Card gRPC interface URL form (area: cards).
+    pub grpc_card_url_form: GrpcUrlForm,
     pub push: PushSettings,
     // ListTasks emulation (area: listtasks).
     pub list_tasks: ListTasksSettings,
+}
+
+// Card gRPC interface URL form (area: cards).
+/// How served cards write the proxy's gRPC interface `url`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GrpcUrlForm {
+    /// The agent's own form where the card is the agent's (same version);
+    /// else each version's: v0.3 a URL (`http://host:port`, `https://`
+    /// with TLS on the listener), v1.0 `host:port` (v1.0.1+ proto comment).
+    #[default]
+    Auto,
+    /// Always `http://host:port` (`https://` with TLS).
+    Url,
+    /// Always `host:port`.
+    HostPort,
+}
+
+impl GrpcUrlForm {
+    fn parse(v: Option<&str>) -> Result<GrpcUrlForm, ConfigError> {
+        match v.map(str::trim) {
+            None | Some("auto") => Ok(GrpcUrlForm::Auto),
+            Some("url") => Ok(GrpcUrlForm::Url),
+            Some("host-port") => Ok(GrpcUrlForm::HostPort),
+            Some(other) => Err(bad(
+                "grpc.card_url_form",
+                other,
+                "must be \"auto\", \"url\" or \"host-port\"",
+            )),
+        }
+    }
 }
 
 // ListTasks emulation (area: listtasks).
@@ -700,7 +735,9 @@ impl Config {
         };
         let push = resolve_push(&raw.push, listen)?;
         let list_tasks = resolve_list_tasks(&raw)?;
+        let grpc_card_url_form = GrpcUrlForm::parse(raw.grpc.card_url_form.as_deref())?;
         Ok(Config {
+            grpc_card_url_form,
             list_tasks,
             push,
             grpc_listen,

@@ -1393,7 +1393,10 @@ impl ProxyService {
                 let inm = headers
                     .get(http::header::IF_NONE_MATCH)
                     .and_then(|v| v.to_str().ok());
-                match app.serve_card(route.client_version, inm).await {
+                // No version asked (header or query): the hybrid card.
+                let asked =
+                    route::version_value(&headers, query.as_deref()).map(|_| route.client_version);
+                match app.serve_card(asked, inm).await {
                     Ok(r) => self.respond(session, ctx, r).await,
                     Err(f) => self.respond_failure(session, ctx, f).await,
                 }

@@ -857,13 +857,15 @@ async fn cards_advertise_the_grpc_listener() {
             &json!({"url": format!("127.0.0.1:{port}"), "protocolBinding":"GRPC","protocolVersion":"1.0"})
         ]
     );
+    // The v0.3 card (header-less: the hybrid card's v0.3 members) writes
+    // it as a URL, the form of the v0.3 spec and examples.
     let r = get(px.http.addr, "/.well-known/agent-card.json", &[]).await;
     let card = r.json();
     assert!(
         card["additionalInterfaces"]
             .as_array()
             .unwrap()
-            .contains(&json!({"url": format!("127.0.0.1:{port}"), "transport":"GRPC"})),
+            .contains(&json!({"url": format!("http://127.0.0.1:{port}"), "transport":"GRPC"})),
         "{card}"
     );
 }
@@ -1102,7 +1104,7 @@ async fn agent_cards_over_grpc() {
     assert!(
         card.additional_interfaces
             .iter()
-            .any(|i| i.transport == "GRPC" && i.url == format!("127.0.0.1:{port}")),
+            .any(|i| i.transport == "GRPC" && i.url == format!("http://127.0.0.1:{port}")),
         "{card:?}"
     );
     assert_eq!(up.calls().len(), 1);

@@ -1451,7 +1451,7 @@ async fn same_version_card_rpc_is_the_proxys_own() {
     assert!(
         card.additional_interfaces
             .iter()
-            .any(|i| i.transport == "GRPC" && i.url == format!("127.0.0.1:{port}")),
+            .any(|i| i.transport == "GRPC" && i.url == format!("http://127.0.0.1:{port}")),
         "{card:?}"
     );
     assert!(agent.calls().is_empty());

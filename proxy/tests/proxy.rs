@@ -645,13 +645,26 @@ async fn card_is_rewritten_and_revalidated_with_etags() {
         let url = card["supportedInterfaces"][i]["url"].as_str().unwrap();
         assert!(url.starts_with(&px10.url()), "{url}");
     }
-    // A header-less (v0.3) client gets a v0.3 card pointing at the proxy.
-    let r = get(px10.addr, "/.well-known/agent.json", &[]).await;
+    // An explicit v0.3 client gets a v0.3 card pointing at the proxy.
+    let r = get(
+        px10.addr,
+        "/.well-known/agent.json",
+        &[("A2A-Version", "0.3")],
+    )
+    .await;
     assert_eq!(r.status, 200, "{}", r.text());
     let card = r.json();
     assert_eq!(card["url"], format!("{}/rpc", px10.url()));
     assert_eq!(card["preferredTransport"], "JSONRPC");
     assert!(card.get("supportedInterfaces").is_none(), "{card}");
+    // A header-less one the hybrid card: the same v0.3 members, and the
+    // v1.0 interfaces (tests/hostile/cards.rs covers it in full).
+    let r = get(px10.addr, "/.well-known/agent.json", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let hybrid = r.json();
+    assert_eq!(hybrid["url"], card["url"]);
+    assert_eq!(hybrid["preferredTransport"], "JSONRPC");
+    assert!(hybrid["supportedInterfaces"].is_array(), "{hybrid}");
 }
 
 #[test]

@@ -106,8 +106,8 @@ pub const LOSSY: &[Lossy] = &[
         entity: "GetExtendedAgentCard params",
         direction: Direction::ToV10,
         what: "v0.3 has no params (null, absent or {}); v1.0 {tenant?} or absent",
-        decision: "null and absent -> absent; an object is carried (tenant dropped going to v0.3)",
-        fixture: "request/GetExtendedAgentCard.null-params.v03.json, request/GetExtendedAgentCard.null-params.v10.json, request/GetExtendedAgentCard.null-params.to-v03.json",
+        decision: "null and absent -> `{}` in both directions (the proxy always sends `params`: some v1.0 servers refuse GetExtendedAgentCard without it, -32602); an object is carried (tenant dropped going to v0.3)",
+        fixture: "request/GetExtendedAgentCard.null-params.v03.json, request/GetExtendedAgentCard.null-params.v10.json, request/GetExtendedAgentCard.null-params.to-v03.json, request/GetExtendedAgentCard.null-params.to-v10.json",
     },
 ];
 
@@ -350,12 +350,16 @@ pub fn delete_push_config_to_v03(
 }
 
 /// `agent/getAuthenticatedExtendedCard` params (`null`, absent or an object)
-/// -> `GetExtendedAgentCardRequest` or absent.
+/// -> `GetExtendedAgentCardRequest`, always present (`{}` for none: some
+/// v1.0 servers refuse a request without `params`).
 pub fn extended_card_to_v10(
     p: Option<Value>,
 ) -> Result<Option<q10::GetExtendedAgentCardRequest>, TranslateError> {
     match p {
-        None | Some(Value::Null) => Ok(None),
+        None | Some(Value::Null) => Ok(Some(q10::GetExtendedAgentCardRequest {
+            tenant: None,
+            extra: Default::default(),
+        })),
         Some(Value::Object(extra)) => Ok(Some(q10::GetExtendedAgentCardRequest {
             tenant: None,
             extra: carry(extra, V10_EXTENDED_CARD_FIELDS),
@@ -367,11 +371,12 @@ pub fn extended_card_to_v10(
     }
 }
 
-/// `GetExtendedAgentCardRequest` (or absent) -> v0.3 params (`tenant` dropped).
+/// `GetExtendedAgentCardRequest` (or absent) -> v0.3 params (`tenant`
+/// dropped), always present (`{}` for none).
 pub fn extended_card_to_v03(
     p: Option<q10::GetExtendedAgentCardRequest>,
 ) -> Result<Option<Value>, TranslateError> {
-    Ok(p.map(|r| Value::Object(r.extra)))
+    Ok(Some(Value::Object(p.map(|r| r.extra).unwrap_or_default())))
 }
 
 /// `message/send` result (bare kind-tagged Task or Message) -> `SendMessageResponse`.

@@ -137,7 +137,7 @@ impl A2aService for V03Service {
         let served = self
             .bridge
             .app
-            .serve_card(V, None)
+            .serve_card(Some(V), None)
             .await
             .map_err(|f| from_failure(V, &f))?;
         let out = serde_json::from_slice::<m::agent_card::AgentCard>(&served.body)

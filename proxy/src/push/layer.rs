@@ -852,12 +852,13 @@ impl Push {
     }
 }
 
-/// The secret the agent presented: `X-A2A-Notification-Token`, or a bearer
+/// The secret the agent presented: `X-A2A-Notification-Token` (or
+/// `A2A-Notification-Token`, which some v1.0 agent SDKs send), or a bearer
 /// `Authorization`.
 fn presented(h: &http::HeaderMap) -> Option<&str> {
-    if let Some(t) = h
-        .get("x-a2a-notification-token")
-        .and_then(|v| v.to_str().ok())
+    if let Some(t) = ["x-a2a-notification-token", "a2a-notification-token"]
+        .iter()
+        .find_map(|n| h.get(*n).and_then(|v| v.to_str().ok()))
     {
         return Some(t.trim());
     }

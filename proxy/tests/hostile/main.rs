@@ -1,6 +1,7 @@
 //! Hostile clients, agents and webhooks (issue #20): each module covers numbered findings.
 mod agents;
 mod bodies;
+mod cards;
 mod connections;
 mod listtasks;
 mod metadata;
