@@ -60,6 +60,10 @@ pub enum Failure {
     Overloaded { limit: usize },
     /// The upstream could not be reached (refused, reset, DNS).
     UpstreamUnavailable { detail: String },
+    /// The request reached the agent's connection and the connection ended
+    /// before any answer: the agent may have acted, and the call (one that
+    /// must not act twice) was not sent again.
+    OutcomeUnknown { detail: String },
     /// The upstream did not answer in time.
     UpstreamTimeout,
     /// An SSE stream reached its maximum duration.
@@ -112,6 +116,12 @@ impl Failure {
                 "upstream agent unavailable".to_string(),
                 Some("UNAVAILABLE"),
             ),
+            Failure::OutcomeUnknown { .. } => (
+                A2aCode::Internal,
+                Some(502),
+                "the agent's connection ended after the request was sent: whether the agent acted on it is unknown (not sent again)".to_string(),
+                Some("UNKNOWN"),
+            ),
             Failure::UpstreamTimeout => (
                 A2aCode::Internal,
                 Some(504),
@@ -154,6 +164,7 @@ impl Failure {
             Failure::PayloadTooLarge { .. } => "payload_too_large",
             Failure::Overloaded { .. } => "overloaded",
             Failure::UpstreamUnavailable { .. } => "upstream_unavailable",
+            Failure::OutcomeUnknown { .. } => "outcome_unknown",
             Failure::UpstreamTimeout => "upstream_timeout",
             Failure::StreamExpired { .. } => "stream_max_duration",
             Failure::BadUpstreamResponse { .. } => "bad_upstream_response",
@@ -230,6 +241,7 @@ impl Failure {
     pub fn log_detail(&self) {
         let detail = match self {
             Failure::UpstreamUnavailable { detail }
+            | Failure::OutcomeUnknown { detail }
             | Failure::BadUpstreamResponse { detail }
             | Failure::Internal { detail } => detail,
             _ => return,

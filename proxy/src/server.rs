@@ -801,7 +801,7 @@ impl ProxyService {
         };
         match app
             .upstream_pool
-            .call(addr, &wire, self.call_limits())
+            .call(addr, &wire, self.call_limits(ctx))
             .await
         {
             Ok(a) if (200..300).contains(&a.status) => {
@@ -879,7 +879,7 @@ impl ProxyService {
         };
         let answer = match app
             .upstream_pool
-            .call(addr, &wire, self.call_limits())
+            .call(addr, &wire, self.call_limits(ctx))
             .await
         {
             Ok(a) if a.status == 200 => a,
@@ -936,14 +936,15 @@ impl ProxyService {
         })
     }
 
-    /// The limits of a call the proxy makes itself.
-    fn call_limits(&self) -> crate::unary::Limits {
+    /// The limits of a call the proxy makes itself for `ctx`'s operation.
+    fn call_limits(&self, ctx: &Ctx) -> crate::unary::Limits {
         let limits = &self.app.config.limits;
         crate::unary::Limits {
             connect_timeout: limits.connect_timeout,
             read_timeout: limits.read_timeout,
             answer_timeout: limits.answer_timeout,
             max_body: limits.max_event_bytes,
+            repeat: crate::unary::Repeat::of(ctx.target.operation),
         }
     }
 
@@ -959,7 +960,7 @@ impl ProxyService {
             Ok(w) => w,
             Err(f) => return self.respond_failure(session, ctx, f).await,
         };
-        let call = self.call_limits();
+        let call = self.call_limits(ctx);
         let mut answer = match app.upstream_addr().await {
             Ok(addr) => app.upstream_pool.call(addr, &wire, call).await,
             Err(f) => Err(f),
@@ -1044,7 +1045,7 @@ impl ProxyService {
             Ok(w) => w,
             Err(f) => return Box::pin(self.respond_failure(session, ctx, f)).await,
         };
-        let call = self.call_limits();
+        let call = self.call_limits(ctx);
         let open = async move {
             let r = match app.upstream_addr().await {
                 Ok(addr) => app.upstream_pool.open(addr, &wire, call).await,

@@ -53,6 +53,55 @@ pub struct Limits {
     pub answer_timeout: Duration,
     /// Largest answer body.
     pub max_body: usize,
+    /// Whether the request may be sent again when its first sending may
+    /// have reached the agent (see [`Repeat`]).
+    pub repeat: Repeat,
+}
+
+/// Whether a call can be sent twice without the agent acting twice.
+///
+/// A request is repeated on a new connection only when it cannot have
+/// acted, or when acting twice is harmless:
+/// - nothing was written (connect refused or timed out, a pooled connection
+///   found closed before the write): always repeated or reported as
+///   unreachable, the agent never saw it;
+/// - written, then the connection ended before any byte of an answer:
+///   the agent may have acted. A [`Repeat::Safe`] call (reads: GetTask,
+///   lists, cards, a push config's get, a subscribe) is sent once more on a
+///   new connection; a [`Repeat::Never`] one (SendMessage, streaming
+///   sends, CancelTask, push-config create and delete) is not, and the
+///   client is told the outcome is unknown ([`Failure::OutcomeUnknown`]);
+/// - an answer came (any status): it is the answer, never repeated here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    Safe,
+    Never,
+}
+
+impl Repeat {
+    /// The rule for `op` (`None`: an operation the proxy does not know,
+    /// never repeated).
+    pub fn of(op: Option<crate::route::Operation>) -> Repeat {
+        use crate::route::Operation as Op;
+        match op {
+            Some(
+                Op::GetTask
+                | Op::ListTasks
+                | Op::GetTaskPushNotificationConfig
+                | Op::ListTaskPushNotificationConfigs
+                | Op::GetExtendedAgentCard
+                | Op::SubscribeToTask,
+            ) => Repeat::Safe,
+            Some(
+                Op::SendMessage
+                | Op::SendStreamingMessage
+                | Op::CancelTask
+                | Op::CreateTaskPushNotificationConfig
+                | Op::DeleteTaskPushNotificationConfig,
+            )
+            | None => Repeat::Never,
+        }
+    }
 }
 
 struct Idle {
@@ -104,7 +153,7 @@ impl UpstreamPool {
         limits: Limits,
     ) -> Result<Answer, Failure> {
         let (answer, keep) = self
-            .on_connection(addr, limits.connect_timeout, |sock| async move {
+            .on_connection(addr, limits, |sock| async move {
                 tokio::time::timeout(limits.answer_timeout, exchange(sock, request, limits))
                     .await
                     .unwrap_or(Err(CallError::Other(Failure::UpstreamTimeout)))
@@ -114,32 +163,57 @@ impl UpstreamPool {
         Ok(answer)
     }
 
-    /// Runs `talk` on a pooled connection to `addr`, and once more on a new
-    /// one when the pooled connection gave no answer (the agent closed it
-    /// while it was idle).
+    /// Runs `talk` on a live pooled connection to `addr` (those the agent
+    /// closed while idle are dropped before anything is written), else on
+    /// a new one. When the request was written and no answer came, a
+    /// [`Repeat::Safe`] call on a pooled connection is run once more on a
+    /// new one; any other is [`Failure::OutcomeUnknown`] (see [`Repeat`]).
     async fn on_connection<T, F, Fut>(
         &self,
         addr: SocketAddr,
-        connect_timeout: Duration,
+        limits: Limits,
         talk: F,
     ) -> Result<T, Failure>
     where
         F: Fn(TcpStream) -> Fut,
         Fut: std::future::Future<Output = Result<T, CallError>>,
     {
-        if let Some(sock) = self.take(addr) {
+        let in_doubt = |f: Failure| match (limits.repeat, f) {
+            (Repeat::Never, Failure::UpstreamUnavailable { detail }) => {
+                Failure::OutcomeUnknown { detail }
+            }
+            (_, f) => f,
+        };
+        if let Some(sock) = self.take_live(addr) {
             match talk(sock).await {
                 Ok(t) => return Ok(t),
-                Err(CallError::NoAnswer(f)) => {
-                    tracing::debug!(failure = ?f, "reused upstream connection gave no answer; retrying on a new one");
+                Err(CallError::NoAnswer(f)) if limits.repeat == Repeat::Safe => {
+                    tracing::debug!(failure = ?f, "reused upstream connection gave no answer; a read, so asked again on a new one");
                 }
+                Err(CallError::NoAnswer(f)) => return Err(in_doubt(f)),
                 Err(CallError::Other(f)) => return Err(f),
             }
         }
-        let sock = self.connect(addr, connect_timeout).await?;
-        talk(sock)
-            .await
-            .map_err(|(CallError::NoAnswer(f) | CallError::Other(f))| f)
+        let sock = self.connect(addr, limits.connect_timeout).await?;
+        match talk(sock).await {
+            Ok(t) => Ok(t),
+            Err(CallError::NoAnswer(f)) => Err(in_doubt(f)),
+            Err(CallError::Other(f)) => Err(f),
+        }
+    }
+
+    /// A pooled connection to `addr` the agent has not closed (nor sent
+    /// unasked bytes on); dead ones are dropped.
+    fn take_live(&self, addr: SocketAddr) -> Option<TcpStream> {
+        while let Some(sock) = self.take(addr) {
+            let mut probe = [0u8; 1];
+            match sock.try_read(&mut probe) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Some(sock),
+                // EOF, an error, or bytes nobody asked for: not reusable.
+                _ => tracing::debug!("pooled upstream connection closed while idle; dropped"),
+            }
+        }
+        None
     }
 
     async fn connect(&self, addr: SocketAddr, within: Duration) -> Result<TcpStream, Failure> {
@@ -624,7 +698,7 @@ impl UpstreamPool {
         request: &[u8],
         limits: Limits,
     ) -> Result<Streaming, Failure> {
-        self.on_connection(addr, limits.connect_timeout, |sock| {
+        self.on_connection(addr, limits, |sock| {
             Streaming::start(sock, addr, request, limits)
         })
         .await
@@ -671,6 +745,7 @@ mod tests {
         connect_timeout: Duration::from_secs(2),
         read_timeout: Duration::from_secs(2),
         answer_timeout: Duration::from_secs(4),
+        repeat: Repeat::Safe,
         max_body: 1 << 20,
     };
 
@@ -806,6 +881,7 @@ mod tests {
         let quick = Limits {
             read_timeout: Duration::from_millis(200),
             answer_timeout: Duration::from_millis(400),
+            repeat: Repeat::Safe,
             ..LIMITS
         };
         let f = pool.call(addr, REQ, quick).await.unwrap_err();

@@ -176,6 +176,7 @@ pub fn from_failure(client: Version, failure: &Failure) -> Status {
     let force = match failure {
         Failure::UpstreamUnavailable { .. } | Failure::Overloaded { .. } => Some(Code::Unavailable),
         Failure::UpstreamTimeout | Failure::StreamExpired { .. } => Some(Code::DeadlineExceeded),
+        Failure::OutcomeUnknown { .. } => Some(Code::Unknown),
         _ => None,
     };
     let env = jsonrpc_envelope(failure, client, None);

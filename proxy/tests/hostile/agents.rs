@@ -317,3 +317,148 @@ async fn a_large_body_is_routed_by_its_method_not_its_header() {
         assert_eq!(last, body.as_bytes(), "{method} changed on its way");
     }
 }
+
+/// What a scripted agent does with one request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Act {
+    /// Answers and keeps the connection.
+    Answer,
+    /// Answers, then closes the connection (it goes idle-dead in the
+    /// proxy's pool).
+    AnswerThenClose,
+    /// Reads the request and closes without a byte of answer.
+    Vanish,
+}
+
+/// An agent that answers JSON-RPC `method`s by `script(connection number,
+/// request number on it, method)` and records every method it read.
+async fn scripted_agent(
+    script: fn(usize, usize, &str) -> Act,
+) -> (SocketAddr, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        for conn in 0.. {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut reader = Reader::default();
+                for n in 0.. {
+                    let Ok(Ok(Some(head))) = timeout(WAIT, reader.head(&mut sock)).await else {
+                        return;
+                    };
+                    let (_, headers) = parse_head(&head);
+                    let Ok(Ok(body)) = timeout(WAIT, reader.body(&mut sock, &headers, false)).await
+                    else {
+                        return;
+                    };
+                    let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let method = req["method"].as_str().unwrap_or("").to_string();
+                    log.lock().unwrap().push(method.clone());
+                    let act = script(conn, n, &method);
+                    if act == Act::Vanish {
+                        return;
+                    }
+                    let result = serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1",
+                        "status": {"state": "working", "timestamp": "2024-03-15T18:30:00Z"}});
+                    let out =
+                        serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": result})
+                            .to_string();
+                    if sock
+                        .write_all(&answer(200, "application/json", out.as_bytes()))
+                        .await
+                        .is_err()
+                        || act == Act::AnswerThenClose
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+const GET_V10: &str = r#"{"jsonrpc":"2.0","id":8,"method":"GetTask","params":{"id":"t1"}}"#;
+
+async fn v10_call(px: &RunningProxy, body: &str) -> Response {
+    post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        body.as_bytes(),
+    )
+    .await
+}
+
+/// #21 (retry only what cannot have acted): a SendMessage written on a
+/// reused connection that then ends without an answer is not sent again;
+/// the client is told the outcome is unknown.
+#[tokio::test]
+async fn a_send_that_may_have_arrived_is_not_sent_twice() {
+    let (agent, seen) = scripted_agent(|conn, n, _| match (conn, n) {
+        (0, 1) => Act::Vanish,
+        _ => Act::Answer,
+    })
+    .await;
+    let px = proxy_to(agent, Version::V03, |_| {});
+    let r = v10_call(&px, GET_V10).await;
+    assert!(r.json()["result"].is_object(), "{}", r.text());
+    let r = v10_call(&px, SEND_V10).await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    let text = r.text();
+    assert!(text.contains("unknown"), "{text}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sends = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|m| *m == "message/send")
+        .count();
+    assert_eq!(sends, 1, "the agent got the send {sends} times");
+}
+
+/// A read written on a reused connection that ends without an answer is
+/// asked once more on a new connection.
+#[tokio::test]
+async fn a_read_that_may_have_arrived_is_asked_again() {
+    let (agent, seen) = scripted_agent(|conn, n, _| match (conn, n) {
+        (0, 1) => Act::Vanish,
+        _ => Act::Answer,
+    })
+    .await;
+    let px = proxy_to(agent, Version::V03, |_| {});
+    let _ = v10_call(&px, GET_V10).await;
+    let r = v10_call(&px, GET_V10).await;
+    assert!(r.json()["result"].is_object(), "{}", r.text());
+    assert_eq!(seen.lock().unwrap().len(), 3, "{:?}", seen.lock().unwrap());
+}
+
+/// A pooled connection the agent closed while it was idle is never
+/// written to: the send goes out once, on a new connection, and is
+/// answered.
+#[tokio::test]
+async fn a_connection_closed_while_idle_is_not_written_to() {
+    let (agent, seen) = scripted_agent(|conn, _, _| match conn {
+        0 => Act::AnswerThenClose,
+        _ => Act::Answer,
+    })
+    .await;
+    let px = proxy_to(agent, Version::V03, |_| {});
+    let _ = v10_call(&px, GET_V10).await;
+    // The agent's close reaches the proxy's pooled socket.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = v10_call(&px, SEND_V10).await;
+    assert!(r.json()["result"].is_object(), "{}", r.text());
+    let sends = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|m| *m == "message/send")
+        .count();
+    assert_eq!(sends, 1);
+}
