@@ -462,3 +462,53 @@ async fn a_connection_closed_while_idle_is_not_written_to() {
         .count();
     assert_eq!(sends, 1);
 }
+
+/// The whole-answer bound is not a stream's: a stream longer than
+/// `answer_timeout`, passed through or translated, goes on to its end.
+#[tokio::test]
+async fn a_stream_outlives_the_answer_timeout() {
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    let g = gate.clone();
+    let up = FakeUpstream::start(move |_| {
+        let events = (0..8)
+            .map(|i| {
+                let last = i == 7;
+                format!(
+                    "data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"kind\":\"status-update\",\"taskId\":\"t1\",\"contextId\":\"c1\",\"final\":{last},\"status\":{{\"state\":\"working\"}}}}}}\n\n"
+                )
+            })
+            .collect();
+        Reply::Sse {
+            events,
+            gate: g.clone(),
+        }
+    })
+    .await;
+    let px = proxy_to(up.addr, Version::V03, |c| {
+        c.limits.read_timeout = Duration::from_secs(1);
+        c.limits.answer_timeout = Duration::from_secs(1);
+    });
+    let pace = tokio::spawn(async move {
+        for _ in 0..40 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            gate.add_permits(1);
+        }
+    });
+    let stream_v03 = br#"{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
+    let stream_v10 = br#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+    for (body, headers) in [
+        (&stream_v03[..], vec![("Content-Type", "application/json")]),
+        (
+            &stream_v10[..],
+            vec![("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        ),
+    ] {
+        let mut s = open(px.addr, &request("POST", "/", &headers, body)).await;
+        let text = timeout(Duration::from_secs(15), s.rest())
+            .await
+            .expect("stream ended");
+        let events = text.matches("data:").count();
+        assert_eq!(events, 8, "{text}");
+    }
+    pace.abort();
+}
