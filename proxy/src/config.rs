@@ -129,6 +129,7 @@ pub struct RawLimits {
     pub idle_timeout_ms: Option<u64>,
     pub max_header_bytes: Option<u64>,
     pub answer_timeout_ms: Option<u64>,
+    pub body_timeout_ms: Option<u64>,
     // sse (issue #20): the largest SSE event or whole answer translated.
     pub max_event_bytes: Option<u64>,
     pub list_index_max_tasks: Option<u64>,
@@ -292,6 +293,9 @@ pub struct Limits {
     /// Longest time an agent may take over a whole non-streaming answer,
     /// however steadily its bytes trickle in.
     pub answer_timeout: Duration,
+    /// Longest time a client may take over a whole request (head and body),
+    /// however steadily it trickles the body.
+    pub body_timeout: Duration,
     // sse (issue #20):
     /// Largest upstream SSE event, or whole JSON answer, held to be
     /// translated; a stream whose event grows past it ends with an error
@@ -317,6 +321,7 @@ impl Default for Limits {
             idle_timeout: Duration::from_secs(60),
             max_header_bytes: 64 * 1024,
             answer_timeout: Duration::from_secs(120),
+            body_timeout: Duration::from_secs(60),
             // sse (issue #20):
             max_event_bytes: 16 * 1024 * 1024,
             list_index: crate::tasks::IndexLimits::default(),
@@ -869,6 +874,11 @@ fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
             "limits.answer_timeout_ms",
             raw.answer_timeout_ms,
             read_timeout * 2,
+        )?,
+        body_timeout: ms(
+            "limits.body_timeout_ms",
+            raw.body_timeout_ms,
+            d.body_timeout,
         )?,
         // sse (issue #20):
         max_event_bytes: match positive(

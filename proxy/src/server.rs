@@ -514,6 +514,29 @@ fn failure_of(e: &Error) -> Option<Failure> {
     })
 }
 
+/// The next piece of the client's request body, within
+/// `limits.body_timeout` of the request's start: a client that trickles
+/// its body (a slow POST) is cut off, its connection closed.
+async fn body_chunk(
+    session: &mut Session,
+    started: Instant,
+    body_timeout: Duration,
+) -> Result<Option<Bytes>> {
+    let deadline = tokio::time::Instant::from_std(started + body_timeout);
+    match tokio::time::timeout_at(deadline, session.read_request_body()).await {
+        Ok(r) => r,
+        Err(_) => {
+            session.set_keepalive(None);
+            let mut e = Error::explain(
+                ErrorType::ReadTimedout,
+                "request body not received within limits.body_timeout_ms",
+            );
+            e.as_down();
+            Err(e)
+        }
+    }
+}
+
 impl ProxyService {
     /// Writes a local response; always "already responded".
     async fn respond(
@@ -577,7 +600,8 @@ impl ProxyService {
             return self.respond(session, ctx, too_large()).await;
         }
         let mut buf = BytesMut::new();
-        while let Some(chunk) = session.read_request_body().await? {
+        let body_timeout = self.app.config.limits.body_timeout;
+        while let Some(chunk) = body_chunk(session, ctx.started, body_timeout).await? {
             if buf.len() + chunk.len() > limit {
                 session.set_keepalive(None);
                 return self.respond(session, ctx, too_large()).await;
@@ -593,10 +617,12 @@ impl ProxyService {
         &self,
         session: &mut Session,
         expected: usize,
+        started: Instant,
     ) -> Result<(Bytes, Option<String>, Option<Value>)> {
         session.enable_retry_buffering();
         let mut buf = BytesMut::with_capacity(expected);
-        while let Some(chunk) = session.read_request_body().await? {
+        let body_timeout = self.app.config.limits.body_timeout;
+        while let Some(chunk) = body_chunk(session, started, body_timeout).await? {
             buf.extend_from_slice(&chunk);
             if buf.len() > expected {
                 break;
@@ -617,10 +643,12 @@ impl ProxyService {
     async fn read_whole_body(
         &self,
         session: &mut Session,
+        started: Instant,
     ) -> Result<std::result::Result<Bytes, Failure>> {
         let limit = self.app.config.limits.max_body_bytes;
+        let body_timeout = self.app.config.limits.body_timeout;
         let mut buf = BytesMut::new();
-        while let Some(chunk) = session.read_request_body().await? {
+        while let Some(chunk) = body_chunk(session, started, body_timeout).await? {
             if buf.len() + chunk.len() > limit {
                 session.set_keepalive(None);
                 return Ok(Err(Failure::PayloadTooLarge { limit }));
@@ -1323,7 +1351,7 @@ impl ProxyService {
         let mut prebuffered = None;
         if is_jsonrpc && !too_large {
             if let Some(n) = length.filter(|n| *n > 0 && *n <= PREBUFFER_LIMIT) {
-                let (body, m, id) = self.sniff_jsonrpc(session, n).await?;
+                let (body, m, id) = self.sniff_jsonrpc(session, n, ctx.started).await?;
                 prebuffered = Some(body);
                 ctx.target.jsonrpc_id = id;
                 rpc_method = m;
@@ -1557,7 +1585,7 @@ impl ProxyService {
                 let upstream = app.upstream_version().await;
                 if let Ok(up) = &upstream {
                     if *up == route.client_version && inline_push(*up) {
-                        let b = match self.read_whole_body(session).await? {
+                        let b = match self.read_whole_body(session, ctx.started).await? {
                             Ok(b) => b,
                             Err(f) => return self.respond_failure(session, ctx, f).await,
                         };
@@ -1589,7 +1617,7 @@ impl ProxyService {
                         // read first (the call holds it only until sent).
                         let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
                         if chunked || length.is_some_and(|n| n > 0) {
-                            match self.read_whole_body(session).await? {
+                            match self.read_whole_body(session, ctx.started).await? {
                                 Ok(b) => ctx.new_req_body = Some(b),
                                 Err(f) => return self.respond_failure(session, ctx, f).await,
                             }
@@ -1605,7 +1633,7 @@ impl ProxyService {
                             (None, None) if !chunked => Bytes::new(),
                             _ => {
                                 // Read whole: the translation needs all of it.
-                                match self.read_whole_body(session).await? {
+                                match self.read_whole_body(session, ctx.started).await? {
                                     Ok(b) => b,
                                     Err(f) => return self.respond_failure(session, ctx, f).await,
                                 }
@@ -1792,6 +1820,8 @@ impl ProxyHttp for ProxyService {
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+        // Each read of the body pingora passes on: no longer than the whole.
+        session.set_read_timeout(Some(self.app.config.limits.body_timeout));
         // Routing runs in a future of its own, gone before a call of ours
         // starts: an open stream keeps only what the stream needs.
         let done = Box::pin(self.route_request(session, ctx)).await?;
@@ -1896,11 +1926,22 @@ impl ProxyHttp for ProxyService {
 
     async fn request_body_filter(
         &self,
-        _session: &mut Session,
+        session: &mut Session,
         body: &mut Option<Bytes>,
         end_of_stream: bool,
         ctx: &mut Ctx,
     ) -> Result<()> {
+        // A body passed on as it arrives: whole within limits.body_timeout
+        // (each read is bounded by the session's read timeout, set to it).
+        if !end_of_stream && ctx.started.elapsed() > self.app.config.limits.body_timeout {
+            session.set_keepalive(None);
+            let mut e = Error::explain(
+                ErrorType::ReadTimedout,
+                "request body not received within limits.body_timeout_ms",
+            );
+            e.as_down();
+            return Err(e);
+        }
         if let Some(b) = body {
             ctx.body_seen += b.len();
             let limit = self.app.config.limits.max_body_bytes;

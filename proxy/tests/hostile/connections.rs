@@ -420,3 +420,82 @@ async fn an_http2_request_head_over_the_cap_is_refused() {
     assert!(refused != Some(200), "a 16 KiB header passed: {refused:?}");
     driver.abort();
 }
+
+/// A slow POST: the head in time, the body trickled. The whole request is
+/// bounded by `limits.body_timeout` on every path that reads a body (read
+/// before routing, held back, read whole for a call of the proxy's own).
+#[tokio::test]
+async fn a_trickled_body_is_cut_at_the_body_timeout() {
+    let up =
+        FakeUpstream::start(|_| Reply::json(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)).await;
+    let px = proxy_with(&up.url(), |c| {
+        c.limits.body_timeout = Duration::from_secs(2)
+    });
+    let filler = |n: usize| "x".repeat(n);
+    let cases = [
+        // Read before routing (<= 64 KiB).
+        (
+            "/",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{{"messageId":"m","role":"ROLE_USER","parts":[{{"text":"{}"}}]}}}}}}"#,
+                filler(30_000)
+            ),
+        ),
+        // Held back (> 64 KiB).
+        (
+            "/",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{{"messageId":"m","role":"ROLE_USER","parts":[{{"text":"{}"}}]}}}}}}"#,
+                filler(100_000)
+            ),
+        ),
+        // REST, read whole for the proxy's own call.
+        (
+            "/message:send",
+            format!(
+                r#"{{"message":{{"messageId":"m","role":"ROLE_USER","parts":[{{"text":"{}"}}]}}}}"#,
+                filler(30_000)
+            ),
+        ),
+    ];
+    for (path, body) in cases {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let sock = TcpStream::connect(px.addr).await.unwrap();
+        let (mut rd, mut wr) = sock.into_split();
+        let bytes = body.into_bytes();
+        // 1 KiB every 100 ms: 3 to 10 s for the whole body.
+        let writer = tokio::spawn(async move {
+            if wr.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            for piece in bytes.chunks(1024) {
+                if wr.write_all(piece).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        });
+        let start = Instant::now();
+        let mut buf = [0u8; 4096];
+        let closed = loop {
+            if start.elapsed() > Duration::from_secs(20) {
+                break false;
+            }
+            match timeout(Duration::from_secs(1), rd.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => break true,
+                _ => {}
+            }
+        };
+        writer.abort();
+        assert!(closed, "{path}: a trickled body held the connection");
+        assert!(
+            start.elapsed() < Duration::from_secs(8),
+            "{path}: closed after {:?}",
+            start.elapsed()
+        );
+    }
+    assert!(up.calls().is_empty(), "a partial body reached the agent");
+}
