@@ -499,3 +499,64 @@ async fn a_trickled_body_is_cut_at_the_body_timeout() {
     }
     assert!(up.calls().is_empty(), "a partial body reached the agent");
 }
+
+/// Pipelined requests the proxy answers with calls of its own (translated,
+/// v1.0 client → v0.3 agent), a REST one among them, come back in order.
+#[tokio::test]
+async fn pipelined_translated_requests_are_answered_in_order() {
+    let up = FakeUpstream::start(|r| {
+        let req: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let id = match r.target.strip_prefix("/v1/tasks/") {
+            Some(id) => id.to_string(),
+            None => req["params"]["id"].as_str().unwrap_or("?").to_string(),
+        };
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": {
+            "kind": "task", "id": id, "contextId": "c1",
+            "status": {"state": "working", "timestamp": "2024-03-15T18:30:00Z"}}});
+        if r.target.starts_with("/v1/") {
+            // The v0.3 REST binding answers a Task in ProtoJSON.
+            let task = serde_json::json!({"id": id, "contextId": "c1",
+                "status": {"state": "TASK_STATE_WORKING"}});
+            return Reply::json(200, &task.to_string());
+        }
+        Reply::json(200, &body.to_string())
+    })
+    .await;
+    let px = proxy_with(&up.url(), |_| {});
+    let v10 = [("Content-Type", "application/json"), ("A2A-Version", "1.0")];
+    let get = |id: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"GetTask","params":{{"id":"{id}"}}}}"#)
+    };
+    let mut raw = kept_alive("POST", "/", &v10, get("a").as_bytes());
+    raw.extend(kept_alive(
+        "GET",
+        "/tasks/b",
+        &[("A2A-Version", "1.0")],
+        b"",
+    ));
+    raw.extend(kept_alive("POST", "/", &v10, get("c").as_bytes()));
+    let mut sock = TcpStream::connect(px.addr).await.unwrap();
+    sock.write_all(&raw).await.unwrap();
+    let mut reader = Reader::default();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let head = timeout(WAIT, reader.head(&mut sock))
+            .await
+            .expect("every pipelined request is answered")
+            .unwrap()
+            .expect("connection open");
+        let (_, headers) = parse_head(&head);
+        let body = timeout(WAIT, reader.body(&mut sock, &headers, false))
+            .await
+            .unwrap()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let task = if v["result"].is_object() {
+            &v["result"]
+        } else {
+            &v
+        };
+        ids.push(task["id"].as_str().unwrap_or("?").to_string());
+    }
+    assert_eq!(ids, ["a", "b", "c"]);
+}
