@@ -173,6 +173,11 @@ async fn a2a_python_03_send_404_message_is_task_not_found() {
     assert_eq!(v["error"]["status"], "NOT_FOUND", "{v}");
     assert_eq!(v["error"]["details"][0]["reason"], "TASK_NOT_FOUND", "{v}");
     assert_eq!(up.calls()[0].target, "/v1/message:send");
+    // The streaming send: the same error before any event.
+    let r = post(px.addr, "/message:stream", &[V10, JSON], body).await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["error"]["details"][0]["reason"], "TASK_NOT_FOUND", "{v}");
 
     let up = FakeUpstream::start(|_| Reply::json(404, r#"{"detail":"Not Found"}"#)).await;
     let px = proxy_for(&up.url(), Version::V03);
