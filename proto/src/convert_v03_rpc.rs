@@ -136,7 +136,13 @@ pub fn push_config_from_pb(
         id: non_empty(c.id),
         url: c.url,
         token: non_empty(c.token),
-        authentication: c.authentication.map(auth_from_pb).transpose()?,
+        // ProtoJSON: an all-default message (`authentication: {}`) is the
+        // same as an absent one (MAPPING-FACTS §4.16).
+        authentication: c
+            .authentication
+            .filter(|a| !(a.schemes.is_empty() && a.credentials.is_empty()))
+            .map(auth_from_pb)
+            .transpose()?,
         extra: Extras::new(),
     })
 }
@@ -209,7 +215,12 @@ pub fn send_configuration_from_pb(
 ) -> Result<mp::MessageSendConfiguration, TranslateError> {
     Ok(mp::MessageSendConfiguration {
         accepted_output_modes: non_empty_vec(c.accepted_output_modes),
-        push_notification_config: c.push_notification.map(push_config_from_pb).transpose()?,
+        // An all-default message is an absent one (ProtoJSON `{}`).
+        push_notification_config: c
+            .push_notification
+            .filter(|p| *p != pb::PushNotificationConfig::default())
+            .map(push_config_from_pb)
+            .transpose()?,
         history_length: (c.history_length != 0).then_some(c.history_length),
         blocking: Some(c.blocking),
         extra: Extras::new(),

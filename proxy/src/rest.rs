@@ -197,6 +197,14 @@ fn seg(s: &str) -> String {
     out
 }
 
+/// A ProtoJSON member under its JSON name or its proto field name (parsers
+/// accept both, MAPPING-FACTS §4.16); an explicit `null` is absent.
+fn member<'a>(o: &'a Map<String, Value>, json: &str, proto: &str) -> Option<&'a Value> {
+    o.get(json)
+        .filter(|v| !v.is_null())
+        .or_else(|| o.get(proto).filter(|v| !v.is_null()))
+}
+
 fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
@@ -306,8 +314,7 @@ fn v03_params(
                 .and_then(Value::as_str)
                 .is_some_and(|s| !s.is_empty());
             if !has_name {
-                let cid = o
-                    .get("pushNotificationConfig")
+                let cid = member(&o, "pushNotificationConfig", "push_notification_config")
                     .and_then(|c| c.get("id"))
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
@@ -352,7 +359,7 @@ fn v03_create_config(
     }
     if let Some(k) = o
         .keys()
-        .find(|k| !matches!(k.as_str(), "config" | "parent" | "configId"))
+        .find(|k| !matches!(k.as_str(), "config" | "parent" | "configId" | "config_id"))
     {
         return Err(invalid_params(format!(
             "`{k}` next to `config` in a push-config create"
@@ -366,7 +373,7 @@ fn v03_create_config(
             )));
         }
     }
-    let config_id = match o.get("configId") {
+    let config_id = match member(&o, "configId", "config_id") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()).filter(|s| !s.is_empty()),
         Some(other) => {
@@ -378,7 +385,12 @@ fn v03_create_config(
     let Some(Value::Object(mut c)) = o.remove("config") else {
         return Err(invalid_params("`config` is not an object"));
     };
-    if let (Some(id), Some(Value::Object(pc))) = (config_id, c.get_mut("pushNotificationConfig")) {
+    let inner = if c.contains_key("pushNotificationConfig") {
+        "pushNotificationConfig"
+    } else {
+        "push_notification_config"
+    };
+    if let (Some(id), Some(Value::Object(pc))) = (config_id, c.get_mut(inner)) {
         let unset = pc
             .get("id")
             .and_then(Value::as_str)
@@ -714,7 +726,16 @@ impl RestTranslation {
             return (None, body.to_vec());
         }
         if !(200..300).contains(&status) {
-            return (None, self.error_response(status, body));
+            let out = self.error_response(status, body);
+            // A v0.3 body that names a different error than the status alone
+            // (a2a-python 0.3's SendMessage 404 `{message}`): its status.
+            let named = (self.client == Version::V10 && self.upstream == Version::V03)
+                .then(|| {
+                    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+                    self.v03_error_code(status, &v).http_status()
+                })
+                .filter(|s| *s != self.client_status(status));
+            return (named, out);
         }
         let out = match self.upstream {
             Version::V10 => self.result_from_v10(body),
@@ -831,10 +852,7 @@ impl RestTranslation {
                 (code, e["message"].as_str().map(str::to_string))
             }
             Version::V03 => {
-                let code = v["code"]
-                    .as_i64()
-                    .and_then(ErrorCode::from_code)
-                    .unwrap_or_else(|| code_of_status(self.op, status));
+                let code = self.v03_error_code(status, &v);
                 let msg = v["message"]
                     .as_str()
                     .or_else(|| v["error"].as_str())
@@ -859,6 +877,25 @@ impl RestTranslation {
             info.remove("metadata");
         }
         serde_json::to_vec(&v).unwrap_or(out)
+    }
+
+    /// The A2A error a v0.3 agent's REST error answer (status and body)
+    /// stands for: the body's `code` when it has one; a SendMessage 404 with
+    /// a `{"message": ...}` body is a2a-python 0.3's error handler answering
+    /// TaskNotFound for an unknown `taskId` (a route the agent lacks answers
+    /// without one, e.g. `{"detail": "Not Found"}`); else by status.
+    fn v03_error_code(&self, status: u16, v: &Value) -> ErrorCode {
+        if let Some(code) = v["code"].as_i64().and_then(ErrorCode::from_code) {
+            return code;
+        }
+        let sends = matches!(
+            self.op,
+            Operation::SendMessage | Operation::SendStreamingMessage
+        );
+        if status == 404 && sends && v["message"].is_string() && v.get("detail").is_none() {
+            return ErrorCode::TaskNotFound;
+        }
+        code_of_status(self.op, status)
     }
 
     /// For a v0.3 client of a v1.0 agent, the v0.3 HTTP status of a
@@ -973,13 +1010,30 @@ fn v03_model_json(op: Operation, body: &[u8]) -> Result<Value, TranslateError> {
             untyped(W, r03::task_push_config_from_pb(r)?)
         }
         Operation::ListTaskPushNotificationConfigs => {
-            let r: pb::ListTaskPushNotificationConfigResponse =
-                pb_from("ListTaskPushNotificationConfigResponse", body)?;
+            // The v0.3 spec (§7.7) answers a bare array of configs, the
+            // proto a `ListTaskPushNotificationConfigResponse`: both read.
+            let r = if body.trim_ascii_start().starts_with(b"[") {
+                pb::ListTaskPushNotificationConfigResponse {
+                    configs: pb_from("TaskPushNotificationConfig[]", body)?,
+                    next_page_token: String::new(),
+                }
+            } else {
+                pb_from("ListTaskPushNotificationConfigResponse", body)?
+            };
             untyped(W, r03::list_push_configs_response_from_pb(r)?)
         }
         Operation::GetExtendedAgentCard => {
-            let r: pb::AgentCard = pb_from("AgentCard", body)?;
-            untyped(W, c03::agent_card_from_pb(r)?)
+            // ProtoJSON of the v0.3 proto (a2a-js), or the JSON-schema card
+            // a2a-python 0.3 answers with (MAPPING-FACTS row 118).
+            match pb_from::<pb::AgentCard>("AgentCard", body).and_then(c03::agent_card_from_pb) {
+                Ok(c) => untyped(W, c),
+                Err(pb_err) => {
+                    let v: Value = serde_json::from_slice(body)
+                        .map_err(|e| TranslateError::invalid("AgentCard", e.to_string()))?;
+                    let c: m::agent_card::AgentCard = typed("AgentCard", v).map_err(|_| pb_err)?;
+                    untyped(W, c)
+                }
+            }
         }
         Operation::DeleteTaskPushNotificationConfig => Ok(Value::Null),
         Operation::ListTasks => Err(TranslateError::unsupported("ListTasks", Version::V03)),
@@ -1378,5 +1432,93 @@ mod tests {
         };
         let v: Value = serde_json::from_slice(&t.response(200, b"nope").1).unwrap();
         assert_eq!(v["error"]["details"][0]["reason"], "INVALID_AGENT_RESPONSE");
+    }
+
+    /// The v0.3 REST fixtures (`fixtures/rest-v03/`, see its README): every
+    /// v0.3 REST body the proxy reads, under JSON and proto field names and
+    /// with all-default messages, against the v1.0 body it becomes.
+    #[test]
+    fn v03_rest_fixtures() {
+        const OPS: [Operation; 11] = [
+            Operation::SendMessage,
+            Operation::SendStreamingMessage,
+            Operation::GetTask,
+            Operation::ListTasks,
+            Operation::CancelTask,
+            Operation::SubscribeToTask,
+            Operation::CreateTaskPushNotificationConfig,
+            Operation::GetTaskPushNotificationConfig,
+            Operation::ListTaskPushNotificationConfigs,
+            Operation::DeleteTaskPushNotificationConfig,
+            Operation::GetExtendedAgentCard,
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rest-v03");
+        let mut checked = 0;
+        let mut problems = Vec::new();
+        for side in ["request", "response"] {
+            let mut names: Vec<_> = std::fs::read_dir(root.join(side))
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".v03.json"))
+                .collect();
+            names.sort();
+            for name in names {
+                let case = name.trim_end_matches(".v03.json");
+                let op_name = case.split('.').next().unwrap_or_default();
+                let op = OPS
+                    .into_iter()
+                    .find(|o| o.as_str() == op_name)
+                    .unwrap_or_else(|| panic!("{side}/{name}: no operation {op_name}"));
+                let input = std::fs::read(root.join(side).join(&name)).unwrap();
+                let want: Value = serde_json::from_slice(
+                    &std::fs::read(root.join(side).join(format!("{case}.v10.json")))
+                        .unwrap_or_else(|e| panic!("{side}/{case}.v10.json: {e}")),
+                )
+                .unwrap();
+                let got: Value = if side == "request" {
+                    match request(
+                        Version::V03,
+                        Version::V10,
+                        op,
+                        &p(Some("t1"), Some("c1")),
+                        None,
+                        &input,
+                    ) {
+                        Ok((_, up)) => up
+                            .body
+                            .as_deref()
+                            .map_or(Value::Null, |b| serde_json::from_slice(b).unwrap()),
+                        Err(f) => json!({ "failure": format!("{f:?}") }),
+                    }
+                } else {
+                    let t = RestTranslation {
+                        client: Version::V10,
+                        upstream: Version::V03,
+                        op,
+                        drop_history: false,
+                        asked_config: None,
+                    };
+                    let text = String::from_utf8(input).unwrap();
+                    if op.is_streaming() {
+                        serde_json::from_str(&t.event(&text)).unwrap()
+                    } else {
+                        let (status, out) = t.response(200, text.as_bytes());
+                        let v: Value = serde_json::from_slice(&out).unwrap();
+                        if status.is_some() {
+                            json!({ "status": status, "answer": v })
+                        } else {
+                            v
+                        }
+                    }
+                };
+                if got != want {
+                    problems.push(format!("{side}/{case}:\n  want {want}\n  got  {got}"));
+                }
+                checked += 1;
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        assert!(checked >= 20, "only {checked} v0.3 REST fixtures");
     }
 }

@@ -6,6 +6,7 @@ mod connections;
 mod listtasks;
 mod metadata;
 mod push;
+mod rest_inputs;
 mod sse;
 #[path = "../support/mod.rs"]
 mod support;
