@@ -44,7 +44,7 @@ use crate::config::Limits;
 use crate::server::ProxyService;
 
 /// The first bytes of an HTTP/2 connection without TLS (RFC 9113 §3.4).
-const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+pub(crate) const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// Written, best effort, before a connection whose request head is too
 /// large is closed.
@@ -235,35 +235,23 @@ impl AsyncRead for Guarded {
                     Phase::Head { seen, tail } => (seen, tail),
                     Phase::Done => unreachable!("handled above"),
                 };
-                match head_end(&tail, new) {
-                    Some(end) if seen + end > this.limits.max_head_bytes => {
-                        buf.set_filled(before);
-                        let e = std::io::Error::new(
-                            std::io::ErrorKind::InvalidData,
-                            "request head too large",
-                        );
-                        this.refuse(cx, TOO_LARGE, e)
-                    }
-                    Some(_) => {
-                        this.phase = Phase::Done;
-                        Poll::Ready(Ok(()))
-                    }
-                    None if seen + new.len() > this.limits.max_head_bytes => {
-                        buf.set_filled(before);
-                        let e = std::io::Error::new(
-                            std::io::ErrorKind::InvalidData,
-                            "request head too large",
-                        );
-                        this.refuse(cx, TOO_LARGE, e)
-                    }
-                    None => {
-                        this.phase = Phase::Head {
-                            seen: seen + new.len(),
-                            tail: shift_tail(&tail, new),
-                        };
-                        Poll::Ready(Ok(()))
-                    }
+                let end = head_end(&tail, new);
+                if seen + end.unwrap_or(new.len()) > this.limits.max_head_bytes {
+                    buf.set_filled(before);
+                    let e = std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "request head too large",
+                    );
+                    return this.refuse(cx, TOO_LARGE, e);
                 }
+                this.phase = match end {
+                    Some(_) => Phase::Done,
+                    None => Phase::Head {
+                        seen: seen + new.len(),
+                        tail: shift_tail(&tail, new),
+                    },
+                };
+                Poll::Ready(Ok(()))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Pending => {

@@ -525,16 +525,20 @@ async fn body_chunk(
     let deadline = tokio::time::Instant::from_std(started + body_timeout);
     match tokio::time::timeout_at(deadline, session.read_request_body()).await {
         Ok(r) => r,
-        Err(_) => {
-            session.set_keepalive(None);
-            let mut e = Error::explain(
-                ErrorType::ReadTimedout,
-                "request body not received within limits.body_timeout_ms",
-            );
-            e.as_down();
-            Err(e)
-        }
+        Err(_) => Err(body_too_slow(session)),
     }
+}
+
+/// A request body not whole within `limits.body_timeout`: the client's
+/// fault, its connection not kept.
+fn body_too_slow(session: &mut Session) -> Box<Error> {
+    session.set_keepalive(None);
+    let mut e = Error::explain(
+        ErrorType::ReadTimedout,
+        "request body not received within limits.body_timeout_ms",
+    );
+    e.as_down();
+    e
 }
 
 impl ProxyService {
@@ -1934,13 +1938,7 @@ impl ProxyHttp for ProxyService {
         // A body passed on as it arrives: whole within limits.body_timeout
         // (each read is bounded by the session's read timeout, set to it).
         if !end_of_stream && ctx.started.elapsed() > self.app.config.limits.body_timeout {
-            session.set_keepalive(None);
-            let mut e = Error::explain(
-                ErrorType::ReadTimedout,
-                "request body not received within limits.body_timeout_ms",
-            );
-            e.as_down();
-            return Err(e);
+            return Err(body_too_slow(session));
         }
         if let Some(b) = body {
             ctx.body_seen += b.len();

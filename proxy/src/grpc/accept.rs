@@ -12,8 +12,7 @@ use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_stream::wrappers::ReceiverStream;
 
-/// The first bytes of an HTTP/2 connection without TLS (RFC 9113 §3.4).
-const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+use crate::conn::H2_PREFACE;
 
 /// Accepts on `listener` (TCP_NODELAY set) and yields what `admit` makes of
 /// each connection within `within` (`None`: dropped). Runs until the
