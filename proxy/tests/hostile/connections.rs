@@ -154,6 +154,27 @@ async fn a_request_head_over_the_cap_gets_431() {
     }
 }
 
+/// The next `n` answers on `sock`: start line and body, each within
+/// [`WAIT`].
+async fn answers(sock: &mut TcpStream, n: usize) -> Vec<(String, Vec<u8>)> {
+    let mut reader = Reader::default();
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let head = timeout(WAIT, reader.head(sock))
+            .await
+            .expect("every pipelined request is answered")
+            .unwrap()
+            .expect("connection open");
+        let (start, headers) = parse_head(&head);
+        let body = timeout(WAIT, reader.body(sock, &headers, false))
+            .await
+            .unwrap()
+            .unwrap();
+        out.push((start, body));
+    }
+    out
+}
+
 #[tokio::test]
 async fn pipelined_requests_are_all_answered_in_order() {
     let up = FakeUpstream::start(|r| {
@@ -182,21 +203,11 @@ async fn pipelined_requests_are_all_answered_in_order() {
     ));
     let mut sock = TcpStream::connect(px.addr).await.unwrap();
     sock.write_all(&raw).await.unwrap();
-    let mut reader = Reader::default();
-    let mut answers = Vec::new();
-    for _ in 0..4 {
-        let head = timeout(WAIT, reader.head(&mut sock))
-            .await
-            .expect("every pipelined request is answered")
-            .unwrap()
-            .expect("connection open");
-        let (start, headers) = parse_head(&head);
-        let body = timeout(WAIT, reader.body(&mut sock, &headers, false))
-            .await
-            .unwrap()
-            .unwrap();
-        answers.push((start, String::from_utf8_lossy(&body).into_owned()));
-    }
+    let answers: Vec<(String, String)> = answers(&mut sock, 4)
+        .await
+        .into_iter()
+        .map(|(start, body)| (start, String::from_utf8_lossy(&body).into_owned()))
+        .collect();
     assert!(answers[0].0.contains(" 200"), "{answers:?}");
     assert!(
         answers[1].1.contains(&format!("\"echo\":{}", rpc.len())),
@@ -537,19 +548,8 @@ async fn pipelined_translated_requests_are_answered_in_order() {
     raw.extend(kept_alive("POST", "/", &v10, get("c").as_bytes()));
     let mut sock = TcpStream::connect(px.addr).await.unwrap();
     sock.write_all(&raw).await.unwrap();
-    let mut reader = Reader::default();
     let mut ids = Vec::new();
-    for _ in 0..3 {
-        let head = timeout(WAIT, reader.head(&mut sock))
-            .await
-            .expect("every pipelined request is answered")
-            .unwrap()
-            .expect("connection open");
-        let (_, headers) = parse_head(&head);
-        let body = timeout(WAIT, reader.body(&mut sock, &headers, false))
-            .await
-            .unwrap()
-            .unwrap();
+    for (_, body) in answers(&mut sock, 3).await {
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         let task = if v["result"].is_object() {
             &v["result"]
