@@ -1,4 +1,4 @@
-//! The proxy's state and the work behind each hook of [`crate::server`]:
+//! The proxy's state and the work behind each hook of [`crate::front`]:
 //! upstream resolution, version decisions, local endpoints, card serving.
 //! Hooks call these; nothing here knows pingora's phase order.
 

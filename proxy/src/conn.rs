@@ -41,7 +41,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 use crate::config::Limits;
-use crate::server::ProxyService;
+use crate::front::ProxyService;
 
 /// The first bytes of an HTTP/2 connection without TLS (RFC 9113 §3.4).
 pub(crate) const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

@@ -4,7 +4,7 @@
 //! Modules: [`config`] (raw file vs resolved config), [`route`] (pure request
 //! classification), [`error`] (the one rescue function), [`card`] (upstream
 //! card cache and URL rewrite), [`metrics`], [`app`] (state and the work behind
-//! each hook), [`server`] (the thin `ProxyHttp` adapter), [`sse`] (event framing),
+//! each hook), [`front`] (the thin `ProxyHttp` adapter), [`sse`] (event framing),
 //! [`translation`] (JSON-RPC cross-version bodies), [`serve_cmd`] (the
 //! `serve` subcommand), [`cli`] and [`translate_cmd`] (the `translate` subcommand). [`start`] runs the proxy in-process for tests.
 
@@ -17,13 +17,13 @@ pub mod conn;
 pub mod demo;
 pub mod error;
 pub mod forward;
+pub mod front;
 pub mod grpc;
 pub mod metrics;
 pub mod push;
 pub mod rest;
 pub mod route;
 pub mod serve_cmd;
-pub mod server;
 pub mod sse;
 pub mod tasks;
 pub mod translate_cmd;
@@ -44,7 +44,7 @@ use tokio::sync::oneshot;
 
 use crate::app::App;
 use crate::config::Config;
-use crate::server::ProxyService;
+use crate::front::ProxyService;
 
 /// The read buffer of each client connection (see [`build_server`]): none.
 /// Pingora reads request heads and bodies into buffers of their own; an L4

@@ -1,0 +1,260 @@
+//! Translated SSE streams and whole answers held for translation: framing,
+//! per-event rewriting (large events off the I/O workers), the v1.0 first
+//! Task ahead of a stream, and the error that replaces an answer over limits.
+
+use bytes::{Bytes, BytesMut};
+use pingora::{Error, ErrorType, Result};
+use serde_json::Value;
+
+use super::*;
+use crate::app::{App, LocalResponse};
+use crate::error::Failure;
+use crate::route::{self};
+use crate::sse::{SseFramer, TooLarge, OFFLOAD_EVENT_BYTES};
+use crate::translation::RpcTranslation;
+
+/// How each event of a translated stream is rewritten. Owned, so a large
+/// event can be translated away from the I/O workers.
+#[derive(Debug)]
+/// Each carries the caller's ListTasks scope (its tasks are recorded for it).
+pub(crate) enum EventTranslation {
+    Rpc(RpcTranslation, crate::tasks::Scope),
+    Rest(
+        crate::rest::RestTranslation,
+        Option<route::Operation>,
+        crate::tasks::Scope,
+    ),
+}
+
+impl EventTranslation {
+    pub(crate) fn of(ctx: &Ctx, scope: crate::tasks::Scope) -> Option<EventTranslation> {
+        if let Some(rpc) = &ctx.rpc {
+            return Some(EventTranslation::Rpc(rpc.clone(), scope));
+        }
+        let (t, _) = ctx.rest.as_ref()?;
+        let op = ctx.route.as_ref().and_then(|r| r.operation);
+        Some(EventTranslation::Rest(t.clone(), op, scope))
+    }
+
+    /// Where the Task sits in one of its events (see [`with_first_frame`]).
+    pub(crate) fn task_pointer(&self) -> &'static str {
+        match self {
+            EventTranslation::Rpc(..) => "/result/task",
+            EventTranslation::Rest(..) => "/task",
+        }
+    }
+
+    /// The inline push config a JSON-RPC stream's first event settles.
+    pub(crate) fn take_created(
+        &self,
+        push: &mut Option<crate::push::layer::Pending>,
+    ) -> Option<crate::push::layer::Pending> {
+        match self {
+            EventTranslation::Rpc(..) => push.take().filter(|p| p.created.is_some()),
+            EventTranslation::Rest(..) => None,
+        }
+    }
+
+    /// Renders one framed event with its data in the client's version; a
+    /// v1.0 client's tasks are recorded, and a config registered inline
+    /// learns its task from the stream's first event (the event unchanged).
+    pub(crate) fn rewrite(
+        &self,
+        app: &App,
+        event: &[u8],
+        created: &mut Option<crate::push::layer::Pending>,
+        out: &mut Vec<u8>,
+    ) {
+        match self {
+            EventTranslation::Rpc(rpc, scope) => {
+                let mut f = |data: &str| {
+                    let out = rpc.event(data);
+                    if rpc.client == crate::version::Version::V10 {
+                        app.tasks.record(*scope, &rpc.method, out.as_bytes());
+                    }
+                    if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
+                        let _ = push.restore(rpc.client, out.as_bytes(), &p);
+                    }
+                    out
+                };
+                crate::sse::rewrite_event(event, &mut f, out);
+            }
+            EventTranslation::Rest(t, op, scope) => {
+                let mut f = |data: &str| {
+                    let out = t.event(data);
+                    if let (crate::version::Version::V10, Some(op)) = (t.client, op) {
+                        app.tasks.record_result(*scope, op.as_str(), out.as_bytes());
+                    }
+                    out
+                };
+                crate::sse::rewrite_event(event, &mut f, out);
+            }
+        }
+    }
+}
+
+/// Feeds one piece of an upstream stream (and its end) to the framer.
+pub(crate) fn frame(
+    framer: &mut SseFramer,
+    piece: Option<&[u8]>,
+    end: bool,
+    events: &mut Vec<Bytes>,
+) -> std::result::Result<(), TooLarge> {
+    if let Some(p) = piece {
+        framer.push(p, events)?;
+    }
+    if end {
+        framer.finish(events)?;
+    }
+    Ok(())
+}
+
+/// Holds a piece of a whole answer to translate, unless the answer went
+/// past `limit`: then nothing more is held (`over` is set).
+pub(crate) fn hold(buf: &mut BytesMut, piece: Option<Bytes>, limit: usize, over: &mut bool) {
+    let Some(b) = piece else { return };
+    if *over || buf.len() + b.len() > limit {
+        *over = true;
+        *buf = BytesMut::new();
+        return;
+    }
+    buf.extend_from_slice(&b);
+}
+
+/// The error that replaces a whole answer over `limit`, in the client's
+/// version and binding: never the agent's bytes untranslated.
+pub(crate) fn over_limit(ctx: &mut Ctx, limit: usize) -> Bytes {
+    let f = Failure::BadUpstreamResponse {
+        detail: format!("answer over the limit of {limit} bytes"),
+    };
+    tracing::warn!(failure = f.label(), error = ?f, "agent answer too large to translate");
+    let r = LocalResponse::failure(&f, &ctx.target);
+    ctx.answer_status = Some(r.status);
+    ctx.failure = Some(f);
+    r.body
+}
+
+/// What one translated piece of a stream leaves: an inline config not yet
+/// settled waits for the next event, the v1.0 first Task goes ahead of the
+/// first bytes, and an event over the limit ends the stream, the events
+/// before it going out ahead of the error frame (see `fail_to_proxy`).
+pub(crate) fn settle_piece(
+    ctx: &mut Ctx,
+    tr: &EventTranslation,
+    created: Option<crate::push::layer::Pending>,
+    out: Vec<u8>,
+    framed: std::result::Result<(), TooLarge>,
+) -> Result<Bytes> {
+    if created.is_some() {
+        // No whole event yet.
+        ctx.push = created;
+    }
+    let out = with_first_frame(&mut ctx.first_frame, out, tr.task_pointer());
+    if let Err(TooLarge { limit }) = framed {
+        ctx.unsent = Some(Bytes::from(out));
+        ctx.failure = Some(Failure::BadUpstreamResponse {
+            detail: format!("a stream event over the limit of {limit} bytes"),
+        });
+        return Error::e_explain(
+            ErrorType::Custom("stream event too large"),
+            "an upstream SSE event over limits.max_event_bytes",
+        );
+    }
+    Ok(Bytes::from(out))
+}
+
+/// Puts `first` (a Task event) ahead of the first translated SSE bytes of a
+/// v1.0 stream, unless their first event is a Task already: at `task` (a
+/// JSON pointer: `/result/task` in a JSON-RPC envelope, `/task` over REST).
+pub(crate) fn with_first_frame(first: &mut Option<Bytes>, out: Vec<u8>, task: &str) -> Vec<u8> {
+    if out.is_empty() {
+        return out;
+    }
+    let Some(first) = first.take() else {
+        return out;
+    };
+    let text = String::from_utf8_lossy(&out);
+    let is_task = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .and_then(|line| serde_json::from_str::<Value>(line.trim()).ok())
+        .is_some_and(|v| v.pointer(task).is_some_and(Value::is_object));
+    if is_task {
+        return out;
+    }
+    let mut both = first.to_vec();
+    both.extend_from_slice(&out);
+    both
+}
+
+impl ProxyService {
+    /// One piece of a translated stream of our own: framed, its events
+    /// translated in order, the large ones on the blocking pool so that the
+    /// I/O worker goes on serving its other connections meanwhile. An event
+    /// over `limits.max_event_bytes` ends the stream (see [`settle_piece`]).
+    pub(crate) async fn rewrite_piece(
+        &self,
+        ctx: &mut Ctx,
+        piece: Option<Bytes>,
+        end: bool,
+    ) -> Result<Bytes> {
+        let RespRewrite::Sse { framer, tr } = &mut ctx.resp else {
+            return Ok(piece.unwrap_or_default());
+        };
+        let tr = tr.clone();
+        let mut events = Vec::new();
+        let framed = frame(framer, piece.as_deref(), end, &mut events);
+        drop(piece);
+        let mut created = tr.take_created(&mut ctx.push);
+        let mut out = Vec::new();
+        for event in events {
+            if event.len() <= OFFLOAD_EVENT_BYTES {
+                tr.rewrite(&self.app, &event, &mut created, &mut out);
+                continue;
+            }
+            let (app, job_tr) = (self.app.clone(), tr.clone());
+            let job = tokio::task::spawn_blocking(move || {
+                let mut out = Vec::new();
+                job_tr.rewrite(&app, &event, &mut created, &mut out);
+                (out, created)
+            });
+            match job.await {
+                Ok((translated, c)) => {
+                    created = c;
+                    if out.is_empty() {
+                        out = translated;
+                    } else {
+                        out.extend_from_slice(&translated);
+                    }
+                }
+                Err(e) => {
+                    ctx.unsent = Some(Bytes::from(out));
+                    ctx.failure = Some(Failure::Internal {
+                        detail: "an event's translation failed".into(),
+                    });
+                    return Error::e_explain(
+                        ErrorType::InternalError,
+                        format!("translating an event: {e}"),
+                    );
+                }
+            }
+        }
+        settle_piece(ctx, &tr, created, out, framed)
+    }
+}
+
+/// Whether an answer's headers say it is an SSE stream.
+pub(crate) fn is_event_stream(headers: &[(http::HeaderName, http::HeaderValue)]) -> bool {
+    headers
+        .iter()
+        .any(|(k, v)| k == http::header::CONTENT_TYPE && is_event_stream_type(v))
+}
+
+/// Whether a `Content-Type` value is `text/event-stream`.
+pub(crate) fn is_event_stream_type(v: &http::HeaderValue) -> bool {
+    v.to_str().is_ok_and(|v| {
+        v.trim_start()
+            .to_ascii_lowercase()
+            .starts_with("text/event-stream")
+    })
+}

@@ -1,0 +1,326 @@
+//! What the front answers itself or reads from the client: local
+//! responses, errors in the client's version, request bodies within their
+//! limits and time, the push callback endpoint, pingora errors as failures.
+
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use pingora::http::{RequestHeader, ResponseHeader};
+use pingora::proxy::Session;
+use pingora::{Error, ErrorSource, ErrorType, Result};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::*;
+use crate::app::LocalResponse;
+use crate::error::{ErrorTarget, Failure};
+use crate::route::{self, Binding};
+
+/// The two members of a JSON-RPC request the router needs.
+#[derive(Deserialize)]
+pub(crate) struct Envelope {
+    method: Option<String>,
+    id: Option<Value>,
+}
+
+/// A request id JSON-RPC 2.0 does not allow (only a string, a number or
+/// null): InvalidRequest, answered with a null id.
+pub(crate) fn bad_id(target: &mut ErrorTarget) -> Option<Failure> {
+    if matches!(
+        target.jsonrpc_id,
+        None | Some(Value::String(_) | Value::Number(_) | Value::Null)
+    ) {
+        return None;
+    }
+    target.jsonrpc_id = None;
+    Some(Failure::Translate {
+        code: -32600,
+        message: "invalid request: `id` must be a string, a number or null".into(),
+    })
+}
+
+pub(crate) fn content_length(req: &RequestHeader) -> Option<usize> {
+    req.headers
+        .get(http::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+pub(crate) fn binding_label(b: Option<&Binding>) -> &'static str {
+    match b {
+        Some(Binding::JsonRpc) => "jsonrpc",
+        Some(Binding::Rest) => "rest",
+        Some(Binding::Health) => "health",
+        Some(Binding::Ready) => "ready",
+        Some(Binding::Metrics) => "metrics",
+        Some(Binding::AgentCard { .. }) => "card",
+        Some(Binding::Other) | None => "other",
+    }
+}
+
+/// Maps a pingora error to the failure the client is told about; `None`
+/// when the client is gone.
+pub(crate) fn failure_of(e: &Error) -> Option<Failure> {
+    use ErrorType::*;
+    let detail = e.to_string();
+    Some(match (e.etype(), e.esource()) {
+        (ConnectTimedout, _) => Failure::UpstreamTimeout,
+        (ConnectRefused | ConnectNoRoute | ConnectError | SocketError, _) => {
+            Failure::UpstreamUnavailable { detail }
+        }
+        (ReadTimedout | WriteTimedout, ErrorSource::Upstream) => Failure::UpstreamTimeout,
+        (InvalidHTTPHeader | H1Error | H2Error | InvalidH2, ErrorSource::Upstream) => {
+            Failure::BadUpstreamResponse { detail }
+        }
+        (_, ErrorSource::Upstream) => Failure::UpstreamUnavailable { detail },
+        (
+            ReadError | WriteError | ConnectionClosed | ReadTimedout | WriteTimedout,
+            ErrorSource::Downstream,
+        ) => return None,
+        (_, ErrorSource::Downstream) => Failure::BadRequest { detail },
+        (_, ErrorSource::Internal | ErrorSource::Unset) => Failure::Internal { detail },
+    })
+}
+
+/// The next piece of the client's request body, within
+/// `limits.body_timeout` of the request's start: a client that trickles
+/// its body (a slow POST) is cut off, its connection closed.
+pub(crate) async fn body_chunk(
+    session: &mut Session,
+    started: Instant,
+    body_timeout: Duration,
+) -> Result<Option<Bytes>> {
+    let deadline = tokio::time::Instant::from_std(started + body_timeout);
+    match tokio::time::timeout_at(deadline, session.read_request_body()).await {
+        Ok(r) => r,
+        Err(_) => Err(body_too_slow(session)),
+    }
+}
+
+/// A request body not whole within `limits.body_timeout`: the client's
+/// fault, its connection not kept.
+pub(crate) fn body_too_slow(session: &mut Session) -> Box<Error> {
+    session.set_keepalive(None);
+    let mut e = Error::explain(
+        ErrorType::ReadTimedout,
+        "request body not received within limits.body_timeout_ms",
+    );
+    e.as_down();
+    e
+}
+
+impl ProxyService {
+    /// Writes a local response; always "already responded".
+    pub(crate) async fn respond(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        r: LocalResponse,
+    ) -> Result<bool> {
+        let mut h = ResponseHeader::build(r.status, Some(r.headers.len() + 1))?;
+        for (k, v) in &r.headers {
+            h.insert_header(*k, v.as_str())?;
+        }
+        if r.status != 304 {
+            h.set_content_length(r.body.len())?;
+        }
+        ctx.status = Some(r.status);
+        let empty = r.body.is_empty();
+        session.write_response_header(Box::new(h), empty).await?;
+        if !empty {
+            session.write_response_body(Some(r.body), true).await?;
+        }
+        Ok(true)
+    }
+
+    pub(crate) async fn respond_failure(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        f: Failure,
+    ) -> Result<bool> {
+        let r = LocalResponse::failure(&f, &ctx.target);
+        tracing::info!(
+            failure = f.label(),
+            status = r.status,
+            "answered with an error"
+        );
+        ctx.failure = Some(f);
+        self.respond(session, ctx, r).await
+    }
+
+    /// Reads a small JSON-RPC body (retry-buffered, so pingora replays it
+    /// upstream byte for byte) and returns it with its method and id.
+    /// `POST /a2a-proxy/push/<id>`: a notification from the agent.
+    pub(crate) async fn push_callback(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        push: &crate::push::layer::Push,
+        id: &str,
+        length: Option<usize>,
+    ) -> Result<bool> {
+        let limit = self.app.config.limits.max_body_bytes;
+        let too_large = || {
+            LocalResponse::json(
+                413,
+                serde_json::json!({"error": format!("body exceeds {limit} bytes")}),
+            )
+        };
+        if length.is_some_and(|n| n > limit) {
+            session.set_keepalive(None);
+            return self.respond(session, ctx, too_large()).await;
+        }
+        let mut buf = BytesMut::new();
+        let body_timeout = self.app.config.limits.body_timeout;
+        while let Some(chunk) = body_chunk(session, ctx.started, body_timeout).await? {
+            if buf.len() + chunk.len() > limit {
+                session.set_keepalive(None);
+                return self.respond(session, ctx, too_large()).await;
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        let headers = session.req_header().headers.clone();
+        let r = push.accept(id, &headers, buf.freeze()).await;
+        self.respond(session, ctx, r).await
+    }
+
+    pub(crate) async fn sniff_jsonrpc(
+        &self,
+        session: &mut Session,
+        expected: usize,
+        started: Instant,
+    ) -> Result<(Bytes, Option<String>, Option<Value>)> {
+        session.enable_retry_buffering();
+        let mut buf = BytesMut::with_capacity(expected);
+        let body_timeout = self.app.config.limits.body_timeout;
+        while let Some(chunk) = body_chunk(session, started, body_timeout).await? {
+            buf.extend_from_slice(&chunk);
+            if buf.len() > expected {
+                break;
+            }
+        }
+        let (method, id) = match serde_json::from_slice::<Envelope>(&buf) {
+            Ok(env) => (env.method, env.id),
+            Err(_) => (None, None),
+        };
+        Ok((buf.freeze(), method, id))
+    }
+}
+
+impl ProxyService {
+    /// The whole request body, for a call of our own, within
+    /// `limits.max_body_bytes`: past it, PayloadTooLarge (and the client's
+    /// connection is not kept, its body unread).
+    pub(crate) async fn read_whole_body(
+        &self,
+        session: &mut Session,
+        started: Instant,
+    ) -> Result<std::result::Result<Bytes, Failure>> {
+        let limit = self.app.config.limits.max_body_bytes;
+        let body_timeout = self.app.config.limits.body_timeout;
+        let mut buf = BytesMut::new();
+        while let Some(chunk) = body_chunk(session, started, body_timeout).await? {
+            if buf.len() + chunk.len() > limit {
+                session.set_keepalive(None);
+                return Ok(Err(Failure::PayloadTooLarge { limit }));
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        Ok(Ok(buf.freeze()))
+    }
+
+    /// With `push.intercept_same_version`, a same-version push request has
+    /// its config swapped for the proxy's callback like a cross-version one.
+    pub(crate) async fn same_version_push(
+        &self,
+        ctx: &mut Ctx,
+        op: route::Operation,
+        version: crate::version::Version,
+        body: &Bytes,
+    ) -> std::result::Result<(), Failure> {
+        let Some(push) = &self.app.push else {
+            return Ok(());
+        };
+        if !push.intercepts(version, version) || !crate::push::rewrite::concerns(op) {
+            return Ok(());
+        }
+        if op == route::Operation::DeleteTaskPushNotificationConfig {
+            ctx.push_delete = crate::push::layer::delete_target(version, body);
+        }
+        let (changed, pending) = push.register(op, version, version, body).await?;
+        ctx.new_req_body = Some(changed.map(Bytes::from).unwrap_or_else(|| body.clone()));
+        ctx.push = Some(pending);
+        ctx.same_version_push = true;
+        Ok(())
+    }
+
+    /// The answer of a [`Self::same_version_push`] call: subscriber values
+    /// back; a successful delete forgotten.
+    pub(crate) fn restore_same_version(&self, ctx: &mut Ctx, out: &mut Vec<u8>) {
+        let (Some(push), Some(v)) = (&self.app.push, ctx.upstream_version) else {
+            return;
+        };
+        if let Some(p) = &ctx.push {
+            if let Some(b) = push.restore(v, out, p) {
+                *out = b;
+            }
+        }
+        if let Some((t, c)) = ctx.push_delete.take() {
+            if ctx.status == Some(200) && !answer_is_error(out) {
+                push.forget(t, c);
+            }
+        }
+    }
+
+    /// The end of an accumulated cross-version body: now the method is
+    /// known. A method of the upstream's own version goes through as it is
+    /// (the method wins over the header, see `route`).
+    pub(crate) fn translate_accumulated(
+        &self,
+        ctx: &mut Ctx,
+        whole: Bytes,
+    ) -> std::result::Result<Bytes, Failure> {
+        let (method, id) = match serde_json::from_slice::<Envelope>(&whole) {
+            Ok(env) => (env.method, env.id),
+            Err(_) => (None, None),
+        };
+        ctx.target.jsonrpc_id = id.clone();
+        let known = method.as_deref().and_then(route::jsonrpc_method);
+        let Some(mut rpc) = ctx.rpc.take() else {
+            return Ok(whole);
+        };
+        if let Some(f) = bad_id(&mut ctx.target) {
+            return Err(f);
+        }
+        let Some((version, op)) = known else {
+            if rpc.client == rpc.upstream {
+                // Same version by its header and a method of neither
+                // version (an extension's): the agent's to answer.
+                return Ok(whole);
+            }
+            return Err(Failure::Translate {
+                code: -32601,
+                message: format!("method not found: {}", method.unwrap_or_default()),
+            });
+        };
+        ctx.target.version = Some(version);
+        ctx.target.operation = Some(op);
+        if let Some(r) = ctx.route.as_mut() {
+            r.operation = Some(op);
+            r.client_version = version;
+        }
+        if version == rpc.upstream {
+            return Ok(whole);
+        }
+        rpc.client = version;
+        rpc.method = method.unwrap_or_default();
+        rpc.id = id;
+        let out = rpc.request(&whole)?;
+        ctx.rpc = Some(rpc);
+        Ok(Bytes::from(out))
+    }
+}

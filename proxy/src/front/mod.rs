@@ -1,0 +1,33 @@
+//! The HTTP front: pingora's [`ProxyHttp`](pingora::proxy::ProxyHttp)
+//! adapter for the JSON-RPC and HTTP+JSON bindings, the health, metrics and
+//! card endpoints and the push callback.
+//!
+//! Reading order: [`service`] (the hooks, each saying when pingora runs it)
+//! → [`dispatch`] (routing one request) → [`prelude`] (work before a
+//! cross-version call) → [`own_call`] / [`stream`] (the calls the proxy makes
+//! itself) → [`events`] (translating answers and streams) → [`local`]
+//! (answers given here, bodies read within limits).
+
+mod ctx;
+mod dispatch;
+mod events;
+mod local;
+mod own_call;
+mod prelude;
+mod service;
+mod stream;
+
+use std::sync::Arc;
+
+use crate::app::App;
+
+pub use ctx::Ctx;
+pub(crate) use ctx::*;
+pub(crate) use events::*;
+pub(crate) use local::*;
+pub(crate) use prelude::*;
+
+/// The proxy service: a thin adapter from pingora's hooks to [`App`].
+pub struct ProxyService {
+    pub app: Arc<App>,
+}

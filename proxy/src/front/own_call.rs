@@ -1,0 +1,322 @@
+//! Unary calls the proxy makes itself (cross-version and intercepted
+//! ones): the upstream request's wire bytes, the call, the fallbacks of a
+//! REST agent (other body form, push configs over its JSON-RPC binding),
+//! and the answer written whole.
+
+use std::sync::atomic::Ordering;
+
+use bytes::{Bytes, BytesMut};
+use pingora::http::ResponseHeader;
+use pingora::proxy::{ProxyHttp, Session};
+use pingora::Result;
+use serde_json::Value;
+
+use super::*;
+use crate::error::Failure;
+use crate::route::{self};
+
+/// An agent's status for a request body it could not read: the cue to
+/// try a request's other body form.
+pub(crate) fn refuses_form(status: u16) -> bool {
+    matches!(status, 400 | 415 | 422 | 500)
+}
+
+impl ProxyService {
+    /// The whole upstream request (head and body) of a call the proxy
+    /// makes itself, with the head `upstream_request_filter` gives it.
+    pub(crate) async fn upstream_wire(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+    ) -> Result<std::result::Result<BytesMut, Failure>> {
+        let mut req = session.req_header().clone();
+        req.set_version(http::Version::HTTP_11);
+        // Hop-by-hop headers (and `proxy-*`) stay here (crate::forward).
+        for h in crate::forward::to_strip(&req.headers, false) {
+            req.remove_header(&h);
+        }
+        ProxyHttp::upstream_request_filter(self, session, &mut req, ctx).await?;
+        let body = ctx.new_req_body.take().unwrap_or_default();
+        // The body goes whole: its length, whatever the client framed.
+        req.remove_header(&http::header::TRANSFER_ENCODING);
+        if !body.is_empty() || req.headers.contains_key(http::header::CONTENT_LENGTH) {
+            req.insert_header(http::header::CONTENT_LENGTH, body.len())?;
+        }
+        let raw = req.raw_path();
+        let target = if raw.starts_with(b"/") {
+            raw
+        } else {
+            req.uri
+                .path_and_query()
+                .map_or(&b"/"[..], |p| p.as_str().as_bytes())
+        };
+        if target
+            .iter()
+            .any(|&b| matches!(b, 0 | b'\n' | b'\r' | b' '))
+        {
+            return Ok(Err(Failure::BadRequest {
+                detail: "request target not sendable".into(),
+            }));
+        }
+        let mut wire = BytesMut::with_capacity(512 + body.len());
+        wire.extend_from_slice(req.method.as_str().as_bytes());
+        wire.extend_from_slice(b" ");
+        wire.extend_from_slice(target);
+        wire.extend_from_slice(b" HTTP/1.1\r\n");
+        req.header_to_h1_wire(&mut wire);
+        wire.extend_from_slice(b"\r\n");
+        wire.extend_from_slice(&body);
+        Ok(Ok(wire))
+    }
+
+    /// The answer to the request's other body form (see
+    /// [`crate::rest::UpstreamRequest::other_form`]) when the agent takes
+    /// it; `None` when there is none or it is refused too (the first
+    /// answer stands).
+    pub(crate) async fn other_form_answer(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+    ) -> Result<Option<crate::unary::Answer>> {
+        let Some((_, up)) = ctx.rest.as_mut() else {
+            return Ok(None);
+        };
+        if !up.switch_form() {
+            return Ok(None);
+        }
+        ctx.new_req_body = up.body.clone().map(Bytes::from);
+        let Ok(wire) = self.upstream_wire(session, ctx).await? else {
+            return Ok(None);
+        };
+        let app = &self.app;
+        let Ok(addr) = app.upstream_addr().await else {
+            return Ok(None);
+        };
+        match app
+            .upstream_pool
+            .call(addr, &wire, self.call_limits(ctx))
+            .await
+        {
+            Ok(a) if (200..300).contains(&a.status) => {
+                let now = !app.rest_other_form_first.fetch_xor(true, Ordering::Relaxed);
+                tracing::info!(
+                    other_form_first = now,
+                    "the agent took a push-config create only in its other body form"
+                );
+                Ok(Some(a))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// A v1.0 client's push-config list or delete that a v0.3 agent's REST
+    /// binding does not implement (a2a-python 0.3.26 answers 500 and 405;
+    /// `status` is what it answered), asked of the same agent's JSON-RPC
+    /// binding (its card's JSON-RPC interface, on the configured upstream
+    /// address) and answered in the shape of its REST answer, so the
+    /// response goes through the REST translation and the push layer as
+    /// any other. `None` when it does not apply or that call fails too.
+    pub(crate) async fn push_config_over_jsonrpc(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        status: u16,
+    ) -> Result<Option<crate::unary::Answer>> {
+        use crate::version::Version;
+        let Some((t, _)) = &ctx.rest else {
+            return Ok(None);
+        };
+        let op = t.op;
+        let method = match op {
+            route::Operation::ListTaskPushNotificationConfigs => {
+                "tasks/pushNotificationConfig/list"
+            }
+            route::Operation::DeleteTaskPushNotificationConfig => {
+                "tasks/pushNotificationConfig/delete"
+            }
+            _ => return Ok(None),
+        };
+        if (t.client, t.upstream) != (Version::V10, Version::V03)
+            || !matches!(status, 405 | 500 | 501)
+        {
+            return Ok(None);
+        }
+        let Some(params) = ctx.route.as_ref().map(|r| r.params.clone()) else {
+            return Ok(None);
+        };
+        let Some(task_id) = params.task_id else {
+            return Ok(None);
+        };
+        let app = &self.app;
+        let Ok(addr) = app.upstream_addr().await else {
+            return Ok(None);
+        };
+        let Some(path) = self.upstream_jsonrpc_path(addr).await else {
+            return Ok(None);
+        };
+        let mut p = serde_json::json!({ "id": task_id });
+        if let Some(cid) = params.config_id {
+            p["pushNotificationConfigId"] = Value::from(cid);
+        }
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": p});
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        if let Some((_, up)) = ctx.rest.as_mut() {
+            up.method = http::Method::POST;
+            up.path_and_query = path;
+            up.body = Some(body.clone());
+            up.other_form = None;
+        }
+        ctx.new_req_body = Some(Bytes::from(body));
+        let Ok(wire) = self.upstream_wire(session, ctx).await? else {
+            return Ok(None);
+        };
+        let answer = match app
+            .upstream_pool
+            .call(addr, &wire, self.call_limits(ctx))
+            .await
+        {
+            Ok(a) if a.status == 200 => a,
+            _ => return Ok(None),
+        };
+        let Ok(v) = serde_json::from_slice::<Value>(&answer.body) else {
+            return Ok(None);
+        };
+        let json = |status: u16, v: &Value| crate::unary::Answer {
+            status,
+            headers: vec![(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            )],
+            body: Bytes::from(v.to_string()),
+        };
+        let out = match (v.get("result"), v.get("error")) {
+            (_, Some(e)) => {
+                let code = e.get("code").and_then(Value::as_i64);
+                let code = code.and_then(translate::code::ErrorCode::from_code);
+                let status = code.map_or(500, |c| c.v03_rest_status());
+                json(status, e)
+            }
+            // a2a-python 0.3 leaves a delete's null result out.
+            (r, None) => match crate::rest::v03_pb_json(op, r.cloned().unwrap_or(Value::Null)) {
+                Ok(b) => json(200, &b),
+                Err(_) => return Ok(None),
+            },
+        };
+        tracing::info!(
+            method,
+            "the agent's REST binding lacks a push-config call: asked over its JSON-RPC binding"
+        );
+        Ok(Some(out))
+    }
+
+    /// The path (under the upstream's base path) of the agent's v0.3
+    /// JSON-RPC interface, from its card, when that interface is on the
+    /// configured upstream address.
+    pub(crate) async fn upstream_jsonrpc_path(&self, addr: std::net::SocketAddr) -> Option<String> {
+        let app = &self.app;
+        let card = app.cards.get(addr, true).await.ok()?;
+        let url = crate::grpc::bridge::jsonrpc_url(&card.json, crate::version::Version::V03)?;
+        let uri = url.parse::<http::Uri>().ok()?;
+        let up = &app.config.upstream;
+        if uri.authority().map(|a| a.as_str()) != Some(up.authority().as_str()) {
+            return None;
+        }
+        let rel = uri.path().strip_prefix(up.base_path.as_str())?;
+        Some(if rel.starts_with('/') {
+            rel.to_string()
+        } else {
+            format!("/{rel}")
+        })
+    }
+
+    /// The limits of a call the proxy makes itself for `ctx`'s operation.
+    pub(crate) fn call_limits(&self, ctx: &Ctx) -> crate::unary::Limits {
+        let limits = &self.app.config.limits;
+        crate::unary::Limits {
+            connect_timeout: limits.connect_timeout,
+            read_timeout: limits.read_timeout,
+            answer_timeout: limits.answer_timeout,
+            max_body: limits.max_event_bytes,
+            repeat: crate::unary::Repeat::of(ctx.target.operation),
+        }
+    }
+
+    /// A translated unary JSON-RPC call, made by the proxy itself (see
+    /// [`crate::unary`]): the upstream request head comes from
+    /// `upstream_request_filter` and the answer goes through
+    /// `response_filter` and `response_body_filter`, as on the proxied path
+    /// (push restores, task index, extension names, card URLs), then out
+    /// whole with a `Content-Length`.
+    pub(crate) async fn unary_call(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+        let app = &self.app;
+        let wire = match self.upstream_wire(session, ctx).await? {
+            Ok(w) => w,
+            Err(f) => return self.respond_failure(session, ctx, f).await,
+        };
+        let call = self.call_limits(ctx);
+        let mut answer = match app.upstream_addr().await {
+            Ok(addr) => app.upstream_pool.call(addr, &wire, call).await,
+            Err(f) => Err(f),
+        };
+        if answer.as_ref().is_ok_and(|a| refuses_form(a.status)) {
+            if let Some(other) = self.other_form_answer(session, ctx).await? {
+                answer = Ok(other);
+            }
+        }
+        if let Ok(status) = answer.as_ref().map(|a| a.status) {
+            if let Some(other) = self.push_config_over_jsonrpc(session, ctx, status).await? {
+                answer = Ok(other);
+            }
+        }
+        let answer = match answer {
+            Ok(a) => a,
+            Err(f) => {
+                tracing::warn!(failure = f.label(), error = ?f, "proxying failed");
+                session.set_keepalive(None);
+                return self.respond_failure(session, ctx, f).await;
+            }
+        };
+        self.answer_whole(session, ctx, answer).await
+    }
+
+    /// Sends a whole upstream answer through `response_filter` and
+    /// `response_body_filter`, with a length and the status its translated
+    /// body calls for.
+    pub(crate) async fn answer_whole(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        answer: crate::unary::Answer,
+    ) -> Result<bool> {
+        let mut resp = ResponseHeader::build(answer.status, Some(answer.headers.len() + 2))?;
+        for (k, v) in answer.headers {
+            resp.append_header(k, v)?;
+        }
+        ProxyHttp::response_filter(self, session, &mut resp, ctx).await?;
+        let mut out = Some(answer.body);
+        ProxyHttp::response_body_filter(self, session, &mut out, true, ctx)?;
+        let out = out.unwrap_or_default();
+        if let Some(s) = ctx.answer_status {
+            resp.set_status(s)?;
+            ctx.status = Some(s);
+        } else if let Some((t, _)) = &ctx.rest {
+            // A v1.0 agent's error status covers several v0.3 ones: the
+            // translated body's code names the right one.
+            if let Some(s) = t.status_of_error_body(answer.status, &out) {
+                resp.set_status(s)?;
+                ctx.status = Some(s);
+            }
+        }
+        // Whole: a length instead of the chunking the filter asked for.
+        resp.remove_header(&http::header::TRANSFER_ENCODING);
+        if !matches!(answer.status, 204 | 304) {
+            resp.insert_header(http::header::CONTENT_LENGTH, out.len())?;
+        }
+        let empty = out.is_empty();
+        session.write_response_header(Box::new(resp), empty).await?;
+        if !empty {
+            session.write_response_body(Some(out), true).await?;
+        }
+        Ok(true)
+    }
+}
