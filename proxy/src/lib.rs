@@ -9,6 +9,7 @@
 //! `serve` subcommand), [`cli`] and [`translate_cmd`] (the `translate` subcommand). [`start`] runs the proxy in-process for tests.
 
 pub mod app;
+pub mod call;
 pub mod card;
 pub mod check_cmd;
 pub mod cli;

@@ -67,6 +67,8 @@ pub struct Ctx {
     pub(crate) same_version_push: bool,
     /// The call of our own that answers this request, once routed.
     pub(crate) own_call: Option<OwnCall>,
+    /// The A2A decisions of a call the proxy rebuilds (crate::call).
+    pub(crate) plan: Option<crate::call::Plan>,
     /// The status a translated whole answer must go out with instead of the
     /// agent's (its translation failed: 502).
     pub(crate) answer_status: Option<u16>,
@@ -90,6 +92,19 @@ pub(crate) enum OwnCall {
 impl Ctx {
     /// Routing's answer for a request one of our calls answers: the call
     /// runs once routing's future is gone (see `request_filter`).
+    /// Whether the answer's tasks are recorded for the caller (ListTasks).
+    pub(crate) fn records_tasks(&self) -> bool {
+        self.plan.is_some_and(|p| p.record_tasks)
+    }
+
+    /// Records the request's route (and what its errors are rendered for).
+    pub(crate) fn note_route(&mut self, route: &Route) {
+        self.target.version = Some(route.client_version);
+        self.target.binding = Some(route.binding.clone());
+        self.target.operation = route.operation;
+        self.route = Some(route.clone());
+    }
+
     pub(crate) fn own_call(&mut self, call: OwnCall) -> bool {
         self.own_call = Some(call);
         true

@@ -1,18 +1,17 @@
 //! Routing one request: answered here, passed to pingora's proxy loop, or
 //! handed to a call of the proxy's own (see [`super::ctx::OwnCall`]).
 
-use std::sync::atomic::Ordering;
-
 use bytes::{Bytes, BytesMut};
 use pingora::proxy::Session;
 use pingora::Result;
 use serde_json::Value;
 
 use super::*;
-use crate::app::LocalResponse;
+use crate::call::{Local, Plan, Prelude, PushStep};
 use crate::error::Failure;
 use crate::route::{self, Binding, RequestInfo, Route};
 use crate::translation::RpcTranslation;
+use crate::version::Version;
 
 /// Bodies up to this size are read before routing (pingora replays at most
 /// 64 KiB from its retry buffer, and one read may return up to 64 KiB, so
@@ -27,6 +26,58 @@ pub(crate) fn carries_push_config(body: &[u8]) -> bool {
     contains(body, b"ushNotification") || contains(body, b"push_notification")
 }
 
+/// What routing reads of a request before deciding.
+pub(super) struct Incoming {
+    pub(super) method: http::Method,
+    /// The path under the public base path.
+    pub(super) path: String,
+    pub(super) query: Option<String>,
+    pub(super) headers: http::HeaderMap,
+    pub(super) length: Option<usize>,
+    /// A JSON-RPC body read before routing (up to [`PREBUFFER_LIMIT`]).
+    pub(super) prebuffered: Option<Bytes>,
+    /// Its `method` member.
+    pub(super) rpc_method: Option<String>,
+}
+
+impl Incoming {
+    fn info(&self) -> RequestInfo<'_> {
+        RequestInfo {
+            method: &self.method,
+            path: &self.path,
+            query: self.query.as_deref(),
+            headers: &self.headers,
+            jsonrpc_method: self.rpc_method.as_deref(),
+        }
+    }
+}
+
+/// A whole JSON-RPC request whose `method` names no A2A operation.
+fn no_a2a_method(rpc_method: Option<&str>, body: &[u8], up: Version) -> Failure {
+    let invalid = |code, message| Failure::Translate { code, message };
+    match (rpc_method, serde_json::from_slice::<Value>(body)) {
+        (Some(m), _) => invalid(-32601, format!("method not found: {m}")),
+        (None, Ok(Value::Array(_))) => invalid(
+            -32600,
+            format!(
+                "JSON-RPC batches are not translated between A2A versions \
+                 (this agent speaks {up}): send each request on its own"
+            ),
+        ),
+        (None, Ok(_)) => invalid(-32600, "not a JSON-RPC request (no `method`)".into()),
+        (None, Err(e)) => invalid(-32700, format!("invalid JSON: {e}")),
+    }
+}
+
+/// The call of our own that answers an operation: streamed or whole.
+pub(super) fn own_call_for(op: route::Operation) -> OwnCall {
+    if op.is_streaming() {
+        OwnCall::Stream
+    } else {
+        OwnCall::Unary
+    }
+}
+
 impl ProxyService {
     /// Routes a request: answers it here, leaves it to pingora's proxy
     /// (`Ok(false)`), or names the call of our own that answers it
@@ -34,75 +85,105 @@ impl ProxyService {
     pub(crate) async fn route_request(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         let app = &self.app;
         let req = session.req_header();
-        let method = req.method.clone();
-        let path = app.relative_path(req.uri.path()).to_string();
-        let query = req.uri.query().map(str::to_string);
-        let headers = req.headers.clone();
-        let length = content_length(req);
-        let mut info = RequestInfo {
-            method: &method,
-            path: &path,
-            query: query.as_deref(),
-            headers: &headers,
-            jsonrpc_method: None,
+        let mut inc = Incoming {
+            method: req.method.clone(),
+            path: app.relative_path(req.uri.path()).to_string(),
+            query: req.uri.query().map(str::to_string),
+            headers: req.headers.clone(),
+            length: content_length(req),
+            prebuffered: None,
+            rpc_method: None,
         };
         if let Some(push) = app.push.clone() {
-            if method == http::Method::POST {
-                if let Some(id) = path.strip_prefix(crate::push::CALLBACK_PREFIX) {
+            if inc.method == http::Method::POST {
+                if let Some(id) = inc.path.strip_prefix(crate::push::CALLBACK_PREFIX) {
                     let id = id.to_string();
-                    return self.push_callback(session, ctx, &push, &id, length).await;
+                    return self
+                        .push_callback(session, ctx, &push, &id, inc.length)
+                        .await;
                 }
             }
         }
-        let mut routed = route::classify(&info);
+        let too_large = inc
+            .length
+            .is_some_and(|n| n > app.config.limits.max_body_bytes);
+        let route = match self.classify(session, ctx, &mut inc, too_large).await? {
+            Ok(route) => route,
+            Err(f) => return self.respond_failure(session, ctx, f).await,
+        };
+        if let Some(f) = self.admit(session, ctx, &route, too_large) {
+            return self.respond_failure(session, ctx, f).await;
+        }
+        match route.binding {
+            Binding::Health | Binding::Ready | Binding::Metrics | Binding::AgentCard { .. } => {
+                self.route_local(session, ctx, &route, &inc).await
+            }
+            Binding::JsonRpc => self.route_jsonrpc(session, ctx, &route, inc).await,
+            Binding::Rest => match route.operation {
+                Some(op) => self.route_rest(session, ctx, &route, op, inc).await,
+                None => Ok(false),
+            },
+            // Non-A2A paths go through untouched.
+            Binding::Other => Ok(false),
+        }
+    }
+
+    /// The request's route ([`route::classify`]), a small JSON-RPC body read
+    /// first so that its method decides; an unsupported `A2A-Version` is
+    /// VersionNotSupported. Fills the error target and `ctx.route`.
+    async fn classify(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        inc: &mut Incoming,
+        too_large: bool,
+    ) -> Result<std::result::Result<Route, Failure>> {
+        let mut routed = route::classify(&inc.info());
         let is_jsonrpc = match &routed {
             Ok(r) => r.binding == Binding::JsonRpc,
             Err(e) => e.binding == Binding::JsonRpc,
         };
-
-        // Too large by its own account: refuse before reading a byte.
-        let too_large = length.is_some_and(|n| n > app.config.limits.max_body_bytes);
-        let mut rpc_method = None;
-        let mut prebuffered = None;
-        if is_jsonrpc && !too_large {
-            if let Some(n) = length.filter(|n| *n > 0 && *n <= PREBUFFER_LIMIT) {
-                let (body, m, id) = self.sniff_jsonrpc(session, n, ctx.started).await?;
-                prebuffered = Some(body);
-                ctx.target.jsonrpc_id = id;
-                rpc_method = m;
-                info.jsonrpc_method = rpc_method.as_deref();
-                routed = route::classify(&info);
-            }
+        let small = inc.length.filter(|n| *n > 0 && *n <= PREBUFFER_LIMIT);
+        if let Some(n) = small.filter(|_| is_jsonrpc && !too_large) {
+            let (body, m, id) = self.sniff_jsonrpc(session, n, ctx.started).await?;
+            inc.prebuffered = Some(body);
+            ctx.target.jsonrpc_id = id;
+            inc.rpc_method = m;
+            routed = route::classify(&inc.info());
         }
-
         let route = match routed {
             Ok(r) => r,
             Err(e) => {
-                ctx.target.version = Some(e.render_version);
-                ctx.target.binding = Some(e.binding.clone());
-                ctx.target.operation = e.operation;
-                ctx.route = Some(Route {
+                let route = Route {
                     client_version: e.render_version,
                     binding: e.binding,
                     operation: e.operation,
                     params: Default::default(),
                     version_conflict: false,
-                });
-                let f = Failure::VersionNotSupported {
-                    requested: e.unsupported.0,
                 };
-                return self.respond_failure(session, ctx, f).await;
+                ctx.note_route(&route);
+                let requested = e.unsupported.0;
+                return Ok(Err(Failure::VersionNotSupported { requested }));
             }
         };
         if route.version_conflict {
-            tracing::debug!(method = ?rpc_method, "A2A-Version disagrees with the JSON-RPC method; the method wins");
+            tracing::debug!(method = ?inc.rpc_method, "A2A-Version disagrees with the JSON-RPC method; the method wins");
         }
-        ctx.target.version = Some(route.client_version);
-        ctx.target.binding = Some(route.binding.clone());
-        ctx.target.operation = route.operation;
-        ctx.route = Some(route.clone());
+        ctx.note_route(&route);
+        Ok(Ok(route))
+    }
 
-        // Local endpoints stay answerable under load; everything else counts.
+    /// Admission: local endpoints stay answerable under load, everything
+    /// else counts against `limits.max_connections`; a body too large by
+    /// its own account is refused before a byte of it is read.
+    fn admit(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        route: &Route,
+        too_large: bool,
+    ) -> Option<Failure> {
+        let app = &self.app;
         let local = matches!(
             route.binding,
             Binding::Health | Binding::Ready | Binding::Metrics
@@ -110,159 +191,78 @@ impl ProxyService {
         if !local {
             if !app.enter() {
                 session.set_keepalive(None);
-                let f = Failure::Overloaded {
-                    limit: app.config.limits.max_connections,
-                };
-                return self.respond_failure(session, ctx, f).await;
+                let limit = app.config.limits.max_connections;
+                return Some(Failure::Overloaded { limit });
             }
             ctx.entered = true;
         }
-
         if too_large {
             session.set_keepalive(None);
-            let f = Failure::PayloadTooLarge {
-                limit: app.config.limits.max_body_bytes,
-            };
-            return self.respond_failure(session, ctx, f).await;
+            let limit = app.config.limits.max_body_bytes;
+            return Some(Failure::PayloadTooLarge { limit });
         }
+        None
+    }
 
-        match route.binding {
-            Binding::Health => self.respond(session, ctx, app.health()).await,
-            Binding::Ready => {
-                let r = app.ready().await;
-                self.respond(session, ctx, r).await
-            }
-            Binding::Metrics => self.respond(session, ctx, app.metrics_text()).await,
-            Binding::AgentCard { .. } => {
-                let inm = headers
+    /// Health, readiness, metrics and the well-known card: answered here.
+    async fn route_local(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        route: &Route,
+        inc: &Incoming,
+    ) -> Result<bool> {
+        let app = &self.app;
+        let r = match route.binding {
+            Binding::Health => app.health(),
+            Binding::Ready => app.ready().await,
+            Binding::Metrics => app.metrics_text(),
+            _ => {
+                let inm = inc
+                    .headers
                     .get(http::header::IF_NONE_MATCH)
                     .and_then(|v| v.to_str().ok());
                 // No version asked (header or query): the hybrid card.
-                let asked =
-                    route::version_value(&headers, query.as_deref()).map(|_| route.client_version);
+                let asked = route::version_value(&inc.headers, inc.query.as_deref())
+                    .map(|_| route.client_version);
                 match app.serve_card(asked, inm).await {
-                    Ok(r) => self.respond(session, ctx, r).await,
-                    Err(f) => self.respond_failure(session, ctx, f).await,
-                }
-            }
-            Binding::JsonRpc if route.operation.is_some() => {
-                let up = match app.upstream_version().await {
-                    Ok(up) => up,
+                    Ok(r) => r,
                     Err(f) => return self.respond_failure(session, ctx, f).await,
-                };
-                ctx.upstream_version = Some(up);
-                if up == route.client_version {
-                    if let (Some(op), Some(body)) = (route.operation, &prebuffered) {
-                        if let Err(f) = self.same_version_push(ctx, op, up, body).await {
-                            return self.respond_failure(session, ctx, f).await;
-                        }
-                        if op.is_streaming() {
-                            // A stream of our own: an open stream holds
-                            // little more than its sockets.
-                            if ctx.new_req_body.is_none() {
-                                ctx.new_req_body = Some(body.clone());
-                            }
-                            return Ok(ctx.own_call(OwnCall::Stream));
-                        }
-                    }
-                    return Ok(false);
-                }
-                let (Some(body), Some(method)) = (prebuffered, rpc_method) else {
-                    let f = Failure::CannotTranslate {
-                        client: route.client_version,
-                        upstream: up,
-                    };
-                    return self.respond_failure(session, ctx, f).await;
-                };
-                if let Some(f) = bad_id(&mut ctx.target) {
-                    return self.respond_failure(session, ctx, f).await;
-                }
-                if up == crate::version::Version::V03 && method == "ListTasks" {
-                    // v0.3 has no list: answered from the tasks this caller
-                    // saw here.
-                    let id = ctx.target.jsonrpc_id.clone();
-                    let caller = app.tasks.caller(&headers);
-                    return match list_tasks_locally(&self.app, &path, &body, id, &caller).await {
-                        Ok(r) => self.respond(session, ctx, r).await,
-                        Err(f) => self.respond_failure(session, ctx, f).await,
-                    };
-                }
-                let mut rpc = RpcTranslation {
-                    client: route.client_version,
-                    upstream: up,
-                    method,
-                    id: ctx.target.jsonrpc_id.clone(),
-                    drop_history: false,
-                    asked_config: None,
-                    exact_id: None,
-                };
-                match rpc.request(&body) {
-                    Ok(new_body) => {
-                        if rpc.client == crate::version::Version::V10
-                            && up == crate::version::Version::V03
-                            && rpc.method == "SubscribeToTask"
-                        {
-                            let id = ctx.target.jsonrpc_id.clone();
-                            let caller =
-                                crate::forward::caller_headers(&session.req_header().headers);
-                            if let Some(first) =
-                                first_task_frame(app, &path, &body, id, &caller).await
-                            {
-                                match first.refusal() {
-                                    Ok(frame) => ctx.first_frame = Some(frame),
-                                    Err(f) => return self.respond_failure(session, ctx, f).await,
-                                }
-                            }
-                        }
-                        let mut new_body = new_body;
-                        if let (Some(push), Some(op)) = (&app.push, route.operation) {
-                            if push.intercepts(rpc.client, up) && crate::push::rewrite::concerns(op)
-                            {
-                                if op == route::Operation::DeleteTaskPushNotificationConfig {
-                                    ctx.push_delete =
-                                        crate::push::layer::delete_target(rpc.client, &body);
-                                }
-                                match push.register(op, rpc.client, up, &new_body).await {
-                                    Ok((changed, mut pending)) => {
-                                        if let Some(b) = changed {
-                                            new_body = b;
-                                        }
-                                        let rpc_path = app.upstream_path_and_query(&path, None);
-                                        let via = crate::app::TaskFetch::JsonRpc(rpc_path);
-                                        let caller = crate::forward::caller_headers(
-                                            &session.req_header().headers,
-                                        );
-                                        seed_push_fold(app, push, op, &mut pending, via, &caller)
-                                            .await;
-                                        ctx.push = Some(pending);
-                                    }
-                                    Err(f) => return self.respond_failure(session, ctx, f).await,
-                                }
-                            }
-                        }
-                        ctx.new_req_body = Some(Bytes::from(new_body));
-                        ctx.rpc = Some(rpc);
-                        if route.operation.is_some_and(|op| !op.is_streaming()) {
-                            // Unary: one call of our own, answered with a length.
-                            return Ok(ctx.own_call(OwnCall::Unary));
-                        }
-                        Ok(ctx.own_call(OwnCall::Stream))
-                    }
-                    Err(f) => self.respond_failure(session, ctx, f).await,
                 }
             }
-            Binding::JsonRpc if prebuffered.is_none() && !matches!(length, Some(0)) => {
+        };
+        self.respond(session, ctx, r).await
+    }
+
+    /// A JSON-RPC request: by its method when it was read before routing,
+    /// else held back until its end (see `accumulate` in [`Ctx`]).
+    async fn route_jsonrpc(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        route: &Route,
+        inc: Incoming,
+    ) -> Result<bool> {
+        let unread = inc.prebuffered.is_none();
+        if route.operation.is_none() && unread && inc.length == Some(0) {
+            return Ok(false);
+        }
+        let up = match self.app.upstream_version().await {
+            Ok(up) => up,
+            Err(f) => return self.respond_failure(session, ctx, f).await,
+        };
+        ctx.upstream_version = Some(up);
+        if let Some(op) = route.operation {
+            return self.jsonrpc_call(session, ctx, route, op, up, inc).await;
+        }
+        match inc.prebuffered {
+            None => {
                 // Too large to read before routing: the method is unknown
                 // until the body has passed. The body is held back (up to
                 // max_body_bytes) and decided at its end, also when the
                 // header names the upstream's version: a method of the
                 // other version is translated then, never passed on in
                 // the wrong version (translate_accumulated).
-                let up = match app.upstream_version().await {
-                    Ok(up) => up,
-                    Err(f) => return self.respond_failure(session, ctx, f).await,
-                };
-                ctx.upstream_version = Some(up);
                 ctx.accumulate = Some(BytesMut::new());
                 ctx.rpc = Some(RpcTranslation {
                     client: route.client_version,
@@ -275,219 +275,127 @@ impl ProxyService {
                 });
                 Ok(false)
             }
-            Binding::Rest if route.operation.is_some() => {
-                // `push.intercept_same_version`: the push-config operations
-                // take the translating path (read and rebuilt in the same
-                // version) so the push layer can swap and restore configs.
-                let push_op = route.operation.filter(|op| {
-                    crate::push::rewrite::answers_configs(*op)
-                        || *op == route::Operation::DeleteTaskPushNotificationConfig
-                });
-                let intercepts_same = |up| app.push.as_ref().is_some_and(|p| p.intercepts(up, up));
-                let same_version_push = |up| push_op.is_some() && intercepts_same(up);
-                // A message may carry a config inline: read, then looked at.
-                let inline_push = |up| {
-                    intercepts_same(up)
-                        && route.operation.is_some_and(|op| {
-                            matches!(
-                                op,
-                                route::Operation::SendMessage
-                                    | route::Operation::SendStreamingMessage
-                            )
-                        })
-                };
-                let mut read_body = None;
-                let upstream = app.upstream_version().await;
-                if let Ok(up) = &upstream {
-                    if *up == route.client_version && inline_push(*up) {
-                        let b = match self.read_whole_body(session, ctx.started).await? {
-                            Ok(b) => b,
-                            Err(f) => return self.respond_failure(session, ctx, f).await,
-                        };
-                        if !carries_push_config(&b) {
-                            // Nothing to intercept: on as it came.
-                            ctx.upstream_version = Some(*up);
-                            ctx.new_req_body = Some(b);
-                            let op = route.operation.filter(|op| op.is_streaming());
-                            return Ok(ctx.own_call(match op {
-                                Some(_) => OwnCall::Stream,
-                                None => OwnCall::Unary,
-                            }));
-                        }
-                        read_body = Some(b);
-                    }
-                }
-                match upstream {
-                    Ok(up)
-                        if up == route.client_version
-                            && !same_version_push(up)
-                            && read_body.is_none() =>
-                    {
-                        ctx.upstream_version = Some(up);
-                        let streams = route.operation.is_some_and(|op| op.is_streaming());
-                        if !streams {
-                            return Ok(false);
-                        }
-                        // A stream of our own, as on JSON-RPC: its message is
-                        // read first (the call holds it only until sent).
-                        let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
-                        if chunked || length.is_some_and(|n| n > 0) {
-                            match self.read_whole_body(session, ctx.started).await? {
-                                Ok(b) => ctx.new_req_body = Some(b),
-                                Err(f) => return self.respond_failure(session, ctx, f).await,
-                            }
-                        }
-                        Ok(ctx.own_call(OwnCall::Stream))
-                    }
-                    Ok(up) => {
-                        ctx.upstream_version = Some(up);
-                        let chunked = headers.contains_key(http::header::TRANSFER_ENCODING);
-                        let body = match (read_body, length) {
-                            (Some(b), _) => b,
-                            (None, Some(0)) => Bytes::new(),
-                            (None, None) if !chunked => Bytes::new(),
-                            _ => {
-                                // Read whole: the translation needs all of it.
-                                match self.read_whole_body(session, ctx.started).await? {
-                                    Ok(b) => b,
-                                    Err(f) => return self.respond_failure(session, ctx, f).await,
-                                }
-                            }
-                        };
-                        let (op, client) = (route.operation, route.client_version);
-                        let op = op.unwrap_or(route::Operation::GetTask);
-                        if op == route::Operation::ListTasks
-                            && up == crate::version::Version::V03
-                            && client == crate::version::Version::V10
-                        {
-                            // v0.3 has no list: answered from the tasks this
-                            // caller saw here.
-                            let listed = match crate::tasks::params_from_query(query.as_deref()) {
-                                Ok(p) => {
-                                    let via = crate::app::TaskFetch::Rest;
-                                    let caller = app.tasks.caller(&headers);
-                                    self.app.list_tasks_via(&caller, Some(&p), via).await
-                                }
-                                Err(f) => Err(f),
-                            };
-                            return match listed {
-                                Ok(result) => {
-                                    let r = LocalResponse::json(200, result);
-                                    self.respond(session, ctx, r).await
-                                }
-                                Err(f) => self.respond_failure(session, ctx, f).await,
-                            };
-                        }
-                        let prepared = crate::rest::upstream_params(
-                            client,
-                            up,
-                            op,
-                            &route.params,
-                            query.as_deref(),
-                            &body,
-                        );
-                        let (t, mut params) = match prepared {
-                            Ok(x) => x,
-                            Err(f) => return self.respond_failure(session, ctx, f).await,
-                        };
-                        if let Some(push) = app.push.as_ref().filter(|p| {
-                            p.intercepts(client, up) && crate::push::rewrite::concerns(op)
-                        }) {
-                            if op == route::Operation::DeleteTaskPushNotificationConfig {
-                                let p = &route.params;
-                                ctx.push_delete = p.task_id.clone().zip(p.config_id.clone());
-                            }
-                            match push.register_params(op, client, up, &mut params).await {
-                                Ok(mut pending) => {
-                                    let via = crate::app::TaskFetch::Rest;
-                                    let caller = crate::forward::caller_headers(
-                                        &session.req_header().headers,
-                                    );
-                                    seed_push_fold(app, push, op, &mut pending, via, &caller).await;
-                                    ctx.push = Some(pending)
-                                }
-                                Err(f) => return self.respond_failure(session, ctx, f).await,
-                            }
-                        }
-                        match crate::rest::upstream_request(&t, params) {
-                            Ok(mut upreq) => {
-                                if app.rest_other_form_first.load(Ordering::Relaxed) {
-                                    upreq.switch_form();
-                                }
-                                if op == route::Operation::SubscribeToTask
-                                    && client == crate::version::Version::V10
-                                    && up == crate::version::Version::V03
-                                {
-                                    if let Some(id) = route.params.task_id.as_deref() {
-                                        let caller = crate::forward::caller_headers(
-                                            &session.req_header().headers,
-                                        );
-                                        if let Some(first) =
-                                            first_task_frame_rest(app, id, &caller).await
-                                        {
-                                            match first.refusal() {
-                                                Ok(frame) => ctx.first_frame = Some(frame),
-                                                Err(f) => {
-                                                    return self
-                                                        .respond_failure(session, ctx, f)
-                                                        .await
-                                                }
-                                            }
-                                        }
-                                    }
-                                }
-                                ctx.new_req_body = upreq.body.clone().map(Bytes::from);
-                                ctx.rest = Some((t, upreq));
-                                if !op.is_streaming() {
-                                    // Unary: one call of our own, answered whole (with a
-                                    // length, and the status its error body calls for).
-                                    return Ok(ctx.own_call(OwnCall::Unary));
-                                }
-                                Ok(ctx.own_call(OwnCall::Stream))
-                            }
-                            Err(f) => self.respond_failure(session, ctx, f).await,
-                        }
-                    }
-                    Err(f) => self.respond_failure(session, ctx, f).await,
-                }
-            }
-            Binding::JsonRpc if prebuffered.is_some() => {
-                // No A2A method. Same version: the upstream answers itself.
-                // Across versions: answer in the caller's dialect (EDGE-CASES 3).
-                let up = match app.upstream_version().await {
-                    Ok(up) => up,
-                    Err(f) => return self.respond_failure(session, ctx, f).await,
-                };
-                ctx.upstream_version = Some(up);
-                if up == route.client_version {
-                    return Ok(false);
-                }
-                let body = prebuffered.unwrap_or_default();
-                let f = match (&rpc_method, serde_json::from_slice::<Value>(&body)) {
-                    (Some(m), _) => Failure::Translate {
-                        code: -32601,
-                        message: format!("method not found: {m}"),
-                    },
-                    (None, Ok(Value::Array(_))) => Failure::Translate {
-                        code: -32600,
-                        message: format!(
-                            "JSON-RPC batches are not translated between A2A versions \
-                             (this agent speaks {up}): send each request on its own"
-                        ),
-                    },
-                    (None, Ok(_)) => Failure::Translate {
-                        code: -32600,
-                        message: "not a JSON-RPC request (no `method`)".into(),
-                    },
-                    (None, Err(e)) => Failure::Translate {
-                        code: -32700,
-                        message: format!("invalid JSON: {e}"),
-                    },
-                };
+            // No A2A method. Same version: the upstream answers itself.
+            // Across versions: answer in the caller's dialect (EDGE-CASES 3).
+            Some(_) if up == route.client_version => Ok(false),
+            Some(body) => {
+                let f = no_a2a_method(inc.rpc_method.as_deref(), &body, up);
                 self.respond_failure(session, ctx, f).await
             }
-            // Non-A2A paths go through untouched.
-            _ => Ok(false),
         }
+    }
+
+    /// A JSON-RPC call of an A2A operation, read whole before routing.
+    async fn jsonrpc_call(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        route: &Route,
+        op: route::Operation,
+        up: Version,
+        inc: Incoming,
+    ) -> Result<bool> {
+        let app = &self.app;
+        let (body, method, path) = (inc.prebuffered, inc.rpc_method, inc.path.as_str());
+        let plan = Plan::new(op, route.client_version, up, app.push.as_deref());
+        if !plan.translates() {
+            let Some(body) = body else {
+                return Ok(false);
+            };
+            if let Err(f) = self.same_version_push(ctx, &plan, &body).await {
+                return self.respond_failure(session, ctx, f).await;
+            }
+            if !op.is_streaming() {
+                return Ok(false);
+            }
+            // A stream of our own: an open stream holds little more than
+            // its sockets.
+            ctx.new_req_body.get_or_insert(body);
+            return Ok(ctx.own_call(OwnCall::Stream));
+        }
+        let (Some(body), Some(method)) = (body, method) else {
+            let f = Failure::CannotTranslate {
+                client: plan.client,
+                upstream: up,
+            };
+            return self.respond_failure(session, ctx, f).await;
+        };
+        if let Some(f) = bad_id(&mut ctx.target) {
+            return self.respond_failure(session, ctx, f).await;
+        }
+        let caller_headers = session.req_header().headers.clone();
+        if plan.local == Some(Local::ListTasks) {
+            let id = ctx.target.jsonrpc_id.clone();
+            let caller = app.tasks.caller(&caller_headers);
+            return match list_tasks_locally(app, path, &body, id, &caller).await {
+                Ok(r) => self.respond(session, ctx, r).await,
+                Err(f) => self.respond_failure(session, ctx, f).await,
+            };
+        }
+        let mut rpc = RpcTranslation {
+            client: plan.client,
+            upstream: up,
+            method,
+            id: ctx.target.jsonrpc_id.clone(),
+            drop_history: false,
+            asked_config: None,
+            exact_id: None,
+        };
+        let prepared = match rpc.request(&body) {
+            Ok(new_body) => {
+                self.jsonrpc_prelude(ctx, &plan, path, &body, new_body, &caller_headers)
+                    .await
+            }
+            Err(f) => Err(f),
+        };
+        match prepared {
+            Ok(new_body) => {
+                ctx.new_req_body = Some(Bytes::from(new_body));
+                ctx.rpc = Some(rpc);
+                ctx.plan = Some(plan);
+                Ok(ctx.own_call(own_call_for(op)))
+            }
+            Err(f) => self.respond_failure(session, ctx, f).await,
+        }
+    }
+
+    /// What a translated JSON-RPC call needs before it is sent (the
+    /// plan's prelude and push interception): the body to send.
+    async fn jsonrpc_prelude(
+        &self,
+        ctx: &mut Ctx,
+        plan: &Plan,
+        path: &str,
+        body: &[u8],
+        mut new_body: Vec<u8>,
+        caller_headers: &http::HeaderMap,
+    ) -> std::result::Result<Vec<u8>, Failure> {
+        let app = &self.app;
+        let caller = crate::forward::caller_headers(caller_headers);
+        let via = || crate::app::TaskFetch::JsonRpc(app.upstream_path_and_query(path, None));
+        if plan.prelude == Some(Prelude::FirstTask) {
+            let req: Option<Value> = serde_json::from_slice(body).ok();
+            let task_id = req.as_ref().and_then(|r| r.pointer("/params/id")?.as_str());
+            if let Some(task_id) = task_id {
+                let id = ctx.target.jsonrpc_id.clone();
+                let frame = |task: &Value| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
+                ctx.first_frame = first_task_frame(app, &via(), task_id, &caller, frame).await?;
+            }
+        }
+        let Some(push) = app.push.as_deref().filter(|_| plan.intercepts_push()) else {
+            return Ok(new_body);
+        };
+        if plan.push == PushStep::InterceptDelete {
+            ctx.push_delete = crate::push::layer::delete_target(plan.client, body);
+        }
+        let (changed, mut pending) = push
+            .register(plan.op, plan.client, plan.upstream, &new_body)
+            .await?;
+        if let Some(b) = changed {
+            new_body = b;
+        }
+        seed_push_fold(app, push, plan.op, &mut pending, via(), &caller).await;
+        ctx.push = Some(pending);
+        Ok(new_body)
     }
 }

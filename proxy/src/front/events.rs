@@ -15,19 +15,21 @@ use crate::translation::RpcTranslation;
 
 /// How each event of a translated stream is rewritten. Owned, so a large
 /// event can be translated away from the I/O workers.
+/// Each carries the caller's ListTasks scope when the call's plan records
+/// its tasks ([`crate::call::Plan::record_tasks`]).
 #[derive(Debug)]
-/// Each carries the caller's ListTasks scope (its tasks are recorded for it).
 pub(crate) enum EventTranslation {
-    Rpc(RpcTranslation, crate::tasks::Scope),
+    Rpc(RpcTranslation, Option<crate::tasks::Scope>),
     Rest(
         crate::rest::RestTranslation,
         Option<route::Operation>,
-        crate::tasks::Scope,
+        Option<crate::tasks::Scope>,
     ),
 }
 
 impl EventTranslation {
     pub(crate) fn of(ctx: &Ctx, scope: crate::tasks::Scope) -> Option<EventTranslation> {
+        let scope = ctx.records_tasks().then_some(scope);
         if let Some(rpc) = &ctx.rpc {
             return Some(EventTranslation::Rpc(rpc.clone(), scope));
         }
@@ -55,8 +57,8 @@ impl EventTranslation {
         }
     }
 
-    /// Renders one framed event with its data in the client's version; a
-    /// v1.0 client's tasks are recorded, and a config registered inline
+    /// Renders one framed event with its data in the client's version; its
+    /// tasks are recorded when the plan says so, and a config registered inline
     /// learns its task from the stream's first event (the event unchanged).
     pub(crate) fn rewrite(
         &self,
@@ -69,7 +71,7 @@ impl EventTranslation {
             EventTranslation::Rpc(rpc, scope) => {
                 let mut f = |data: &str| {
                     let out = rpc.event(data);
-                    if rpc.client == crate::version::Version::V10 {
+                    if let Some(scope) = scope {
                         app.tasks.record(*scope, &rpc.method, out.as_bytes());
                     }
                     if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
@@ -82,7 +84,7 @@ impl EventTranslation {
             EventTranslation::Rest(t, op, scope) => {
                 let mut f = |data: &str| {
                     let out = t.event(data);
-                    if let (crate::version::Version::V10, Some(op)) = (t.client, op) {
+                    if let (Some(scope), Some(op)) = (scope, op) {
                         app.tasks.record_result(*scope, op.as_str(), out.as_bytes());
                     }
                     out

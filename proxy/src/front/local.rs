@@ -238,20 +238,17 @@ impl ProxyService {
     pub(crate) async fn same_version_push(
         &self,
         ctx: &mut Ctx,
-        op: route::Operation,
-        version: crate::version::Version,
+        plan: &crate::call::Plan,
         body: &Bytes,
     ) -> std::result::Result<(), Failure> {
-        let Some(push) = &self.app.push else {
+        let Some(push) = self.app.push.as_deref().filter(|_| plan.intercepts_push()) else {
             return Ok(());
         };
-        if !push.intercepts(version, version) || !crate::push::rewrite::concerns(op) {
-            return Ok(());
-        }
-        if op == route::Operation::DeleteTaskPushNotificationConfig {
+        let version = plan.client;
+        if plan.push == crate::call::PushStep::InterceptDelete {
             ctx.push_delete = crate::push::layer::delete_target(version, body);
         }
-        let (changed, pending) = push.register(op, version, version, body).await?;
+        let (changed, pending) = push.register(plan.op, version, version, body).await?;
         ctx.new_req_body = Some(changed.map(Bytes::from).unwrap_or_else(|| body.clone()));
         ctx.push = Some(pending);
         ctx.same_version_push = true;
@@ -316,6 +313,8 @@ impl ProxyService {
         if version == rpc.upstream {
             return Ok(whole);
         }
+        let push = self.app.push.as_deref();
+        ctx.plan = Some(crate::call::Plan::new(op, version, rpc.upstream, push));
         rpc.client = version;
         rpc.method = method.unwrap_or_default();
         rpc.id = id;

@@ -14,6 +14,7 @@ mod events;
 mod local;
 mod own_call;
 mod prelude;
+mod rest_call;
 mod service;
 mod stream;
 

@@ -54,6 +54,7 @@ impl ProxyHttp for ProxyService {
             same_version_push: false,
             answer_status: None,
             own_call: None,
+            plan: None,
             unsent: None,
             body_over: false,
         }
@@ -345,7 +346,7 @@ impl ProxyHttp for ProxyService {
                     let mut out = match (&ctx.rpc, &ctx.rest) {
                         (Some(rpc), _) => {
                             let mut out = rpc.response(buf);
-                            if rpc.client == crate::version::Version::V10 {
+                            if ctx.plan.is_some_and(|p| p.record_tasks) {
                                 let scope = self.app.tasks.scope_of(&session.req_header().headers);
                                 self.app.tasks.record(scope, &rpc.method, &out);
                             }
@@ -372,7 +373,7 @@ impl ProxyHttp for ProxyService {
                             let (answer_status, mut out) = t.response(status, buf);
                             ctx.answer_status = answer_status;
                             let ok = (200..300).contains(&status) && answer_status.is_none();
-                            if t.client == crate::version::Version::V10 && ok {
+                            if ctx.plan.is_some_and(|p| p.record_tasks) && ok {
                                 if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
                                     let h = &session.req_header().headers;
                                     let scope = self.app.tasks.scope_of(h);

@@ -25,7 +25,9 @@ use translate::method::Method;
 use super::status::{from_failure, from_rpc_error};
 use super::upstream::{Events, GrpcUpstream, NoAnswer};
 use crate::app::App;
+use crate::call::{Local, Plan, Prelude, PushStep, TaskLookup};
 use crate::error::Failure;
+use crate::route::Operation;
 use crate::sse::SseFramer;
 use crate::translation::RpcTranslation;
 use crate::version::Version;
@@ -286,13 +288,13 @@ impl Bridge {
             rpc.request(&body).map_err(|f| from_failure(client, &f))?
         };
         let mut push = None;
-        let op = crate::route::jsonrpc_method(name).map(|(_, op)| op);
-        if let (Some(layer), Some(op)) = (&self.app.push, op) {
-            if layer.intercepts(client, upstream) && crate::push::rewrite::concerns(op) {
-                let delete = if op == crate::route::Operation::DeleteTaskPushNotificationConfig {
-                    crate::push::layer::delete_target(client, &body)
-                } else {
-                    None
+        let plan = Plan::of(method, client, upstream, self.app.push.as_deref());
+        if let (Some(layer), Some(plan)) = (&self.app.push, plan) {
+            let op = plan.op;
+            if plan.intercepts_push() {
+                let delete = match plan.push {
+                    PushStep::InterceptDelete => crate::push::layer::delete_target(client, &body),
+                    _ => None,
                 };
                 let (changed, mut pending) = layer
                     .register(op, client, upstream, &out)
@@ -406,7 +408,9 @@ impl Bridge {
         params: &Value,
         meta: &CallMeta,
     ) -> Result<Option<Value>, Status> {
-        if self.upstream_version(Version::V10).await? != Version::V03 {
+        let up = self.upstream_version(Version::V10).await?;
+        let plan = Plan::new(Operation::ListTasks, Version::V10, up, None);
+        if plan.local != Some(Local::ListTasks) {
             return Ok(None);
         }
         let started = std::time::Instant::now();
@@ -485,7 +489,7 @@ impl Bridge {
         out = p
             .rpc
             .settle_config(out, crate::push::layer::Push::known_config(pending));
-        if client == Version::V10 && upstream == Version::V03 {
+        if Plan::of(method, client, upstream, None).is_some_and(|p| p.record_tasks) {
             // Tasks seen here are what ListTasks lists to this caller
             // (crate::tasks).
             let scope = self.app.tasks.scope_of(&meta.presented.0);
@@ -507,27 +511,21 @@ impl Bridge {
         meta: &CallMeta,
     ) -> Result<Option<Value>, Status> {
         let v10 = Version::V10;
-        if self.upstream_version(v10).await? != Version::V03 {
+        let up = self.upstream_version(v10).await?;
+        let plan = Plan::new(Operation::SubscribeToTask, v10, up, None);
+        if plan.prelude != Some(Prelude::FirstTask) {
             return Ok(None);
         }
         let ask = self.answer(v10, Method::GetTask, Some(json!({ "id": id })), meta);
-        let task = match with_deadline(v10, meta.timeout, ask).await {
-            Ok(task) => task,
-            Err(s) if s.code() == tonic::Code::NotFound => return Err(s),
+        let lookup = match with_deadline(v10, meta.timeout, ask).await {
+            Ok(task) => TaskLookup::Found(task),
+            Err(s) if s.code() == tonic::Code::NotFound => TaskLookup::NotFound,
             Err(s) => {
                 tracing::debug!(code = ?s.code(), "no task for the first SubscribeToTask event");
-                return Ok(None);
+                TaskLookup::Unknown
             }
         };
-        let state = task.pointer("/status/state").and_then(Value::as_str);
-        if let Some(state) = state.filter(|s| crate::tasks::is_terminal(s)) {
-            let message = format!(
-                "task {id} is in the terminal state {state}: there is nothing to subscribe to"
-            );
-            let code = translate::code::ErrorCode::UnsupportedOperation.code();
-            return Err(from_failure(v10, &Failure::Translate { code, message }));
-        }
-        Ok(Some(task))
+        crate::call::first_task_verdict(id, lookup).map_err(|f| from_failure(v10, &f))
     }
 
     /// The upstream's JSON-RPC answer body (in its version) to `body`, over

@@ -605,7 +605,7 @@ where
                 cr = restore(layer, client, cr)?;
             }
         }
-        if client == Version::V10 && up == Version::V03 {
+        if crate::call::Plan::of(t.method, client, up, None).is_some_and(|p| p.record_tasks) {
             // Tasks seen here are what ListTasks lists to this caller
             // (crate::tasks).
             let tasks = &bridge.app.tasks;

@@ -1,0 +1,176 @@
+//! Routing an HTTP+JSON call of an A2A operation: passed through, or read
+//! whole and rebuilt for the agent (across versions, or in its own version
+//! when the push layer intercepts it), by the call's [`Plan`].
+
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use pingora::proxy::Session;
+use pingora::Result;
+use serde_json::Value;
+
+use super::dispatch::{carries_push_config, own_call_for, Incoming};
+use super::*;
+use crate::app::LocalResponse;
+use crate::call::{Local, Plan, Prelude, PushStep};
+use crate::error::Failure;
+use crate::route::{self, Route};
+
+impl ProxyService {
+    /// An HTTP+JSON call of `op`.
+    pub(super) async fn route_rest(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        route: &Route,
+        op: route::Operation,
+        inc: Incoming,
+    ) -> Result<bool> {
+        let app = &self.app;
+        let up = match app.upstream_version().await {
+            Ok(up) => up,
+            Err(f) => return self.respond_failure(session, ctx, f).await,
+        };
+        ctx.upstream_version = Some(up);
+        let plan = Plan::new(op, route.client_version, up, app.push.as_deref());
+        let mut read = None;
+        if !plan.translates() {
+            if !plan.intercepts_push() {
+                return self.rest_pass(session, ctx, op, &inc).await;
+            }
+            // `push.intercept_same_version`: read and rebuilt in the same
+            // version so the push layer can swap and restore configs. A
+            // message may carry a config inline: read, then looked at.
+            let sends = matches!(
+                op,
+                route::Operation::SendMessage | route::Operation::SendStreamingMessage
+            );
+            if sends {
+                let b = match self.read_whole_body(session, ctx.started).await? {
+                    Ok(b) => b,
+                    Err(f) => return self.respond_failure(session, ctx, f).await,
+                };
+                if !carries_push_config(&b) {
+                    // Nothing to intercept: on as it came.
+                    ctx.new_req_body = Some(b);
+                    return Ok(ctx.own_call(own_call_for(op)));
+                }
+                read = Some(b);
+            }
+        }
+        let body = match read {
+            Some(b) => b,
+            None => match self.rest_body(session, ctx, &inc).await? {
+                Ok(b) => b,
+                Err(f) => return self.respond_failure(session, ctx, f).await,
+            },
+        };
+        if plan.local == Some(Local::ListTasks) {
+            // v0.3 has no list: answered from the tasks this caller saw here.
+            let listed = match crate::tasks::params_from_query(inc.query.as_deref()) {
+                Ok(p) => {
+                    let caller = app.tasks.caller(&inc.headers);
+                    let via = crate::app::TaskFetch::Rest;
+                    app.list_tasks_via(&caller, Some(&p), via).await
+                }
+                Err(f) => Err(f),
+            };
+            return match listed {
+                Ok(result) => {
+                    self.respond(session, ctx, LocalResponse::json(200, result))
+                        .await
+                }
+                Err(f) => self.respond_failure(session, ctx, f).await,
+            };
+        }
+        match self.rest_prepare(ctx, route, &plan, &inc, &body).await {
+            Ok(()) => Ok(ctx.own_call(own_call_for(op))),
+            Err(f) => self.respond_failure(session, ctx, f).await,
+        }
+    }
+
+    /// A same-version call nothing intercepts: pingora's proxy loop passes
+    /// it on, except a stream, which is a call of our own (its message read
+    /// first; the call holds it only until sent).
+    async fn rest_pass(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        op: route::Operation,
+        inc: &Incoming,
+    ) -> Result<bool> {
+        if !op.is_streaming() {
+            return Ok(false);
+        }
+        let chunked = inc.headers.contains_key(http::header::TRANSFER_ENCODING);
+        if chunked || inc.length.is_some_and(|n| n > 0) {
+            match self.read_whole_body(session, ctx.started).await? {
+                Ok(b) => ctx.new_req_body = Some(b),
+                Err(f) => return self.respond_failure(session, ctx, f).await,
+            }
+        }
+        Ok(ctx.own_call(OwnCall::Stream))
+    }
+
+    /// The request's whole body (empty when it announces none).
+    async fn rest_body(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        inc: &Incoming,
+    ) -> Result<std::result::Result<Bytes, Failure>> {
+        let chunked = inc.headers.contains_key(http::header::TRANSFER_ENCODING);
+        match inc.length {
+            Some(0) => Ok(Ok(Bytes::new())),
+            None if !chunked => Ok(Ok(Bytes::new())),
+            // Read whole: the translation needs all of it.
+            _ => self.read_whole_body(session, ctx.started).await,
+        }
+    }
+
+    /// The agent's request for a call rebuilt by the proxy: its params in
+    /// the agent's version, the push layer's swap, the first Task of a
+    /// v1.0 subscription; left in `ctx` for the call of our own.
+    async fn rest_prepare(
+        &self,
+        ctx: &mut Ctx,
+        route: &Route,
+        plan: &Plan,
+        inc: &Incoming,
+        body: &[u8],
+    ) -> std::result::Result<(), Failure> {
+        let app = &self.app;
+        let (client, up, op) = (plan.client, plan.upstream, plan.op);
+        let query = inc.query.as_deref();
+        let (t, mut params) =
+            crate::rest::upstream_params(client, up, op, &route.params, query, body)?;
+        let caller = crate::forward::caller_headers(&inc.headers);
+        if let Some(push) = app.push.as_deref().filter(|_| plan.intercepts_push()) {
+            if plan.push == PushStep::InterceptDelete {
+                let p = &route.params;
+                ctx.push_delete = p.task_id.clone().zip(p.config_id.clone());
+            }
+            let mut pending = push.register_params(op, client, up, &mut params).await?;
+            let via = crate::app::TaskFetch::Rest;
+            seed_push_fold(app, push, op, &mut pending, via, &caller).await;
+            ctx.push = Some(pending);
+        }
+        let mut upreq = crate::rest::upstream_request(&t, params)?;
+        if app.rest_other_form_first.load(Ordering::Relaxed) {
+            upreq.switch_form();
+        }
+        if plan.prelude == Some(Prelude::FirstTask) {
+            if let Some(id) = route.params.task_id.as_deref() {
+                // A v0.3 REST agent breaks off a stream of a finished task
+                // without a word (a2a-python 0.3 does): asked first.
+                let via = crate::app::TaskFetch::Rest;
+                let frame = |task: &Value| serde_json::json!({ "task": task });
+                ctx.first_frame = first_task_frame(app, &via, id, &caller, frame).await?;
+            }
+        }
+        ctx.new_req_body = upreq.body.clone().map(Bytes::from);
+        ctx.rest = Some((t, upreq));
+        ctx.plan = Some(*plan);
+        Ok(())
+    }
+}
