@@ -90,6 +90,35 @@ pub(crate) enum OwnCall {
 }
 
 impl Ctx {
+    /// The state of a request whose head was just read.
+    pub(crate) fn new() -> Ctx {
+        Ctx {
+            started: Instant::now(),
+            route: None,
+            target: ErrorTarget::default(),
+            entered: false,
+            body_seen: 0,
+            stream_open: false,
+            status: None,
+            failure: None,
+            upstream_version: None,
+            rpc: None,
+            new_req_body: None,
+            accumulate: None,
+            resp: RespRewrite::Pass,
+            rest: None,
+            first_frame: None,
+            push: None,
+            push_delete: None,
+            same_version_push: false,
+            answer_status: None,
+            own_call: None,
+            plan: None,
+            unsent: None,
+            body_over: false,
+        }
+    }
+
     /// Routing's answer for a request one of our calls answers: the call
     /// runs once routing's future is gone (see `request_filter`).
     /// Whether the answer's tasks are recorded for the caller (ListTasks).

@@ -8,6 +8,7 @@
 //! itself) → [`events`] (translating answers and streams) → [`local`]
 //! (answers given here, bodies read within limits).
 
+mod answer;
 mod ctx;
 mod dispatch;
 mod events;

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use bytes::{Bytes, BytesMut};
 use pingora::http::ResponseHeader;
-use pingora::proxy::{ProxyHttp, Session};
+use pingora::proxy::Session;
 use pingora::Result;
 use serde_json::Value;
 
@@ -35,7 +35,7 @@ impl ProxyService {
         for h in crate::forward::to_strip(&req.headers, false) {
             req.remove_header(&h);
         }
-        ProxyHttp::upstream_request_filter(self, session, &mut req, ctx).await?;
+        self.upstream_head(&session.req_header().uri, &mut req, ctx)?;
         let body = ctx.new_req_body.take().unwrap_or_default();
         // The body goes whole: its length, whatever the client framed.
         req.remove_header(&http::header::TRANSFER_ENCODING);
@@ -122,29 +122,7 @@ impl ProxyService {
         ctx: &mut Ctx,
         status: u16,
     ) -> Result<Option<crate::unary::Answer>> {
-        use crate::version::Version;
-        let Some((t, _)) = &ctx.rest else {
-            return Ok(None);
-        };
-        let op = t.op;
-        let method = match op {
-            route::Operation::ListTaskPushNotificationConfigs => {
-                "tasks/pushNotificationConfig/list"
-            }
-            route::Operation::DeleteTaskPushNotificationConfig => {
-                "tasks/pushNotificationConfig/delete"
-            }
-            _ => return Ok(None),
-        };
-        if (t.client, t.upstream) != (Version::V10, Version::V03)
-            || !matches!(status, 405 | 500 | 501)
-        {
-            return Ok(None);
-        }
-        let Some(params) = ctx.route.as_ref().map(|r| r.params.clone()) else {
-            return Ok(None);
-        };
-        let Some(task_id) = params.task_id else {
+        let Some((op, method, p)) = jsonrpc_fallback(ctx, status) else {
             return Ok(None);
         };
         let app = &self.app;
@@ -154,10 +132,6 @@ impl ProxyService {
         let Some(path) = self.upstream_jsonrpc_path(addr).await else {
             return Ok(None);
         };
-        let mut p = serde_json::json!({ "id": task_id });
-        if let Some(cid) = params.config_id {
-            p["pushNotificationConfigId"] = Value::from(cid);
-        }
         let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": p});
         let body = serde_json::to_vec(&body).unwrap_or_default();
         if let Some((_, up)) = ctx.rest.as_mut() {
@@ -181,26 +155,8 @@ impl ProxyService {
         let Ok(v) = serde_json::from_slice::<Value>(&answer.body) else {
             return Ok(None);
         };
-        let json = |status: u16, v: &Value| crate::unary::Answer {
-            status,
-            headers: vec![(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static("application/json"),
-            )],
-            body: Bytes::from(v.to_string()),
-        };
-        let out = match (v.get("result"), v.get("error")) {
-            (_, Some(e)) => {
-                let code = e.get("code").and_then(Value::as_i64);
-                let code = code.and_then(translate::code::ErrorCode::from_code);
-                let status = code.map_or(500, |c| c.v03_rest_status());
-                json(status, e)
-            }
-            // a2a-python 0.3 leaves a delete's null result out.
-            (r, None) => match crate::rest::v03_pb_json(op, r.cloned().unwrap_or(Value::Null)) {
-                Ok(b) => json(200, &b),
-                Err(_) => return Ok(None),
-            },
+        let Some(out) = rest_shaped(op, &v) else {
+            return Ok(None);
         };
         tracing::info!(
             method,
@@ -292,9 +248,9 @@ impl ProxyService {
         for (k, v) in answer.headers {
             resp.append_header(k, v)?;
         }
-        ProxyHttp::response_filter(self, session, &mut resp, ctx).await?;
+        self.answer_head(&session.req_header().headers, &mut resp, ctx)?;
         let mut out = Some(answer.body);
-        ProxyHttp::response_body_filter(self, session, &mut out, true, ctx)?;
+        self.answer_body(&session.req_header().headers, &mut out, true, ctx)?;
         let out = out.unwrap_or_default();
         if let Some(s) = ctx.answer_status {
             resp.set_status(s)?;
@@ -318,5 +274,55 @@ impl ProxyService {
             session.write_response_body(Some(out), true).await?;
         }
         Ok(true)
+    }
+}
+
+/// The JSON-RPC call standing in for a v1.0 client's push-config list or
+/// delete that a v0.3 agent's REST binding refused with `status`: the
+/// operation, the v0.3 method and its params.
+fn jsonrpc_fallback(ctx: &Ctx, status: u16) -> Option<(route::Operation, &'static str, Value)> {
+    use crate::version::Version;
+    let (t, _) = ctx.rest.as_ref()?;
+    let op = t.op;
+    let method = match op {
+        route::Operation::ListTaskPushNotificationConfigs => "tasks/pushNotificationConfig/list",
+        route::Operation::DeleteTaskPushNotificationConfig => "tasks/pushNotificationConfig/delete",
+        _ => return None,
+    };
+    if (t.client, t.upstream) != (Version::V10, Version::V03) || !matches!(status, 405 | 500 | 501)
+    {
+        return None;
+    }
+    let params = &ctx.route.as_ref()?.params;
+    let mut p = serde_json::json!({ "id": params.task_id.clone()? });
+    if let Some(cid) = &params.config_id {
+        p["pushNotificationConfigId"] = Value::from(cid.as_str());
+    }
+    Some((op, method, p))
+}
+
+/// A v0.3 JSON-RPC answer (`v`) to [`jsonrpc_fallback`]'s call in the shape
+/// of the agent's REST answer, so it goes through the REST translation and
+/// the push layer as any other; `None` when its result does not convert.
+fn rest_shaped(op: route::Operation, v: &Value) -> Option<crate::unary::Answer> {
+    let json = |status: u16, v: &Value| crate::unary::Answer {
+        status,
+        headers: vec![(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        )],
+        body: Bytes::from(v.to_string()),
+    };
+    match (v.get("result"), v.get("error")) {
+        (_, Some(e)) => {
+            let code = e.get("code").and_then(Value::as_i64);
+            let code = code.and_then(translate::code::ErrorCode::from_code);
+            let status = code.map_or(500, |c| c.v03_rest_status());
+            Some(json(status, e))
+        }
+        // a2a-python 0.3 leaves a delete's null result out.
+        (r, None) => crate::rest::v03_pb_json(op, r.cloned().unwrap_or(Value::Null))
+            .ok()
+            .map(|b| json(200, &b)),
     }
 }

@@ -1,10 +1,9 @@
 //! The pingora [`ProxyHttp`] hooks of the HTTP front.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::prelude::HttpPeer;
 use pingora::proxy::{FailToProxy, ProxyHttp, Session};
@@ -12,10 +11,9 @@ use pingora::{Error, ErrorType, Result};
 
 use super::*;
 use crate::app::LocalResponse;
-use crate::error::{ErrorTarget, Failure};
+use crate::error::Failure;
 use crate::metrics::RequestLabels;
-use crate::route::{self, Binding};
-use crate::sse::SseFramer;
+use crate::route::Binding;
 
 #[async_trait]
 impl ProxyHttp for ProxyService {
@@ -33,31 +31,7 @@ impl ProxyHttp for ProxyService {
     }
 
     fn new_ctx(&self) -> Ctx {
-        Ctx {
-            started: Instant::now(),
-            route: None,
-            target: ErrorTarget::default(),
-            entered: false,
-            body_seen: 0,
-            stream_open: false,
-            status: None,
-            failure: None,
-            upstream_version: None,
-            rpc: None,
-            new_req_body: None,
-            accumulate: None,
-            resp: RespRewrite::Pass,
-            rest: None,
-            first_frame: None,
-            push: None,
-            push_delete: None,
-            same_version_push: false,
-            answer_status: None,
-            own_call: None,
-            plan: None,
-            unsent: None,
-            body_over: false,
-        }
+        Ctx::new()
     }
 
     async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
@@ -103,66 +77,14 @@ impl ProxyHttp for ProxyService {
         e
     }
 
+    /// Before pingora sends a passed-through request's head to the agent.
     async fn upstream_request_filter(
         &self,
         session: &mut Session,
         upstream_request: &mut RequestHeader,
         ctx: &mut Ctx,
     ) -> Result<()> {
-        let app = &self.app;
-        upstream_request.insert_header("Host", app.config.upstream.authority())?;
-        if let Some(v) = ctx.upstream_version {
-            // Always the upstream's own version (EDGE-CASES 4): a v1.0 agent
-            // rejects header-less calls even when the method says v1.0.
-            upstream_request.insert_header("A2A-Version", v.as_str())?;
-        }
-        if ctx.rpc.is_some() || ctx.rest.is_some() {
-            // The proxy reads this answer to translate it: unencoded
-            // (accept-encoding is per call, crate::forward).
-            upstream_request.remove_header(&http::header::ACCEPT_ENCODING);
-        }
-        if ctx.same_version_push {
-            if let Some(body) = &ctx.new_req_body {
-                upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
-                upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
-            }
-        }
-        if let Some(rpc) = &ctx.rpc {
-            match &ctx.new_req_body {
-                Some(body) => {
-                    upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
-                    upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
-                }
-                // Accumulated: the length is unknown yet, pingora sends chunked.
-                None => {
-                    upstream_request.remove_header(&http::header::CONTENT_LENGTH);
-                }
-            }
-            // Extensions: send the upstream's spelling (EDGE-CASES 30).
-            let (from, to) = match rpc.upstream {
-                crate::version::Version::V10 => ("x-a2a-extensions", "A2A-Extensions"),
-                crate::version::Version::V03 => ("a2a-extensions", "X-A2A-Extensions"),
-            };
-            if let Some(v) = upstream_request.headers.get(from).cloned() {
-                upstream_request.remove_header(from);
-                if !upstream_request.headers.contains_key(to) {
-                    upstream_request.insert_header(to, v)?;
-                }
-            }
-        }
-        if let Some((t, up)) = &ctx.rest {
-            let base = &app.config.upstream.base_path;
-            crate::rest::set_upstream_head(base, t.upstream, up, upstream_request)?;
-        } else if app.config.public_url.base_path != app.config.upstream.base_path {
-            let uri = &session.req_header().uri;
-            let rel = app.relative_path(uri.path());
-            let pq = app.upstream_path_and_query(rel, uri.query());
-            let new_uri: http::Uri = pq.parse().map_err(|_| {
-                Error::explain(ErrorType::InternalError, "building the upstream path")
-            })?;
-            upstream_request.set_uri(new_uri);
-        }
-        Ok(())
+        self.upstream_head(&session.req_header().uri, upstream_request, ctx)
     }
 
     async fn request_body_filter(
@@ -220,93 +142,17 @@ impl ProxyHttp for ProxyService {
         Ok(())
     }
 
+    /// When the agent's answer head arrives on pingora's proxy loop.
     async fn response_filter(
         &self,
         session: &mut Session,
         resp: &mut ResponseHeader,
         ctx: &mut Ctx,
     ) -> Result<()> {
-        ctx.status = Some(resp.status.as_u16());
-        if let Some((t, _)) = &ctx.rest {
-            if resp.status.as_u16() >= 400 {
-                resp.set_status(t.client_status(resp.status.as_u16()))?;
-            }
-            if let Some((name, v)) = crate::rest::extensions_for(t.client, &resp.headers) {
-                resp.remove_header("a2a-extensions");
-                resp.remove_header("x-a2a-extensions");
-                resp.insert_header(name, v)?;
-            }
-        }
-        let sse = resp
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .is_some_and(is_event_stream_type);
-        if sse && !ctx.stream_open {
-            ctx.stream_open = true;
-            self.app.metrics.stream_opened();
-            resp.insert_header("X-Accel-Buffering", "no")?;
-        }
-        // The extended card's interface URLs must point here too (EDGE-CASES 7).
-        let card = ctx.route.as_ref().and_then(|r| r.operation)
-            == Some(route::Operation::GetExtendedAgentCard)
-            && resp.status.as_u16() == 200;
-        if let Some(rpc) = &ctx.rpc {
-            // Echoed extensions in the client's spelling (EDGE-CASES 30).
-            let (from, to) = match rpc.client {
-                crate::version::Version::V03 => ("a2a-extensions", "X-A2A-Extensions"),
-                crate::version::Version::V10 => ("x-a2a-extensions", "A2A-Extensions"),
-            };
-            if let Some(v) = resp.headers.get(from).cloned() {
-                resp.remove_header(from);
-                resp.insert_header(to, v)?;
-            }
-        }
-        if ctx.rpc.is_some() || ctx.rest.is_some() || card || ctx.same_version_push {
-            let json = resp
-                .headers
-                .get(http::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|ct| {
-                    let ct = ct.to_ascii_lowercase();
-                    ct.contains("/json") || ct.contains("+json")
-                });
-            let translated = ctx.rpc.is_some() || ctx.rest.is_some();
-            if translated || json {
-                // A translated call's answer that is neither JSON nor SSE
-                // (an HTML error page, garbage) is never passed on: it goes
-                // through the JSON translation, which answers the client
-                // InvalidAgentResponse in its own version.
-                if translated && !json && !sse {
-                    resp.insert_header(http::header::CONTENT_TYPE, "application/json")?;
-                }
-                // The length changes: send the rewritten body chunked.
-                resp.remove_header(&http::header::CONTENT_LENGTH);
-                resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
-                let as_sse = !sse
-                    && resp.status.as_u16() == 200
-                    && ctx.rpc.as_ref().is_some_and(|r| r.json_answer_as_sse());
-                let tr = if sse {
-                    let scope = self.app.tasks.scope_of(&session.req_header().headers);
-                    EventTranslation::of(ctx, scope)
-                } else {
-                    None
-                };
-                ctx.resp = if let Some(tr) = tr {
-                    RespRewrite::Sse {
-                        framer: SseFramer::new(self.app.config.limits.max_event_bytes),
-                        tr: Arc::new(tr),
-                    }
-                } else if as_sse {
-                    resp.insert_header(http::header::CONTENT_TYPE, "text/event-stream")?;
-                    RespRewrite::JsonAsSse(BytesMut::new())
-                } else {
-                    RespRewrite::Json(BytesMut::new())
-                };
-            }
-        }
-        Ok(())
+        self.answer_head(&session.req_header().headers, resp, ctx)
     }
 
+    /// For each piece of the agent's answer body on pingora's proxy loop.
     fn response_body_filter(
         &self,
         session: &mut Session,
@@ -326,123 +172,7 @@ impl ProxyHttp for ProxyService {
                 "the agent's answer took longer than limits.answer_timeout",
             );
         }
-        let limit = self.app.config.limits.max_event_bytes;
-        match &mut ctx.resp {
-            RespRewrite::Pass => {}
-            RespRewrite::JsonAsSse(buf) => {
-                hold(buf, body.take(), limit, &mut ctx.body_over);
-                *body = match (&ctx.rpc, end_of_stream) {
-                    (_, true) if ctx.body_over => Some(over_limit(ctx, limit)),
-                    (Some(rpc), true) => Some(Bytes::from(rpc.response_as_sse(buf))),
-                    (None, true) => Some(Bytes::from(buf.to_vec())),
-                    (_, false) => Some(Bytes::new()),
-                };
-            }
-            RespRewrite::Json(buf) => {
-                hold(buf, body.take(), limit, &mut ctx.body_over);
-                *body = if end_of_stream && ctx.body_over {
-                    Some(over_limit(ctx, limit))
-                } else if end_of_stream {
-                    let mut out = match (&ctx.rpc, &ctx.rest) {
-                        (Some(rpc), _) => {
-                            let mut out = rpc.response(buf);
-                            if ctx.plan.is_some_and(|p| p.record_tasks) {
-                                let scope = self.app.tasks.scope_of(&session.req_header().headers);
-                                self.app.tasks.record(scope, &rpc.method, &out);
-                            }
-                            if let (Some(push), Some(p)) = (&self.app.push, &ctx.push) {
-                                if let Some(b) = push.restore(rpc.client, &out, p) {
-                                    out = b;
-                                }
-                            }
-                            out = rpc.settle_config(
-                                out,
-                                crate::push::layer::Push::known_config(ctx.push.as_ref()),
-                            );
-                            if let (Some(push), Some((t, c))) =
-                                (&self.app.push, ctx.push_delete.take())
-                            {
-                                if ctx.status == Some(200) && !answer_is_error(&out) {
-                                    push.forget(t, c);
-                                }
-                            }
-                            out
-                        }
-                        (None, Some((t, _))) => {
-                            let status = ctx.status.unwrap_or(200);
-                            let (answer_status, mut out) = t.response(status, buf);
-                            ctx.answer_status = answer_status;
-                            let ok = (200..300).contains(&status) && answer_status.is_none();
-                            if ctx.plan.is_some_and(|p| p.record_tasks) && ok {
-                                if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
-                                    let h = &session.req_header().headers;
-                                    let scope = self.app.tasks.scope_of(h);
-                                    self.app.tasks.record_result(scope, op.as_str(), &out);
-                                }
-                            }
-                            if let (Some(push), Some(p)) = (&self.app.push, &ctx.push) {
-                                if let Some(b) = push.restore_rest(t.client, &out, p) {
-                                    out = b;
-                                }
-                            }
-                            if ok {
-                                let (settled_status, settled) = t.settle_config(
-                                    out,
-                                    crate::push::layer::Push::known_config(ctx.push.as_ref()),
-                                );
-                                out = settled;
-                                if settled_status.is_some() {
-                                    ctx.answer_status = settled_status;
-                                }
-                            }
-                            if let (Some(push), Some((task, c))) =
-                                (&self.app.push, ctx.push_delete.take())
-                            {
-                                if ok {
-                                    push.forget(task, c);
-                                }
-                            }
-                            out
-                        }
-                        (None, None) => {
-                            let mut out = buf.to_vec();
-                            if ctx.same_version_push {
-                                self.restore_same_version(ctx, &mut out);
-                            }
-                            out
-                        }
-                    };
-                    if ctx.route.as_ref().and_then(|r| r.operation)
-                        == Some(route::Operation::GetExtendedAgentCard)
-                    {
-                        let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
-                        let to = ctx
-                            .target
-                            .version
-                            .filter(|c| ctx.upstream_version.is_some_and(|u| u != *c));
-                        out = self.app.rewrite_card_body(&out, jsonrpc, to);
-                    }
-                    Some(Bytes::from(out))
-                } else {
-                    Some(Bytes::new())
-                };
-            }
-            RespRewrite::Sse { framer, tr } => {
-                // Pingora's proxy loop (a JSON-RPC stream whose request was
-                // too large to read before routing): translated in place.
-                let tr = tr.clone();
-                let piece = body.take();
-                let mut events = Vec::new();
-                let framed = frame(framer, piece.as_deref(), end_of_stream, &mut events);
-                drop(piece);
-                let mut created = tr.take_created(&mut ctx.push);
-                let mut out = Vec::new();
-                for e in &events {
-                    tr.rewrite(&self.app, e, &mut created, &mut out);
-                }
-                *body = Some(settle_piece(ctx, &tr, created, out, framed)?);
-            }
-        }
+        self.answer_body(&session.req_header().headers, body, end_of_stream, ctx)?;
         if ctx.stream_open
             && !end_of_stream
             && ctx.started.elapsed() > self.app.config.limits.stream_max_duration

@@ -4,7 +4,7 @@
 
 use bytes::{Bytes, BytesMut};
 use pingora::http::ResponseHeader;
-use pingora::proxy::{ProxyHttp, Session};
+use pingora::proxy::Session;
 use pingora::{Error, ErrorType, Result};
 
 use super::*;
@@ -12,8 +12,8 @@ use crate::error::Failure;
 
 impl ProxyService {
     /// A streaming call (SSE) made by the proxy itself: the answer goes to
-    /// the client piece by piece as it arrives, through `response_filter`
-    /// and `response_body_filter` as on the proxied path. Pingora's proxy
+    /// the client piece by piece as it arrives, through the same head and
+    /// body work as on the proxied path ([`super::answer`]). Pingora's proxy
     /// loop would keep an upstream session, its 64 KiB body buffer and two
     /// task pipes for each open stream; this keeps the socket.
     ///
@@ -23,42 +23,9 @@ impl ProxyService {
     /// the connection closes without a clean end of body.
     pub(crate) async fn stream_call(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         let app = &self.app;
-        let wire = match self.upstream_wire(session, ctx).await? {
-            Ok(w) => w,
-            Err(f) => return Box::pin(self.respond_failure(session, ctx, f)).await,
-        };
-        let call = self.call_limits(ctx);
-        let open = async move {
-            let r = match app.upstream_addr().await {
-                Ok(addr) => app.upstream_pool.open(addr, &wire, call).await,
-                Err(f) => Err(f),
-            };
-            // The request is gone: an open stream does not keep it.
-            drop(wire);
-            r
-        };
-        tokio::pin!(open);
-        // Set once the client sent bytes after its request: it is not
-        // watched for leaving any more (the next write tells).
-        let mut client_spoke = false;
-        // A client leaving while the agent has not answered yet closes the
-        // call too, instead of holding it until the read timeout.
-        let opened = loop {
-            tokio::select! {
-                r = &mut open => break r,
-                r = session.read_body_or_idle(true), if !client_spoke => match r {
-                    Err(_) => return Err(client_left()),
-                    Ok(_) => client_spoke = true,
-                },
-            }
-        };
-        let mut up = match opened {
-            Ok(s) => s,
-            Err(f) => {
-                tracing::warn!(failure = f.label(), error = ?f, "proxying failed");
-                session.set_keepalive(None);
-                return Box::pin(self.respond_failure(session, ctx, f)).await;
-            }
+        let (mut up, client_spoke) = match self.open_stream(session, ctx).await? {
+            Ok(opened) => opened,
+            Err(answered) => return Ok(answered),
         };
         let headers = std::mem::take(&mut up.headers);
         if !is_event_stream(&headers) {
@@ -86,9 +53,9 @@ impl ProxyService {
         for (k, v) in headers {
             resp.append_header(k, v)?;
         }
-        ProxyHttp::response_filter(self, session, &mut resp, ctx).await?;
-        // The client's framing: the filter asked for chunks when it rewrites
-        // the body; otherwise the upstream's length, or chunks.
+        self.answer_head(&session.req_header().headers, &mut resp, ctx)?;
+        // The client's framing: the head asked for chunks when the body is
+        // rewritten; otherwise the upstream's length, or chunks.
         if !resp.headers.contains_key(http::header::TRANSFER_ENCODING)
             && !matches!(up.status, 204 | 304)
         {
@@ -103,16 +70,75 @@ impl ProxyService {
             up.finish(&app.upstream_pool);
             return Ok(true);
         }
-        let limits = &app.config.limits;
+        self.pump(session, ctx, up, client_spoke).await
+    }
+
+    /// The upstream stream opened, watching the client meanwhile: a client
+    /// leaving while the agent has not answered yet closes the call too,
+    /// instead of holding it until the read timeout. `Err(answered)` when
+    /// the call failed and the client was answered; else the stream and
+    /// whether the client sent bytes after its request (it is not watched
+    /// for leaving any more then: the next write tells).
+    async fn open_stream(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+    ) -> Result<std::result::Result<(crate::unary::Streaming, bool), bool>> {
+        let app = &self.app;
+        let wire = match self.upstream_wire(session, ctx).await? {
+            Ok(w) => w,
+            Err(f) => {
+                return Box::pin(self.respond_failure(session, ctx, f))
+                    .await
+                    .map(Err)
+            }
+        };
+        let call = self.call_limits(ctx);
+        let open = async move {
+            let r = match app.upstream_addr().await {
+                Ok(addr) => app.upstream_pool.open(addr, &wire, call).await,
+                Err(f) => Err(f),
+            };
+            // The request is gone: an open stream does not keep it.
+            drop(wire);
+            r
+        };
+        tokio::pin!(open);
+        let mut client_spoke = false;
+        let opened = loop {
+            tokio::select! {
+                r = &mut open => break r,
+                r = session.read_body_or_idle(true), if !client_spoke => match r {
+                    Err(_) => return Err(client_left()),
+                    Ok(_) => client_spoke = true,
+                },
+            }
+        };
+        match opened {
+            Ok(up) => Ok(Ok((up, client_spoke))),
+            Err(f) => {
+                tracing::warn!(failure = f.label(), error = ?f, "proxying failed");
+                session.set_keepalive(None);
+                Box::pin(self.respond_failure(session, ctx, f))
+                    .await
+                    .map(Err)
+            }
+        }
+    }
+
+    /// Hands the stream's pieces to the client as they arrive (translated
+    /// event by event when the head said so), until its end, a failure,
+    /// the client leaving or `limits.stream_max_duration`.
+    async fn pump(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        mut up: crate::unary::Streaming,
+        mut client_spoke: bool,
+    ) -> Result<bool> {
+        let limits = &self.app.config.limits;
         let deadline = tokio::time::Instant::from_std(ctx.started + limits.stream_max_duration);
         loop {
-            enum Step {
-                Piece(Option<Bytes>),
-                Failed(Failure),
-                ClientGone,
-                ClientSpoke,
-                Expired,
-            }
             let step = tokio::select! {
                 r = up.next() => match r {
                     Ok(p) => Step::Piece(p),
@@ -124,11 +150,8 @@ impl ProxyService {
                 },
                 _ = tokio::time::sleep_until(deadline) => Step::Expired,
             };
-            let (mut body, end) = match step {
-                Step::Piece(p) => {
-                    let end = p.is_none();
-                    (p, end)
-                }
+            let mut body = match step {
+                Step::Piece(p) => p,
                 Step::ClientSpoke => {
                     client_spoke = true;
                     continue;
@@ -146,27 +169,34 @@ impl ProxyService {
                 Step::Failed(f) => {
                     tracing::warn!(failure = f.label(), error = ?f, "upstream stream failed");
                     ctx.failure = Some(f);
-                    return Err(Error::explain(
-                        ErrorType::ReadError,
-                        "reading the upstream stream",
-                    )
-                    .into_up());
+                    let e = Error::explain(ErrorType::ReadError, "reading the upstream stream");
+                    return Err(e.into_up());
                 }
             };
+            let end = body.is_none();
             if matches!(ctx.resp, RespRewrite::Sse { .. }) {
                 body = Some(self.rewrite_piece(ctx, body, end).await?);
             } else {
-                ProxyHttp::response_body_filter(self, session, &mut body, end, ctx)?;
+                self.answer_body(&session.req_header().headers, &mut body, end, ctx)?;
             }
             if let Err(e) = session.write_response_body(body, end).await {
                 return Err(e.into_down());
             }
             if end {
-                up.finish(&app.upstream_pool);
+                up.finish(&self.app.upstream_pool);
                 return Ok(true);
             }
         }
     }
+}
+
+/// What woke a stream's pump.
+enum Step {
+    Piece(Option<Bytes>),
+    Failed(Failure),
+    ClientGone,
+    ClientSpoke,
+    Expired,
 }
 
 /// The rest of an answer's body, at most `limit` bytes.

@@ -1,0 +1,342 @@
+//! The work behind the head and body hooks, as plain functions: pingora's
+//! proxy loop reaches them through its hooks ([`super::service`]), the
+//! calls of our own ([`super::own_call`], [`super::stream`]) directly — no
+//! hook is called by hand.
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use pingora::http::{RequestHeader, ResponseHeader};
+use pingora::{Error, ErrorType, Result};
+
+use super::*;
+use crate::route::{self, Binding};
+use crate::sse::SseFramer;
+use crate::version::Version;
+
+/// The extension header's spelling in each version (EDGE-CASES 30): the
+/// name to read and the name to write for a party of version `to`.
+fn extension_names(to: Version) -> (&'static str, &'static str) {
+    match to {
+        Version::V10 => ("x-a2a-extensions", "A2A-Extensions"),
+        Version::V03 => ("a2a-extensions", "X-A2A-Extensions"),
+    }
+}
+
+/// Whether a `Content-Type` value is JSON.
+fn is_json(resp: &ResponseHeader) -> bool {
+    resp.headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            let ct = ct.to_ascii_lowercase();
+            ct.contains("/json") || ct.contains("+json")
+        })
+}
+
+impl ProxyService {
+    /// The agent's request head: its `Host`, its own `A2A-Version`, the
+    /// body's framing, the extension header in its spelling, the path under
+    /// its base path (or the REST request the translation built).
+    pub(crate) fn upstream_head(
+        &self,
+        client_uri: &http::Uri,
+        upstream_request: &mut RequestHeader,
+        ctx: &Ctx,
+    ) -> Result<()> {
+        let app = &self.app;
+        upstream_request.insert_header("Host", app.config.upstream.authority())?;
+        if let Some(v) = ctx.upstream_version {
+            // Always the upstream's own version (EDGE-CASES 4): a v1.0 agent
+            // rejects header-less calls even when the method says v1.0.
+            upstream_request.insert_header("A2A-Version", v.as_str())?;
+        }
+        if ctx.rpc.is_some() || ctx.rest.is_some() {
+            // The proxy reads this answer to translate it: unencoded
+            // (accept-encoding is per call, crate::forward).
+            upstream_request.remove_header(&http::header::ACCEPT_ENCODING);
+        }
+        let replaced = ctx.same_version_push || ctx.rpc.is_some();
+        match &ctx.new_req_body {
+            Some(body) if replaced => {
+                upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
+                upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
+            }
+            // Accumulated: the length is unknown yet, pingora sends chunked.
+            None if ctx.rpc.is_some() => {
+                upstream_request.remove_header(&http::header::CONTENT_LENGTH);
+            }
+            _ => {}
+        }
+        if let Some(rpc) = &ctx.rpc {
+            let (from, to) = extension_names(rpc.upstream);
+            if let Some(v) = upstream_request.headers.get(from).cloned() {
+                upstream_request.remove_header(from);
+                if !upstream_request.headers.contains_key(to) {
+                    upstream_request.insert_header(to, v)?;
+                }
+            }
+        }
+        if let Some((t, up)) = &ctx.rest {
+            let base = &app.config.upstream.base_path;
+            crate::rest::set_upstream_head(base, t.upstream, up, upstream_request)?;
+        } else if app.config.public_url.base_path != app.config.upstream.base_path {
+            let rel = app.relative_path(client_uri.path());
+            let pq = app.upstream_path_and_query(rel, client_uri.query());
+            let new_uri: http::Uri = pq.parse().map_err(|_| {
+                Error::explain(ErrorType::InternalError, "building the upstream path")
+            })?;
+            upstream_request.set_uri(new_uri);
+        }
+        Ok(())
+    }
+
+    /// The answer's head for the client: a REST status and extension
+    /// header in the client's terms, a stream counted as open, and how the
+    /// body is treated ([`RespRewrite`]).
+    pub(crate) fn answer_head(
+        &self,
+        client_headers: &http::HeaderMap,
+        resp: &mut ResponseHeader,
+        ctx: &mut Ctx,
+    ) -> Result<()> {
+        ctx.status = Some(resp.status.as_u16());
+        if let Some((t, _)) = &ctx.rest {
+            if resp.status.as_u16() >= 400 {
+                resp.set_status(t.client_status(resp.status.as_u16()))?;
+            }
+            if let Some((name, v)) = crate::rest::extensions_for(t.client, &resp.headers) {
+                resp.remove_header("a2a-extensions");
+                resp.remove_header("x-a2a-extensions");
+                resp.insert_header(name, v)?;
+            }
+        }
+        let sse = resp
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(is_event_stream_type);
+        if sse && !ctx.stream_open {
+            ctx.stream_open = true;
+            self.app.metrics.stream_opened();
+            resp.insert_header("X-Accel-Buffering", "no")?;
+        }
+        if let Some(rpc) = &ctx.rpc {
+            // Echoed extensions in the client's spelling.
+            let (from, to) = extension_names(rpc.client);
+            if let Some(v) = resp.headers.get(from).cloned() {
+                resp.remove_header(from);
+                resp.insert_header(to, v)?;
+            }
+        }
+        self.choose_rewrite(client_headers, resp, ctx, sse)
+    }
+
+    /// Whether (and how) the answer's body is rewritten: translated, a
+    /// card whose URLs point here, or push configs restored.
+    fn choose_rewrite(
+        &self,
+        client_headers: &http::HeaderMap,
+        resp: &mut ResponseHeader,
+        ctx: &mut Ctx,
+        sse: bool,
+    ) -> Result<()> {
+        // The extended card's interface URLs must point here too (EDGE-CASES 7).
+        let card = ctx.route.as_ref().and_then(|r| r.operation)
+            == Some(route::Operation::GetExtendedAgentCard)
+            && resp.status.as_u16() == 200;
+        let translated = ctx.rpc.is_some() || ctx.rest.is_some();
+        if !(translated || card || ctx.same_version_push) {
+            return Ok(());
+        }
+        let json = is_json(resp);
+        if !(translated || json) {
+            return Ok(());
+        }
+        // A translated call's answer that is neither JSON nor SSE (an HTML
+        // error page, garbage) is never passed on: it goes through the JSON
+        // translation, which answers the client InvalidAgentResponse in its
+        // own version.
+        if translated && !json && !sse {
+            resp.insert_header(http::header::CONTENT_TYPE, "application/json")?;
+        }
+        // The length changes: send the rewritten body chunked.
+        resp.remove_header(&http::header::CONTENT_LENGTH);
+        resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
+        let as_sse = !sse
+            && resp.status.as_u16() == 200
+            && ctx.rpc.as_ref().is_some_and(|r| r.json_answer_as_sse());
+        let tr = if sse {
+            let scope = self.app.tasks.scope_of(client_headers);
+            EventTranslation::of(ctx, scope)
+        } else {
+            None
+        };
+        ctx.resp = if let Some(tr) = tr {
+            RespRewrite::Sse {
+                framer: SseFramer::new(self.app.config.limits.max_event_bytes),
+                tr: Arc::new(tr),
+            }
+        } else if as_sse {
+            resp.insert_header(http::header::CONTENT_TYPE, "text/event-stream")?;
+            RespRewrite::JsonAsSse(BytesMut::new())
+        } else {
+            RespRewrite::Json(BytesMut::new())
+        };
+        Ok(())
+    }
+
+    /// One piece of the answer's body as [`RespRewrite`] says: passed on,
+    /// held until its end and translated whole, or a stream translated
+    /// event by event.
+    pub(crate) fn answer_body(
+        &self,
+        client_headers: &http::HeaderMap,
+        body: &mut Option<Bytes>,
+        end_of_stream: bool,
+        ctx: &mut Ctx,
+    ) -> Result<()> {
+        let limit = self.app.config.limits.max_event_bytes;
+        match &mut ctx.resp {
+            RespRewrite::Pass => {}
+            RespRewrite::JsonAsSse(buf) => {
+                hold(buf, body.take(), limit, &mut ctx.body_over);
+                *body = match (&ctx.rpc, end_of_stream) {
+                    (_, true) if ctx.body_over => Some(over_limit(ctx, limit)),
+                    (Some(rpc), true) => Some(Bytes::from(rpc.response_as_sse(buf))),
+                    (None, true) => Some(Bytes::from(buf.to_vec())),
+                    (_, false) => Some(Bytes::new()),
+                };
+            }
+            RespRewrite::Json(buf) => {
+                hold(buf, body.take(), limit, &mut ctx.body_over);
+                *body = Some(match end_of_stream {
+                    false => Bytes::new(),
+                    true if ctx.body_over => over_limit(ctx, limit),
+                    true => {
+                        let buf = std::mem::take(buf);
+                        Bytes::from(self.finish_whole(client_headers, ctx, &buf))
+                    }
+                });
+            }
+            RespRewrite::Sse { framer, tr } => {
+                // Pingora's proxy loop (a JSON-RPC stream whose request was
+                // too large to read before routing): translated in place.
+                let tr = tr.clone();
+                let piece = body.take();
+                let mut events = Vec::new();
+                let framed = frame(framer, piece.as_deref(), end_of_stream, &mut events);
+                drop(piece);
+                let mut created = tr.take_created(&mut ctx.push);
+                let mut out = Vec::new();
+                for e in &events {
+                    tr.rewrite(&self.app, e, &mut created, &mut out);
+                }
+                *body = Some(settle_piece(ctx, &tr, created, out, framed)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// A whole answer, translated (or restored) for the client, with what
+    /// its plan asks after the call: tasks recorded, push configs restored
+    /// and settled, a deleted config forgotten, a card shaped.
+    fn finish_whole(&self, client_headers: &http::HeaderMap, ctx: &mut Ctx, buf: &[u8]) -> Vec<u8> {
+        // Taken for the while and put back: the access log reads them.
+        let mut out = if let Some(rpc) = ctx.rpc.take() {
+            let out = self.finish_rpc(client_headers, ctx, &rpc, buf);
+            ctx.rpc = Some(rpc);
+            out
+        } else if let Some((t, up)) = ctx.rest.take() {
+            let out = self.finish_rest(client_headers, ctx, &t, buf);
+            ctx.rest = Some((t, up));
+            out
+        } else {
+            let mut out = buf.to_vec();
+            if ctx.same_version_push {
+                self.restore_same_version(ctx, &mut out);
+            }
+            out
+        };
+        if ctx.route.as_ref().and_then(|r| r.operation)
+            == Some(route::Operation::GetExtendedAgentCard)
+        {
+            let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
+            let to = ctx
+                .target
+                .version
+                .filter(|c| ctx.upstream_version.is_some_and(|u| u != *c));
+            out = self.app.rewrite_card_body(&out, jsonrpc, to);
+        }
+        out
+    }
+
+    /// [`Self::finish_whole`] of a translated JSON-RPC answer.
+    fn finish_rpc(
+        &self,
+        client_headers: &http::HeaderMap,
+        ctx: &mut Ctx,
+        rpc: &crate::translation::RpcTranslation,
+        buf: &[u8],
+    ) -> Vec<u8> {
+        let app = &self.app;
+        let mut out = rpc.response(buf);
+        if ctx.records_tasks() {
+            let scope = app.tasks.scope_of(client_headers);
+            app.tasks.record(scope, &rpc.method, &out);
+        }
+        if let (Some(push), Some(p)) = (&app.push, &ctx.push) {
+            if let Some(b) = push.restore(rpc.client, &out, p) {
+                out = b;
+            }
+        }
+        let known = crate::push::layer::Push::known_config(ctx.push.as_ref());
+        out = rpc.settle_config(out, known);
+        if let (Some(push), Some((t, c))) = (&app.push, ctx.push_delete.take()) {
+            if ctx.status == Some(200) && !answer_is_error(&out) {
+                push.forget(t, c);
+            }
+        }
+        out
+    }
+
+    /// [`Self::finish_whole`] of a translated REST answer; the status its
+    /// body calls for is left in `ctx.answer_status`.
+    fn finish_rest(
+        &self,
+        client_headers: &http::HeaderMap,
+        ctx: &mut Ctx,
+        t: &crate::rest::RestTranslation,
+        buf: &[u8],
+    ) -> Vec<u8> {
+        let app = &self.app;
+        let status = ctx.status.unwrap_or(200);
+        let (answer_status, mut out) = t.response(status, buf);
+        ctx.answer_status = answer_status;
+        let ok = (200..300).contains(&status) && answer_status.is_none();
+        if ctx.records_tasks() && ok {
+            if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
+                let scope = app.tasks.scope_of(client_headers);
+                app.tasks.record_result(scope, op.as_str(), &out);
+            }
+        }
+        if let (Some(push), Some(p)) = (&app.push, &ctx.push) {
+            if let Some(b) = push.restore_rest(t.client, &out, p) {
+                out = b;
+            }
+        }
+        if ok {
+            let known = crate::push::layer::Push::known_config(ctx.push.as_ref());
+            let (settled_status, settled) = t.settle_config(out, known);
+            out = settled;
+            if settled_status.is_some() {
+                ctx.answer_status = settled_status;
+            }
+        }
+        if let (Some(push), Some((task, c))) = (&app.push, ctx.push_delete.take()) {
+            if ok {
+                push.forget(task, c);
+            }
+        }
+        out
+    }
+}
