@@ -5,12 +5,11 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use crate::card::{self, CardCache};
+use crate::card::CardCache;
 use crate::config::{Config, UpstreamVersion};
 use crate::error::{rescue, ErrorTarget, Failure};
 use crate::metrics::Metrics;
@@ -250,136 +249,6 @@ impl App {
                 text
             }),
         }
-    }
-
-    /// An extended-card answer (a bare card for REST, a JSON-RPC response
-    /// whose `result` is the card) with every interface URL pointing here.
-    /// Bodies that are not such JSON are returned unchanged.
-    pub fn rewrite_card_body(
-        &self,
-        body: &[u8],
-        jsonrpc: bool,
-        translated_to: Option<Version>,
-    ) -> Vec<u8> {
-        let Ok(mut v) = serde_json::from_slice::<Value>(body) else {
-            return body.to_vec();
-        };
-        let card = if jsonrpc {
-            v.get_mut("result")
-        } else {
-            Some(&mut v)
-        };
-        match card {
-            Some(c) if c.is_object() => {
-                if let Some(to) = translated_to {
-                    // As the public card: what the proxy translates, stamped.
-                    let base = self.config.upstream.as_string();
-                    let mut shaped = c.clone();
-                    match card::shape_translated(&mut shaped, to, &base) {
-                        Ok(()) => *c = shaped,
-                        Err(detail) => {
-                            tracing::warn!(%detail, "extended card interfaces left as translated")
-                        }
-                    }
-                }
-                card::rewrite_card(c, &self.config.upstream, &self.config.public_url);
-                if translated_to == Some(Version::V10) && self.tasks.enabled() {
-                    card::advertise_list_tasks(c);
-                }
-                let served = translated_to.unwrap_or_else(|| card::card_version(c));
-                crate::grpc::advertise(c, served, crate::grpc::public_grpc(self).as_ref());
-                v.to_string().into_bytes()
-            }
-            _ => body.to_vec(),
-        }
-    }
-
-    /// The public card in the shape the request asked for (`asked`: its
-    /// `A2A-Version`, `None` when it named none).
-    ///
-    /// Same-version clients get the upstream card unchanged except for its
-    /// interface URLs; other clients get it translated, with its JSON-RPC
-    /// and HTTP+JSON interfaces (the bindings the proxy translates).
-    /// Header-less requests get one hybrid card of both versions
-    /// ([`card::hybrid`]); when only one shape can be made, that one.
-    pub async fn serve_card(
-        &self,
-        asked: Option<Version>,
-        if_none_match: Option<&str>,
-    ) -> Result<LocalResponse, Failure> {
-        let fetched = match self.upstream_addr().await {
-            Ok(addr) => self
-                .cards
-                .get(addr, true)
-                .await
-                .map_err(|detail| Failure::UpstreamUnavailable { detail }),
-            Err(f) => Err(f),
-        };
-        let card = match fetched {
-            Ok(c) => c,
-            Err(f) => return Err(f),
-        };
-        let shape = card::CardShape::of(asked);
-        let json = match asked {
-            Some(client) => self.card_for(&card, client)?,
-            None => match (
-                self.card_for(&card, Version::V03),
-                self.card_for(&card, Version::V10),
-            ) {
-                (Ok(v03), Ok(v10)) => card::hybrid(&v03, &v10),
-                (Ok(one), Err(_)) | (Err(_), Ok(one)) => one,
-                (Err(f), Err(_)) => return Err(f),
-            },
-        };
-        let body = Bytes::from(json.to_string());
-        let etag = card::etag_for(shape, &body);
-        let max_age = card.remaining(Instant::now());
-        let mut headers = vec![
-            ("ETag", etag.clone()),
-            ("Vary", "A2A-Version".into()),
-            ("Cache-Control", format!("max-age={max_age}")),
-        ];
-        if if_none_match.is_some_and(|inm| card::etag_matches(inm, &etag)) {
-            return Ok(LocalResponse {
-                status: 304,
-                headers,
-                body: Bytes::new(),
-            });
-        }
-        headers.insert(0, ("Content-Type", "application/json".into()));
-        Ok(LocalResponse {
-            status: 200,
-            headers,
-            body,
-        })
-    }
-
-    /// The public card for a client of `client`'s version, every URL the
-    /// proxy's; a card that cannot be translated is an error naming what
-    /// is wrong with it (the detail logged).
-    fn card_for(&self, card: &card::CachedCard, client: Version) -> Result<Value, Failure> {
-        let mut json = if card.version == client {
-            card.json.clone()
-        } else {
-            match card::translate_card(&card.json, client, &self.config.upstream.as_string()) {
-                Ok(j) => j,
-                Err(detail) => {
-                    let p = card::card_problem(&card.json, client, detail);
-                    tracing::warn!(detail = %p.detail, problem = %p.message, "cannot serve a translated card");
-                    return Err(Failure::Translate {
-                        code: translate::code::ErrorCode::InvalidAgentResponse.code(),
-                        message: p.message,
-                    });
-                }
-            }
-        };
-        card::rewrite_card(&mut json, &self.config.upstream, &self.config.public_url);
-        if client == Version::V10 && card.version == Version::V03 && self.tasks.enabled() {
-            card::advertise_list_tasks(&mut json);
-        }
-        let grpc = crate::grpc::public_grpc(self);
-        crate::grpc::advertise(&mut json, client, grpc.as_ref());
-        Ok(json)
     }
 }
 

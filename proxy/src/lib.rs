@@ -11,6 +11,7 @@
 pub mod app;
 pub mod call;
 pub mod card;
+pub mod cards;
 pub mod check_cmd;
 pub mod cli;
 pub mod config;

@@ -1086,6 +1086,24 @@ async fn agent_cards_over_grpc() {
         .into_inner();
     assert_eq!(card.name, "fake");
     assert_eq!(card.supported_interfaces[0].protocol_binding, "JSONRPC");
+    // Presented as every binding presents cards: the proxy's gRPC
+    // interface and the per-caller ListTasks model advertised, as on the
+    // JSON-RPC and HTTP+JSON extended card.
+    let port = px.grpc.addr.port();
+    assert!(
+        card.supported_interfaces
+            .iter()
+            .any(|i| i.protocol_binding == "GRPC" && i.url.ends_with(&format!(":{port}"))),
+        "{card:?}"
+    );
+    let extensions = card.capabilities.as_ref().map(|c| c.extensions.clone());
+    assert!(
+        extensions
+            .unwrap_or_default()
+            .iter()
+            .any(|e| e.uri.contains("list-tasks")),
+        "{card:?}"
+    );
     let (_, _, body) = one_call(&up);
     assert_eq!(
         body,

@@ -199,8 +199,8 @@ impl A2aService for V10Service {
         rpc::unary(b, V, m, req, r::list_push_configs_from_pb, to_pb).await
     }
 
-    /// The upstream's extended card, its interface URLs rewritten to the
-    /// proxy's.
+    /// The upstream's extended card (asked with the caller's metadata),
+    /// presented as every binding presents cards.
     async fn get_extended_agent_card(
         &self,
         req: Request<pb::GetExtendedAgentCardRequest>,
@@ -210,8 +210,13 @@ impl A2aService for V10Service {
             .bridge
             .unary(V, Method::GetExtendedCard, Some(p), &meta)
             .await?;
-        let cfg = &self.bridge.app.config;
-        crate::card::rewrite_card(&mut v, &cfg.upstream, &cfg.public_url);
+        // The one card service, as on the other bindings (crate::cards).
+        let agent = self.bridge.upstream_version(V).await?;
+        let from = crate::cards::CardFrom::Translated;
+        let app = &self.bridge.app;
+        v = app
+            .present_card(v, agent, V, from)
+            .map_err(|f| super::status::from_failure(V, &f))?;
         reply(V, v, |card: m::agent_card::AgentCard| {
             Ok(c::agent_card_to_pb(card))
         })
