@@ -462,3 +462,37 @@ pub async fn post(
 ) -> Response {
     send(addr, &request("POST", target, headers, body)).await
 }
+
+/// One test per pairing of client and agent versions for each scenario
+/// named (`async fn scenario(client: Version, agent: Version)` in the
+/// calling file): `scenario::v03_client_v03_agent`, `…v03_client_v10_agent`,
+/// `…v10_client_v03_agent`, `…v10_client_v10_agent`. Scenarios are written
+/// once, for any pairing, instead of once per direction.
+#[macro_export]
+macro_rules! version_pairs {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            use proxy::version::Version::{V03, V10};
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn v03_client_v03_agent() {
+                super::$scenario(V03, V03).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn v03_client_v10_agent() {
+                super::$scenario(V03, V10).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn v10_client_v03_agent() {
+                super::$scenario(V10, V03).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn v10_client_v10_agent() {
+                super::$scenario(V10, V10).await
+            }
+        }
+    )*};
+}
