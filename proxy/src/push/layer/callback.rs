@@ -1,0 +1,228 @@
+//! The callback endpoint: a notification from the agent checked against
+//! its config, translated for the subscriber and accepted into the
+//! durable outbox before it is acknowledged.
+
+use super::*;
+
+impl Push {
+    /// The callback endpoint: authenticates the agent's POST, translates the
+    /// body to the subscriber's version and makes it durable before 2xx.
+    pub async fn accept(
+        &self,
+        callback_id: &str,
+        headers: &http::HeaderMap,
+        body: Bytes,
+    ) -> LocalResponse {
+        let started = Instant::now();
+        let r = self.accept_inner(callback_id, headers, body).await;
+        let (status, msg) = match &r {
+            Ok(seq) => {
+                self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+                self.wake.notify_one();
+                tracing::debug!(
+                    seq,
+                    micros = started.elapsed().as_micros() as u64,
+                    "push notification accepted"
+                );
+                return LocalResponse::json(200, json!({"accepted": true}));
+            }
+            Err((s, m)) => (*s, m.clone()),
+        };
+        self.stats.rejected.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(status, reason = %msg, "push callback refused");
+        LocalResponse::json(status, json!({"error": msg}))
+    }
+
+    pub(super) async fn accept_inner(
+        &self,
+        callback_id: &str,
+        headers: &http::HeaderMap,
+        body: Bytes,
+    ) -> Result<u64, (u16, String)> {
+        let unavailable = |e: StoreError| {
+            tracing::error!(error = %e, "push store");
+            (503, "push notification store unavailable".to_string())
+        };
+        let Some(mut c) = self.config(callback_id).await.map_err(unavailable)? else {
+            return Err((404, "unknown push callback".into()));
+        };
+        if !presented(headers).is_some_and(|p| crate::push::secret_matches(p, &c.callback_secret)) {
+            return Err((401, "push callback not authenticated".into()));
+        }
+        let folds = c.upstream_version == Version::V10 && c.subscriber_version == Version::V03;
+        for _ in 0..FOLD_ATTEMPTS {
+            let (base, mut snapshot) = if folds {
+                self.snapshot_of(&c).await.map_err(unavailable)?
+            } else {
+                (0, None)
+            };
+            let (out, task) = translate_body(
+                c.upstream_version,
+                c.subscriber_version,
+                &body,
+                folds.then_some(&mut snapshot),
+            )
+            .map_err(|m| (400, m))?;
+            if c.task_id.is_empty() && !task.is_empty() {
+                // Another instance may have learnt the config's task.
+                c = self.fresh(c).await.map_err(unavailable)?;
+            }
+            // A callback is for its config's task only: a push about any
+            // other would reach a subscriber of another task.
+            if !task.is_empty() && !c.task_id.is_empty() && task != c.task_id {
+                return Err((403, "push notification names another task".into()));
+            }
+            if c.task_id.is_empty() && !task.is_empty() {
+                c.task_id = task.clone();
+                self.save(c.clone()).await.map_err(unavailable)?;
+            }
+            // A terminal state ends the snapshot: a later push starts anew.
+            let kept = snapshot.filter(|t| !t.status.state.is_terminal());
+            let change = match folds {
+                true => Some(SnapshotWrite {
+                    callback_id: c.callback_id.clone(),
+                    base,
+                    task: kept
+                        .as_ref()
+                        .map(serde_json::to_string)
+                        .transpose()
+                        .map_err(|e| unavailable(StoreError(e.to_string())))?,
+                }),
+                false => None,
+            };
+            let item = OutboxItem {
+                seq: 0,
+                callback_id: c.callback_id.clone(),
+                task_id: if task.is_empty() {
+                    c.task_id.clone()
+                } else {
+                    task
+                },
+                body: out,
+                attempts: 0,
+                next_attempt_ms: 0,
+                accepted_ms: crate::push::now_ms(),
+                lease_owner: String::new(),
+                lease_until_ms: 0,
+            };
+            // The snapshot is cached only once accepted (with the item, in
+            // one durable write): a refused push is sent again by the agent
+            // and must not be folded in twice.
+            match self.write_item(item, change).await {
+                Ok(Some(seq)) => {
+                    if folds {
+                        self.cache_snapshot(&c.callback_id, base + 1, kept);
+                    }
+                    return Ok(seq);
+                }
+                Ok(None) => {
+                    tracing::debug!("push snapshot changed by another instance: folding again");
+                    self.forget_snapshot(&c.callback_id);
+                }
+                Err(e) => {
+                    self.forget_snapshot(&c.callback_id);
+                    return Err(unavailable(e));
+                }
+            }
+        }
+        Err((503, "push notification snapshot kept changing".into()))
+    }
+
+    /// `c` as the store has it now, when that knows its task (the cache may
+    /// predate it); else `c`.
+    pub(super) async fn fresh(&self, c: PushConfig) -> Result<PushConfig, StoreError> {
+        let (store, id) = (self.store.clone(), c.callback_id.clone());
+        let stored = blocking(move || store.config_by_callback(&id)).await?;
+        Ok(match stored {
+            Some(s) if !s.task_id.is_empty() => {
+                self.cache_put(&s);
+                s
+            }
+            _ => c,
+        })
+    }
+
+    /// Hands an item (and its snapshot change) to the group-commit writer;
+    /// its seq once durable, `None` when the change was stale.
+    pub(super) async fn write_item(
+        &self,
+        item: OutboxItem,
+        change: Option<SnapshotWrite>,
+    ) -> Result<Option<u64>, StoreError> {
+        let (tx, rx) = oneshot::channel();
+        let sender = self.enqueue.clone();
+        let stopped = || StoreError("writer stopped".into());
+        // A full queue blocks: wait on the blocking pool, not a reactor.
+        tokio::task::spawn_blocking(move || sender.send(((item, change), tx)).map_err(|_| ()))
+            .await
+            .map_err(|e| StoreError(e.to_string()))?
+            .map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    /// Looks up a config for delivery.
+    pub async fn config_for_delivery(
+        &self,
+        callback_id: &str,
+    ) -> Result<Option<PushConfig>, StoreError> {
+        self.config(callback_id).await
+    }
+}
+
+/// The secret the agent presented: `X-A2A-Notification-Token` (or
+/// `A2A-Notification-Token`, which some v1.0 agent SDKs send), or a bearer
+/// `Authorization`.
+pub(super) fn presented(h: &http::HeaderMap) -> Option<&str> {
+    if let Some(t) = ["x-a2a-notification-token", "a2a-notification-token"]
+        .iter()
+        .find_map(|n| h.get(*n).and_then(|v| v.to_str().ok()))
+    {
+        return Some(t.trim());
+    }
+    let a = h.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, rest) = a.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+}
+
+/// Translates a webhook body from the agent's version to the subscriber's;
+/// also returns the task id it is about. With `snapshot` (v1.0 agent, v0.3
+/// subscriber), the body is folded into that Task snapshot, which becomes
+/// the body and is updated.
+pub fn translate_body(
+    from: Version,
+    to: Version,
+    body: &[u8],
+    snapshot: Option<&mut Option<V03Task>>,
+) -> Result<(String, String), String> {
+    let bad = |e: String| format!("push notification body: {e}");
+    let value: Value = serde_json::from_slice(body).map_err(|e| bad(e.to_string()))?;
+    let task = rewrite::task_named(&value)
+        .map_err(|_| bad("it names more than one task".into()))?
+        .unwrap_or_default();
+    if from == to {
+        // Valid JSON, hence UTF-8: the agent's bytes go on as they are.
+        let same = String::from_utf8(body.to_vec()).map_err(|e| bad(e.to_string()))?;
+        return Ok((same, task));
+    }
+    let out = match from {
+        Version::V03 => {
+            let e: translate::v03::event::StreamEvent =
+                serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+            let r = translate::push_body::to_v10(e).map_err(|e| bad(e.to_string()))?;
+            serde_json::to_string(&r)
+        }
+        Version::V10 => {
+            let r: translate::v10::event::StreamResponse =
+                serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+            let mut e = translate::push_body::to_v03(r).map_err(|e| bad(e.to_string()))?;
+            if let Some(slot) = snapshot {
+                e = translate::push_body::fold_v03(slot.take(), e);
+                if let translate::v03::event::StreamEvent::Task(t) = &e {
+                    *slot = Some(t.clone());
+                }
+            }
+            serde_json::to_string(&e)
+        }
+    };
+    Ok((out.map_err(|e| bad(e.to_string()))?, task))
+}
