@@ -462,3 +462,6 @@ pub async fn post(
 ) -> Response {
     send(addr, &request("POST", target, headers, body)).await
 }
+
+/// TLS toward the proxy's listener: a test CA and a client trusting it.
+pub mod tls;
