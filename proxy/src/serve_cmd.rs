@@ -329,6 +329,47 @@ mod tests {
     }
 
     #[test]
+    fn ops_flags_override_the_file() {
+        let dir = std::env::temp_dir().join(format!("a2a-serve-ops-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(
+            &file,
+            "log_json = true\n[upstream]\nurl = \"http://127.0.0.1:2\"\n[push]\ncallback_url = \"http://a:1\"\n",
+        )
+        .unwrap();
+        let f = file.to_str().unwrap();
+        let c = Cli::parse_from(["x", "--config", f])
+            .serve
+            .resolve()
+            .unwrap();
+        assert_eq!(c.log_format, LogFormat::Json);
+        assert_eq!(c.push.callback_url.as_string(), "http://a:1");
+        let cli = Cli::parse_from([
+            "x",
+            "--config",
+            f,
+            "--log-format",
+            "text",
+            "--callback-url",
+            "https://proxy.example.com/cb",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+        ]);
+        let c = cli.serve.resolve().unwrap();
+        assert_eq!(c.log_format, LogFormat::Text);
+        assert_eq!(
+            c.push.callback_url.as_string(),
+            "https://proxy.example.com/cb"
+        );
+        assert_eq!(c.tls, Some(("c.pem".into(), "k.pem".into())));
+        assert!(Cli::try_parse_from(["x", "--log-json", "--log-format", "text"]).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn bad_config_exits_2() {
         let args = ServeArgs {
             upstream: Some("ftp://x".into()),
