@@ -71,6 +71,9 @@ const TOO_SLOW: &[u8] =
 /// listener, before the connection is closed.
 const NOT_TLS: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 44\r\nConnection: close\r\n\r\nThis port speaks HTTPS: use an https:// URL\n";
 
+/// Longest wait for a TLS connection's close_notify to be written.
+const TLS_SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
+
 /// The first byte of a TLS connection: a handshake record (RFC 8446 §5.1).
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
@@ -499,9 +502,13 @@ impl AsyncWrite for TlsConn {
 #[async_trait]
 impl Shutdown for TlsConn {
     async fn shutdown(&mut self) {
-        // close_notify, then the TCP shutdown.
-        if let Err(e) = tokio::io::AsyncWriteExt::shutdown(&mut self.inner).await {
-            tracing::debug!(error = %e, "TLS shutdown");
+        // close_notify, then the TCP shutdown; a client that reads nothing
+        // (its receive window full) does not hold the connection open.
+        let close = tokio::io::AsyncWriteExt::shutdown(&mut self.inner);
+        match tokio::time::timeout(TLS_SHUTDOWN_WAIT, close).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::debug!(error = %e, "TLS shutdown"),
+            Err(_) => tracing::debug!("TLS shutdown: close_notify not taken in time"),
         }
     }
 }

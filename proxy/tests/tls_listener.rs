@@ -2,8 +2,8 @@
 //! clients trusting a CA the test makes reach the card and JSON-RPC over
 //! HTTP/1.1 and HTTP/2 (ALPN), plain HTTP on the TLS port is refused with
 //! a plain 400, a bad key stops the start, and SIGHUP swaps the
-//! certificate for new connections while an open one keeps working (the
-//! binary as a child process).
+//! certificate of both listeners for new connections while an open one
+//! keeps working (the binary as a child process).
 
 mod support;
 
@@ -244,8 +244,11 @@ impl Drop for Child_ {
     }
 }
 
+/// The binary with TLS on its HTTP listener `listen` and its gRPC
+/// listener `grpc`, both from the same files.
 fn serve_tls(
     listen: SocketAddr,
+    grpc: SocketAddr,
     upstream: &str,
     cert: &std::path::Path,
     key: &std::path::Path,
@@ -268,6 +271,11 @@ fn serve_tls(
         .arg("--tls-cert")
         .arg(cert)
         .arg("--tls-key")
+        .arg(key)
+        .args(["--grpc-listen", &grpc.to_string()])
+        .arg("--grpc-tls-cert")
+        .arg(cert)
+        .arg("--grpc-tls-key")
         .arg(key)
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
@@ -292,10 +300,11 @@ fn sighup(child: &Child) {
     assert_eq!(r, 0);
 }
 
-/// Polls (at most 10 s) until a new TLS connection presents `der`.
-async fn presents(addr: SocketAddr, ca: &[u8], der: &[u8]) -> bool {
+/// Polls (at most 10 s) until a new TLS connection (ALPN `alpn`)
+/// presents `der`.
+async fn presents_on(addr: SocketAddr, alpn: &[u8], ca: &[u8], der: &[u8]) -> bool {
     for _ in 0..100 {
-        if let Ok(tls) = connect(addr, ca, &[b"http/1.1"]).await {
+        if let Ok(tls) = connect(addr, ca, &[alpn]).await {
             if peer_cert(&tls) == der {
                 return true;
             }
@@ -303,6 +312,10 @@ async fn presents(addr: SocketAddr, ca: &[u8], der: &[u8]) -> bool {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     false
+}
+
+async fn presents(addr: SocketAddr, ca: &[u8], der: &[u8]) -> bool {
+    presents_on(addr, b"http/1.1", ca, der).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -315,11 +328,13 @@ async fn sighup_reloads_the_certificate_and_keeps_open_connections() {
     std::fs::copy(&first.cert_file, &cert).unwrap();
     std::fs::copy(&first.key_file, &key).unwrap();
     let addr = proxy::free_local_addr().unwrap();
-    let px = serve_tls(addr, &up.url(), &cert, &key);
+    let grpc = proxy::free_local_addr().unwrap();
+    let px = serve_tls(addr, grpc, &up.url(), &cert, &key);
     assert!(
         presents(addr, &ca.der(), &first.der).await,
         "the proxy did not come up"
     );
+    assert!(presents_on(grpc, b"h2", &ca.der(), &first.der).await);
 
     // A connection opened before the reload.
     let tls = connect(addr, &ca.der(), &[b"http/1.1"]).await.unwrap();
@@ -338,6 +353,8 @@ async fn sighup_reloads_the_certificate_and_keeps_open_connections() {
         "no new certificate after SIGHUP: {:?}",
         px.log.lock().unwrap()
     );
+    // The gRPC listener's certificate (the same files) is reloaded too.
+    assert!(presents_on(grpc, b"h2", &ca.der(), &second.der).await);
     // The connection opened before still works.
     let (status, body) = before
         .call(
@@ -372,6 +389,8 @@ async fn sighup_reloads_the_certificate_and_keeps_open_connections() {
     );
     let tls = connect(addr, &ca.der(), &[b"http/1.1"]).await.unwrap();
     assert_eq!(peer_cert(&tls), second.der);
+    let g = connect(grpc, &ca.der(), &[b"h2"]).await.unwrap();
+    assert_eq!(peer_cert(&g), second.der);
     let (status, _) = H1::over(tls)
         .await
         .call("GET", "/health", &[], b"")
