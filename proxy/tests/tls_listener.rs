@@ -206,8 +206,9 @@ async fn plain_http_on_the_tls_port_is_refused_cleanly() {
         .await
         .is_err());
     assert!(up.calls().is_empty(), "{:?}", up.calls());
-    // And the listener still serves.
-    let tls = connect(px.addr, &ca.der(), &[b"http/1.1"]).await.unwrap();
+    // And the listener still serves (a client offering no ALPN: HTTP/1.1).
+    let tls = connect(px.addr, &ca.der(), &[]).await.unwrap();
+    assert_eq!(tls.get_ref().1.alpn_protocol(), None);
     let (status, _) = H1::over(tls)
         .await
         .call("GET", "/health", &[], b"")
