@@ -15,13 +15,30 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the proxy in front of an A2A agent.
+    #[command(after_help = crate::serve_cmd::CONFIG_DOCS)]
     Serve(crate::serve_cmd::ServeArgs),
+    /// Check a config file, or print an example one.
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Fetch the upstream's agent card and report what the proxy would serve.
     CheckUpstream(crate::serve_cmd::ServeArgs),
     /// Run the proxy in front of a built-in A2A v0.3 echo agent.
     Demo(crate::demo::DemoArgs),
     /// Translate one A2A JSON document from stdin to stdout.
     Translate(TranslateArgs),
+}
+
+/// `config` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate a config file (TLS files included) and print the resolved
+    /// settings, secrets left out. Exit 0 when valid, 2 when not.
+    Check {
+        /// The TOML file.
+        file: std::path::PathBuf,
+    },
+    /// Print a commented example config file (`config check` accepts it).
+    Example,
 }
 
 /// Flags of `translate`.

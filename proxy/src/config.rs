@@ -10,7 +10,7 @@
 //! ```toml
 //! listen = "0.0.0.0:8080"
 //! public_url = "https://agent.example.com"
-//! log_json = true
+//! log_format = "json"          # auto | text | json
 //!
 //! [upstream]
 //! url = "http://127.0.0.1:9000"
@@ -61,6 +61,13 @@ pub struct RawConfig {
     pub list_tasks: Option<String>,
     /// Headers besides `Authorization` that tell callers apart.
     pub list_identity_headers: Option<Vec<String>>,
+    // TLS on the HTTP listener, log format (area: ops).
+    /// PEM certificate chain: the HTTP listener speaks TLS (with `tls_key_file`).
+    pub tls_cert_file: Option<String>,
+    /// PEM private key of `tls_cert_file`.
+    pub tls_key_file: Option<String>,
+    /// `auto` (default), `text` or `json`; `log_json = true` is `json`.
+    pub log_format: Option<String>,
 }
 
 /// `[push]` of the file: push-notification interception and delivery.
@@ -338,7 +345,6 @@ pub struct Config {
     pub upstream_version: UpstreamVersion,
     /// Where clients reach the proxy; card interface URLs are rewritten to it.
     pub public_url: HttpUrl,
-    pub log_json: bool,
     /// Pingora worker threads.
     pub threads: usize,
     pub limits: Limits,
@@ -354,6 +360,78 @@ pub struct Config {
     pub push: PushSettings,
     // ListTasks emulation (area: listtasks).
     pub list_tasks: ListTasksSettings,
+    // TLS on the HTTP listener, log format (area: ops).
+    /// (certificate chain, private key) PEM files: the HTTP listener
+    /// speaks TLS (ALPN h2, http/1.1); `None`: plain HTTP and h2c.
+    pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    pub log_format: LogFormat,
+}
+
+// TLS on the HTTP listener, log format (area: ops).
+/// How log lines are written (`log_format`, `--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// Text, with colours only when stderr is a terminal.
+    #[default]
+    Auto,
+    /// Text without colour codes.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl LogFormat {
+    /// `log_format`, with `log_json = true` as an alias of `json`.
+    fn resolve(format: Option<&str>, json: Option<bool>) -> Result<LogFormat, ConfigError> {
+        let f = match format.map(str::trim) {
+            None => None,
+            Some("auto") => Some(LogFormat::Auto),
+            Some("text") => Some(LogFormat::Text),
+            Some("json") => Some(LogFormat::Json),
+            Some(other) => {
+                return Err(bad(
+                    "log_format",
+                    other,
+                    "must be \"auto\", \"text\" or \"json\"",
+                ))
+            }
+        };
+        match (f, json) {
+            (Some(LogFormat::Json), _) | (None, Some(true)) => Ok(LogFormat::Json),
+            (Some(f), Some(true)) => Err(bad(
+                "log_json",
+                true,
+                format!("contradicts log_format = {f:?} (log_json = true is an alias of log_format = \"json\")"),
+            )),
+            (f, _) => Ok(f.unwrap_or_default()),
+        }
+    }
+}
+
+/// A (certificate, key) pair of PEM files named by `keys`: both or neither.
+fn resolve_tls_pair(
+    keys: (&str, &str),
+    cert: &Option<String>,
+    key: &Option<String>,
+) -> Result<Option<(std::path::PathBuf, std::path::PathBuf)>, ConfigError> {
+    match (cert, key) {
+        (None, None) => Ok(None),
+        (Some(c), Some(k)) if !c.trim().is_empty() && !k.trim().is_empty() => {
+            Ok(Some((c.into(), k.into())))
+        }
+        (c, _) => {
+            let (which, v) = match c {
+                None => (keys.0, "<missing>"),
+                Some(c) if c.trim().is_empty() => (keys.0, "<empty>"),
+                Some(_) => (keys.1, "<missing or empty>"),
+            };
+            Err(bad(
+                which,
+                v,
+                format!("set both {} and {} (PEM files)", keys.0, keys.1),
+            ))
+        }
+    }
 }
 
 // Card gRPC interface URL form (area: cards).
@@ -694,10 +772,19 @@ impl Config {
             }
         };
 
+        // TLS on the HTTP listener (area: ops).
+        let tls = resolve_tls_pair(
+            ("tls_cert_file", "tls_key_file"),
+            &raw.tls_cert_file,
+            &raw.tls_key_file,
+        )?;
+        let log_format = LogFormat::resolve(raw.log_format.as_deref(), raw.log_json)?;
+        let own_scheme = if tls.is_some() { "https" } else { "http" };
+
         let public_url = match raw.public_url.as_deref() {
             Some(s) => HttpUrl::parse("public_url", s)?,
             None => HttpUrl {
-                scheme: "http".into(),
+                scheme: own_scheme.into(),
                 host: listen.ip().to_string(),
                 port: listen.port(),
                 base_path: String::new(),
@@ -717,28 +804,20 @@ impl Config {
                     .map_err(|e| bad("grpc.listen", g, format!("not an IP:port ({e})")))?,
             ),
         };
-        let grpc_tls = match (&raw.grpc.tls_cert_file, &raw.grpc.tls_key_file) {
-            (None, None) => None,
-            (Some(c), Some(k)) if !c.trim().is_empty() && !k.trim().is_empty() => {
-                Some((c.into(), k.into()))
-            }
-            (c, _) => {
-                let (key, v) = match c {
-                    None => ("grpc.tls_cert_file", "<missing>"),
-                    Some(_) => ("grpc.tls_key_file", "<missing or empty>"),
-                };
-                return Err(bad(
-                    key,
-                    v,
-                    "set both grpc.tls_cert_file and grpc.tls_key_file (PEM files)",
-                ));
-            }
-        };
+        let grpc_tls = resolve_tls_pair(
+            ("grpc.tls_cert_file", "grpc.tls_key_file"),
+            &raw.grpc.tls_cert_file,
+            &raw.grpc.tls_key_file,
+        )?;
         let upstream_grpc = match raw.upstream.grpc_url.as_deref() {
             None => None,
             Some(g) => Some(HttpUrl::parse("upstream.grpc_url", g)?),
         };
-        let push = resolve_push(&raw.push, listen)?;
+        let mut push = resolve_push(&raw.push, listen)?;
+        if raw.push.callback_url.is_none() {
+            // The default callback is the listener itself (area: ops).
+            push.callback_url.scheme = own_scheme.into();
+        }
         let list_tasks = resolve_list_tasks(&raw)?;
         let grpc_card_url_form = GrpcUrlForm::parse(raw.grpc.card_url_form.as_deref())?;
         Ok(Config {
@@ -752,7 +831,8 @@ impl Config {
             upstream,
             upstream_version,
             public_url,
-            log_json: raw.log_json.unwrap_or(false),
+            tls,
+            log_format,
             threads,
             limits,
         })
@@ -1081,7 +1161,34 @@ mod tests {
         assert_eq!(c.limits.list_index.max_bytes, 4096);
         assert_eq!(c.limits.list_index.max_id_bytes, 64);
         assert_eq!(c.limits.list_fetch_parallel, 2);
-        assert!(c.log_json);
+        assert_eq!(c.log_format, LogFormat::Json);
+    }
+
+    // TLS on the HTTP listener, log format (area: ops).
+    #[test]
+    fn listener_tls_and_log_format() {
+        let c = raw("tls_cert_file = \"c.pem\"\ntls_key_file = \"k.pem\"\nlog_format = \"text\"\n[upstream]\nurl = \"http://a\"").unwrap();
+        assert_eq!(c.tls, Some(("c.pem".into(), "k.pem".into())));
+        assert_eq!(c.log_format, LogFormat::Text);
+        // The listener's own URLs are https:// by default.
+        assert_eq!(c.public_url.scheme, "https");
+        assert_eq!(c.push.callback_url.scheme, "https");
+        let c = raw("[upstream]\nurl = \"http://a\"").unwrap();
+        assert_eq!((c.tls, c.log_format), (None, LogFormat::Auto));
+        assert_eq!(c.public_url.scheme, "http");
+        for (text, key) in [
+            ("tls_cert_file = \"c.pem\"", "tls_key_file"),
+            ("tls_key_file = \"k.pem\"", "tls_cert_file"),
+            (
+                "tls_cert_file = \" \"\ntls_key_file = \"k.pem\"",
+                "tls_cert_file",
+            ),
+            ("log_format = \"xml\"", "log_format"),
+            ("log_format = \"text\"\nlog_json = true", "log_json"),
+        ] {
+            let e = raw(&format!("{text}\n[upstream]\nurl = \"http://a\"")).unwrap_err();
+            assert_eq!(e.key, key, "{text}: {e}");
+        }
     }
 
     #[test]

@@ -18,6 +18,16 @@
 //! The HTTP/1.1 loop over kept-alive requests is the proxy's own (pingora's
 //! is the same loop without these bounds), with pipelining on, so requests
 //! a client sends before reading the answers are answered in order.
+//!
+//! With `tls_cert_file` / `tls_key_file` the listener speaks TLS: the
+//! accepted TCP stream is wrapped here in a rustls server stream
+//! ([`TlsConn`], ALPN `h2` or `http/1.1`) before the [`Guarded`] one, so
+//! pingora's HTTP/1.1 and HTTP/2 sessions run on the decrypted bytes with
+//! every bound above. The handshake counts against the first head's
+//! `limits.header_timeout` (a client that opens TLS and then stays silent,
+//! or trickles its handshake, is cut like a plaintext one); a plaintext
+//! HTTP request on the TLS port gets a plain 400 naming the fault. The
+//! certificate is reloaded on SIGHUP ([`crate::server_tls`]).
 
 use std::any::Any;
 use std::fmt;
@@ -31,14 +41,16 @@ use std::time::Duration;
 use async_trait::async_trait;
 use pingora::apps::{HttpServerApp, ServerApp};
 use pingora::protocols::http::ServerSession;
+use pingora::protocols::tls::SslDigest;
 use pingora::protocols::{
     GetProxyDigest, GetSocketDigest, GetTimingDigest, Peek, Shutdown, Ssl, Stream, UniqueID,
-    UniqueIDType,
+    UniqueIDType, ALPN,
 };
 use pingora::proxy::HttpProxy;
 use pingora::server::ShutdownWatch;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
+use tokio_rustls::TlsAcceptor;
 
 use crate::config::Limits;
 use crate::front::ProxyService;
@@ -54,6 +66,16 @@ const TOO_LARGE: &[u8] = b"HTTP/1.1 431 Request Header Fields Too Large\r\nConte
 /// arrive in time is closed.
 const TOO_SLOW: &[u8] =
     b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+/// Written, best effort, to a client that sends plain HTTP to the TLS
+/// listener, before the connection is closed.
+const NOT_TLS: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 44\r\nConnection: close\r\n\r\nThis port speaks HTTPS: use an https:// URL\n";
+
+/// Longest wait for a TLS connection's close_notify to be written.
+const TLS_SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
+
+/// The first byte of a TLS connection: a handshake record (RFC 8446 §5.1).
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
 /// The bounds a [`Guarded`] stream applies.
 #[derive(Debug, Clone, Copy)]
@@ -120,6 +142,8 @@ pub struct Guarded {
     phase: Phase,
     head_read: HeadRead,
     deadline: Pin<Box<Sleep>>,
+    /// Whether a refused head gets an HTTP/1.1 answer (not on HTTP/2).
+    answer_refusals: bool,
 }
 
 impl fmt::Debug for Guarded {
@@ -159,6 +183,12 @@ impl Guarded {
     /// A new connection: its first head must be complete within
     /// `limits.head` of now.
     pub fn new(inner: Stream, limits: ConnLimits) -> Guarded {
+        Guarded::until(inner, limits, Instant::now() + limits.head)
+    }
+
+    /// A new connection whose first head must be complete by `deadline`
+    /// (a TLS connection: `limits.head` from the accept, handshake included).
+    pub fn until(inner: Stream, limits: ConnLimits, deadline: Instant) -> Guarded {
         Guarded {
             inner,
             limits,
@@ -167,7 +197,8 @@ impl Guarded {
                 tail: [0; 3],
             },
             head_read: HeadRead::default(),
-            deadline: Box::pin(tokio::time::sleep(limits.head)),
+            deadline: Box::pin(tokio::time::sleep_until(deadline)),
+            answer_refusals: true,
         }
     }
 
@@ -200,7 +231,10 @@ impl Guarded {
         reply: &[u8],
         error: std::io::Error,
     ) -> Poll<std::io::Result<()>> {
-        let _ = Pin::new(&mut self.inner).poll_write(cx, reply);
+        if self.answer_refusals {
+            let _ = Pin::new(&mut self.inner).poll_write(cx, reply);
+            let _ = Pin::new(&mut self.inner).poll_flush(cx);
+        }
         self.phase = Phase::Done;
         Poll::Ready(Err(error))
     }
@@ -374,13 +408,195 @@ impl Peek for Guarded {
     }
 }
 
+/// A TLS connection of the HTTP listener, as pingora takes its streams:
+/// the rustls server stream over the accepted TCP one, with the TLS facts
+/// pingora asks for (the negotiated ALPN protocol chooses HTTP/2 or 1.1).
+pub struct TlsConn {
+    inner: tokio_rustls::server::TlsStream<Stream>,
+    digest: Arc<SslDigest>,
+    alpn: ALPN,
+}
+
+impl fmt::Debug for TlsConn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsConn")
+            .field("tcp", self.inner.get_ref().0)
+            .field("alpn", &self.alpn)
+            .finish()
+    }
+}
+
+impl TlsConn {
+    /// The TLS handshake on `tcp` (its first byte already known to be a
+    /// handshake record); `None` when it fails.
+    async fn accept(acceptor: &TlsAcceptor, tcp: Stream) -> Option<TlsConn> {
+        let tls = match acceptor.accept(tcp).await {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::debug!(error = %e, "TLS handshake failed");
+                return None;
+            }
+        };
+        let conn = tls.get_ref().1;
+        let alpn = match conn.alpn_protocol() {
+            Some(b"h2") => ALPN::H2,
+            _ => ALPN::H1,
+        };
+        let cipher = conn
+            .negotiated_cipher_suite()
+            .and_then(|s| s.suite().as_str())
+            .unwrap_or("unknown");
+        let version = conn
+            .protocol_version()
+            .and_then(|v| v.as_str())
+            .unwrap_or("unknown");
+        let digest = Arc::new(SslDigest::new(cipher, version, None, None, Vec::new()));
+        Some(TlsConn {
+            inner: tls,
+            digest,
+            alpn,
+        })
+    }
+}
+
+impl AsyncRead for TlsConn {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for TlsConn {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+#[async_trait]
+impl Shutdown for TlsConn {
+    async fn shutdown(&mut self) {
+        // close_notify, then the TCP shutdown; a client that reads nothing
+        // (its receive window full) does not hold the connection open.
+        let close = tokio::io::AsyncWriteExt::shutdown(&mut self.inner);
+        match tokio::time::timeout(TLS_SHUTDOWN_WAIT, close).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::debug!(error = %e, "TLS shutdown"),
+            Err(_) => tracing::debug!("TLS shutdown: close_notify not taken in time"),
+        }
+    }
+}
+
+impl UniqueID for TlsConn {
+    fn id(&self) -> UniqueIDType {
+        self.inner.get_ref().0.id()
+    }
+}
+
+impl Ssl for TlsConn {
+    fn get_ssl_digest(&self) -> Option<Arc<SslDigest>> {
+        Some(self.digest.clone())
+    }
+
+    fn selected_alpn_proto(&self) -> Option<ALPN> {
+        Some(self.alpn.clone())
+    }
+}
+
+impl GetTimingDigest for TlsConn {
+    fn get_timing_digest(&self) -> Vec<Option<pingora::protocols::TimingDigest>> {
+        self.inner.get_ref().0.get_timing_digest()
+    }
+
+    fn get_read_pending_time(&self) -> Duration {
+        self.inner.get_ref().0.get_read_pending_time()
+    }
+
+    fn get_write_pending_time(&self) -> Duration {
+        self.inner.get_ref().0.get_write_pending_time()
+    }
+}
+
+impl GetProxyDigest for TlsConn {
+    fn get_proxy_digest(&self) -> Option<Arc<pingora::protocols::raw_connect::ProxyDigest>> {
+        self.inner.get_ref().0.get_proxy_digest()
+    }
+
+    fn set_proxy_digest(&mut self, digest: pingora::protocols::raw_connect::ProxyDigest) {
+        self.inner.get_mut().0.set_proxy_digest(digest)
+    }
+}
+
+impl GetSocketDigest for TlsConn {
+    fn get_socket_digest(&self) -> Option<Arc<pingora::protocols::SocketDigest>> {
+        self.inner.get_ref().0.get_socket_digest()
+    }
+
+    fn set_socket_digest(&mut self, digest: pingora::protocols::SocketDigest) {
+        self.inner.get_mut().0.set_socket_digest(digest)
+    }
+}
+
+/// No peeking into decrypted bytes (pingora only peeks for the h2c
+/// preface, which TLS connections do not use: ALPN chooses).
+impl Peek for TlsConn {}
+
 /// Pingora's HTTP proxy behind [`Guarded`] streams (see the module docs).
 pub struct Listener {
     pub proxy: Arc<HttpProxy<ProxyService>>,
     pub limits: ConnLimits,
+    /// TLS on the listener (`tls_cert_file`); `None`: plain HTTP and h2c.
+    pub tls: Option<TlsAcceptor>,
 }
 
 impl Listener {
+    /// The TLS side of a new connection: the handshake, after a look at the
+    /// first byte (plain HTTP gets [`NOT_TLS`]). `None`: closed.
+    async fn tls_accept(acceptor: &TlsAcceptor, mut tcp: Stream) -> Option<Stream> {
+        use tokio::io::AsyncWriteExt;
+        let mut first = [0u8; 1];
+        if !matches!(tcp.try_peek(&mut first).await, Ok(true)) {
+            return None;
+        }
+        if first[0] != TLS_HANDSHAKE_RECORD {
+            if first[0].is_ascii_alphabetic() {
+                tracing::debug!("plain HTTP on the TLS listener");
+                let _ = tcp.write_all(NOT_TLS).await;
+                let _ = tcp.flush().await;
+                Shutdown::shutdown(tcp.as_mut()).await;
+            }
+            return None;
+        }
+        let tls = TlsConn::accept(acceptor, tcp).await?;
+        Some(Box::new(tls))
+    }
+
     /// HTTP/1.x requests of one connection, one after another.
     async fn serve_http1(&self, mut guarded: Box<Guarded>, shutdown: &ShutdownWatch) {
         let reuses = self
@@ -424,7 +640,30 @@ impl ServerApp for Listener {
         stream: Stream,
         shutdown: &ShutdownWatch,
     ) -> Option<Stream> {
-        let mut guarded = Box::new(Guarded::new(stream, self.limits));
+        let head_by = Instant::now() + self.limits.head;
+        let stream = match &self.tls {
+            None => stream,
+            Some(acceptor) => {
+                // The handshake counts against the first head's time.
+                match tokio::time::timeout_at(head_by, Self::tls_accept(acceptor, stream)).await {
+                    Ok(Some(s)) => s,
+                    Ok(None) => return None,
+                    Err(_) => {
+                        tracing::debug!("TLS handshake not done in the header timeout");
+                        return None;
+                    }
+                }
+            }
+        };
+        let mut guarded = Box::new(Guarded::until(stream, self.limits, head_by));
+        if matches!(guarded.selected_alpn_proto(), Some(ALPN::H2)) {
+            // HTTP/2 over TLS: the guard stays on until the client's
+            // preface (its end is a head's end) is in, within the head's
+            // time, then the h2 codec's own limits apply; refusals are not
+            // answered in HTTP/1.1.
+            guarded.answer_refusals = false;
+            return ServerApp::process_new(&self.proxy, guarded, shutdown).await;
+        }
         let h2c = self.proxy.server_options().is_some_and(|o| o.h2c)
             && guarded.get_ssl_digest().is_none();
         if h2c {

@@ -137,6 +137,7 @@ mod tests {
             "x-tenant",
             "user-agent",
             "traceparent",
+            "tracestate",
         ] {
             assert!(end_to_end(n), "{n}");
         }

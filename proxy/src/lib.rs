@@ -15,6 +15,7 @@ pub mod cards;
 pub mod check_cmd;
 pub mod cli;
 pub mod config;
+pub mod config_cmd;
 pub mod conn;
 pub mod demo;
 pub mod error;
@@ -26,6 +27,7 @@ pub mod push;
 pub mod rest;
 pub mod route;
 pub mod serve_cmd;
+pub mod server_tls;
 pub mod sse;
 pub mod tasks;
 pub mod translate_cmd;
@@ -62,6 +64,21 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
         graceful_shutdown_timeout_seconds: Some(grace.as_secs().max(1)),
         ..ServerConf::default()
     };
+    // TLS on the listener: the files are read now, so a bad one stops the
+    // start with the key named.
+    let tls = match &config.tls {
+        None => None,
+        Some((cert, key)) => {
+            let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
+            let cert = server_tls::ReloadingCert::load(server_tls::CertFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+                keys: ("tls_cert_file", "tls_key_file"),
+            })
+            .map_err(invalid)?;
+            Some(server_tls::acceptor(cert, &[b"h2", b"http/1.1"]).map_err(invalid)?)
+        }
+    };
     let mut server = Server::new_with_opt_and_conf(None, conf);
     server.bootstrap();
     let listen = config.listen;
@@ -86,6 +103,7 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
     let listener = conn::Listener {
         proxy: Arc::new(proxy),
         limits: conn::ConnLimits::of(&app.config.limits),
+        tls,
     };
     let mut svc =
         pingora::services::listening::Service::new("a2a-compat-proxy HTTP".to_string(), listener);
@@ -122,9 +140,14 @@ pub struct RunningProxy {
 }
 
 impl RunningProxy {
-    /// `http://addr`.
+    /// `http://addr` (`https://addr` with TLS on the listener).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.app.config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Stops the server and waits for its thread.

@@ -1,13 +1,27 @@
 //! The `serve` subcommand: flags, config resolution, logging, run.
 //!
 //! Precedence: command-line flag > `--config` file (TOML) > built-in default.
+//! The file's keys are documented in proxy/README.md ([`CONFIG_DOCS`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use pingora::server::RunArgs;
 
-use crate::config::{Config, ConfigError, RawConfig};
+use crate::config::{Config, ConfigError, LogFormat, RawConfig};
+
+/// Where `serve --help` sends readers for the config file's keys.
+pub const CONFIG_DOCS: &str = "\
+Every flag has a config-file key; a flag wins over the file, the file over the default.
+The keys, defaults and bounds are documented in proxy/README.md, sections
+  \"Config file (TOML)\"        every key, with an example file
+  \"Limits and timeouts\"       limits.*
+  \"TLS on the listener\"       tls_cert_file, tls_key_file (reloaded on SIGHUP)
+  \"gRPC\"                      grpc.*
+  \"Push notifications (issue #4)\"  push.*
+  \"Operations\"                log_format, --callback-url, config check/example, check-upstream
+`a2a-compat-proxy config example` prints a commented config file;
+`a2a-compat-proxy config check FILE` validates one and prints the resolved settings.";
 
 /// Flags of `a2a-compat-proxy serve`.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -34,15 +48,31 @@ pub struct ServeArgs {
     /// PEM private key of --grpc-tls-cert.
     #[arg(long, value_name = "FILE")]
     pub grpc_tls_key: Option<String>,
+    /// PEM certificate chain: the HTTP listener speaks TLS, ALPN h2 and
+    /// http/1.1 (with --tls-key); reloaded on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<String>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<String>,
+    /// The base URL the agent reaches the proxy's push callback at
+    /// (push.callback_url) [default: the listener's own URL].
+    #[arg(long, value_name = "URL")]
+    pub callback_url: Option<String>,
     /// The agent's gRPC endpoint (http://host:port): the gRPC listener
     /// then calls it over gRPC instead of bridging to its JSON-RPC binding.
     #[arg(long, value_name = "URL")]
     pub upstream_grpc: Option<String>,
-    /// A TOML config file (see the `config` module for its keys).
+    /// A TOML config file (keys: proxy/README.md, "Config file (TOML)";
+    /// `config example` prints one).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Log as JSON lines instead of text.
-    #[arg(long)]
+    /// Log lines as text (colours only on a terminal, with `auto`) or
+    /// JSON [default: auto].
+    #[arg(long, value_name = "auto|text|json", value_parser = ["auto", "text", "json"])]
+    pub log_format: Option<String>,
+    /// The same as --log-format json.
+    #[arg(long, conflicts_with = "log_format")]
     pub log_json: bool,
     /// Pingora worker threads [default: 2].
     #[arg(long)]
@@ -94,8 +124,18 @@ impl ServeArgs {
         set(&mut raw.grpc.tls_cert_file, &self.grpc_tls_cert);
         set(&mut raw.grpc.tls_key_file, &self.grpc_tls_key);
         set(&mut raw.upstream.grpc_url, &self.upstream_grpc);
-        if self.log_json {
-            raw.log_json = Some(true);
+        set(&mut raw.tls_cert_file, &self.tls_cert);
+        set(&mut raw.tls_key_file, &self.tls_key);
+        set(&mut raw.push.callback_url, &self.callback_url);
+        let format = match (&self.log_format, self.log_json) {
+            (Some(f), _) => Some(f.clone()),
+            (None, true) => Some("json".to_string()),
+            (None, false) => None,
+        };
+        if format.is_some() {
+            // The flag replaces whatever the file said, `log_json` included.
+            raw.log_format = format;
+            raw.log_json = None;
         }
         set(&mut raw.push.data_dir, &self.push_data_dir);
         if self.no_push {
@@ -133,20 +173,21 @@ fn credential_safe(meta: &tracing::Metadata<'_>) -> bool {
             .any(|own| meta.target() == *own || meta.target().starts_with(&format!("{own}::")))
 }
 
-fn init_logging(json: bool) {
+fn init_logging(format: LogFormat) {
     use tracing_subscriber::filter::{filter_fn, EnvFilter, FilterExt};
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::Layer;
     let env = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let filter = env.and(filter_fn(credential_safe));
-    // Colour codes only on a terminal (not in files, journald, pipes).
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // Colour codes only on a terminal (not in files, journald, pipes), and
+    // never with `text`.
+    let ansi = format == LogFormat::Auto && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(ansi);
     let registry = tracing_subscriber::registry();
-    let _ = if json {
+    let _ = if format == LogFormat::Json {
         registry.with(layer.json().with_filter(filter)).try_init()
     } else {
         registry.with(layer.with_filter(filter)).try_init()
@@ -198,7 +239,7 @@ pub fn main(args: &ServeArgs) -> i32 {
             return 2;
         }
     };
-    init_logging(config.log_json);
+    init_logging(config.log_format);
     let listeners = std::iter::once(("HTTP", Some(config.listen)))
         .chain(std::iter::once(("gRPC", config.grpc_listen)));
     for (what, addr) in listeners {
@@ -208,8 +249,10 @@ pub fn main(args: &ServeArgs) -> i32 {
         }
     }
     raise_open_files_limit();
+    let tls = config.tls.is_some() || config.grpc_tls.is_some();
     tracing::info!(
         listen = %config.listen,
+        tls = config.tls.is_some(),
         upstream = %config.upstream.as_string(),
         upstream_version = ?config.upstream_version,
         public_url = %config.public_url.as_string(),
@@ -218,10 +261,18 @@ pub fn main(args: &ServeArgs) -> i32 {
     let (server, app) = match crate::build_server(config, Duration::from_secs(5)) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("a2a-compat-proxy serve: cannot start push notifications: {e}");
+            eprintln!("a2a-compat-proxy serve: cannot start: {e}");
             return 2;
         }
     };
+    if tls {
+        match crate::server_tls::watch_sighup() {
+            Ok(()) => tracing::info!("SIGHUP reloads the TLS certificates"),
+            Err(e) => {
+                tracing::warn!(error = %e, "SIGHUP not watched: TLS certificates are not reloaded")
+            }
+        }
+    }
     let grpc = match crate::grpc::GrpcServer::start_if_configured(app.clone()) {
         Ok(g) => g,
         Err(e) => {
@@ -274,6 +325,47 @@ mod tests {
         assert_eq!(c.upstream.port, 2);
         assert_eq!(c.limits.max_body_bytes, 20);
         assert_eq!(c.upstream_grpc.as_ref().map(|u| u.port), Some(4));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn ops_flags_override_the_file() {
+        let dir = std::env::temp_dir().join(format!("a2a-serve-ops-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(
+            &file,
+            "log_json = true\n[upstream]\nurl = \"http://127.0.0.1:2\"\n[push]\ncallback_url = \"http://a:1\"\n",
+        )
+        .unwrap();
+        let f = file.to_str().unwrap();
+        let c = Cli::parse_from(["x", "--config", f])
+            .serve
+            .resolve()
+            .unwrap();
+        assert_eq!(c.log_format, LogFormat::Json);
+        assert_eq!(c.push.callback_url.as_string(), "http://a:1");
+        let cli = Cli::parse_from([
+            "x",
+            "--config",
+            f,
+            "--log-format",
+            "text",
+            "--callback-url",
+            "https://proxy.example.com/cb",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+        ]);
+        let c = cli.serve.resolve().unwrap();
+        assert_eq!(c.log_format, LogFormat::Text);
+        assert_eq!(
+            c.push.callback_url.as_string(),
+            "https://proxy.example.com/cb"
+        );
+        assert_eq!(c.tls, Some(("c.pem".into(), "k.pem".into())));
+        assert!(Cli::try_parse_from(["x", "--log-json", "--log-format", "text"]).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

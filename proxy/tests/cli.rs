@@ -130,3 +130,183 @@ fn unknown_flag_values_are_refused() {
     let out = run(&["--to", "2.0", "--kind", "request"], b"{}");
     assert_ne!(out.status.code(), Some(0));
 }
+
+// Operations (issue #23): `config example` / `config check`, where
+// `serve --help` sends readers, --callback-url, --log-format.
+
+/// The binary with `args`, no stdin: (exit code, stdout, stderr).
+fn proxy_cmd(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run a2a-compat-proxy");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("a2a-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    f
+}
+
+#[test]
+fn config_example_is_accepted_by_config_check() {
+    let (code, example, err) = proxy_cmd(&["config", "example"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(example.lines().filter(|l| l.starts_with('#')).count() > 3);
+    for key in ["upstream", "limits", "push", "log_format", "tls_cert_file"] {
+        assert!(example.contains(key), "example lacks {key}");
+    }
+    let f = temp_file("example.toml", &example);
+    let (code, out, err) = proxy_cmd(&["config", "check", f.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("valid"), "{out}");
+    // The resolved settings: the example's values and the defaults.
+    assert!(out.contains("127.0.0.1"), "{out}");
+    assert!(out.contains("max_body_bytes: 4194304"), "{out}");
+}
+
+#[test]
+fn config_check_refuses_bad_files_naming_the_key_and_hides_secrets() {
+    for (text, key) in [
+        ("[upstream]\nurl = \"ftp://a\"\n", "upstream.url"),
+        ("listen = \"x\"\n[upstream]\nurl = \"http://a\"\n", "listen"),
+        ("no_such_key = 1\n[upstream]\nurl = \"http://a\"\n", "no_such_key"),
+        (
+            "tls_cert_file = \"/nonexistent/cert.pem\"\ntls_key_file = \"/nonexistent/key.pem\"\n[upstream]\nurl = \"http://a\"\n",
+            "tls_cert_file",
+        ),
+        ("log_format = \"xml\"\n[upstream]\nurl = \"http://a\"\n", "log_format"),
+    ] {
+        let f = temp_file("bad.toml", text);
+        let (code, out, err) = proxy_cmd(&["config", "check", f.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{text}: {out} {err}");
+        assert!(err.contains(key), "{text}: {err}");
+    }
+    let f = temp_file(
+        "pg.toml",
+        "[upstream]\nurl = \"http://a\"\n[push]\npostgres_url = \"postgres://u:s3cret-pw@db/a2a\"\n",
+    );
+    let (code, out, err) = proxy_cmd(&["config", "check", f.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        !out.contains("s3cret-pw") && !err.contains("s3cret-pw"),
+        "{out}"
+    );
+    assert!(out.contains("redacted"), "{out}");
+}
+
+#[test]
+fn serve_help_names_where_the_keys_are_documented() {
+    let (code, out, _) = proxy_cmd(&["serve", "--help"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("proxy/README.md"), "{out}");
+    assert!(out.contains("config example"), "{out}");
+    assert!(!out.contains("see the `config` module"), "{out}");
+    for flag in ["--tls-cert", "--tls-key", "--callback-url", "--log-format"] {
+        assert!(out.contains(flag), "{flag} missing: {out}");
+    }
+}
+
+#[test]
+fn callback_url_flag_is_read_and_checked() {
+    let (code, _, err) = proxy_cmd(&[
+        "serve",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--callback-url",
+        "ftp://nope",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("push.callback_url"), "{err}");
+}
+
+/// Starts `serve` with `args`, reads stderr until the "starting" line (at
+/// most 10 s), stops it: the lines read.
+fn first_log_lines(args: &[&str]) -> Vec<String> {
+    use std::io::BufRead;
+    let listen = proxy::free_local_addr().unwrap().to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+        .args([
+            "serve",
+            "--listen",
+            &listen,
+            "--upstream",
+            "http://127.0.0.1:9",
+        ])
+        .args(["--upstream-version", "0.3", "--no-push"])
+        .args(args)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start serve");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(l) => {
+                let done = l.contains("starting");
+                lines.push(l);
+                if done {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        lines.iter().any(|l| l.contains("starting")),
+        "no start line: {lines:?}"
+    );
+    lines
+}
+
+#[test]
+fn log_format_flag_chooses_text_or_json_and_never_colours_a_pipe() {
+    // auto (the default) and text, on a pipe: no ANSI codes.
+    for args in [
+        &[][..],
+        &["--log-format", "text"][..],
+        &["--log-format", "auto"][..],
+    ] {
+        let lines = first_log_lines(args);
+        assert!(
+            !lines.iter().any(|l| l.contains('\x1b')),
+            "{args:?}: {lines:?}"
+        );
+        assert!(
+            serde_json::from_str::<Value>(&lines[0]).is_err(),
+            "{lines:?}"
+        );
+    }
+    // json, and --log-json as its alias: one JSON object per line.
+    for args in [&["--log-format", "json"][..], &["--log-json"][..]] {
+        for l in first_log_lines(args) {
+            let v: Value = serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            assert!(v.is_object(), "{l}");
+        }
+    }
+    let (code, _, _) = proxy_cmd(&["serve", "--log-format", "xml", "--upstream", "http://a"]);
+    assert_eq!(code, Some(2));
+}

@@ -1,5 +1,6 @@
 //! TLS on the gRPC listener (`grpc.tls_cert_file` / `grpc.tls_key_file`,
-//! PEM): rustls with ALPN `h2`. Each accepted connection does its handshake
+//! PEM): rustls with ALPN `h2`, the certificate loaded (and reloaded on
+//! SIGHUP) by [`crate::server_tls`], which the HTTP listener shares. Each accepted connection does its handshake
 //! on its own task, so a slow or bad client holds up nobody; a failed
 //! handshake is logged (debug) and dropped. Without the files the listener
 //! speaks h2c.
@@ -7,44 +8,29 @@
 use std::io;
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_rustls::rustls;
-use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::server_tls::{self, CertFiles, ReloadingCert};
+
 /// Longest TLS handshake allowed.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A TLS acceptor from PEM files (the certificate chain, then the key).
+/// A TLS acceptor from PEM files (the certificate chain, then the key),
+/// ALPN `h2`; the certificate is reloaded on SIGHUP (crate::server_tls).
 pub fn acceptor(cert_file: &Path, key_file: &Path) -> Result<TlsAcceptor, String> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_file)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("grpc.tls_cert_file {}: {e}", cert_file.display()))?;
-    if certs.is_empty() {
-        return Err(format!(
-            "grpc.tls_cert_file {}: no certificate in it",
-            cert_file.display()
-        ));
-    }
-    let key = PrivateKeyDer::from_pem_file(key_file)
-        .map_err(|e| format!("grpc.tls_key_file {}: {e}", key_file.display()))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("gRPC TLS: {e}"))?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .map_err(|e| format!("gRPC TLS: certificate and key do not fit: {e}"))?;
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    Ok(TlsAcceptor::from(Arc::new(config)))
+    let cert = ReloadingCert::load(CertFiles {
+        cert: cert_file.to_path_buf(),
+        key: key_file.to_path_buf(),
+        keys: ("grpc.tls_cert_file", "grpc.tls_key_file"),
+    })?;
+    server_tls::acceptor(cert, &[b"h2"]).map_err(|e| format!("gRPC {e}"))
 }
 
 /// A TLS connection as tonic's server wants it.

@@ -12,6 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
+use crate::support::tls;
 use crate::support::*;
 
 fn proxy_with(upstream: &str, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
@@ -559,4 +560,165 @@ async fn pipelined_translated_requests_are_answered_in_order() {
         ids.push(task["id"].as_str().unwrap_or("?").to_string());
     }
     assert_eq!(ids, ["a", "b", "c"]);
+}
+
+// TLS on the listener (issue #23): the bounds above hold when the
+// listener speaks TLS; the handshake counts against the header timeout.
+
+/// A TLS proxy with 1 s head and idle bounds, and the CA its certificate
+/// comes from.
+fn tls_proxy_with(
+    tweak: impl FnOnce(&mut Config),
+) -> (RunningProxy, tls::TestCa, std::path::PathBuf) {
+    let dir = tls::temp_dir("hostile-tls");
+    let ca = tls::TestCa::new();
+    let leaf = ca.leaf(&dir, "proxy");
+    let px = proxy_with("http://127.0.0.1:9", |c| {
+        short_heads(c);
+        c.tls = Some((leaf.cert_file.clone(), leaf.key_file.clone()));
+        tweak(c);
+    });
+    (px, ca, dir)
+}
+
+/// Reads decrypted bytes until the proxy closes the TLS connection, at
+/// most `limit`: what it wrote and when; `None` if still open.
+async fn tls_until_closed<S: tokio::io::AsyncRead + Unpin>(
+    sock: &mut S,
+    limit: Duration,
+) -> Option<(Vec<u8>, Duration)> {
+    let start = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = limit.checked_sub(start.elapsed())?;
+        match timeout(left, sock.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0)) | Ok(Err(_)) => return Some((got, start.elapsed())),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_silent_tls_client_is_cut_at_the_header_timeout() {
+    let (px, ca, dir) = tls_proxy_with(|_| {});
+    // Silent before the handshake: no byte at all.
+    let mut sock = TcpStream::connect(px.addr).await.unwrap();
+    let (got, after) = until_closed(&mut sock, Duration::from_secs(15))
+        .await
+        .expect("a connection that sends nothing must be closed");
+    assert!(got.is_empty());
+    assert!(after < Duration::from_secs(10), "closed after {after:?}");
+    // Silent after the handshake: no request head.
+    let mut tls = tls::connect(px.addr, &ca.der(), &[b"http/1.1"])
+        .await
+        .unwrap();
+    let (got, after) = tls_until_closed(&mut tls, Duration::from_secs(15))
+        .await
+        .expect("a TLS connection that sends no request must be closed");
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        got.is_empty() || text.starts_with("HTTP/1.1 408"),
+        "{text:?}"
+    );
+    assert!(after < Duration::from_secs(10), "closed after {after:?}");
+    // Silent after the HTTP/2 handshake (ALPN h2): no preface.
+    let mut tls = tls::connect(px.addr, &ca.der(), &[b"h2"]).await.unwrap();
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (got, after) = tls_until_closed(&mut tls, Duration::from_secs(15))
+        .await
+        .expect("an h2 connection that sends no preface must be closed");
+    // At most the server's own SETTINGS frame, never an HTTP/1.1 answer.
+    assert!(
+        !String::from_utf8_lossy(&got).contains("HTTP/1.1"),
+        "{:?}",
+        String::from_utf8_lossy(&got)
+    );
+    assert!(after < Duration::from_secs(10), "closed after {after:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_trickled_tls_handshake_is_cut_at_the_header_timeout() {
+    let (px, ca, dir) = tls_proxy_with(|_| {});
+    // A real ClientHello, one byte every 100 ms: each read is quick, the
+    // handshake would take half a minute.
+    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+    roots.add(ca.der().into()).unwrap();
+    let provider = std::sync::Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = tokio_rustls::rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut client =
+        tokio_rustls::rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let mut hello = Vec::new();
+    client.write_tls(&mut hello).unwrap();
+    assert!(hello.len() > 100, "{}", hello.len());
+    let sock = TcpStream::connect(px.addr).await.unwrap();
+    let (mut rd, mut wr) = sock.into_split();
+    let writer = tokio::spawn(async move {
+        for b in hello {
+            if wr.write_all(&[b]).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let start = Instant::now();
+    let mut buf = [0u8; 1024];
+    let closed = loop {
+        if start.elapsed() > Duration::from_secs(15) {
+            break false;
+        }
+        match timeout(Duration::from_secs(1), rd.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break true,
+            Ok(Ok(_)) | Err(_) => {}
+        }
+    };
+    let done = writer.is_finished();
+    writer.abort();
+    assert!(closed, "a trickled handshake must not hold the connection");
+    assert!(!done, "the whole ClientHello went out before the cut");
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn tls_connections_keep_the_head_and_idle_bounds() {
+    let (px, ca, dir) = tls_proxy_with(|c| c.limits.max_header_bytes = 4096);
+    // A head over the cap: 431, closed.
+    let mut tls = tls::connect(px.addr, &ca.der(), &[b"http/1.1"])
+        .await
+        .unwrap();
+    let big = "b".repeat(8000);
+    let raw = request("GET", "/health", &[("X-Big", &big)], b"");
+    let _ = tls.write_all(&raw).await;
+    let _ = tls.flush().await;
+    let (got, _) = tls_until_closed(&mut tls, Duration::from_secs(10))
+        .await
+        .expect("closed");
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 431"), "answered {text:?}");
+    // A kept-alive connection: answered, then closed when idle.
+    let mut tls = tls::connect(px.addr, &ca.der(), &[b"http/1.1"])
+        .await
+        .unwrap();
+    tls.write_all(&kept_alive("GET", "/health", &[], b""))
+        .await
+        .unwrap();
+    let mut first = [0u8; 12];
+    timeout(WAIT, tls.read_exact(&mut first))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    let (_, after) = tls_until_closed(&mut tls, Duration::from_secs(15))
+        .await
+        .expect("an idle kept-alive TLS connection must be closed");
+    assert!(after < Duration::from_secs(10), "closed after {after:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

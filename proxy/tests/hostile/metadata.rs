@@ -31,6 +31,9 @@ use crate::support::*;
 
 const TOKEN: &str = "Bearer good-token";
 const TENANT: &str = "acme";
+// W3C trace context (issue #23): end to end like credentials.
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+const TRACESTATE: &str = "vendor=opaque,other=1";
 
 fn card_v03(up: &str, extended: bool) -> Value {
     let mut c = json!({"name":"fake","description":"a fake agent","version":"1.0.0",
@@ -63,6 +66,8 @@ fn authed<T>(m: T) -> tonic::Request<T> {
     let md = r.metadata_mut();
     md.insert("authorization", TOKEN.parse().unwrap());
     md.insert("x-tenant", TENANT.parse().unwrap());
+    md.insert("traceparent", TRACEPARENT.parse().unwrap());
+    md.insert("tracestate", TRACESTATE.parse().unwrap());
     md.insert("proxy-authorization", "Basic cHJveHk6cHc=".parse().unwrap());
     r.set_timeout(Duration::from_secs(20));
     r
@@ -194,6 +199,8 @@ fn grpc_proxy(up: &FakeUpstream, version: Version) -> Px {
 fn assert_forwarded_http(r: &Recorded, upstream: Version) {
     assert_eq!(r.header("authorization"), Some(TOKEN), "{r:?}");
     assert_eq!(r.header("x-tenant"), Some(TENANT), "{r:?}");
+    assert_eq!(r.header("traceparent"), Some(TRACEPARENT), "{r:?}");
+    assert_eq!(r.header("tracestate"), Some(TRACESTATE), "{r:?}");
     for hop in [
         "proxy-authorization",
         "te",
@@ -482,6 +489,8 @@ fn assert_forwarded_grpc(c: &Call, a2a_version: Option<&str>) {
     let h = |k: &str| c.headers.get(k).and_then(|v| v.to_str().ok());
     assert_eq!(h("authorization"), Some(TOKEN), "{}", c.path);
     assert_eq!(h("x-tenant"), Some(TENANT), "{}", c.path);
+    assert_eq!(h("traceparent"), Some(TRACEPARENT), "{}", c.path);
+    assert_eq!(h("tracestate"), Some(TRACESTATE), "{}", c.path);
     assert_eq!(h("proxy-authorization"), None, "{}", c.path);
     assert_eq!(h("a2a-version"), a2a_version, "{}", c.path);
 }
@@ -717,6 +726,8 @@ async fn rest_subscribe_first_task_is_asked_with_the_callers_credentials() {
         ("Authorization", TOKEN),
         ("X-Tenant", TENANT),
         ("Accept-Encoding", "gzip"),
+        ("traceparent", TRACEPARENT),
+        ("tracestate", TRACESTATE),
     ];
     let mut s = open(
         px.addr,
@@ -740,6 +751,10 @@ async fn rest_subscribe_first_task_is_asked_with_the_callers_credentials() {
         .expect("the subscribe");
     assert_eq!(sub.header("authorization"), Some(TOKEN));
     assert_eq!(sub.header("accept-encoding"), None);
+    for c in [get, sub] {
+        assert_eq!(c.header("traceparent"), Some(TRACEPARENT), "{c:?}");
+        assert_eq!(c.header("tracestate"), Some(TRACESTATE), "{c:?}");
+    }
 }
 
 /// A translated JSON-RPC call (one the proxy sends itself): the caller's
@@ -764,6 +779,8 @@ async fn jsonrpc_translated_call_drops_hop_by_hop_headers() {
         ("Connection", "keep-alive, X-Hop"),
         ("X-Hop", "1"),
         ("Accept-Encoding", "gzip, br"),
+        ("traceparent", TRACEPARENT),
+        ("tracestate", TRACESTATE),
     ];
     let r = post(px.addr, "/rpc", &headers, body).await;
     assert_eq!(r.status, 200, "{}", r.text());
@@ -774,6 +791,8 @@ async fn jsonrpc_translated_call_drops_hop_by_hop_headers() {
     assert_eq!(c.header("x-tenant"), Some(TENANT));
     assert_eq!(c.header("proxy-authorization"), None);
     assert_eq!(c.header("x-hop"), None);
+    assert_eq!(c.header("traceparent"), Some(TRACEPARENT));
+    assert_eq!(c.header("tracestate"), Some(TRACESTATE));
     // The proxy translates the answer: it asks for it unencoded.
     assert_eq!(c.header("accept-encoding"), None);
     assert_eq!(c.header("a2a-version"), Some("0.3"));

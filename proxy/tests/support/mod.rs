@@ -496,3 +496,6 @@ macro_rules! version_pairs {
         }
     )*};
 }
+
+/// TLS toward the proxy's listener: a test CA and a client trusting it.
+pub mod tls;
