@@ -1372,6 +1372,7 @@ impl ProxyService {
                 ctx.target.operation = e.operation;
                 ctx.route = Some(Route {
                     client_version: e.render_version,
+                    client_protocol: crate::version::ProtocolVersion::of(e.render_version),
                     binding: e.binding,
                     operation: e.operation,
                     params: Default::default(),
@@ -1412,6 +1413,10 @@ impl ProxyService {
             let f = Failure::PayloadTooLarge {
                 limit: app.config.limits.max_body_bytes,
             };
+            return self.respond_failure(session, ctx, f).await;
+        }
+        // A2A 1.N: a minor newer than what is served here (route::refused_minor).
+        if let Err(f) = app.check_minor(&route).await {
             return self.respond_failure(session, ctx, f).await;
         }
 
@@ -1877,7 +1882,9 @@ impl ProxyHttp for ProxyService {
         if let Some(v) = ctx.upstream_version {
             // Always the upstream's own version (EDGE-CASES 4): a v1.0 agent
             // rejects header-less calls even when the method says v1.0.
-            upstream_request.insert_header("A2A-Version", v.as_str())?;
+            // Passthrough keeps the client's 1.N (route::upstream_header).
+            let sent = route::upstream_header(ctx.route.as_ref(), v);
+            upstream_request.insert_header("A2A-Version", sent)?;
         }
         if ctx.rpc.is_some() || ctx.rest.is_some() {
             // The proxy reads this answer to translate it: unencoded
