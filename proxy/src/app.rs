@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use crate::card::CardCache;
+use crate::card::{self, CardCache};
 use crate::config::{Config, UpstreamVersion};
 use crate::error::{rescue, ErrorTarget, Failure};
 use crate::metrics::Metrics;
@@ -189,6 +189,45 @@ impl App {
                     .map_err(|detail| Failure::UpstreamUnavailable { detail })?;
                 Ok(card.version)
             }
+        }
+    }
+
+    // A2A 1.N versions (area: versions).
+    /// The upstream's precise version: `upstream.version` when it names one,
+    /// else read from its card ([`card::card_protocol`]).
+    pub async fn upstream_protocol(&self) -> Result<crate::version::ProtocolVersion, Failure> {
+        use crate::version::ProtocolVersion;
+        if let Some(p) = self.config.upstream_protocol {
+            return Ok(p);
+        }
+        match self.config.upstream_version {
+            UpstreamVersion::Fixed(v) => Ok(ProtocolVersion::of(v)),
+            UpstreamVersion::Auto => {
+                let addr = self.upstream_addr().await?;
+                let card = self
+                    .cards
+                    .get(addr, true)
+                    .await
+                    .map_err(|detail| Failure::UpstreamUnavailable { detail })?;
+                Ok(card::card_protocol(&card.json))
+            }
+        }
+    }
+
+    /// VersionNotSupported for a 1.N call newer than what is served for
+    /// the agent ([`crate::route::refused_minor`]); 0.3 and 1.0 calls pass
+    /// at once.
+    pub async fn check_minor(&self, route: &crate::route::Route) -> Result<(), Failure> {
+        if !crate::route::minor_matters(route) {
+            return Ok(());
+        }
+        let up = Box::pin(self.upstream_protocol()).await?;
+        match crate::route::refused_minor(route, up, self.config.newer_minor) {
+            Some(served) => Err(Failure::VersionNotServed {
+                requested: route.client_protocol,
+                served,
+            }),
+            None => Ok(()),
         }
     }
 

@@ -51,11 +51,34 @@ impl CachedCard {
 }
 
 /// A v1.0 card has `supportedInterfaces`; anything else is read as v0.3.
+/// A 1.N card (`supportedInterfaces` whose `protocolVersion` says 1.1, say)
+/// is a v1.0-family card too; [`card_protocol`] gives its precise version.
 pub fn card_version(card: &Value) -> Version {
     if card.get("supportedInterfaces").is_some_and(Value::is_array) {
         Version::V10
     } else {
         Version::V03
+    }
+}
+
+/// The precise version of the agent behind `card`: 0.3 for a v0.3 card;
+/// for a v1.0-family card the newest 1.N among its interfaces'
+/// `protocolVersion`s (an agent declaring 1.1 is a 1.1 agent), 1.0 when
+/// none names a 1.N.
+pub fn card_protocol(card: &Value) -> translate::version::ProtocolVersion {
+    use translate::version::ProtocolVersion;
+    match card_version(card) {
+        Version::V03 => ProtocolVersion::V0_3,
+        Version::V10 => card
+            .get("supportedInterfaces")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get("protocolVersion")?.as_str())
+            .filter_map(ProtocolVersion::parse)
+            .filter(|p| p.family() == Version::V10)
+            .max()
+            .unwrap_or(ProtocolVersion::V1_0),
     }
 }
 
@@ -783,6 +806,27 @@ mod tests {
         assert_eq!(
             card_version(&json!({"supportedInterfaces": null})),
             Version::V03
+        );
+    }
+
+    #[test]
+    fn precise_versions() {
+        let p = |c: Value| card_protocol(&c).to_string();
+        let iface =
+            |v: &str| json!({"url": "x", "protocolBinding": "JSONRPC", "protocolVersion": v});
+        assert_eq!(p(json!({"url": "x", "protocolVersion": "1.1"})), "0.3");
+        assert_eq!(p(json!({"supportedInterfaces": []})), "1.0");
+        assert_eq!(p(json!({"supportedInterfaces": [iface("1.0")]})), "1.0");
+        assert_eq!(p(json!({"supportedInterfaces": [iface("1.0.2")]})), "1.0");
+        assert_eq!(p(json!({"supportedInterfaces": [iface("1.1")]})), "1.1");
+        assert_eq!(
+            p(json!({"supportedInterfaces": [iface("1.0"), iface("1.1"), iface("0.3")]})),
+            "1.1"
+        );
+        // Unreadable or other versions do not count.
+        assert_eq!(
+            p(json!({"supportedInterfaces": [iface("2.0"), iface("x"), {"protocolVersion": 11}]})),
+            "1.0"
         );
     }
 

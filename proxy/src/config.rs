@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::version::Version;
+use crate::version::{ProtocolVersion, Version};
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -68,6 +68,19 @@ pub struct RawConfig {
     pub tls_key_file: Option<String>,
     /// `auto` (default), `text` or `json`; `log_json = true` is `json`.
     pub log_format: Option<String>,
+    // A2A 1.N versions (area: versions).
+    #[serde(default)]
+    pub versions: RawVersions,
+}
+
+// A2A 1.N versions (area: versions).
+/// `[versions]` of the file: which A2A 1.N calls are served.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVersions {
+    /// `refuse` (default) or `passthrough`: a 1.N client newer than the
+    /// agent ([`crate::route::NewerMinor`]).
+    pub newer_minor: Option<String>,
 }
 
 /// `[push]` of the file: push-notification interception and delivery.
@@ -365,6 +378,12 @@ pub struct Config {
     /// speaks TLS (ALPN h2, http/1.1); `None`: plain HTTP and h2c.
     pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     pub log_format: LogFormat,
+    // A2A 1.N versions (area: versions).
+    /// The agent's precise version when `upstream.version` names one
+    /// (`1.1`); `None`: from its card, or the first of a fixed family.
+    pub upstream_protocol: Option<ProtocolVersion>,
+    /// `versions.newer_minor`.
+    pub newer_minor: crate::route::NewerMinor,
 }
 
 // TLS on the HTTP listener, log format (area: ops).
@@ -759,15 +778,29 @@ impl Config {
             ));
         }
 
-        let upstream_version = match raw.upstream.version.as_deref().map(str::trim) {
-            None | Some("auto") => UpstreamVersion::Auto,
-            Some("0.3") => UpstreamVersion::Fixed(Version::V03),
-            Some("1.0") => UpstreamVersion::Fixed(Version::V10),
+        // A2A 1.N versions (area: versions): any 1.N names the v1.0 family.
+        let (upstream_version, upstream_protocol) =
+            match raw.upstream.version.as_deref().map(str::trim) {
+                None | Some("auto") => (UpstreamVersion::Auto, None),
+                Some(text) => match ProtocolVersion::parse(text) {
+                    Some(p) => (UpstreamVersion::Fixed(p.family()), Some(p)),
+                    None => {
+                        return Err(bad(
+                            "upstream.version",
+                            text,
+                            "must be auto, 0.3 or a 1.N version (1.0, 1.1, ...)",
+                        ))
+                    }
+                },
+            };
+        let newer_minor = match raw.versions.newer_minor.as_deref().map(str::trim) {
+            None | Some("refuse") => crate::route::NewerMinor::Refuse,
+            Some("passthrough") => crate::route::NewerMinor::Passthrough,
             Some(other) => {
                 return Err(bad(
-                    "upstream.version",
+                    "versions.newer_minor",
                     other,
-                    "must be one of auto, 0.3, 1.0",
+                    "must be refuse or passthrough",
                 ))
             }
         };
@@ -821,6 +854,8 @@ impl Config {
         let list_tasks = resolve_list_tasks(&raw)?;
         let grpc_card_url_form = GrpcUrlForm::parse(raw.grpc.card_url_form.as_deref())?;
         Ok(Config {
+            upstream_protocol,
+            newer_minor,
             grpc_card_url_form,
             list_tasks,
             push,
@@ -1293,5 +1328,33 @@ mod tests {
             let e = raw(&format!("{base}max_event_bytes = {bad}")).unwrap_err();
             assert_eq!(e.key, "limits.max_event_bytes", "{e}");
         }
+    }
+
+    // A2A 1.N versions (area: versions).
+    #[test]
+    fn versions_knobs() {
+        let c = raw("[upstream]\nurl = \"http://a\"").unwrap();
+        assert_eq!(c.newer_minor, crate::route::NewerMinor::Refuse);
+        assert_eq!(c.upstream_protocol, None);
+        let c = raw("[upstream]\nurl = \"http://a\"\nversion = \"1.1\"\n[versions]\nnewer_minor = \"passthrough\"").unwrap();
+        assert_eq!(c.upstream_version, UpstreamVersion::Fixed(Version::V10));
+        assert_eq!(
+            c.upstream_protocol.map(|p| p.to_string()).as_deref(),
+            Some("1.1")
+        );
+        assert_eq!(c.newer_minor, crate::route::NewerMinor::Passthrough);
+        let c = raw("[upstream]\nurl = \"http://a\"\nversion = \"0.3\"").unwrap();
+        assert_eq!(c.upstream_version, UpstreamVersion::Fixed(Version::V03));
+        for bad in ["2.0", "0.2", "1.x"] {
+            let e = raw(&format!(
+                "[upstream]\nurl = \"http://a\"\nversion = \"{bad}\""
+            ))
+            .unwrap_err();
+            assert_eq!(e.key, "upstream.version", "{e}");
+        }
+        let e =
+            raw("[upstream]\nurl = \"http://a\"\n[versions]\nnewer_minor = \"allow\"").unwrap_err();
+        assert_eq!(e.key, "versions.newer_minor", "{e}");
+        assert!(raw("[upstream]\nurl = \"http://a\"\n[versions]\nolder = 1").is_err());
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use translate::code::ErrorCode;
 
 use crate::route::{Binding, Operation};
-use crate::version::Version;
+use crate::version::{ProtocolVersion, Version};
 
 /// The A2A / JSON-RPC error kinds (the `translate` table).
 pub type A2aCode = ErrorCode;
@@ -51,6 +51,13 @@ fn row(code: ErrorCode) -> Row {
 pub enum Failure {
     /// The `A2A-Version` value names no supported version.
     VersionNotSupported { requested: String },
+    /// A 1.N the proxy does not serve for this agent: newer than `served`,
+    /// the agent's own 1.N (or 1.0, what translation produces for a v0.3
+    /// agent); see `route::refused_minor`.
+    VersionNotServed {
+        requested: ProtocolVersion,
+        served: ProtocolVersion,
+    },
     /// The client's version differs from the upstream's and translation is
     /// not available (yet) for this request.
     CannotTranslate { client: Version, upstream: Version },
@@ -87,6 +94,15 @@ impl Failure {
                 A2aCode::VersionNotSupported,
                 None,
                 format!("A2A-Version {requested:?} is not supported; supported versions: 0.3, 1.0"),
+                None,
+            ),
+            Failure::VersionNotServed { requested, served } => (
+                A2aCode::VersionNotSupported,
+                None,
+                format!(
+                    "A2A-Version {requested} is not supported by this agent; supported versions: {}",
+                    supported_list(*served).replace(',', ", ")
+                ),
                 None,
             ),
             Failure::CannotTranslate { client, upstream } => (
@@ -159,7 +175,9 @@ impl Failure {
     /// A short label for metrics and logs.
     pub fn label(&self) -> &'static str {
         match self {
-            Failure::VersionNotSupported { .. } => "version_not_supported",
+            Failure::VersionNotSupported { .. } | Failure::VersionNotServed { .. } => {
+                "version_not_supported"
+            }
             Failure::CannotTranslate { .. } => "cannot_translate",
             Failure::PayloadTooLarge { .. } => "payload_too_large",
             Failure::Overloaded { .. } => "overloaded",
@@ -213,8 +231,32 @@ fn metadata_of(failure: &Failure) -> Map<String, Value> {
         metadata.insert("requestedVersion".into(), Value::String(requested.clone()));
         metadata.insert("supportedVersions".into(), Value::String("0.3,1.0".into()));
     }
+    if let Failure::VersionNotServed { requested, served } = failure {
+        metadata.insert(
+            "requestedVersion".into(),
+            Value::String(requested.to_string()),
+        );
+        metadata.insert(
+            "supportedVersions".into(),
+            Value::String(supported_list(*served)),
+        );
+    }
     metadata.insert("proxyReason".into(), Value::String(failure.label().into()));
     metadata
+}
+
+/// The versions served when `served` is the newest 1.N: `0.3,1.0,...,served`.
+fn supported_list(served: ProtocolVersion) -> String {
+    let mut out = String::from("0.3");
+    // Bounded: a served minor comes from a card or the config (u16), but
+    // the list stops at 1.0..1.9 written out and names the range beyond.
+    for minor in 0..=served.minor.min(9) {
+        out.push_str(&format!(",1.{minor}"));
+    }
+    if served.minor > 9 {
+        out.push_str(&format!(",...,{served}"));
+    }
+    out
 }
 
 /// The JSON-RPC error response for `failure` in `version` (v1.0: `data` is
@@ -415,6 +457,27 @@ mod tests {
         // The detail (the agent's address, its words) stays in the log.
         assert_eq!(v["message"], "upstream agent unavailable");
         assert_eq!(v.as_object().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn version_not_served_names_what_is() {
+        let p = |s| ProtocolVersion::parse(s).unwrap();
+        let f = Failure::VersionNotServed {
+            requested: p("1.2"),
+            served: p("1.1"),
+        };
+        let r = rescue(&f, &target(Version::V10, Binding::Rest));
+        assert_eq!(r.status, 400);
+        let v = parse(&r);
+        let info = &v["error"]["details"][0];
+        assert_eq!(info["reason"], "VERSION_NOT_SUPPORTED");
+        assert_eq!(info["metadata"]["requestedVersion"], "1.2");
+        assert_eq!(info["metadata"]["supportedVersions"], "0.3,1.0,1.1");
+        assert_eq!(info["metadata"]["proxyReason"], "version_not_supported");
+        let r = rescue(&f, &target(Version::V10, Binding::JsonRpc));
+        assert_eq!(parse(&r)["error"]["code"], -32009);
+        assert_eq!(supported_list(p("1.0")), "0.3,1.0");
+        assert!(supported_list(p("1.300")).ends_with(",1.9,...,1.300"));
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //! * The `A2A-Version` header decides; when it is absent or empty the
 //!   `A2A-Version` query parameter (key matched case-insensitively) is used;
 //!   when both are absent or empty the client speaks 0.3 (spec v1.0 §3.6.2).
-//!   Only `Major.Minor` counts ([`Version::from_header`]).
+//!   Only `Major.Minor` counts ([`ProtocolVersion::from_header`]): 0.3
+//!   and every 1.N are read; the wire family ([`Version`]) goes in
+//!   [`Route::client_version`], the precise version in
+//!   [`Route::client_protocol`].
 //! * REST: the version is decided by the header/query **first** and only then
 //!   is the path parsed with that version's grammar, so with `A2A-Version: 1.0`
 //!   the path `/v1/tasks/x` means tenant `v1` (EDGE-CASES 2, 31). The path
@@ -22,10 +25,28 @@
 //!   ([`RouteError`], rendered as VersionNotSupported -32009). It is rendered in
 //!   the dialect of the JSON-RPC method when that is known, otherwise as v1.0,
 //!   because only v1.0-era clients send the header at all.
+//!
+//! # Which 1.N minors are served (A2A 1.x readiness)
+//!
+//! Every 1.N shares the v1.0 wire shapes, so translators work on the
+//! family; the minor decides three things, all here and pure:
+//! * [`refused_minor`]: a JSON-RPC or REST call whose 1.N is newer than
+//!   what the proxy serves for this agent ([`served_v1`]: the agent's own
+//!   1.N, or 1.0 for a v0.3 agent, the version translation produces) is
+//!   VersionNotSupported, as the spec requires of an agent, unless
+//!   `versions.newer_minor = "passthrough"`. Earlier minors of a 1.N agent
+//!   pass through: the agent answers them by their `A2A-Version`.
+//! * [`upstream_header`]: the `A2A-Version` sent upstream is the client's
+//!   own `Major.Minor` when the call stays in its family (passthrough), and
+//!   the family's first version (`0.3`, `1.0`) when the proxy translates:
+//!   a v0.3 client of a 1.1 agent is served by talking 1.0 to it.
+//! * The agent's version is read from its card (`card::card_protocol`: the
+//!   highest 1.N among its interfaces) or `upstream.version`.
 
 use http::{HeaderMap, Method};
 
 use crate::version::{UnsupportedVersion, Version};
+use translate::version::ProtocolVersion;
 
 /// Header and query parameter carrying the client's version.
 pub const VERSION_HEADER: &str = "a2a-version";
@@ -192,6 +213,10 @@ pub struct PathParams {
 pub struct Route {
     /// The wire version the client speaks (errors are rendered in it).
     pub client_version: Version,
+    /// The precise version the client speaks: its `A2A-Version` when that
+    /// names `client_version`'s family, else the family's first version
+    /// (a v0.3 method under `A2A-Version: 1.1` is a 0.3 call).
+    pub client_protocol: ProtocolVersion,
     pub binding: Binding,
     /// `None` for local endpoints, [`Binding::Other`] and unknown JSON-RPC methods.
     pub operation: Option<Operation>,
@@ -238,9 +263,16 @@ pub fn version_value<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Opti
 
 /// Classifies a request.
 pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
-    let declared = Version::from_header(version_value(req.headers, req.query));
+    let precise = ProtocolVersion::from_header(version_value(req.headers, req.query));
+    let declared = precise.as_ref().map(|p| p.family()).map_err(Clone::clone);
+    // The precise version of a call in family `v`.
+    let protocol = |v: Version| match &precise {
+        Ok(p) if p.family() == v => *p,
+        _ => ProtocolVersion::of(v),
+    };
     let local = |binding| Route {
         client_version: *declared.as_ref().unwrap_or(&Version::V03),
+        client_protocol: *precise.as_ref().unwrap_or(&ProtocolVersion::V0_3),
         binding,
         operation: None,
         params: PathParams::default(),
@@ -292,6 +324,7 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
     if let Some((op, params)) = rest_route(declared, req.method, req.path) {
         return Ok(Route {
             client_version: declared,
+            client_protocol: protocol(declared),
             binding: Binding::Rest,
             operation: Some(op),
             params,
@@ -306,6 +339,7 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
         };
         return Ok(Route {
             client_version,
+            client_protocol: protocol(client_version),
             binding: Binding::JsonRpc,
             operation,
             params: PathParams::default(),
@@ -315,11 +349,71 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
 
     Ok(Route {
         client_version: declared,
+        client_protocol: protocol(declared),
         binding: Binding::Other,
         operation: None,
         params: PathParams::default(),
         version_conflict: false,
     })
+}
+
+/// What the proxy does with a 1.N call newer than the version it serves for
+/// the agent (`versions.newer_minor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NewerMinor {
+    /// VersionNotSupported (-32009), as the spec requires of an agent.
+    #[default]
+    Refuse,
+    /// On to the agent unchanged when it speaks the client's family (the
+    /// agent decides, by the client's own `A2A-Version`); translated as 1.0
+    /// for a v0.3 agent.
+    Passthrough,
+}
+
+/// The newest 1.N the proxy serves for an agent speaking `upstream`: the
+/// agent's own 1.N (earlier minors pass through too), or 1.0 for a v0.3
+/// agent (what translation produces).
+pub fn served_v1(upstream: ProtocolVersion) -> ProtocolVersion {
+    match upstream.family() {
+        Version::V03 => ProtocolVersion::V1_0,
+        Version::V10 => upstream,
+    }
+}
+
+/// Whether the minor can matter for `route`: a JSON-RPC or REST call of a
+/// 1.N client with N > 0 (0.3 and 1.0 calls are always served, so they
+/// never wait for the agent's version here).
+pub fn minor_matters(route: &Route) -> bool {
+    matches!(route.binding, Binding::JsonRpc | Binding::Rest)
+        && route.client_version == Version::V10
+        && route.client_protocol > ProtocolVersion::V1_0
+}
+
+/// `Some(served)` when `route`'s call must be refused: its 1.N is newer
+/// than [`served_v1`] of the agent's `upstream` version and `policy` is
+/// [`NewerMinor::Refuse`].
+pub fn refused_minor(
+    route: &Route,
+    upstream: ProtocolVersion,
+    policy: NewerMinor,
+) -> Option<ProtocolVersion> {
+    let served = served_v1(upstream);
+    (minor_matters(route) && route.client_protocol > served && policy == NewerMinor::Refuse)
+        .then_some(served)
+}
+
+/// The `A2A-Version` sent to an agent whose family is `upstream` for
+/// `route`'s call: the client's own `Major.Minor` when the call stays in
+/// its family (passthrough: a 1.1 client's call reaches a 1.1 agent as
+/// 1.1), else `upstream`'s first version (the proxy translates, and speaks
+/// only 0.3 and 1.0 itself).
+pub fn upstream_header(route: Option<&Route>, upstream: Version) -> String {
+    match route {
+        Some(r) if r.client_version == upstream && r.client_protocol.family() == upstream => {
+            r.client_protocol.to_string()
+        }
+        _ => upstream.as_str().to_string(),
+    }
 }
 
 /// `Some(legacy)` for the two well-known card paths.
@@ -620,7 +714,8 @@ mod tests {
             (case(Method::POST, "/").h("garbage").rpc("GetTask"), V10, Binding::JsonRpc),
             (case(Method::GET, "/tasks/t1").h("0.2"), V10, Binding::Rest),
             (case(Method::GET, "/x").q("A2A-Version=9"), V10, Binding::Other),
-            (case(Method::GET, "/.well-known/agent-card.json").h("1.1"), V10, Binding::AgentCard { legacy_path: false }),
+            (case(Method::GET, "/.well-known/agent-card.json").h("2.1"), V10, Binding::AgentCard { legacy_path: false }),
+            (case(Method::POST, "/").h("0.4").rpc("SendMessage"), V10, Binding::JsonRpc),
         ];
         for (c, render, binding) in table {
             let e = c.run().unwrap_err();
@@ -632,6 +727,112 @@ mod tests {
             case(Method::GET, "/health").h("9.9").run().unwrap().binding,
             Binding::Health
         );
+    }
+
+    fn pv(s: &str) -> ProtocolVersion {
+        ProtocolVersion::parse(s).unwrap()
+    }
+
+    #[test]
+    fn one_n_versions_are_read() {
+        let p = || Method::POST;
+        let g = || Method::GET;
+        #[rustfmt::skip]
+        let table: Vec<(Case, Version, &str, Binding)> = vec![
+            (case(p(), "/").rpc("SendMessage").h("1.1"), V10, "1.1", Binding::JsonRpc),
+            (case(p(), "/").h("1.3.0"), V10, "1.3", Binding::JsonRpc),
+            (case(p(), "/").rpc("SendMessage").h("1.0.2"), V10, "1.0", Binding::JsonRpc),
+            // Header-less v1.0 method: 1.0, as the proxy has always sent.
+            (case(p(), "/").rpc("GetTask"), V10, "1.0", Binding::JsonRpc),
+            // A v0.3 method wins over a 1.1 header: a 0.3 call.
+            (case(p(), "/").rpc("message/send").h("1.1"), V03, "0.3", Binding::JsonRpc),
+            (case(g(), "/tasks/t1").h("1.1"), V10, "1.1", Binding::Rest),
+            (case(g(), "/acme/tasks/t1").q("A2A-Version=1.2"), V10, "1.2", Binding::Rest),
+            (case(g(), "/v1/tasks/t1").h("0.3.1"), V03, "0.3", Binding::Rest),
+            (case(g(), "/.well-known/agent-card.json").h("1.1"), V10, "1.1", Binding::AgentCard { legacy_path: false }),
+            (case(g(), "/unknown").h("1.1"), V10, "1.1", Binding::Other),
+        ];
+        for (c, family, precise, binding) in table {
+            let r = c.run().unwrap_or_else(|e| panic!("{:?}: {e:?}", c.header));
+            assert_eq!(r.binding, binding, "{:?}", c.header);
+            assert_eq!(r.client_version, family, "{:?}", c.header);
+            assert_eq!(r.client_protocol, pv(precise), "{:?}", c.header);
+        }
+    }
+
+    #[test]
+    fn newer_minors_are_refused_unless_configured() {
+        let rpc = |h: &'static str| {
+            case(Method::POST, "/")
+                .rpc("SendMessage")
+                .h(h)
+                .run()
+                .unwrap()
+        };
+        let rest = |h: &'static str| case(Method::GET, "/tasks/t").h(h).run().unwrap();
+        let card = case(Method::GET, "/.well-known/agent-card.json")
+            .h("1.1")
+            .run()
+            .unwrap();
+        let v03_call = case(Method::POST, "/")
+            .rpc("message/send")
+            .h("1.1")
+            .run()
+            .unwrap();
+        let refuse = NewerMinor::Refuse;
+        #[rustfmt::skip]
+        let table: Vec<(Route, &str, Option<&str>)> = vec![
+            // 1.1 client, 1.0 agent: refused, served 1.0.
+            (rpc("1.1"), "1.0", Some("1.0")),
+            (rest("1.1"), "1.0", Some("1.0")),
+            // v0.3 agent: the proxy serves 1.0 (translation).
+            (rpc("1.1"), "0.3", Some("1.0")),
+            (rpc("1.0"), "0.3", None),
+            // Same or earlier minor of a 1.N agent: served.
+            (rpc("1.1"), "1.1", None),
+            (rpc("1.0.2"), "1.1", None),
+            (rpc("1.1"), "1.2", None),
+            (rest("1.2"), "1.1", Some("1.1")),
+            // Not a 1.N call: never refused here.
+            (v03_call, "1.0", None),
+            (card, "1.0", None),
+        ];
+        for (route, upstream, want) in table {
+            let got = refused_minor(&route, pv(upstream), refuse);
+            assert_eq!(
+                got,
+                want.map(pv),
+                "{:?} -> {upstream}",
+                route.client_protocol
+            );
+            assert_eq!(
+                refused_minor(&route, pv(upstream), NewerMinor::Passthrough),
+                None
+            );
+        }
+        assert!(!minor_matters(&rpc("1.0")));
+        assert!(minor_matters(&rpc("1.1")));
+    }
+
+    #[test]
+    fn upstream_header_follows_the_family() {
+        let rpc =
+            |m: &'static str, h: &'static str| case(Method::POST, "/").rpc(m).h(h).run().unwrap();
+        #[rustfmt::skip]
+        let table: Vec<(Option<Route>, Version, &str)> = vec![
+            // Passthrough keeps the client's Major.Minor.
+            (Some(rpc("SendMessage", "1.1")), V10, "1.1"),
+            (Some(rpc("SendMessage", "1.0.2")), V10, "1.0"),
+            (Some(rpc("message/send", "0.3")), V03, "0.3"),
+            // Translated: the family's first version (v0.3 client of a 1.1 agent: 1.0).
+            (Some(rpc("message/send", "0.3")), V10, "1.0"),
+            (Some(rpc("SendMessage", "1.1")), V03, "0.3"),
+            (Some(rpc("message/send", "1.1")), V10, "1.0"),
+            (None, V10, "1.0"),
+        ];
+        for (route, up, want) in table {
+            assert_eq!(upstream_header(route.as_ref(), up), want, "{route:?}");
+        }
     }
 
     #[test]

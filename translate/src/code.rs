@@ -3,7 +3,10 @@
 //!
 //! - Codes `-32700..-32603` and `-32001..-32007` are identical in both
 //!   versions; `-32008` / `-32009` exist only in v1.0 and pass unchanged to
-//!   v0.3 (legal in its server-defined range). Any other code passes through.
+//!   v0.3 (legal in its server-defined range). `-32010`
+//!   (TaskGenerationMismatch) is A2A 1.1's: read from any 1.N peer, passed
+//!   unchanged to v0.3 likewise, its ErrorInfo metadata kept as `data`
+//!   there. Any other code passes through.
 //! - v0.3 → v1.0: `data` becomes an array whose first element is a
 //!   `google.rpc.ErrorInfo` (A2A codes only; reason from this table, domain
 //!   `a2a-protocol.org`, metadata = the scalar members of the v0.3 `data`
@@ -36,6 +39,8 @@ pub enum GrpcCode {
     Internal,
     /// 2
     Unknown,
+    /// 10
+    Aborted,
 }
 
 impl GrpcCode {
@@ -47,6 +52,7 @@ impl GrpcCode {
             GrpcCode::NotFound => 5,
             GrpcCode::FailedPrecondition => 9,
             GrpcCode::Unimplemented => 12,
+            GrpcCode::Aborted => 10,
             GrpcCode::Internal => 13,
         }
     }
@@ -59,6 +65,7 @@ impl GrpcCode {
             GrpcCode::NotFound => "NOT_FOUND",
             GrpcCode::FailedPrecondition => "FAILED_PRECONDITION",
             GrpcCode::Unimplemented => "UNIMPLEMENTED",
+            GrpcCode::Aborted => "ABORTED",
             GrpcCode::Internal => "INTERNAL",
         }
     }
@@ -95,11 +102,14 @@ pub enum ErrorCode {
     ExtensionSupportRequired,
     /// -32009, v1.0 only
     VersionNotSupported,
+    /// -32010, A2A 1.1 (`ifGenerationMatch` did not match the task's
+    /// `generation`); no v0.3 or v1.0 name
+    TaskGenerationMismatch,
 }
 
 impl ErrorCode {
     /// Every named error, in table order.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::JsonParse,
         ErrorCode::InvalidRequest,
         ErrorCode::MethodNotFound,
@@ -114,6 +124,7 @@ impl ErrorCode {
         ErrorCode::ExtendedAgentCardNotConfigured,
         ErrorCode::ExtensionSupportRequired,
         ErrorCode::VersionNotSupported,
+        ErrorCode::TaskGenerationMismatch,
     ];
 
     /// The JSON-RPC code (same in both versions).
@@ -133,6 +144,7 @@ impl ErrorCode {
             ErrorCode::ExtendedAgentCardNotConfigured => -32007,
             ErrorCode::ExtensionSupportRequired => -32008,
             ErrorCode::VersionNotSupported => -32009,
+            ErrorCode::TaskGenerationMismatch => -32010,
         }
     }
 
@@ -169,6 +181,11 @@ impl ErrorCode {
             }
             (ErrorCode::VersionNotSupported, Version::V03) => None,
             (ErrorCode::VersionNotSupported, Version::V10) => Some("VersionNotSupportedError"),
+            // Named in A2A 1.1; a 1.0 peer reads it as an unknown A2A code.
+            (ErrorCode::TaskGenerationMismatch, Version::V03) => None,
+            (ErrorCode::TaskGenerationMismatch, Version::V10) => {
+                Some("TaskGenerationMismatchError")
+            }
         }
     }
 
@@ -192,6 +209,7 @@ impl ErrorCode {
             }
             ErrorCode::ExtensionSupportRequired => "Extension support is required",
             ErrorCode::VersionNotSupported => "Version is not supported",
+            ErrorCode::TaskGenerationMismatch => "Task generation mismatch",
         }
     }
 
@@ -213,6 +231,7 @@ impl ErrorCode {
             ErrorCode::ExtendedAgentCardNotConfigured => Some("EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
             ErrorCode::ExtensionSupportRequired => Some("EXTENSION_SUPPORT_REQUIRED"),
             ErrorCode::VersionNotSupported => Some("VERSION_NOT_SUPPORTED"),
+            ErrorCode::TaskGenerationMismatch => Some("TASK_GENERATION_MISMATCH"),
         }
     }
 
@@ -235,7 +254,8 @@ impl ErrorCode {
             | ErrorCode::InvalidAgentResponse
             | ErrorCode::ExtendedAgentCardNotConfigured
             | ErrorCode::ExtensionSupportRequired
-            | ErrorCode::VersionNotSupported => self.reason().unwrap_or("UNKNOWN"),
+            | ErrorCode::VersionNotSupported
+            | ErrorCode::TaskGenerationMismatch => self.reason().unwrap_or("UNKNOWN"),
         }
     }
 
@@ -262,6 +282,8 @@ impl ErrorCode {
             | ErrorCode::VersionNotSupported => 400,
             ErrorCode::MethodNotFound | ErrorCode::TaskNotFound => 404,
             ErrorCode::Internal | ErrorCode::InvalidAgentResponse => 500,
+            // A2A 1.1 §5.4.
+            ErrorCode::TaskGenerationMismatch => 409,
         }
     }
 
@@ -281,6 +303,8 @@ impl ErrorCode {
             | ErrorCode::ExtendedAgentCardNotConfigured
             | ErrorCode::ExtensionSupportRequired
             | ErrorCode::VersionNotSupported => GrpcCode::FailedPrecondition,
+            // A2A 1.1 §5.4.
+            ErrorCode::TaskGenerationMismatch => GrpcCode::Aborted,
         }
     }
 
@@ -297,7 +321,8 @@ impl ErrorCode {
             | ErrorCode::ExtendedAgentCardNotConfigured => 404,
             ErrorCode::InvalidParams => 422,
             ErrorCode::Internal => 500,
-            ErrorCode::TaskNotCancelable => 409,
+            // A conflict with the task's state, as TaskNotCancelable.
+            ErrorCode::TaskNotCancelable | ErrorCode::TaskGenerationMismatch => 409,
             ErrorCode::PushNotificationNotSupported | ErrorCode::UnsupportedOperation => 501,
             ErrorCode::ContentTypeNotSupported => 415,
             ErrorCode::InvalidAgentResponse => 502,
@@ -323,6 +348,7 @@ impl ErrorCode {
             ErrorCode::ExtensionSupportRequired | ErrorCode::VersionNotSupported => {
                 GrpcCode::FailedPrecondition
             }
+            ErrorCode::TaskGenerationMismatch => GrpcCode::Aborted,
         }
     }
 }
@@ -383,12 +409,32 @@ pub fn error_to_v10(e: v03::ErrorObject) -> Result<v10::ErrorObject, TranslateEr
 pub fn error_to_v03(e: v10::ErrorObject) -> Result<v03::ErrorObject, TranslateError> {
     let data = match e.data {
         None => None,
-        Some(Value::Array(details)) => details.into_iter().find_map(|d| match d {
-            Value::Object(mut o) if o.get("@type").and_then(Value::as_str) == Some(VALUE_TYPE) => {
-                Some(o.remove("value").unwrap_or(Value::Null))
-            }
-            _ => None,
-        }),
+        Some(Value::Array(details)) => {
+            // -32010's ErrorInfo metadata (the generations) is all a v0.3
+            // client can act on: it becomes `data` when nothing else does.
+            let metadata = (e.code == ErrorCode::TaskGenerationMismatch.code())
+                .then(|| {
+                    details.iter().find_map(|d| {
+                        let is_info =
+                            d.get("@type").and_then(Value::as_str) == Some(ERROR_INFO_TYPE);
+                        d.get("metadata")
+                            .filter(|m| is_info && m.is_object())
+                            .cloned()
+                    })
+                })
+                .flatten();
+            details
+                .into_iter()
+                .find_map(|d| match d {
+                    Value::Object(mut o)
+                        if o.get("@type").and_then(Value::as_str) == Some(VALUE_TYPE) =>
+                    {
+                        Some(o.remove("value").unwrap_or(Value::Null))
+                    }
+                    _ => None,
+                })
+                .or(metadata)
+        }
         Some(other) => Some(other),
     };
     Ok(v03::ErrorObject {
@@ -436,7 +482,7 @@ pub const LOSSY: &[Lossy] = &[
         entity: "JSON-RPC error.data",
         direction: Direction::ToV10,
         what: "v0.3 free-form `data` has no typed v1.0 form; ErrorInfo.metadata holds strings only",
-        decision: "`data` = [ErrorInfo{reason from the code table, domain a2a-protocol.org, metadata: scalar members of data as strings}, google.protobuf.Value{value: original data}]; ErrorInfo only for A2A codes -32001..-32009",
+        decision: "`data` = [ErrorInfo{reason from the code table, domain a2a-protocol.org, metadata: scalar members of data as strings}, google.protobuf.Value{value: original data}]; ErrorInfo only for A2A codes -32001..-32010",
         fixture: "error/task-not-found-data.v03.json, error/task-not-found-data.v10.json",
     },
     Lossy {
@@ -445,6 +491,13 @@ pub const LOSSY: &[Lossy] = &[
         what: "-32008 ExtensionSupportRequired and -32009 VersionNotSupported do not exist in v0.3",
         decision: "passed unchanged (legal v0.3 server-defined range); ErrorInfo dropped",
         fixture: "error/version-not-supported.to-v03.json",
+    },
+    Lossy {
+        entity: "JSON-RPC error.code",
+        direction: Direction::ToV03,
+        what: "-32010 TaskGenerationMismatch (A2A 1.1: `ifGenerationMatch` did not match the task's `generation`) has no v0.3 error; its ErrorInfo.metadata (taskId, expected and current generation) has no v0.3 slot",
+        decision: "code and message passed unchanged (legal v0.3 server-defined range; v0.3 REST status 409, gRPC ABORTED as in 1.1); v0.3 `data` = the `google.protobuf.Value` detail if any, else the ErrorInfo.metadata object (strings), else absent",
+        fixture: "error/task-generation-mismatch.to-v03.json, error/task-generation-mismatch-with-data.v03.json",
     },
 ];
 
@@ -472,7 +525,7 @@ mod tests {
         let reasons: Vec<_> = ErrorCode::ALL.iter().filter_map(|e| e.reason()).collect();
         let set: BTreeSet<_> = reasons.iter().collect();
         assert_eq!(reasons.len(), set.len());
-        assert_eq!(reasons.len(), 9);
+        assert_eq!(reasons.len(), 10);
         let any: BTreeSet<_> = ErrorCode::ALL.iter().map(|e| e.reason_any()).collect();
         assert_eq!(any.len(), ErrorCode::ALL.len());
         for e in ErrorCode::ALL {
@@ -488,7 +541,14 @@ mod tests {
     fn v10_only_errors() {
         assert_eq!(ErrorCode::ExtensionSupportRequired.name(Version::V03), None);
         assert_eq!(ErrorCode::VersionNotSupported.name(Version::V03), None);
-        assert_eq!(ErrorCode::from_code(-32010), None);
+        assert_eq!(ErrorCode::from_code(-32011), None);
+        let m = ErrorCode::from_code(-32010).unwrap();
+        assert_eq!(m, ErrorCode::TaskGenerationMismatch);
+        assert_eq!(m.name(Version::V03), None);
+        assert_eq!(m.reason(), Some("TASK_GENERATION_MISMATCH"));
+        assert_eq!((m.http_status(), m.v03_rest_status()), (409, 409));
+        assert_eq!(m.grpc_code().number(), 10);
+        assert_eq!(m.v03_grpc_code().name(), "ABORTED");
         assert_eq!(ErrorCode::TaskNotFound.grpc_code().number(), 5);
         assert_eq!(ErrorCode::TaskNotCancelable.http_status(), 400);
         assert_eq!(ErrorCode::TaskNotCancelable.v03_rest_status(), 409);

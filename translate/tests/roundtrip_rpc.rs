@@ -257,7 +257,7 @@ proptest! {
             .and_then(|a| a.first())
             .and_then(|d| d.get("@type"))
             == Some(&json!("type.googleapis.com/google.rpc.ErrorInfo"));
-        prop_assert_eq!(has_info, (-32009..=-32001).contains(&x.code));
+        prop_assert_eq!(has_info, (-32010..=-32001).contains(&x.code));
     }
 
     #[test]

@@ -49,7 +49,9 @@ impl ProxyService {
         if let Some(v) = ctx.upstream_version {
             // Always the upstream's own version (EDGE-CASES 4): a v1.0 agent
             // rejects header-less calls even when the method says v1.0.
-            upstream_request.insert_header("A2A-Version", v.as_str())?;
+            // Passthrough keeps the client's 1.N (route::upstream_header).
+            let sent = route::upstream_header(ctx.route.as_ref(), v);
+            upstream_request.insert_header("A2A-Version", sent)?;
         }
         if ctx.rpc.is_some() || ctx.rest.is_some() {
             // The proxy reads this answer to translate it: unencoded

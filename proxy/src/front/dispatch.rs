@@ -114,6 +114,10 @@ impl ProxyService {
         if let Some(f) = self.admit(session, ctx, &route, too_large) {
             return self.respond_failure(session, ctx, f).await;
         }
+        // A2A 1.N: a minor newer than what is served here (route::refused_minor).
+        if let Err(f) = app.check_minor(&route).await {
+            return self.respond_failure(session, ctx, f).await;
+        }
         match route.binding {
             Binding::Health | Binding::Ready | Binding::Metrics | Binding::AgentCard { .. } => {
                 self.route_local(session, ctx, &route, &inc).await
@@ -156,6 +160,7 @@ impl ProxyService {
             Err(e) => {
                 let route = Route {
                     client_version: e.render_version,
+                    client_protocol: crate::version::ProtocolVersion::of(e.render_version),
                     binding: e.binding,
                     operation: e.operation,
                     params: Default::default(),
