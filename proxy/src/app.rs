@@ -283,6 +283,9 @@ impl App {
                     }
                 }
                 card::rewrite_card(c, &self.config.upstream, &self.config.public_url);
+                if !jsonrpc && translated_to.is_none() && card::card_version(c) == Version::V03 {
+                    card::v03_scheme_forms(c); // a v0.3 agent's /v1/card
+                }
                 if translated_to == Some(Version::V10) && self.tasks.enabled() {
                     card::advertise_list_tasks(c);
                 }
