@@ -1026,20 +1026,45 @@ pub fn v03_rest_card(r: Value) -> Result<Value, TranslateError> {
     Ok(out)
 }
 
+/// A task status whose message is all-default (`"update": {}`) has none:
+/// an all-default message is an absent one in ProtoJSON (MAPPING-FACTS
+/// §4.16); read as a message it lacks the required id and role.
+fn no_empty_update(status: &mut Option<pb::TaskStatus>) {
+    if let Some(s) = status {
+        if s.update
+            .as_ref()
+            .is_some_and(|m| *m == pb::Message::default())
+        {
+            s.update = None;
+        }
+    }
+}
+
 /// v0.3 ProtoJSON -> v0.3 model JSON (a JSON-RPC result).
 fn v03_model_json(op: Operation, body: &[u8]) -> Result<Value, TranslateError> {
     const W: &str = "result";
     match op {
         Operation::SendMessage => {
-            let r: pb::SendMessageResponse = pb_from("SendMessageResponse", body)?;
+            let mut r: pb::SendMessageResponse = pb_from("SendMessageResponse", body)?;
+            if let Some(pb::send_message_response::Payload::Task(t)) = &mut r.payload {
+                no_empty_update(&mut t.status);
+            }
             untyped(W, r03::send_response_from_pb(r)?)
         }
         Operation::SendStreamingMessage | Operation::SubscribeToTask => {
-            let r: pb::StreamResponse = pb_from("StreamResponse", body)?;
+            let mut r: pb::StreamResponse = pb_from("StreamResponse", body)?;
+            match &mut r.payload {
+                Some(pb::stream_response::Payload::Task(t)) => no_empty_update(&mut t.status),
+                Some(pb::stream_response::Payload::StatusUpdate(e)) => {
+                    no_empty_update(&mut e.status)
+                }
+                _ => {}
+            }
             untyped(W, c03::stream_from_pb(r)?)
         }
         Operation::GetTask | Operation::CancelTask => {
-            let r: pb::Task = pb_from("Task", body)?;
+            let mut r: pb::Task = pb_from("Task", body)?;
+            no_empty_update(&mut r.status);
             untyped(W, c03::task_from_pb(r)?)
         }
         Operation::CreateTaskPushNotificationConfig | Operation::GetTaskPushNotificationConfig => {
