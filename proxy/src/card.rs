@@ -311,6 +311,40 @@ pub fn shape_translated(out: &mut Value, to: Version, rest_base: &str) -> Result
     Ok(())
 }
 
+/// Writes each security scheme of a v0.3 card (`securitySchemes`) in both
+/// of its wire forms, adding the members of the form it lacks and removing
+/// nothing: the JSON-schema form (`type`, `scheme`, `in`, ...), which
+/// a2a-python 0.3's clients read (pydantic `AgentCard.model_validate`), and
+/// the ProtoJSON form (`httpAuthSecurityScheme: {...}`, ...), which a2a-js
+/// 0.3's REST client reads (`AgentCard.fromJSON`, then
+/// `FromProto.securityScheme`, which throws "Unsupported security scheme
+/// type" without it) as does a2a-sdk 1.x's v0.3 REST client (`ParseDict`,
+/// unknown members ignored). Each reader ignores the other form's members.
+/// A scheme that is neither form is left as it is. For the v0.3 REST card
+/// (`/v1/card`; proxy/README.md, "The v0.3 REST card").
+pub fn v03_scheme_forms(card: &mut Value) {
+    let Some(Value::Object(schemes)) = card.get_mut("securitySchemes") else {
+        return;
+    };
+    for scheme in schemes.values_mut() {
+        let Value::Object(s) = scheme else { continue };
+        let Ok(model) = serde_json::from_value::<translate::v03::agent_card::SecurityScheme>(
+            Value::Object(s.clone()),
+        ) else {
+            continue;
+        };
+        let schema = serde_json::to_value(&model).ok();
+        let proto = serde_json::to_value(proto::convert_v03::security_scheme_to_pb(model)).ok();
+        for form in [schema, proto].into_iter().flatten() {
+            if let Value::Object(f) = form {
+                for (k, v) in f {
+                    s.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+}
+
 /// The URI of the card extension that tells v1.0 clients how ListTasks is
 /// answered in front of a v0.3 agent (the proxy's own, not the agent's).
 pub const LIST_TASKS_EXTENSION: &str = "urn:a2a-compat-proxy:list-tasks:per-caller";
@@ -944,6 +978,41 @@ mod tests {
             "{v10}"
         );
         assert!(translate_card(&rest_only, Version::V03, "http://u").is_err());
+    }
+
+    #[test]
+    fn v03_schemes_in_both_forms() {
+        // An a2a-python 0.3 card (JSON-schema) and an a2a-js 0.3 one (ProtoJSON).
+        let mut schema = json!({"securitySchemes": {
+            "b": {"type": "http", "scheme": "bearer"},
+            "k": {"type": "apiKey", "in": "query", "name": "k", "x-extra": 1},
+            "odd": {"type": "kerberos"}
+        }, "security": [{"b": []}]});
+        v03_scheme_forms(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"securitySchemes": {
+                "b": {"type": "http", "scheme": "bearer",
+                      "httpAuthSecurityScheme": {"scheme": "bearer"}},
+                "k": {"type": "apiKey", "in": "query", "name": "k", "x-extra": 1,
+                      "apiKeySecurityScheme": {"location": "query", "name": "k"}},
+                "odd": {"type": "kerberos"}
+            }, "security": [{"b": []}]})
+        );
+        let mut proto = json!({"securitySchemes": {
+            "o": {"openIdConnectSecurityScheme": {"openIdConnectUrl": "https://i/.well-known"}}
+        }, "security": [{"schemes": {"o": {"list": ["openid"]}}}]});
+        v03_scheme_forms(&mut proto);
+        assert_eq!(
+            proto,
+            json!({"securitySchemes": {
+                "o": {"openIdConnectSecurityScheme": {"openIdConnectUrl": "https://i/.well-known"},
+                      "type": "openIdConnect", "openIdConnectUrl": "https://i/.well-known"}
+            }, "security": [{"schemes": {"o": {"list": ["openid"]}}}]})
+        );
+        let mut none = json!({"name": "a", "securitySchemes": []});
+        v03_scheme_forms(&mut none);
+        assert_eq!(none, json!({"name": "a", "securitySchemes": []}));
     }
 
     #[test]

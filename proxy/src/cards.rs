@@ -107,6 +107,11 @@ impl App {
             Ok(presented) => *c = presented,
             Err(_) => return body.to_vec(),
         }
+        if !jsonrpc && translated_to.is_none() && agent == Version::V03 {
+            // A v0.3 agent's REST card: each security scheme in both
+            // forms, for both v0.3 SDK clients (card::v03_scheme_forms).
+            card::v03_scheme_forms(c);
+        }
         v.to_string().into_bytes()
     }
 

@@ -244,7 +244,10 @@ pub fn upstream_params(
     let method = method_of(op);
     let p = match (client, upstream) {
         (Version::V03, Version::V10) => {
-            let p03 = v03_params(op, params, query, body)?;
+            let mut p03 = v03_params(op, params, query, body)?;
+            if op == Operation::SendMessage {
+                v03_rest_blocking(p03.as_mut());
+            }
             jsonrpc::params_to_v10(method, p03).map_err(tr)?
         }
         (Version::V10, Version::V03) => {
@@ -273,6 +276,25 @@ pub fn upstream_request(t: &RestTranslation, p: Value) -> Result<UpstreamRequest
     match t.upstream {
         Version::V10 => v10_request(t.op, p),
         Version::V03 => v03_request(t.op, p),
+    }
+}
+
+/// A v0.3 REST SendMessage states `blocking` even when its body does not:
+/// the body is ProtoJSON of the v0.3 proto, where `blocking` is a plain
+/// proto3 bool, so an absent one (with or without a `configuration`) is
+/// `false`, "the task will be returned immediately" (a2a-python 0.3's REST
+/// server reads it so; `configuration: {}` already reads as false). The
+/// model's absent `blocking` means "blocking" (the JSON-RPC reading), so
+/// the REST reading is written out here before the params cross to v1.0
+/// (`returnImmediately: true`). Streaming sends are left alone: the flag
+/// has no effect on them.
+fn v03_rest_blocking(p: Option<&mut Value>) {
+    let Some(Value::Object(p)) = p else { return };
+    let c = p
+        .entry("configuration")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(c) = c {
+        c.entry("blocking").or_insert(Value::Bool(false));
     }
 }
 
@@ -980,12 +1002,41 @@ pub fn v03_pb_json(op: Operation, r: Value) -> Result<Value, TranslateError> {
                 &r03::list_push_configs_response_to_pb(c)?,
             )
         }
-        Operation::GetExtendedAgentCard => {
-            let c: m::agent_card::AgentCard = typed("AgentCard", r)?;
-            pb_to("AgentCard", &c03::agent_card_to_pb(c))
-        }
+        Operation::GetExtendedAgentCard => v03_rest_card(r),
         Operation::DeleteTaskPushNotificationConfig => Ok(json!({})),
         Operation::ListTasks => Err(TranslateError::unsupported("ListTasks", Version::V03)),
+    }
+}
+
+/// The card a v0.3 REST client gets on `/v1/card` from a v1.0 agent: the
+/// JSON-schema card (the v0.3 model, as a2a-python 0.3's REST server
+/// answers and its client reads with `AgentCard.model_validate`), each
+/// security scheme also carrying its ProtoJSON member
+/// (`httpAuthSecurityScheme`, ...), which a2a-js 0.3's REST client
+/// (`AgentCard.fromJSON`, then `FromProto.securityScheme`, which throws
+/// without it) and a2a-sdk 1.x's v0.3 REST client (`ParseDict`, unknown
+/// members ignored) read; each reader ignores the other form's members.
+/// `security` stays in the JSON-schema form: its ProtoJSON form
+/// (`{schemes: ...}`) fails a2a-python 0.3's client, and no one value is
+/// both (proxy/README.md, "The v0.3 REST card").
+pub fn v03_rest_card(r: Value) -> Result<Value, TranslateError> {
+    let _: m::agent_card::AgentCard = typed("AgentCard", r.clone())?;
+    let mut out = r;
+    crate::card::v03_scheme_forms(&mut out);
+    Ok(out)
+}
+
+/// A task status whose message is all-default (`"update": {}`) has none:
+/// an all-default message is an absent one in ProtoJSON (MAPPING-FACTS
+/// §4.16); read as a message it lacks the required id and role.
+fn no_empty_update(status: &mut Option<pb::TaskStatus>) {
+    if let Some(s) = status {
+        if s.update
+            .as_ref()
+            .is_some_and(|m| *m == pb::Message::default())
+        {
+            s.update = None;
+        }
     }
 }
 
@@ -994,15 +1045,26 @@ fn v03_model_json(op: Operation, body: &[u8]) -> Result<Value, TranslateError> {
     const W: &str = "result";
     match op {
         Operation::SendMessage => {
-            let r: pb::SendMessageResponse = pb_from("SendMessageResponse", body)?;
+            let mut r: pb::SendMessageResponse = pb_from("SendMessageResponse", body)?;
+            if let Some(pb::send_message_response::Payload::Task(t)) = &mut r.payload {
+                no_empty_update(&mut t.status);
+            }
             untyped(W, r03::send_response_from_pb(r)?)
         }
         Operation::SendStreamingMessage | Operation::SubscribeToTask => {
-            let r: pb::StreamResponse = pb_from("StreamResponse", body)?;
+            let mut r: pb::StreamResponse = pb_from("StreamResponse", body)?;
+            match &mut r.payload {
+                Some(pb::stream_response::Payload::Task(t)) => no_empty_update(&mut t.status),
+                Some(pb::stream_response::Payload::StatusUpdate(e)) => {
+                    no_empty_update(&mut e.status)
+                }
+                _ => {}
+            }
             untyped(W, c03::stream_from_pb(r)?)
         }
         Operation::GetTask | Operation::CancelTask => {
-            let r: pb::Task = pb_from("Task", body)?;
+            let mut r: pb::Task = pb_from("Task", body)?;
+            no_empty_update(&mut r.status);
             untyped(W, c03::task_from_pb(r)?)
         }
         Operation::CreateTaskPushNotificationConfig | Operation::GetTaskPushNotificationConfig => {
@@ -1517,6 +1579,45 @@ mod tests {
                 }
                 checked += 1;
             }
+        }
+        // What the proxy writes: a v1.0 agent's answer to a v0.3 REST client.
+        let mut names: Vec<_> = std::fs::read_dir(root.join("response"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".from-v10.json"))
+            .collect();
+        names.sort();
+        for name in names {
+            let case = name.trim_end_matches(".from-v10.json");
+            let op_name = case.split('.').next().unwrap_or_default();
+            let op = OPS
+                .into_iter()
+                .find(|o| o.as_str() == op_name)
+                .unwrap_or_else(|| panic!("response/{name}: no operation {op_name}"));
+            let input = std::fs::read(root.join("response").join(&name)).unwrap();
+            let want: Value = serde_json::from_slice(
+                &std::fs::read(root.join("response").join(format!("{case}.to-v03.json")))
+                    .unwrap_or_else(|e| panic!("response/{case}.to-v03.json: {e}")),
+            )
+            .unwrap();
+            let t = RestTranslation {
+                client: Version::V03,
+                upstream: Version::V10,
+                op,
+                drop_history: false,
+                asked_config: None,
+            };
+            let (status, out) = t.response(200, &input);
+            let got: Value = serde_json::from_slice(&out).unwrap();
+            let got = match status {
+                Some(s) => json!({ "status": s, "answer": got }),
+                None => got,
+            };
+            if got != want {
+                problems.push(format!("response/{case}:\n  want {want}\n  got  {got}"));
+            }
+            checked += 1;
         }
         assert!(problems.is_empty(), "{}", problems.join("\n"));
         assert!(checked >= 20, "only {checked} v0.3 REST fixtures");

@@ -100,8 +100,9 @@ async fn v03_rest_client_to_v10_rest_agent_every_operation() {
             body: r#"{"message":{"messageId":"m1","role":"ROLE_USER","content":[{"text":"hi"}]}}"#,
             up_method: "POST",
             up_target: "/message:send",
+            // No `configuration`: proto3 `blocking` is false, return at once.
             up_body: Some(
-                json!({"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}),
+                json!({"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true}}),
             ),
             reply_status: 200,
             reply: r#"{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-02T03:04:05Z"}}}"#,

@@ -817,6 +817,13 @@ pub const LOSSY: &[Lossy] = &[
         fixture: "card/security-protojson-in-v03.v03.json, card/security-protojson-in-v03.to-v03.json",
     },
     Lossy {
+        entity: "v0.3 REST (HTTP+JSON) `/v1/card`",
+        direction: Direction::ToV03,
+        what: "the two v0.3 REST clients read different shapes: a2a-python 0.3 (`RestTransport.get_card`) the JSON-schema card with pydantic, refusing `security` as `{schemes: ...}`; a2a-js 0.3 (`RestTransport.getExtendedAgentCard`) ProtoJSON, throwing on a scheme without its oneof member and reading a JSON-schema `security` entry as `{}`; no one `security` value is both",
+        decision: "the JSON-schema card (as a2a-python 0.3's REST server answers), each security scheme also carrying its ProtoJSON oneof member; `security` (card and skills) in the JSON-schema form, so a2a-js 0.3 parses the card but sees each requirement as `{}`. A v0.3 agent's own `/v1/card` passed through keeps its shape, with the missing form of each scheme added. Done by the proxy's REST codec (`proxy/src/rest.rs`, `proxy/src/card.rs`), not by this module",
+        fixture: "rest-v03/response/GetExtendedAgentCard.security.from-v10.json, rest-v03/response/GetExtendedAgentCard.security.to-v03.json",
+    },
+    Lossy {
         entity: "AgentCard (hybrid)",
         direction: Direction::Both,
         what: "hybrid cards (a2a-python) carry the other version's members (`url`, `protocolVersion`, `supportedInterfaces`, `type` beside `apiKeySecurityScheme`, …) as unknown members",

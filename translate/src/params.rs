@@ -75,6 +75,13 @@ pub const LOSSY: &[Lossy] = &[
         fixture: "request/SendMessage.blocking-absent.v03.json, request/SendMessage.blocking-absent.v10.json, request/SendMessage.blocking-absent.to-v03.json, request/SendMessage.return-immediately-false.v10.json, request/SendMessage.return-immediately-false.v03.json, request/SendMessage.return-immediately-false.to-v10.json, request/SendMessage.no-configuration.v10.json, request/SendMessage.no-configuration.v03.json",
     },
     Lossy {
+        entity: "v0.3 REST (HTTP+JSON) `message:send` without `blocking`",
+        direction: Direction::ToV10,
+        what: "the v0.3 REST body is ProtoJSON of the v0.3 proto, where `blocking` is a plain proto3 bool: absent (no `configuration`, `configuration: {}` or one without the member) reads as false, 'returned immediately' (a2a-python 0.3's REST server returns at once; a2a-js 0.3's blocks only when `configuration` itself is absent); on JSON-RPC an absent `blocking` blocks in every v0.3 SDK",
+        decision: "per binding: v0.3 REST SendMessage without `blocking` -> v1.0 `returnImmediately: true` (the proto3 reading, as a2a-python 0.3's REST server); explicit `blocking: true` -> absent (blocking); JSON-RPC and streaming sends unchanged (absent = blocking; the flag has no effect on streams). Done by the proxy's REST codec (`proxy/src/rest.rs`), not by this module",
+        fixture: "rest-v03/request/SendMessage.no-configuration.v03.json, rest-v03/request/SendMessage.no-configuration.v10.json, rest-v03/request/SendMessage.empty-configuration.v03.json, rest-v03/request/SendMessage.configuration-without-blocking.v03.json, rest-v03/request/SendMessage.blocking-true.v03.json, rest-v03/request/SendMessage.blocking-true.v10.json, rest-v03/request/SendStreamingMessage.no-configuration.v03.json",
+    },
+    Lossy {
         entity: "SendMessage configuration.taskPushNotificationConfig",
         direction: Direction::ToV03,
         what: "v1.0 inline config may carry `taskId` / `tenant`; v0.3 `pushNotificationConfig` has neither",
