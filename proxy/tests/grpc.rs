@@ -673,6 +673,45 @@ async fn bad_a2a_version_and_bad_resource_name() {
     assert!(up.calls().is_empty());
 }
 
+/// A2A 1.N over gRPC as over JSON-RPC and REST: a 1.1 client of a 1.0
+/// agent is refused before the agent is called; 1.0.2 is 1.0; a 1.1 client
+/// of an agent configured as 1.1 is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_n_clients_over_grpc() {
+    let task = json!({"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}});
+    let up = agent(Version::V10, result_of(task)).await;
+    let get = |version: &str| {
+        let mut req = tonic::Request::new(p10::GetTaskRequest {
+            id: "t1".into(),
+            ..Default::default()
+        });
+        req.metadata_mut()
+            .insert("a2a-version", version.parse().unwrap());
+        req
+    };
+    let px = proxy(&up, Version::V10);
+    let s = px.v10().await.get_task(get("1.1")).await.unwrap_err();
+    assert_eq!(s.code(), Code::FailedPrecondition, "{s:?}");
+    assert_eq!(error_info(&s).reason, "VERSION_NOT_SUPPORTED");
+    assert!(up.calls().is_empty(), "the agent is not asked");
+    let t = px.v10().await.get_task(get("1.0.2")).await.unwrap();
+    assert_eq!(t.into_inner().id, "t1");
+    drop(px);
+
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &up.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    config.upstream_protocol = proxy::version::ProtocolVersion::parse("1.1");
+    let grpc_addr = proxy::free_local_addr().unwrap();
+    config.grpc_listen = Some(grpc_addr);
+    let http = proxy::start(config).unwrap();
+    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
+    let px = Px { http, grpc };
+    let t = px.v10().await.get_task(get("1.1")).await.unwrap();
+    assert_eq!(t.into_inner().id, "t1");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_upstream_is_unavailable() {
     let up = agent(Version::V10, result_of(json!(null))).await;

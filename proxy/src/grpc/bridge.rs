@@ -45,6 +45,9 @@ pub struct CallMeta {
     /// credentials its page is fetched with are read from it, and its
     /// end-to-end entries go on to the agent (crate::forward).
     pub presented: Presented,
+    /// The client's precise A2A version when it sent one (`a2a-version`:
+    /// 1.N on the v1.0 service).
+    pub protocol: Option<crate::version::ProtocolVersion>,
 }
 
 /// A call's metadata, kept for the ListTasks caller (see
@@ -82,11 +85,14 @@ pub fn parse_grpc_timeout(v: &str) -> Option<Duration> {
 /// already names the version unambiguously (a2a-js routes the same way).
 /// An unparseable, unsupported or disagreeing value is VersionNotSupported.
 pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> {
+    use crate::version::ProtocolVersion;
+    let mut protocol = None;
     if let Some(raw) = md.get("a2a-version") {
         let text = raw.to_str().unwrap_or("?");
         if !text.trim().is_empty() {
-            match Version::from_header(Some(text)) {
-                Ok(v) if v == client => {}
+            // Any 1.N on the v1.0 service (A2A 1.N shares its shapes).
+            match ProtocolVersion::from_header(Some(text)) {
+                Ok(p) if p.family() == client => protocol = Some(p),
                 _ => {
                     return Err(from_failure(
                         client,
@@ -119,6 +125,7 @@ pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> 
             .and_then(parse_grpc_timeout),
         extensions: (!ext.is_empty()).then(|| ext.join(",")),
         presented: Presented(md.clone().into_headers()),
+        protocol,
     })
 }
 
@@ -241,6 +248,27 @@ impl Bridge {
     /// The upstream's version (a failure already rendered for `client`).
     pub async fn upstream_version(&self, client: Version) -> Result<Version, Status> {
         self.version().await.map_err(|f| from_failure(client, &f))
+    }
+
+    /// VersionNotSupported for a 1.N client newer than what is served for
+    /// the agent, as on the HTTP bindings ([`crate::route::refused_minor`]);
+    /// 0.3 and 1.0 calls pass at once.
+    pub(super) async fn check_minor(&self, client: Version, meta: &CallMeta) -> Result<(), Status> {
+        use crate::route::{served_v1, NewerMinor};
+        use crate::version::ProtocolVersion;
+        let Some(requested) = meta.protocol.filter(|p| *p > ProtocolVersion::V1_0) else {
+            return Ok(());
+        };
+        let app = &self.app;
+        let up = Box::pin(app.upstream_protocol())
+            .await
+            .map_err(|f| from_failure(client, &f))?;
+        let served = served_v1(up);
+        if requested > served && app.config.newer_minor == NewerMinor::Refuse {
+            let f = Failure::VersionNotServed { requested, served };
+            return Err(from_failure(client, &f));
+        }
+        Ok(())
     }
 
     /// The upstream's version ([`upstream_version_of`]).
@@ -449,6 +477,7 @@ impl Bridge {
         params: Option<Value>,
         meta: &CallMeta,
     ) -> Result<Value, Status> {
+        Box::pin(self.check_minor(client, meta)).await?;
         let _slot = self.enter(client)?;
         let started = std::time::Instant::now();
         let r = with_deadline(
@@ -613,6 +642,7 @@ impl Bridge {
         meta: CallMeta,
         conv: fn(Value) -> Result<T, String>,
     ) -> Result<mpsc::Receiver<Result<T, Status>>, Status> {
+        Box::pin(self.check_minor(client, &meta)).await?;
         let started = std::time::Instant::now();
         let opened = self.open_stream(client, method, params, &meta).await;
         let (slot, upstream, rpc, push, resp) = match opened {
