@@ -101,6 +101,7 @@ impl EventTranslation {
                     let out = rpc.event(data);
                     if rpc.client == crate::version::Version::V10 {
                         app.tasks.record(*scope, &rpc.method, out.as_bytes());
+                        app.relay.publish_envelope(&rpc.method, out.as_bytes());
                     }
                     if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
                         let _ = push.restore(rpc.client, out.as_bytes(), &p);
@@ -114,6 +115,7 @@ impl EventTranslation {
                     let out = t.event(data);
                     if let (crate::version::Version::V10, Some(op)) = (t.client, op) {
                         app.tasks.record_result(*scope, op.as_str(), out.as_bytes());
+                        app.relay.publish_result(op.as_str(), out.as_bytes());
                     }
                     out
                 };
@@ -222,6 +224,9 @@ pub struct Ctx {
     /// A v1.0 SubscribeToTask through a v0.3 agent: the current Task as the
     /// stream's first event (v1.0 requires it; v0.3 agents start with updates).
     first_frame: Option<Bytes>,
+    /// That subscribe's relayed subscription, until the agent's answer shows
+    /// whether it streams (crate::tasks::relay).
+    relay: Option<crate::tasks::relay::Watch>,
     /// Push configs this request may carry back (subscriber values to restore).
     push: Option<crate::push::layer::Pending>,
     /// A push-config delete: (task id, config id) to forget once it succeeded.
@@ -253,6 +258,19 @@ enum OwnCall {
 }
 
 impl Ctx {
+    /// A v1.0 subscribe's first Task `frame`, and the subscription that
+    /// serves it should the agent refuse the resubscribe.
+    fn start_relay(
+        &mut self,
+        frame: Bytes,
+        sub: Option<crate::tasks::relay::Subscription>,
+        app: &App,
+    ) {
+        let limit = app.config.limits.max_event_bytes;
+        self.relay = sub.map(|s| crate::tasks::relay::Watch::new(s, limit));
+        self.first_frame = Some(frame);
+    }
+
     /// Routing's answer for a request one of our calls answers: the call
     /// runs once routing's future is gone (see `request_filter`).
     fn own_call(&mut self, call: OwnCall) -> bool {
@@ -323,15 +341,24 @@ async fn list_tasks_locally(
 /// subscribing a v1.0 client to it.
 enum FirstTask {
     /// The task as the stream's first event (`data:` frame), and why it
-    /// cannot be subscribed to when it is finished (v1.0 refuses that).
-    Known(Bytes, Option<String>),
+    /// cannot be subscribed to when it is finished (v1.0 refuses that); the
+    /// subscription that relays what follows (crate::tasks::relay).
+    Known(
+        Bytes,
+        Option<String>,
+        Option<crate::tasks::relay::Subscription>,
+    ),
     /// The agent does not know the task of this id.
     NotFound(String),
 }
 
 impl FirstTask {
     /// The task (v1.0 JSON) as a first event, framed by `frame`.
-    fn of(task: &Value, frame: impl FnOnce(&Value) -> Value) -> FirstTask {
+    fn of(
+        task: &Value,
+        frame: impl FnOnce(&Value) -> Value,
+        mut sub: Option<crate::tasks::relay::Subscription>,
+    ) -> FirstTask {
         let state = task.pointer("/status/state").and_then(Value::as_str);
         let terminal = state.filter(|s| crate::tasks::is_terminal(s));
         let refusal = terminal.map(|state| {
@@ -339,17 +366,21 @@ impl FirstTask {
             format!("task {id} is in the terminal state {state}: there is nothing to subscribe to")
         });
         let event = frame(task);
-        FirstTask::Known(Bytes::from(format!("data: {event}\n\n")), refusal)
+        if let Some(s) = sub.as_mut() {
+            s.starts_at(task);
+        }
+        let sub = sub.filter(|_| refusal.is_none());
+        FirstTask::Known(Bytes::from(format!("data: {event}\n\n")), refusal, sub)
     }
 
     /// The answer to the subscribe when the proxy gives it itself: a
     /// finished task is UnsupportedOperation, an unknown one TaskNotFound;
     /// otherwise the first frame to send.
-    fn refusal(self) -> Result<Bytes, Failure> {
+    fn refusal(self) -> Result<(Bytes, Option<crate::tasks::relay::Subscription>), Failure> {
         use translate::code::ErrorCode;
         match self {
-            FirstTask::Known(frame, None) => Ok(frame),
-            FirstTask::Known(_, Some(message)) => Err(Failure::Translate {
+            FirstTask::Known(frame, None, sub) => Ok((frame, sub)),
+            FirstTask::Known(_, Some(message), _) => Err(Failure::Translate {
                 code: ErrorCode::UnsupportedOperation.code(),
                 message,
             }),
@@ -395,8 +426,11 @@ async fn first_task(
     frame: impl FnOnce(&Value) -> Value,
 ) -> Option<FirstTask> {
     use crate::app::FetchedTask;
+    // Opened before the prelude, so nothing relayed meanwhile is missed;
+    // kept only when the agent answers this caller the task.
+    let sub = app.relay.subscribe(task_id);
     match app.fetch_v03_task(via, task_id, caller, None).await {
-        FetchedTask::Task(task) => Some(FirstTask::of(&task, frame)),
+        FetchedTask::Task(task) => Some(FirstTask::of(&task, frame, sub)),
         FetchedTask::NotFound => Some(FirstTask::NotFound(task_id.to_string())),
         FetchedTask::Unknown => {
             tracing::debug!("could not fetch the task for the first SubscribeToTask event");
@@ -1125,6 +1159,14 @@ impl ProxyService {
             };
             let status = up.status;
             up.finish(&app.upstream_pool);
+            if let Some(sub) = ctx
+                .relay
+                .as_mut()
+                .and_then(|w| w.refused_answer(status, &body))
+            {
+                // The agent refused to resubscribe an idle task: relayed.
+                return Box::pin(self.relay_events(session, ctx, sub, None)).await;
+            }
             let answer = crate::unary::Answer {
                 status,
                 headers,
@@ -1194,6 +1236,9 @@ impl ProxyService {
                     );
                 }
                 Step::Failed(f) => {
+                    if let Some(sub) = ctx.relay.as_mut().and_then(|w| w.failed()) {
+                        return Box::pin(self.relay_events(session, ctx, sub, Some(()))).await;
+                    }
                     tracing::warn!(failure = f.label(), error = ?f, "upstream stream failed");
                     ctx.failure = Some(f);
                     return Err(Error::explain(
@@ -1203,6 +1248,17 @@ impl ProxyService {
                     .into_up());
                 }
             };
+            if let Some(w) = ctx.relay.as_mut() {
+                use crate::tasks::relay::Watched;
+                match w.piece(body.take(), end) {
+                    Watched::Hold => continue,
+                    Watched::Live(held) => (body, ctx.relay) = (held, None),
+                    Watched::Refused(sub) => {
+                        up.finish(&app.upstream_pool);
+                        return Box::pin(self.relay_events(session, ctx, sub, Some(()))).await;
+                    }
+                }
+            }
             if matches!(ctx.resp, RespRewrite::Sse { .. }) {
                 body = Some(self.rewrite_piece(ctx, body, end).await?);
             } else {
@@ -1220,6 +1276,76 @@ impl ProxyService {
 }
 
 impl ProxyService {
+    /// Serves a v1.0 subscribe the v0.3 agent refused (an idle task) from
+    /// the relay (crate::tasks::relay): the first Task, then the task's
+    /// relayed events up to its end, within `limits.relay_max_wait_secs`.
+    /// `head_sent`: the agent's SSE head is out already.
+    async fn relay_events(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        mut sub: crate::tasks::relay::Subscription,
+        head_sent: Option<()>,
+    ) -> Result<bool> {
+        use crate::tasks::relay::{sse_frame, Next};
+        ctx.relay = None;
+        if head_sent.is_none() {
+            let mut resp = ResponseHeader::build(200, Some(3))?;
+            resp.insert_header(http::header::CONTENT_TYPE, "text/event-stream")?;
+            ProxyHttp::response_filter(self, session, &mut resp, ctx).await?;
+            session.write_response_header(Box::new(resp), false).await?;
+        }
+        let limits = &self.app.config.limits;
+        let id = ctx
+            .rpc
+            .as_ref()
+            .map(|_| ctx.target.jsonrpc_id.clone().unwrap_or_default());
+        let end =
+            (ctx.started + limits.stream_max_duration).min(Instant::now() + limits.relay.max_wait);
+        let until = tokio::time::Instant::from_std(end);
+        let mut out = ctx.first_frame.take();
+        let mut client_spoke = false;
+        loop {
+            if let Some(b) = out.take() {
+                session
+                    .write_response_body(Some(b), false)
+                    .await
+                    .map_err(|e| e.into_down())?;
+            }
+            let next = tokio::select! {
+                n = sub.next(until) => n,
+                r = session.read_body_or_idle(true), if !client_spoke => match r {
+                    Err(_) => return Err(client_left()),
+                    Ok(_) => {
+                        client_spoke = true;
+                        continue;
+                    }
+                },
+            };
+            let failure = match next {
+                Next::Event(e) => {
+                    out = Some(sse_frame(&e, id.as_ref()));
+                    continue;
+                }
+                Next::End => {
+                    let r = session.write_response_body(Some(Bytes::new()), true).await;
+                    return r.map(|_| true).map_err(|e| e.into_down());
+                }
+                Next::Expired => Failure::StreamExpired {
+                    limit_secs: limits.relay.max_wait.as_secs(),
+                },
+                Next::Lost => Failure::Internal {
+                    detail: "more relayed events than limits.relay_max_buffer_bytes".into(),
+                },
+            };
+            ctx.failure = Some(failure);
+            return Error::e_explain(
+                ErrorType::Custom("relayed subscription ended"),
+                "a relayed subscription ended before its task did",
+            );
+        }
+    }
+
     /// One piece of a translated stream of our own: framed, its events
     /// translated in order, the large ones on the blocking pool so that the
     /// I/O worker goes on serving its other connections meanwhile. An event
@@ -1498,7 +1624,7 @@ impl ProxyService {
                                 first_task_frame(app, &path, &body, id, &caller).await
                             {
                                 match first.refusal() {
-                                    Ok(frame) => ctx.first_frame = Some(frame),
+                                    Ok((frame, sub)) => ctx.start_relay(frame, sub, app),
                                     Err(f) => return self.respond_failure(session, ctx, f).await,
                                 }
                             }
@@ -1715,7 +1841,9 @@ impl ProxyService {
                                             first_task_frame_rest(app, id, &caller).await
                                         {
                                             match first.refusal() {
-                                                Ok(frame) => ctx.first_frame = Some(frame),
+                                                Ok((frame, sub)) => {
+                                                    ctx.start_relay(frame, sub, app)
+                                                }
                                                 Err(f) => {
                                                     return self
                                                         .respond_failure(session, ctx, f)
@@ -1813,6 +1941,7 @@ impl ProxyHttp for ProxyService {
             resp: RespRewrite::Pass,
             rest: None,
             first_frame: None,
+            relay: None,
             push: None,
             push_delete: None,
             same_version_push: false,
@@ -2112,6 +2241,7 @@ impl ProxyHttp for ProxyService {
                             if rpc.client == crate::version::Version::V10 {
                                 let scope = self.app.tasks.scope_of(&session.req_header().headers);
                                 self.app.tasks.record(scope, &rpc.method, &out);
+                                self.app.relay.publish_envelope(&rpc.method, &out);
                             }
                             if let (Some(push), Some(p)) = (&self.app.push, &ctx.push) {
                                 if let Some(b) = push.restore(rpc.client, &out, p) {
@@ -2141,6 +2271,7 @@ impl ProxyHttp for ProxyService {
                                     let h = &session.req_header().headers;
                                     let scope = self.app.tasks.scope_of(h);
                                     self.app.tasks.record_result(scope, op.as_str(), &out);
+                                    self.app.relay.publish_result(op.as_str(), &out);
                                 }
                             }
                             if let (Some(push), Some(p)) = (&self.app.push, &ctx.push) {
