@@ -76,8 +76,9 @@ run_v10() { # label, url, transport
 
 run_v03() { # label, url, transport (jsonrpc, rest, grpc)
   rm -f "$tck"/reports/*_results.json
+  # A compliance report keeps the per-category JSON reports.
   (cd "$tck" && timeout 1200 "$TCK_PY" run_tck.py --sut-url "$2" --category all \
-    --transports "$3") >"$out/$1-$3.log" 2>&1
+    --transports "$3" --compliance-report "compliance-$3.json") >"$out/$1-$3.log" 2>&1
   mkdir -p "$out/$1-$3"
   cp "$tck"/reports/*_results.json "$out/$1-$3/" 2>/dev/null || echo "no report: $1 $3" >&2
 }

@@ -2,8 +2,10 @@
 `sut/a2a-python/sut_agent.py`, imported from the TCK checkout) served by
 the released a2a-sdk 1.x: the TCK's script targets an unreleased a2a-python
 whose `a2a.server.apps` module 1.x no longer has, so this only supplies the
-server around the TCK's executor. JSON-RPC at `/`, REST under `/a2a/rest`,
-gRPC on PORT+1; streaming on, push off.
+server around the TCK's executor. JSON-RPC at `/` and REST at the root too
+(the TCK's script serves REST under `/a2a/rest`; the proxy offers v0.3 REST
+clients only an agent REST interface at its base URL), gRPC on PORT+1;
+streaming on, push off.
 
     python sut_v10.py TCK_DIR PORT
 """
@@ -77,9 +79,7 @@ async def main() -> None:
         version="1.0.0",
         supported_interfaces=[
             AgentInterface(url=f"http://{host}", protocol_binding="JSONRPC", protocol_version="1.0"),
-            AgentInterface(
-                url=f"http://{host}/a2a/rest", protocol_binding="HTTP+JSON", protocol_version="1.0"
-            ),
+            AgentInterface(url=f"http://{host}", protocol_binding="HTTP+JSON", protocol_version="1.0"),
             AgentInterface(url=f"127.0.0.1:{port + 1}", protocol_binding="GRPC", protocol_version="1.0"),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
@@ -92,7 +92,7 @@ async def main() -> None:
     )
     routes = create_agent_card_routes(card)
     routes += create_jsonrpc_routes(handler, rpc_url="/")
-    routes += create_rest_routes(handler, path_prefix="/a2a/rest")
+    routes += create_rest_routes(handler)
     app = Starlette(routes=routes)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     g = grpc.aio.server()
