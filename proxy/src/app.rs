@@ -55,6 +55,8 @@ pub struct App {
     /// Tasks seen in translated answers, per caller scope, for ListTasks
     /// emulation (kept in the push store when there is one).
     pub tasks: std::sync::Arc<crate::tasks::TaskIndex>,
+    /// Relayed subscriptions to idle tasks of a v0.3 agent (issue #22 item 6).
+    pub relay: std::sync::Arc<crate::tasks::relay::Relay>,
     /// Push interception and delivery (`None` when `push.enabled` is off).
     pub push: Option<std::sync::Arc<crate::push::layer::Push>>,
     push_worker: std::sync::Mutex<Option<crate::push::deliver::Worker>>,
@@ -81,11 +83,13 @@ impl App {
             config.limits.card_default_ttl,
         );
         let tasks = task_index(&config, crate::tasks::ScopeKey::random());
+        let relay = std::sync::Arc::new(crate::tasks::relay::Relay::new(config.limits.relay));
         App {
             config,
             cards,
             metrics: Metrics::default(),
             tasks: std::sync::Arc::new(tasks),
+            relay,
             push: None,
             push_worker: std::sync::Mutex::new(None),
             upstream_pool: Default::default(),

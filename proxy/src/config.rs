@@ -156,6 +156,10 @@ pub struct RawLimits {
     pub list_index_max_bytes: Option<u64>,
     pub list_index_max_id_bytes: Option<u64>,
     pub list_fetch_parallel: Option<u64>,
+    // Relayed subscriptions (area: relay, issue #22 item 6).
+    pub relay_max_subscriptions: Option<u64>,
+    pub relay_max_wait_secs: Option<u64>,
+    pub relay_max_buffer_bytes: Option<u64>,
 }
 
 impl RawConfig {
@@ -326,6 +330,8 @@ pub struct Limits {
     pub list_index: crate::tasks::IndexLimits,
     /// Tasks of one ListTasks page asked of the agent at once.
     pub list_fetch_parallel: usize,
+    // Relayed subscriptions (area: relay, issue #22 item 6).
+    pub relay: crate::tasks::relay::RelayLimits,
 }
 
 impl Default for Limits {
@@ -346,6 +352,8 @@ impl Default for Limits {
             max_event_bytes: 16 * 1024 * 1024,
             list_index: crate::tasks::IndexLimits::default(),
             list_fetch_parallel: 8,
+            // Relayed subscriptions (area: relay).
+            relay: crate::tasks::relay::RelayLimits::default(),
         }
     }
 }
@@ -1006,6 +1014,43 @@ fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
             }
             n => n as usize,
         },
+        // Relayed subscriptions (area: relay).
+        relay: resolve_relay(raw, d.relay)?,
+    })
+}
+
+/// `limits.relay_*` (area: relay, issue #22 item 6).
+fn resolve_relay(
+    raw: &RawLimits,
+    d: crate::tasks::relay::RelayLimits,
+) -> Result<crate::tasks::relay::RelayLimits, ConfigError> {
+    let within = |key: &str, v: Option<u64>, default: u64, min: u64, max: u64| match v {
+        None => Ok(default),
+        Some(n) if (min..=max).contains(&n) => Ok(n),
+        Some(n) => Err(bad(key, n, format!("must be {min}..={max}"))),
+    };
+    Ok(crate::tasks::relay::RelayLimits {
+        max_subscriptions: within(
+            "limits.relay_max_subscriptions",
+            raw.relay_max_subscriptions,
+            d.max_subscriptions as u64,
+            0,
+            1_000_000,
+        )? as usize,
+        max_wait: Duration::from_secs(within(
+            "limits.relay_max_wait_secs",
+            raw.relay_max_wait_secs,
+            d.max_wait.as_secs(),
+            1,
+            86_400,
+        )?),
+        max_buffer_bytes: within(
+            "limits.relay_max_buffer_bytes",
+            raw.relay_max_buffer_bytes,
+            d.max_buffer_bytes as u64,
+            1024,
+            1 << 30,
+        )? as usize,
     })
 }
 

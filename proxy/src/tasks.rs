@@ -15,6 +15,7 @@
 //!   (`push::task_sync`, the same small summaries).
 
 mod probe;
+pub mod relay;
 pub mod scope;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -285,6 +285,7 @@ impl ProxyService {
         if ctx.records_tasks() {
             let scope = app.tasks.scope_of(client_headers);
             app.tasks.record(scope, &rpc.method, &out);
+            app.relay.publish_envelope(&rpc.method, &out);
         }
         if let (Some(push), Some(p)) = (&app.push, &ctx.push) {
             if let Some(b) = push.restore(rpc.client, &out, p) {
@@ -319,6 +320,7 @@ impl ProxyService {
             if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
                 let scope = app.tasks.scope_of(client_headers);
                 app.tasks.record_result(scope, op.as_str(), &out);
+                app.relay.publish_result(op.as_str(), &out);
             }
         }
         if let (Some(push), Some(p)) = (&app.push, &ctx.push) {

@@ -57,6 +57,9 @@ pub struct Ctx {
     /// A v1.0 SubscribeToTask through a v0.3 agent: the current Task as the
     /// stream's first event (v1.0 requires it; v0.3 agents start with updates).
     pub(crate) first_frame: Option<Bytes>,
+    /// That subscribe's relayed subscription, until the agent's answer shows
+    /// whether it streams (crate::tasks::relay).
+    pub(crate) relay: Option<crate::tasks::relay::Watch>,
     /// Push configs this request may carry back (subscriber values to restore).
     pub(crate) push: Option<crate::push::layer::Pending>,
     /// A push-config delete: (task id, config id) to forget once it succeeded.
@@ -108,6 +111,7 @@ impl Ctx {
             resp: RespRewrite::Pass,
             rest: None,
             first_frame: None,
+            relay: None,
             push: None,
             push_delete: None,
             same_version_push: false,
@@ -121,6 +125,17 @@ impl Ctx {
 
     /// Routing's answer for a request one of our calls answers: the call
     /// runs once routing's future is gone (see `request_filter`).
+    /// A v1.0 subscribe's first Task `frame`, and the subscription that
+    /// serves it should the agent refuse the resubscribe.
+    pub(crate) fn start_relay(
+        &mut self,
+        (frame, sub): (Bytes, Option<crate::tasks::relay::Subscription>),
+        max_event_bytes: usize,
+    ) {
+        self.relay = sub.map(|s| crate::tasks::relay::Watch::new(s, max_event_bytes));
+        self.first_frame = Some(frame);
+    }
+
     /// Whether the answer's tasks are recorded for the caller (ListTasks).
     pub(crate) fn records_tasks(&self) -> bool {
         self.plan.is_some_and(|p| p.record_tasks)

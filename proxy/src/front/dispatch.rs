@@ -384,7 +384,10 @@ impl ProxyService {
             if let Some(task_id) = task_id {
                 let id = ctx.target.jsonrpc_id.clone();
                 let frame = |task: &Value| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
-                ctx.first_frame = first_task_frame(app, &via(), task_id, &caller, frame).await?;
+                let first = first_task_frame(app, &via(), task_id, &caller, frame).await?;
+                if let Some(first) = first {
+                    ctx.start_relay(first, app.config.limits.max_event_bytes);
+                }
             }
         }
         let Some(push) = app.push.as_deref().filter(|_| plan.intercepts_push()) else {

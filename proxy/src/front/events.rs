@@ -73,6 +73,7 @@ impl EventTranslation {
                     let out = rpc.event(data);
                     if let Some(scope) = scope {
                         app.tasks.record(*scope, &rpc.method, out.as_bytes());
+                        app.relay.publish_envelope(&rpc.method, out.as_bytes());
                     }
                     if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
                         let _ = push.restore(rpc.client, out.as_bytes(), &p);
@@ -86,6 +87,7 @@ impl EventTranslation {
                     let out = t.event(data);
                     if let (Some(scope), Some(op)) = (scope, op) {
                         app.tasks.record_result(*scope, op.as_str(), out.as_bytes());
+                        app.relay.publish_result(op.as_str(), out.as_bytes());
                     }
                     out
                 };

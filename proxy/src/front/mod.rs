@@ -15,6 +15,7 @@ mod events;
 mod local;
 mod own_call;
 mod prelude;
+mod relay;
 mod rest_call;
 mod service;
 mod stream;
@@ -28,6 +29,7 @@ pub(crate) use ctx::*;
 pub(crate) use events::*;
 pub(crate) use local::*;
 pub(crate) use prelude::*;
+pub(crate) use stream::client_left;
 
 /// The proxy service: a thin adapter from pingora's hooks to [`App`].
 pub struct ProxyService {

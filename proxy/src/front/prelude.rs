@@ -32,21 +32,29 @@ pub(crate) async fn list_tasks_locally(
     Ok(LocalResponse::json(200, env))
 }
 
+/// A first Task event and its relayed subscription.
+pub(crate) type FirstFrame = (Bytes, Option<crate::tasks::relay::Subscription>);
+
 /// The first event of a v1.0 subscription to a v0.3 agent's task
 /// ([`crate::call::Prelude::FirstTask`]): the task fetched `via` a binding
 /// with the `caller`'s end-to-end headers (crate::forward), framed by
 /// `frame` as a `data:` event; a finished or unknown task refused
 /// ([`crate::call::first_task_verdict`]); `None` when the agent does not
-/// say (its own answer to the subscribe then tells the client why).
+/// say (its own answer to the subscribe then tells the client why). With
+/// the frame, the relayed subscription that serves the subscriber should
+/// the agent refuse to resubscribe an idle task (crate::tasks::relay):
+/// opened before the task is asked, so nothing relayed meanwhile is
+/// missed, and kept only when the agent answered this caller the task.
 pub(crate) async fn first_task_frame(
     app: &App,
     via: &crate::app::TaskFetch,
     task_id: &str,
     caller: &[(http::HeaderName, http::HeaderValue)],
     frame: impl FnOnce(&Value) -> Value,
-) -> Result<Option<Bytes>, Failure> {
+) -> Result<Option<FirstFrame>, Failure> {
     use crate::app::FetchedTask;
     use crate::call::TaskLookup;
+    let sub = app.relay.subscribe(task_id);
     let lookup = match app.fetch_v03_task(via, task_id, caller, None).await {
         FetchedTask::Task(task) => TaskLookup::Found(task),
         FetchedTask::NotFound => TaskLookup::NotFound,
@@ -55,8 +63,15 @@ pub(crate) async fn first_task_frame(
             TaskLookup::Unknown
         }
     };
-    let task = crate::call::first_task_verdict(task_id, lookup)?;
-    Ok(task.map(|t| Bytes::from(format!("data: {}\n\n", frame(&t)))))
+    let Some(task) = crate::call::first_task_verdict(task_id, lookup)? else {
+        return Ok(None);
+    };
+    let mut sub = sub;
+    if let Some(s) = sub.as_mut() {
+        s.starts_at(&task);
+    }
+    let event = Bytes::from(format!("data: {}\n\n", frame(&task)));
+    Ok(Some((event, sub)))
 }
 
 /// A config a v0.3 client creates for a task a v1.0 agent already runs:

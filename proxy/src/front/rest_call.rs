@@ -165,7 +165,10 @@ impl ProxyService {
                 // without a word (a2a-python 0.3 does): asked first.
                 let via = crate::app::TaskFetch::Rest;
                 let frame = |task: &Value| serde_json::json!({ "task": task });
-                ctx.first_frame = first_task_frame(app, &via, id, &caller, frame).await?;
+                let first = first_task_frame(app, &via, id, &caller, frame).await?;
+                if let Some(first) = first {
+                    ctx.start_relay(first, app.config.limits.max_event_bytes);
+                }
             }
         }
         ctx.new_req_body = upreq.body.clone().map(Bytes::from);

@@ -42,6 +42,14 @@ impl ProxyService {
             };
             let status = up.status;
             up.finish(&app.upstream_pool);
+            if let Some(sub) = ctx
+                .relay
+                .as_mut()
+                .and_then(|w| w.refused_answer(status, &body))
+            {
+                // The agent refused to resubscribe an idle task: relayed.
+                return Box::pin(self.relay_events(session, ctx, sub, false)).await;
+            }
             let answer = crate::unary::Answer {
                 status,
                 headers,
@@ -167,6 +175,9 @@ impl ProxyService {
                     );
                 }
                 Step::Failed(f) => {
+                    if let Some(sub) = ctx.relay.as_mut().and_then(|w| w.failed()) {
+                        return Box::pin(self.relay_events(session, ctx, sub, true)).await;
+                    }
                     tracing::warn!(failure = f.label(), error = ?f, "upstream stream failed");
                     ctx.failure = Some(f);
                     let e = Error::explain(ErrorType::ReadError, "reading the upstream stream");
@@ -174,6 +185,17 @@ impl ProxyService {
                 }
             };
             let end = body.is_none();
+            if let Some(w) = ctx.relay.as_mut() {
+                use crate::tasks::relay::Watched;
+                match w.piece(body.take(), end) {
+                    Watched::Hold => continue,
+                    Watched::Live(held) => (body, ctx.relay) = (held, None),
+                    Watched::Refused(sub) => {
+                        up.finish(&self.app.upstream_pool);
+                        return Box::pin(self.relay_events(session, ctx, sub, true)).await;
+                    }
+                }
+            }
             if matches!(ctx.resp, RespRewrite::Sse { .. }) {
                 body = Some(self.rewrite_piece(ctx, body, end).await?);
             } else {

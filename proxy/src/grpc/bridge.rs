@@ -523,6 +523,7 @@ impl Bridge {
             // (crate::tasks).
             let scope = self.app.tasks.scope_of(&meta.presented.0);
             self.app.tasks.record(scope, &p.rpc.method, &out);
+            self.app.relay.publish_envelope(&p.rpc.method, &out);
         }
         method_result(client, Some(method), &out)
     }
@@ -662,8 +663,11 @@ impl Bridge {
         this.app.metrics.stream_opened();
         tokio::spawn(async move {
             let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
+            // A v1.0 caller's events feed relayed subscriptions.
+            let relay = (client, upstream) == (Version::V10, Version::V03);
+            let relay = relay.then(|| this.app.relay.clone());
             let (code, last) = pump(
-                client, upstream, rpc, push, resp, &tx, conv, end, gap, limit,
+                client, upstream, rpc, push, resp, &tx, conv, end, gap, limit, relay,
             )
             .await;
             // Counted before the last item goes out and the channel closes,
@@ -781,6 +785,7 @@ fn event_item<T>(
     push: Option<PushCall>,
     conv: fn(Value) -> Result<T, String>,
     data: &[u8],
+    relay: Option<&crate::tasks::relay::Relay>,
 ) -> (Result<T, Status>, bool) {
     let last = upstream == Version::V03 && is_final_v03(data);
     let out = if client == upstream {
@@ -797,6 +802,9 @@ fn event_item<T>(
         Some(p) => p.restore(client, out),
         None => out,
     };
+    if let Some(r) = relay {
+        r.publish_envelope(&rpc.method, &out);
+    }
     let item = envelope_result(client, &out).and_then(|v| convert(client, conv, v));
     (item, last)
 }
@@ -818,6 +826,7 @@ async fn pump<T: Send + 'static>(
     end: Instant,
     gap: Duration,
     limit: usize,
+    relay: Option<Arc<crate::tasks::relay::Relay>>,
 ) -> (Option<tonic::Code>, Option<Result<T, Status>>) {
     let rpc = Arc::new(rpc);
     let mut events = match source {
@@ -873,9 +882,9 @@ async fn pump<T: Send + 'static>(
             let (item, last) = if data.len() > crate::sse::OFFLOAD_EVENT_BYTES {
                 // Off the runtime's workers: a big event does not hold up
                 // the other calls meanwhile.
-                let rpc = rpc.clone();
+                let (rpc, relay) = (rpc.clone(), relay.clone());
                 let job = tokio::task::spawn_blocking(move || {
-                    event_item(client, upstream, &rpc, p, conv, &data)
+                    event_item(client, upstream, &rpc, p, conv, &data, relay.as_deref())
                 });
                 job.await.unwrap_or_else(|e| {
                     let detail = format!("translating an event: {e}");
@@ -885,7 +894,7 @@ async fn pump<T: Send + 'static>(
                     )
                 })
             } else {
-                event_item(client, upstream, &rpc, p, conv, &data)
+                event_item(client, upstream, &rpc, p, conv, &data, relay.as_deref())
             };
             let failed = item.as_ref().err().map(Status::code);
             if failed.is_some() || last {

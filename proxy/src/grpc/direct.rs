@@ -610,10 +610,13 @@ where
             // Tasks seen here are what ListTasks lists to this caller
             // (crate::tasks).
             let tasks = &bridge.app.tasks;
-            if tasks.enabled() {
+            let relay = &bridge.app.relay;
+            if tasks.enabled() || relay.open() > 0 {
                 if let (Some(name), Ok(body)) = (t.method.name(client), serde_json::to_vec(&cr)) {
                     let scope = tasks.scope_of(&meta.presented.0);
                     tasks.record_result(scope, name, &body);
+                    // ... and feed relayed subscriptions (crate::tasks::relay).
+                    relay.publish_result(name, &body);
                 }
             }
         }

@@ -62,6 +62,24 @@ fn starting_with(task: pb::StreamResponse, mut replies: Stream) -> Stream {
     ReceiverStream::new(rx)
 }
 
+/// `replies`, or the relayed events of the task should the agent refuse
+/// (crate::tasks::relay::follow).
+fn relayed(
+    bridge: &Bridge,
+    task: pb::StreamResponse,
+    replies: Stream,
+    sub: crate::tasks::relay::Subscription,
+    started: std::time::Instant,
+) -> Stream {
+    let limits = &bridge.app.config.limits;
+    let end = (started + limits.stream_max_duration).min(started + limits.relay.max_wait);
+    let until = tokio::time::Instant::from_std(end);
+    let fail = |f: &crate::error::Failure| super::status::from_failure(V, f);
+    let is_task =
+        |r: &pb::StreamResponse| matches!(r.payload, Some(pb::stream_response::Payload::Task(_)));
+    crate::tasks::relay::follow(task, replies, sub, stream_item, is_task, until, fail)
+}
+
 #[tonic::async_trait]
 impl A2aService for V10Service {
     async fn send_message(
@@ -133,6 +151,8 @@ impl A2aService for V10Service {
         let t = &direct::from_v10::SUBSCRIBE;
         let started = std::time::Instant::now();
         let meta = super::bridge::call_meta(V, req.metadata())?;
+        // Relays what follows should the agent refuse (crate::tasks::relay).
+        let mut sub = self.bridge.app.relay.subscribe(&req.get_ref().id);
         let first = match self.bridge.first_task(&req.get_ref().id, &meta).await {
             Ok(first) => first,
             Err(s) => {
@@ -141,6 +161,10 @@ impl A2aService for V10Service {
                 return Err(s);
             }
         };
+        match (&first, sub.as_mut()) {
+            (Some(task), Some(s)) => s.starts_at(task),
+            _ => sub = None,
+        }
         let first = first
             .map(|task| stream_item(serde_json::json!({ "task": task })))
             .transpose()
@@ -152,9 +176,16 @@ impl A2aService for V10Service {
             })?;
         let replies =
             direct::stream(&self.bridge, V, req, r::subscribe_from_pb, t, stream_item).await?;
-        Ok(match first {
-            Some(task) => Response::new(starting_with(task, replies.into_inner())),
-            None => replies,
+        Ok(match (first, sub) {
+            (Some(task), Some(s)) => Response::new(relayed(
+                &self.bridge,
+                task,
+                replies.into_inner(),
+                s,
+                started,
+            )),
+            (Some(task), None) => Response::new(starting_with(task, replies.into_inner())),
+            (None, _) => replies,
         })
     }
 

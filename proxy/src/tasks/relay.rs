@@ -1,0 +1,785 @@
+//! Relayed subscriptions (issue #22 item 6): a v1.0 client's
+//! `SubscribeToTask` of an idle task of a v0.3 agent.
+//!
+//! a2a-sdk 0.3 answers `tasks/resubscribe` on a task with no running
+//! execution (one waiting in `input-required`, say) with TaskNotFound, over
+//! JSON-RPC as an error event, over REST by breaking the stream off before
+//! its first event, over gRPC as NOT_FOUND. A v1.0 agent instead keeps the
+//! subscription open and streams what the next message does to the task.
+//! The proxy sees that next message pass through it, so it does the same:
+//!
+//! - Before its first-Task `GetTask` (the subscribe's prelude), the
+//!   subscribe registers a [`Subscription`] for the task id on the
+//!   [`Relay`]. It is kept only when the prelude found the task (the agent
+//!   accepted the subscriber's credentials for it) in a state that is not
+//!   terminal; so a caller never receives events of a task it could not read.
+//! - The agent's own resubscribe answer is relayed as before while it
+//!   streams; when it refuses with TaskNotFound (or ends or breaks off
+//!   before its first event), the subscription stays open and receives,
+//!   rendered in the subscriber's binding, the events the proxy translates
+//!   for that task for any v1.0 caller: answers of SendMessage, GetTask and
+//!   CancelTask (as a status update, plus the Task itself when it is
+//!   final) and the events of streaming sends and subscribes. It ends with
+//!   the first terminal or interrupted (`input-required`, `auth-required`)
+//!   state, as a v1.0 agent's stream does; a status equal to or older than
+//!   the last one sent is skipped.
+//! - Bounded: `limits.relay_max_subscriptions` open at once (more are served
+//!   as before, the agent's refusal passed on), `limits.relay_max_wait_secs`
+//!   of waiting (then the stream ends with an error), and
+//!   `limits.relay_max_buffer_bytes` of events held for one subscriber
+//!   (beyond, its stream ends with an error: the client asks GetTask).
+//!
+//! Per process: with several instances the completing call must pass the
+//! instance that holds the subscription (see proxy/README.md).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use chrono::{DateTime, FixedOffset};
+use serde_json::{json, Value};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::sse::SseFramer;
+
+/// A task id longer than this is never relayed.
+const MAX_ID_BYTES: usize = 1024;
+
+/// Bounds of the relay (`limits.relay_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RelayLimits {
+    /// Relayed subscriptions open at once (0: relaying is off).
+    pub max_subscriptions: usize,
+    /// Longest wait of one relayed subscription for its task's end.
+    pub max_wait: Duration,
+    /// Bytes of events held for one subscriber not yet sent.
+    pub max_buffer_bytes: usize,
+}
+
+impl Default for RelayLimits {
+    fn default() -> Self {
+        RelayLimits {
+            max_subscriptions: 1024,
+            max_wait: Duration::from_secs(600),
+            max_buffer_bytes: 1024 * 1024,
+        }
+    }
+}
+
+/// A status as last seen: the v1.0 state and its timestamp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Status {
+    state: String,
+    timestamp: Option<String>,
+}
+
+impl Status {
+    fn of(status: &Value) -> Option<Status> {
+        Some(Status {
+            state: status.get("state")?.as_str()?.to_string(),
+            timestamp: status
+                .get("timestamp")
+                .and_then(Value::as_str)
+                .map(String::from),
+        })
+    }
+
+    fn time(&self) -> Option<DateTime<FixedOffset>> {
+        DateTime::parse_from_rfc3339(self.timestamp.as_deref()?).ok()
+    }
+
+    /// A terminal or interrupted state: a v1.0 stream ends after it.
+    fn ends(&self) -> bool {
+        crate::tasks::is_terminal(&self.state)
+            || matches!(
+                self.state.as_str(),
+                "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED"
+            )
+    }
+}
+
+/// What one relayed answer says of one task: its events (v1.0
+/// `StreamResponse` JSON), and the status they carry.
+#[derive(Debug, Clone)]
+struct Batch {
+    status: Option<Status>,
+    events: Arc<Vec<Bytes>>,
+    bytes: usize,
+}
+
+impl Batch {
+    fn new(status: Option<Status>, events: Vec<Value>) -> Batch {
+        let events: Vec<Bytes> = events
+            .iter()
+            .filter_map(|e| serde_json::to_vec(e).ok().map(Bytes::from))
+            .collect();
+        let bytes = events.iter().map(Bytes::len).sum();
+        Batch {
+            status,
+            events: Arc::new(events),
+            bytes,
+        }
+    }
+}
+
+/// The task a v1.0 result of `method` is about, and its events.
+fn batch_of(method: &str, result: &Value) -> Option<(String, Batch)> {
+    let id_of = |v: &Value, key: &str| v.get(key)?.as_str().map(String::from);
+    let of_task = |t: &Value| {
+        let id = id_of(t, "id")?;
+        let status = t.get("status")?;
+        let s = Status::of(status)?;
+        let mut update = json!({ "taskId": id, "status": status });
+        if let Some(c) = t.get("contextId") {
+            update["contextId"] = c.clone();
+        }
+        let mut events = vec![json!({ "statusUpdate": update })];
+        if s.ends() {
+            // The whole task last (its artifacts and history), as a v1.0
+            // stream may end.
+            events.push(json!({ "task": t }));
+        }
+        Some((id, Batch::new(Some(s), events)))
+    };
+    match method {
+        "GetTask" | "CancelTask" => of_task(result),
+        "SendMessage" | "SendStreamingMessage" | "SubscribeToTask" => {
+            if let Some(t) = result.get("task") {
+                of_task(t)
+            } else if let Some(u) = result.get("statusUpdate") {
+                let s = Status::of(u.get("status")?)?;
+                let events = vec![json!({ "statusUpdate": u })];
+                Some((id_of(u, "taskId")?, Batch::new(Some(s), events)))
+            } else if let Some(a) = result.get("artifactUpdate") {
+                let events = vec![json!({ "artifactUpdate": a })];
+                Some((id_of(a, "taskId")?, Batch::new(None, events)))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+#[derive(Default)]
+struct Held {
+    batches: VecDeque<Batch>,
+    bytes: usize,
+    /// More than `max_buffer_bytes` arrived before they could be sent.
+    overflow: bool,
+}
+
+#[derive(Default)]
+struct Queue {
+    held: Mutex<Held>,
+    notify: Notify,
+}
+
+type Subscribers = HashMap<Arc<str>, Vec<(u64, Arc<Queue>)>>;
+
+/// The open relayed subscriptions of this process, by task id.
+pub struct Relay {
+    limits: RelayLimits,
+    open: AtomicUsize,
+    next_id: AtomicU64,
+    subs: Mutex<Subscribers>,
+}
+
+impl Relay {
+    pub fn new(limits: RelayLimits) -> Relay {
+        Relay {
+            limits,
+            open: AtomicUsize::new(0),
+            next_id: AtomicU64::new(1),
+            subs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn limits(&self) -> RelayLimits {
+        self.limits
+    }
+
+    /// Subscriptions open now.
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Relaxed)
+    }
+
+    /// Opens a subscription to task `task_id`; `None` when relaying is off
+    /// or `max_subscriptions` are open.
+    pub fn subscribe(self: &Arc<Self>, task_id: &str) -> Option<Subscription> {
+        if task_id.is_empty() || task_id.len() > MAX_ID_BYTES {
+            return None;
+        }
+        let mut subs = self.subs.lock().unwrap_or_else(|e| e.into_inner());
+        if self.open.load(Ordering::Relaxed) >= self.limits.max_subscriptions {
+            tracing::debug!(
+                limit = self.limits.max_subscriptions,
+                "relayed subscriptions at their limit; this one is not relayed"
+            );
+            return None;
+        }
+        self.open.fetch_add(1, Ordering::Relaxed);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let task: Arc<str> = Arc::from(task_id);
+        let queue = Arc::new(Queue::default());
+        subs.entry(task.clone())
+            .or_default()
+            .push((id, queue.clone()));
+        Some(Subscription {
+            relay: self.clone(),
+            task,
+            id,
+            queue,
+            last: None,
+            ready: VecDeque::new(),
+            ending: false,
+        })
+    }
+
+    /// Feeds a translated v1.0 JSON-RPC answer or stream event envelope of
+    /// `method` (v1.0 name) to the subscriptions of its task.
+    pub fn publish_envelope(&self, method: &str, envelope: &[u8]) {
+        if self.open() == 0 {
+            return;
+        }
+        if let Ok(v) = serde_json::from_slice::<Value>(envelope) {
+            if let Some(r) = v.get("result") {
+                self.publish_value(method, r);
+            }
+        }
+    }
+
+    /// [`Self::publish_envelope`] for a bare v1.0 result (a REST answer
+    /// body or stream event, a gRPC reply as ProtoJSON).
+    pub fn publish_result(&self, method: &str, body: &[u8]) {
+        if self.open() == 0 {
+            return;
+        }
+        if let Ok(v) = serde_json::from_slice::<Value>(body) {
+            self.publish_value(method, &v);
+        }
+    }
+
+    /// [`Self::publish_result`] for a parsed result.
+    pub fn publish_value(&self, method: &str, result: &Value) {
+        if self.open() == 0 {
+            return;
+        }
+        let Some((task, batch)) = batch_of(method, result) else {
+            return;
+        };
+        let subs = self.subs.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(queues) = subs.get(task.as_str()) else {
+            return;
+        };
+        for (_, q) in queues {
+            {
+                let mut held = q.held.lock().unwrap_or_else(|e| e.into_inner());
+                if held.overflow {
+                    continue;
+                }
+                if held.bytes + batch.bytes > self.limits.max_buffer_bytes {
+                    held.overflow = true;
+                    held.batches.clear();
+                    held.bytes = 0;
+                } else {
+                    held.bytes += batch.bytes;
+                    held.batches.push_back(batch.clone());
+                }
+            }
+            q.notify.notify_one();
+        }
+    }
+
+    fn remove(&self, task: &Arc<str>, id: u64) {
+        let mut subs = self.subs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = subs.get_mut(task) {
+            v.retain(|(i, _)| *i != id);
+            if v.is_empty() {
+                subs.remove(task);
+            }
+        }
+        self.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What a relayed subscription has next.
+#[derive(Debug)]
+pub enum Next {
+    /// One v1.0 `StreamResponse` (JSON).
+    Event(Bytes),
+    /// The task reached a terminal or interrupted state: the stream ends.
+    End,
+    /// `max_wait` ran out first.
+    Expired,
+    /// More events came than `max_buffer_bytes` could hold.
+    Lost,
+}
+
+/// One open relayed subscription (closed on drop).
+pub struct Subscription {
+    relay: Arc<Relay>,
+    task: Arc<str>,
+    id: u64,
+    queue: Arc<Queue>,
+    last: Option<Status>,
+    ready: VecDeque<Bytes>,
+    ending: bool,
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.relay.remove(&self.task, self.id);
+    }
+}
+
+impl Subscription {
+    /// The status the subscriber already has (the first Task it was sent):
+    /// later ones equal to or older than it are not sent again.
+    pub fn starts_at(&mut self, task: &Value) {
+        self.last = task.get("status").and_then(Status::of);
+    }
+
+    /// [`Self::starts_at`] the Task of a first SSE frame (`data:` line),
+    /// found at `pointer` (`/result/task` or `/task`).
+    pub fn starts_at_frame(&mut self, frame: &[u8], pointer: &str) {
+        let task = crate::sse::event_data(frame)
+            .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+            .and_then(|v| v.pointer(pointer).cloned());
+        if let Some(t) = task {
+            self.starts_at(&t);
+        }
+    }
+
+    /// Whether `s` is news to the subscriber.
+    fn is_new(&self, s: &Status) -> bool {
+        let Some(last) = &self.last else {
+            return true;
+        };
+        if let (Some(a), Some(b)) = (s.time(), last.time()) {
+            if a < b {
+                return false;
+            }
+        }
+        s != last
+    }
+
+    /// The next event, waiting at most until `until`.
+    pub async fn next(&mut self, until: Instant) -> Next {
+        loop {
+            if let Some(e) = self.ready.pop_front() {
+                return Next::Event(e);
+            }
+            if self.ending {
+                return Next::End;
+            }
+            let batch = {
+                let mut held = self.queue.held.lock().unwrap_or_else(|e| e.into_inner());
+                if held.overflow {
+                    return Next::Lost;
+                }
+                let b = held.batches.pop_front();
+                if let Some(b) = &b {
+                    held.bytes -= b.bytes;
+                }
+                b
+            };
+            let Some(batch) = batch else {
+                // A notify_one before this wait left its permit: no event
+                // is missed between the look above and the wait.
+                let wait = self.queue.notify.notified();
+                if tokio::time::timeout_at(until, wait).await.is_err() {
+                    return Next::Expired;
+                }
+                continue;
+            };
+            if let Some(s) = &batch.status {
+                if !self.is_new(s) {
+                    continue;
+                }
+                self.ending = s.ends();
+                self.last = Some(s.clone());
+            }
+            self.ready.extend(batch.events.iter().cloned());
+        }
+    }
+}
+
+/// Whether a v0.3 agent's answer or first stream event (JSON) refuses a
+/// resubscribe with TaskNotFound: a JSON-RPC error -32001, or a REST 404
+/// with a `code` / `message` body (a2a-python 0.3), not a framework's
+/// `{"detail": ...}` of a missing route.
+pub fn refuses(status: u16, body: &[u8]) -> bool {
+    let not_found = translate::code::ErrorCode::TaskNotFound.code();
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return false;
+    };
+    if v.pointer("/error/code").and_then(Value::as_i64) == Some(not_found) {
+        return true;
+    }
+    status == 404
+        && (v.get("code").and_then(Value::as_i64) == Some(not_found)
+            || (v.get("message").is_some_and(Value::is_string) && v.get("detail").is_none()))
+}
+
+/// A relayed event as one SSE frame of a v1.0 HTTP client: in a JSON-RPC
+/// envelope with the request's `id` (`Some`), or bare (REST, `None`).
+pub fn sse_frame(event: &[u8], jsonrpc_id: Option<&Value>) -> Bytes {
+    let mut out = BytesMut::with_capacity(event.len() + 64);
+    out.extend_from_slice(b"data: ");
+    match jsonrpc_id {
+        Some(id) => {
+            let id = serde_json::to_string(id).unwrap_or_else(|_| "null".into());
+            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            out.extend_from_slice(id.as_bytes());
+            out.extend_from_slice(b",\"result\":");
+            out.extend_from_slice(event);
+            out.extend_from_slice(b"}");
+        }
+        None => out.extend_from_slice(event),
+    }
+    out.extend_from_slice(b"\n\n");
+    out.freeze()
+}
+
+/// What the upstream's resubscribe stream turned out to be.
+pub enum Watched {
+    /// Its first event is not complete yet: the piece is held.
+    Hold,
+    /// A live stream: relayed as before, starting with these bytes (the
+    /// pieces held so far); the subscription is closed.
+    Live(Option<Bytes>),
+    /// Refused (TaskNotFound), or over before its first event: the
+    /// subscriber is served from the relay.
+    Refused(Subscription),
+}
+
+/// Watches a v0.3 agent's SSE answer to a resubscribe until its first
+/// event tells whether it is live (HTTP bindings).
+pub struct Watch {
+    sub: Option<Subscription>,
+    framer: SseFramer,
+    held: BytesMut,
+    limit: usize,
+}
+
+impl Watch {
+    /// `limit`: the most bytes held before the first event (then it is
+    /// taken as live).
+    pub fn new(sub: Subscription, limit: usize) -> Watch {
+        Watch {
+            sub: Some(sub),
+            framer: SseFramer::new(limit),
+            held: BytesMut::new(),
+            limit,
+        }
+    }
+
+    /// The subscription, when the agent answered `status` / `body` (not a
+    /// stream) with its refusal.
+    pub fn refused_answer(&mut self, status: u16, body: &[u8]) -> Option<Subscription> {
+        self.sub.take().filter(|_| refuses(status, body))
+    }
+
+    /// The subscription, when the stream failed before its first event
+    /// (a2a-python 0.3's REST binding breaks it off).
+    pub fn failed(&mut self) -> Option<Subscription> {
+        self.sub.take().filter(|_| self.held.is_empty())
+    }
+
+    /// One piece of the stream (`None` with `end`: its end).
+    pub fn piece(&mut self, piece: Option<Bytes>, end: bool) -> Watched {
+        let mut events = Vec::new();
+        let mut framed = Ok(());
+        if let Some(p) = &piece {
+            self.held.extend_from_slice(p);
+            framed = self.framer.push(p, &mut events);
+        }
+        if end && framed.is_ok() {
+            framed = self.framer.finish(&mut events);
+        }
+        let first = events.iter().find_map(|e| crate::sse::event_data(e));
+        let live = |held: &mut BytesMut| Watched::Live(Some(std::mem::take(held).freeze()));
+        if framed.is_err() || self.held.len() > self.limit {
+            self.sub = None;
+            return live(&mut self.held);
+        }
+        match first {
+            Some(d) if refuses(200, d.as_bytes()) => match self.sub.take() {
+                Some(s) => Watched::Refused(s),
+                None => live(&mut self.held),
+            },
+            Some(_) => {
+                self.sub = None;
+                live(&mut self.held)
+            }
+            None if end => match self.sub.take() {
+                Some(s) => Watched::Refused(s),
+                None => live(&mut self.held),
+            },
+            None => Watched::Hold,
+        }
+    }
+}
+
+/// A v1.0 gRPC subscribe's replies: `task` (the first Task) at once, then
+/// the agent's resubscribe replies; when the first one is NOT_FOUND (the
+/// agent's refusal of an idle task) or they end before any, the subscriber
+/// gets `sub`'s events instead, converted by `conv`, up to the task's end
+/// or `until` (then `fail`'s status for the failure); otherwise the replies
+/// go on (a first one that `is_task` is left out: the Task went first) and
+/// `sub` closes.
+pub fn follow<T: Send + 'static>(
+    task: T,
+    mut replies: tokio_stream::wrappers::ReceiverStream<Result<T, tonic::Status>>,
+    mut sub: Subscription,
+    conv: fn(Value) -> Result<T, String>,
+    is_task: fn(&T) -> bool,
+    until: Instant,
+    fail: impl Fn(&crate::error::Failure) -> tonic::Status + Send + 'static,
+) -> tokio_stream::wrappers::ReceiverStream<Result<T, tonic::Status>> {
+    use crate::error::Failure;
+    use tokio_stream::StreamExt;
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let max_wait = sub.relay.limits.max_wait.as_secs();
+    tokio::spawn(async move {
+        if tx.send(Ok(task)).await.is_err() {
+            return;
+        }
+        // A caller gone away ends this; dropping `replies` then ends the
+        // agent's call.
+        let first = tokio::select! {
+            _ = tx.closed() => return,
+            n = replies.next() => n,
+        };
+        let refused = match &first {
+            None => true,
+            Some(Err(s)) => s.code() == tonic::Code::NotFound,
+            Some(Ok(_)) => false,
+        };
+        if !refused {
+            drop(sub);
+            let mut next = first.filter(|r| !r.as_ref().is_ok_and(is_task));
+            if next.is_none() {
+                next = tokio::select! {
+                    _ = tx.closed() => return,
+                    n = replies.next() => n,
+                };
+            }
+            while let Some(item) = next {
+                if tx.send(item).await.is_err() {
+                    return;
+                }
+                next = tokio::select! {
+                    _ = tx.closed() => return,
+                    n = replies.next() => n,
+                };
+            }
+            return;
+        }
+        drop(replies);
+        loop {
+            let next = tokio::select! {
+                _ = tx.closed() => return,
+                n = sub.next(until) => n,
+            };
+            let item = match next {
+                Next::Event(b) => serde_json::from_slice(&b)
+                    .map_err(|e| e.to_string())
+                    .and_then(conv)
+                    .map_err(|detail| fail(&Failure::BadUpstreamResponse { detail })),
+                Next::End => return,
+                Next::Expired => Err(fail(&Failure::StreamExpired {
+                    limit_secs: max_wait,
+                })),
+                Next::Lost => Err(fail(&Failure::Internal {
+                    detail: "more relayed events than limits.relay_max_buffer_bytes".into(),
+                })),
+            };
+            let last = item.is_err();
+            if tx.send(item).await.is_err() || last {
+                return;
+            }
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relay(max: usize, buffer: usize) -> Arc<Relay> {
+        Arc::new(Relay::new(RelayLimits {
+            max_subscriptions: max,
+            max_wait: Duration::from_secs(5),
+            max_buffer_bytes: buffer,
+        }))
+    }
+
+    fn task(id: &str, state: &str, ts: &str) -> Value {
+        json!({"id": id, "contextId": "c", "status": {"state": state, "timestamp": ts},
+               "artifacts": [{"artifactId": "a", "parts": [{"text": "x"}]}]})
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    fn event(n: Next) -> Value {
+        match n {
+            Next::Event(b) => serde_json::from_slice(&b).unwrap(),
+            other => panic!("not an event: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn relays_what_follows_and_ends_at_a_terminal_state() {
+        let r = relay(4, 1 << 20);
+        let mut s = r.subscribe("t1").unwrap();
+        s.starts_at(&task(
+            "t1",
+            "TASK_STATE_INPUT_REQUIRED",
+            "2026-01-01T00:00:01Z",
+        ));
+        // The same status again (a GetTask of the idle task): not news.
+        r.publish_value(
+            "GetTask",
+            &task("t1", "TASK_STATE_INPUT_REQUIRED", "2026-01-01T00:00:01Z"),
+        );
+        // Another task's answer: not this subscriber's.
+        r.publish_value(
+            "SendMessage",
+            &json!({"task": task("t2", "TASK_STATE_COMPLETED", "2026-01-01T00:00:02Z")}),
+        );
+        let u = json!({"statusUpdate": {"taskId": "t1", "contextId": "c",
+            "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-01-01T00:00:02Z"}}});
+        r.publish_envelope(
+            "SendStreamingMessage",
+            json!({"jsonrpc": "2.0", "id": 9, "result": u})
+                .to_string()
+                .as_bytes(),
+        );
+        let a = json!({"artifactUpdate": {"taskId": "t1", "artifact": {"artifactId": "a"}}});
+        r.publish_result("SendStreamingMessage", a.to_string().as_bytes());
+        // An older status arriving late: skipped.
+        r.publish_value(
+            "GetTask",
+            &task("t1", "TASK_STATE_SUBMITTED", "2026-01-01T00:00:00Z"),
+        );
+        let done = task("t1", "TASK_STATE_COMPLETED", "2026-01-01T00:00:03Z");
+        r.publish_value("SendMessage", &json!({ "task": done }));
+        assert_eq!(event(s.next(soon()).await), u);
+        assert_eq!(event(s.next(soon()).await), a);
+        let last = event(s.next(soon()).await);
+        assert_eq!(
+            last.pointer("/statusUpdate/status/state"),
+            Some(&json!("TASK_STATE_COMPLETED"))
+        );
+        assert_eq!(last.pointer("/statusUpdate/contextId"), Some(&json!("c")));
+        assert_eq!(event(s.next(soon()).await), json!({ "task": done }));
+        assert!(matches!(s.next(soon()).await, Next::End));
+    }
+
+    #[tokio::test]
+    async fn waits_are_bounded_and_subscriptions_counted() {
+        let r = relay(1, 1 << 20);
+        let mut s = r.subscribe("t").unwrap();
+        assert!(r.subscribe("u").is_none(), "over max_subscriptions");
+        let until = Instant::now() + Duration::from_millis(20);
+        assert!(matches!(s.next(until).await, Next::Expired));
+        drop(s);
+        assert_eq!(r.open(), 0);
+        assert!(r.subs.lock().unwrap().is_empty());
+        assert!(relay(0, 1).subscribe("t").is_none(), "0 turns relaying off");
+        assert!(r.subscribe(&"x".repeat(MAX_ID_BYTES + 1)).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_that_falls_behind_is_told() {
+        let r = relay(4, 300);
+        let mut s = r.subscribe("t").unwrap();
+        for i in 0..10 {
+            let ts = format!("2026-01-01T00:00:{i:02}Z");
+            r.publish_value("GetTask", &task("t", "TASK_STATE_WORKING", &ts));
+        }
+        assert!(matches!(s.next(soon()).await, Next::Lost));
+    }
+
+    #[tokio::test]
+    async fn an_event_published_while_waiting_wakes_the_subscriber() {
+        let r = relay(4, 1 << 20);
+        let mut s = r.subscribe("t").unwrap();
+        let r2 = r.clone();
+        let publisher = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let done = task("t", "TASK_STATE_FAILED", "2026-01-01T00:00:03Z");
+            r2.publish_value("CancelTask", &done);
+        });
+        let first = event(s.next(soon()).await);
+        assert_eq!(
+            first.pointer("/statusUpdate/status/state"),
+            Some(&json!("TASK_STATE_FAILED"))
+        );
+        publisher.await.unwrap();
+    }
+
+    #[test]
+    fn refusals_are_told_from_live_streams() {
+        assert!(refuses(
+            200,
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}"#
+        ));
+        assert!(!refuses(
+            200,
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}"#
+        ));
+        assert!(refuses(404, br#"{"message":"Task not found"}"#));
+        assert!(!refuses(404, br#"{"detail":"Not Found"}"#));
+        assert!(!refuses(200, br#"{"result":{"kind":"status-update"}}"#));
+
+        let sub = || relay(4, 1 << 20).subscribe("t").unwrap();
+        // A refusal split over two pieces.
+        let mut w = Watch::new(sub(), 1 << 16);
+        assert!(matches!(
+            w.piece(
+                Some(Bytes::from_static(b"data: {\"jsonrpc\":\"2.0\",")),
+                false
+            ),
+            Watched::Hold
+        ));
+        let rest = Bytes::from_static(b"\"id\":1,\"error\":{\"code\":-32001}}\n\n");
+        assert!(matches!(w.piece(Some(rest), false), Watched::Refused(_)));
+        // A live stream: everything held goes on.
+        let mut w = Watch::new(sub(), 1 << 16);
+        let ev = Bytes::from_static(b": hi\n\ndata: {\"result\":{}}\n\n");
+        match w.piece(Some(ev.clone()), false) {
+            Watched::Live(Some(b)) => assert_eq!(b, ev),
+            _ => panic!("not live"),
+        }
+        // Over before its first event.
+        let mut w = Watch::new(sub(), 1 << 16);
+        assert!(matches!(w.piece(None, true), Watched::Refused(_)));
+        let mut w = Watch::new(sub(), 1 << 16);
+        assert!(w.failed().is_some());
+        let mut w = Watch::new(sub(), 1 << 16);
+        assert!(w
+            .refused_answer(404, br#"{"detail":"Not Found"}"#)
+            .is_none());
+        assert_eq!(
+            sse_frame(b"{\"a\":1}", Some(&json!(7))),
+            Bytes::from_static(b"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"a\":1}}\n\n")
+        );
+    }
+}
