@@ -1,0 +1,253 @@
+//! The store's checkpoints: the journal's records put back on open, hot
+//! items moved into the outbox table with one durable commit (when quiet,
+//! and at least every few seconds when busy), leases released.
+
+use super::*;
+
+impl Inner {
+    /// Puts journal records newer than the table's applied seq into the
+    /// table (durably), except those already dead letters; removes dead
+    /// letters' items the table still holds (a crash between a dead letter
+    /// and the next checkpoint). Returns (next seq, applied seq).
+    pub(super) fn replay(&self, dir: &Path) -> Result<(u64, u64), StoreError> {
+        let records = wal::replay(dir)?;
+        self.write(|tx| {
+            let mut meta = tx.open_table(META).map_err(e)?;
+            let next = meta.get("next_seq").map_err(e)?.map_or(1, |g| g.value());
+            let applied = meta
+                .get("applied_seq")
+                .map_err(e)?
+                .map_or(next.saturating_sub(1), |g| g.value());
+            let dead = tx.open_table(DEAD).map_err(e)?;
+            let mut dead_seqs = std::collections::HashSet::new();
+            for r in dead.iter().map_err(e)? {
+                dead_seqs.insert(r.map_err(e)?.0.value());
+            }
+            let mut out = tx.open_table(OUTBOX).map_err(e)?;
+            for s in &dead_seqs {
+                out.remove(*s).map_err(e)?;
+            }
+            let mut snaps = tx.open_table(SNAPSHOTS).map_err(e)?;
+            let configs = tx.open_table(CONFIGS).map_err(e)?;
+            let mut top = applied;
+            let mut replayed = 0usize;
+            for wal::Record { item, snapshot } in
+                records.into_iter().filter(|r| r.item.seq > applied)
+            {
+                top = top.max(item.seq);
+                // Accepted, so its snapshot change holds even if the item
+                // became a dead letter since.
+                // (Not for a config deleted since: its snapshot went with it.)
+                let live = match &snapshot {
+                    Some(w) => configs.get(w.callback_id.as_str()).map_err(e)?.is_some(),
+                    None => false,
+                };
+                if let Some(w) = snapshot.filter(|_| live) {
+                    let stored = match snaps.get(w.callback_id.as_str()).map_err(e)? {
+                        Some(g) => dec::<Snapshot>(g.value())?.version,
+                        None => 0,
+                    };
+                    if w.base + 1 > stored {
+                        let v = enc(&Snapshot {
+                            version: w.base + 1,
+                            task: w.task,
+                        })?;
+                        snaps
+                            .insert(w.callback_id.as_str(), v.as_slice())
+                            .map_err(e)?;
+                    }
+                }
+                if dead_seqs.contains(&item.seq) {
+                    continue;
+                }
+                out.insert(item.seq, enc(&item)?.as_slice()).map_err(e)?;
+                replayed += 1;
+            }
+            let next = next.max(top + 1);
+            meta.insert("next_seq", next).map_err(e)?;
+            meta.insert("applied_seq", top).map_err(e)?;
+            if replayed > 0 {
+                tracing::info!(replayed, "push journal: accepted notifications restored");
+            }
+            Ok((next, top))
+        })
+    }
+
+    /// The checkpointer: prepares spare journal segments, checkpoints when
+    /// quiet and at least every [`CHECKPOINT_EVERY`] when busy.
+    pub(super) fn checkpoint_loop(&self, woken: mpsc::Receiver<()>, timed: bool) {
+        let mut last = Instant::now();
+        loop {
+            let quiet = match woken.recv_timeout(CHECKPOINT_IDLE) {
+                Ok(()) => {
+                    while woken.try_recv().is_ok() {}
+                    false
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => true,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    self.checkpoint();
+                    return;
+                }
+            };
+            self.ensure_spare();
+            if timed && (quiet || last.elapsed() >= CHECKPOINT_EVERY) && self.changed() {
+                self.checkpoint();
+                last = Instant::now();
+            }
+        }
+    }
+
+    pub(super) fn changed(&self) -> bool {
+        self.dirty.load(Ordering::Relaxed)
+            || self.hot().is_ok_and(|h| h.fresh || !h.items.is_empty())
+    }
+
+    /// Prepares the journal's next segment, without holding the journal
+    /// while its zeros are written.
+    pub(super) fn ensure_spare(&self) {
+        let want = match self.journal.lock() {
+            Ok(j) => j.as_ref().and_then(|j| j.wal.wants_spare()),
+            Err(_) => None,
+        };
+        let Some(n) = want else {
+            return;
+        };
+        match Wal::prepare(&self.dir, n) {
+            Ok(f) => {
+                if let Ok(mut j) = self.journal.lock() {
+                    if let Some(j) = j.as_mut() {
+                        j.wal.give_spare(n, f);
+                    }
+                }
+            }
+            Err(x) => tracing::warn!(error = %x, "push journal: preparing the next segment"),
+        }
+    }
+
+    /// Moves the hot items into the table with one durable commit (which
+    /// also persists every non-durable one before it), then deletes the
+    /// journal segments it covers. Claims wait meanwhile; accepts,
+    /// completions and reschedules go on: what they changed in the moved
+    /// items is applied to the table afterwards.
+    pub(super) fn checkpoint(&self) {
+        if let Err(x) = self.try_checkpoint() {
+            self.dirty.store(true, Ordering::Relaxed);
+            tracing::error!(error = %x, "push store: checkpoint");
+        }
+    }
+
+    pub(super) fn try_checkpoint(&self) -> Result<(), StoreError> {
+        let _claims = self.claiming.lock().map_err(poisoned)?;
+        // Every snapshot change up to `top` is among `snaps` (they are
+        // recorded with `acked` under the same lock).
+        let (moved, top, snaps) = {
+            let mut h = self.hot()?;
+            h.fresh = false;
+            (
+                h.items.values().cloned().collect::<Vec<_>>(),
+                h.acked,
+                h.snapshots.clone(),
+            )
+        };
+        self.dirty.store(false, Ordering::Relaxed);
+        self.write(|tx| {
+            let mut out = tx.open_table(OUTBOX).map_err(e)?;
+            for item in &moved {
+                out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
+            }
+            let mut t = tx.open_table(SNAPSHOTS).map_err(e)?;
+            let configs = tx.open_table(CONFIGS).map_err(e)?;
+            for (cb, snap) in &snaps {
+                // A config deleted since this copy was taken keeps no row.
+                if configs.get(cb.as_str()).map_err(e)?.is_some() {
+                    t.insert(cb.as_str(), enc(snap)?.as_slice()).map_err(e)?;
+                }
+            }
+            let mut meta = tx.open_table(META).map_err(e)?;
+            let next = meta.get("next_seq").map_err(e)?.map_or(1, |g| g.value());
+            meta.insert("next_seq", next.max(top + 1)).map_err(e)?;
+            meta.insert("applied_seq", top).map_err(e)?;
+            Ok(())
+        })?;
+        let (mut gone, mut changed) = (Vec::new(), Vec::new());
+        {
+            let mut h = self.hot()?;
+            for m in &moved {
+                match h.items.remove(&m.seq) {
+                    None => gone.push(m.seq),
+                    Some(now) if now != *m => changed.push(now),
+                    Some(_) => {}
+                }
+            }
+            h.cold_upto = h.cold_upto.max(top);
+            for m in &moved {
+                match h.cold_last.get_mut(&m.callback_id) {
+                    Some(last) => *last = (*last).max(m.seq),
+                    None => {
+                        h.cold_last.insert(m.callback_id.clone(), m.seq);
+                    }
+                }
+            }
+            // In the table now, unless changed again meanwhile.
+            for (cb, snap) in &snaps {
+                if h.snapshots
+                    .get(cb)
+                    .is_some_and(|x| x.version == snap.version)
+                {
+                    h.snapshots.remove(cb);
+                }
+            }
+        }
+        if !gone.is_empty() || !changed.is_empty() {
+            self.write_lazy(|tx| {
+                let mut out = tx.open_table(OUTBOX).map_err(e)?;
+                for s in &gone {
+                    out.remove(*s).map_err(e)?;
+                }
+                for item in &changed {
+                    out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
+                }
+                Ok(())
+            })?;
+        }
+        let gone = match self.journal.lock().map_err(poisoned)?.as_mut() {
+            Some(j) => j.wal.take_covered(top)?,
+            None => Vec::new(),
+        };
+        // Deleted without holding the journal: appends go on meanwhile.
+        for p in gone {
+            wal::remove_segment(&p)?;
+        }
+        Ok(())
+    }
+
+    /// Only one process can hold the file: leases left by an earlier run
+    /// (killed mid-delivery) are void. Returns [`Hot::cold_last`] as the
+    /// table has it (read on the same pass).
+    pub(super) fn release_leases(&self) -> Result<HashMap<String, u64>, StoreError> {
+        let mut cold_last = HashMap::new();
+        self.write(|tx| {
+            let mut t = tx.open_table(OUTBOX).map_err(e)?;
+            let mut held = Vec::new();
+            for r in t.iter().map_err(e)? {
+                let (k, v) = r.map_err(e)?;
+                let seq = k.value();
+                let item: OutboxItem = dec(v.value())?;
+                // In seq order: the last insert per callback is its highest.
+                if item.lease_owner.is_empty() {
+                    cold_last.insert(item.callback_id, seq);
+                } else {
+                    cold_last.insert(item.callback_id.clone(), seq);
+                    held.push((seq, item));
+                }
+            }
+            for (k, mut item) in held {
+                item.lease_owner.clear();
+                item.lease_until_ms = 0;
+                t.insert(k, enc(&item)?.as_slice()).map_err(e)?;
+            }
+            Ok(())
+        })?;
+        Ok(cold_last)
+    }
+}
