@@ -444,3 +444,42 @@ proptest! {
         check_request(Version::V03, &request_env(&id, "SubscribeToTask", &s, &extra))?;
     }
 }
+
+/// The transcoder answers the plain input and declines every variant it
+/// cannot write exactly as the typed path does (the general path then
+/// decides, and still answers where it can).
+#[test]
+fn transcoder_declines_what_it_is_not_sure_of() {
+    let plain = r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t","contextId":"c","status":{"state":"working"},"metadata":{"a":1,"b":"x"}}}"#;
+    let m = Method::GetTask;
+    assert!(transcode::response(Version::V10, m, plain.as_bytes()).is_some());
+    let declined = [
+        // A repeated member, inside metadata and at the top.
+        plain.replace(r#""b":"x""#, r#""a":2"#),
+        plain.replace(r#""id":"t","#, r#""id":"t","id":"u","#),
+        // Escapes serde_json would write differently.
+        plain.replace(r#""x""#, r#""\u0078""#),
+        plain.replace(r#""x""#, r#""\/""#),
+        // Numbers serde_json would write differently.
+        plain.replace(r#""a":1"#, r#""a":1e2"#),
+        plain.replace(r#""a":1"#, r#""a":-0"#),
+        plain.replace(r#""a":1"#, r#""a":100000000000000000000"#),
+        // Error answers, unknown envelope members, trailing bytes.
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"no"}}"#.to_string(),
+        plain.replace(r#""id":1,"#, r#""id":1,"x":2,"#),
+        format!("{plain} x"),
+        // `null` where a typed member is.
+        plain.replace(r#""metadata":{"a":1,"b":"x"}"#, r#""metadata":null"#),
+    ];
+    for input in &declined {
+        assert!(
+            transcode::response(Version::V10, m, input.as_bytes()).is_none(),
+            "answered {input}"
+        );
+        same_response(Version::V10, m, input.as_bytes()).expect("same as the general path");
+    }
+    // v1.0 input with proto field names is left to the typed path.
+    let proto = r#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","context_id":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
+    assert!(transcode::response(Version::V03, m, proto.as_bytes()).is_none());
+    assert!(onepass::response(Version::V03, m, proto.as_bytes()).is_some());
+}

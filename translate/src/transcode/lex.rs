@@ -277,7 +277,7 @@ impl<'a> Lex<'a> {
 /// Whether `s` is standard base64 with padding, exactly as the encoder
 /// writes it (so decoding and encoding again gives `s` back).
 pub(super) fn canonical_base64(s: &[u8]) -> bool {
-    if s.len() % 4 != 0 {
+    if s.len() & 3 != 0 {
         return false;
     }
     let pad = s.iter().rev().take(2).take_while(|&&c| c == b'=').count();
