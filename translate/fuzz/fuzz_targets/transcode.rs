@@ -5,7 +5,7 @@
 //! ```text
 //! cd translate/fuzz
 //! python3 seeds.py corpus/transcode      # fixtures as seeds
-//! cargo +nightly fuzz run transcode corpus/transcode -- -max_total_time=600
+//! cargo +nightly fuzz run -O transcode corpus/transcode -- -dict=transcode.dict -max_total_time=600
 //! ```
 //!
 //! The first input byte picks the direction, request or response, and the
