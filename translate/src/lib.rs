@@ -33,6 +33,7 @@ pub mod part;
 pub mod push_body;
 pub mod push_config;
 pub mod task;
+pub mod transcode;
 
 #[cfg(feature = "strategy")]
 pub mod strategy;

@@ -1,10 +1,13 @@
-//! `translate::onepass` against the general path: wherever the single pass
+//! `translate::onepass` (the streaming transcoder `translate::transcode`
+//! first, then the typed single pass, each also checked on its own) against
+//! the general path: wherever the single pass
 //! answers, its bytes are exactly those of `document::translate`; wherever
 //! the general path fails, the single pass does not answer. Checked on every
 //! request / response / event fixture, on every payload fixture (accepted
 //! and rejected) embedded in a response envelope, and on generated inputs,
 //! also with member order reversed and v0.3 `kind` members removed.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
@@ -14,7 +17,7 @@ use serde_json::{json, Map, Value};
 use translate::document::{translate, Kind};
 use translate::method::Method;
 use translate::strategy::{payload as sp, rpc as sr};
-use translate::{onepass, Version};
+use translate::{onepass, transcode, Version};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
@@ -45,23 +48,54 @@ fn compact(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).expect("render")
 }
 
+thread_local! {
+    /// How many inputs the streaming transcoder answered on this test's
+    /// thread (it is checked on its own, not only behind `onepass`).
+    static TRANSCODED: Cell<usize> = const { Cell::new(0) };
+}
+
+fn transcoded() -> usize {
+    TRANSCODED.with(Cell::get)
+}
+
+/// One answer of a fast path against the general path's result.
+fn same(
+    what: &str,
+    fast: Option<Vec<u8>>,
+    general: &Result<Vec<u8>, translate::TranslateError>,
+) -> Result<bool, String> {
+    match (fast, general) {
+        (None, _) => Ok(false),
+        (Some(fast), Ok(slow)) if &fast == slow => Ok(true),
+        (Some(fast), Ok(slow)) => Err(format!(
+            "differs:\n  {what} {}\n  general {}",
+            String::from_utf8_lossy(&fast),
+            String::from_utf8_lossy(slow)
+        )),
+        (Some(fast), Err(e)) => Err(format!(
+            "{what} answered {} where the general path fails: {e}",
+            String::from_utf8_lossy(&fast)
+        )),
+    }
+}
+
 /// One comparison; returns whether the single pass answered.
 fn same_response(to: Version, method: Method, input: &[u8]) -> Result<bool, String> {
     let name = method.name(Version::V10).expect("v1.0 name");
     let general = translate(Kind::Response, to, Some(name), input);
-    match (onepass::response(to, method, input), general) {
-        (None, _) => Ok(false),
-        (Some(fast), Ok(slow)) if fast == slow => Ok(true),
-        (Some(fast), Ok(slow)) => Err(format!(
-            "differs:\n  onepass {}\n  general {}",
-            String::from_utf8_lossy(&fast),
-            String::from_utf8_lossy(&slow)
-        )),
-        (Some(fast), Err(e)) => Err(format!(
-            "onepass answered {} where the general path fails: {e}",
-            String::from_utf8_lossy(&fast)
-        )),
+    if same(
+        "transcode",
+        transcode::response(to, method, input),
+        &general,
+    )? {
+        TRANSCODED.with(|c| c.set(c.get() + 1));
     }
+    same(
+        "typed onepass",
+        onepass::typed_response(to, method, input),
+        &general,
+    )?;
+    same("onepass", onepass::response(to, method, input), &general)
 }
 
 fn same_request(to: Version, input: &[u8]) -> Result<bool, String> {
@@ -72,19 +106,15 @@ fn same_request(to: Version, input: &[u8]) -> Result<bool, String> {
     let Some(name) = name else {
         return Ok(false);
     };
-    match (onepass::request(to, &name, input), general) {
-        (None, _) => Ok(false),
-        (Some(fast), Ok(slow)) if fast == slow => Ok(true),
-        (Some(fast), Ok(slow)) => Err(format!(
-            "differs:\n  onepass {}\n  general {}",
-            String::from_utf8_lossy(&fast),
-            String::from_utf8_lossy(&slow)
-        )),
-        (Some(fast), Err(e)) => Err(format!(
-            "onepass answered {} where the general path fails: {e}",
-            String::from_utf8_lossy(&fast)
-        )),
+    if same("transcode", transcode::request(to, &name, input), &general)? {
+        TRANSCODED.with(|c| c.set(c.get() + 1));
     }
+    same(
+        "typed onepass",
+        onepass::typed_request(to, &name, input),
+        &general,
+    )?;
+    same("onepass", onepass::request(to, &name, input), &general)
 }
 
 /// The member order reversed at every level.
@@ -161,9 +191,18 @@ fn envelope_fixtures() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    eprintln!(
+        "envelope fixtures: {taken} taken, {} transcoded",
+        transcoded()
+    );
     assert!(
         taken > 60,
         "only {taken} fixture inputs took the single pass"
+    );
+    assert!(
+        transcoded() > 200,
+        "only {} fixture inputs took the streaming transcoder",
+        transcoded()
     );
 }
 
@@ -261,9 +300,18 @@ fn payload_fixtures_in_envelopes() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    eprintln!(
+        "embedded fixtures: {taken} taken, {} transcoded",
+        transcoded()
+    );
     assert!(
         taken > 100,
         "only {taken} embedded inputs took the single pass"
+    );
+    assert!(
+        transcoded() > 600,
+        "only {} embedded inputs took the streaming transcoder",
+        transcoded()
     );
 }
 
@@ -395,4 +443,43 @@ proptest! {
         check_request(Version::V03, &request_env(&id, "CancelTask", &c, &extra))?;
         check_request(Version::V03, &request_env(&id, "SubscribeToTask", &s, &extra))?;
     }
+}
+
+/// The transcoder answers the plain input and declines every variant it
+/// cannot write exactly as the typed path does (the general path then
+/// decides, and still answers where it can).
+#[test]
+fn transcoder_declines_what_it_is_not_sure_of() {
+    let plain = r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t","contextId":"c","status":{"state":"working"},"metadata":{"a":1,"b":"x"}}}"#;
+    let m = Method::GetTask;
+    assert!(transcode::response(Version::V10, m, plain.as_bytes()).is_some());
+    let declined = [
+        // A repeated member, inside metadata and at the top.
+        plain.replace(r#""b":"x""#, r#""a":2"#),
+        plain.replace(r#""id":"t","#, r#""id":"t","id":"u","#),
+        // Escapes serde_json would write differently.
+        plain.replace(r#""x""#, r#""\u0078""#),
+        plain.replace(r#""x""#, r#""\/""#),
+        // Numbers serde_json would write differently.
+        plain.replace(r#""a":1"#, r#""a":1e2"#),
+        plain.replace(r#""a":1"#, r#""a":-0"#),
+        plain.replace(r#""a":1"#, r#""a":100000000000000000000"#),
+        // Error answers, unknown envelope members, trailing bytes.
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"no"}}"#.to_string(),
+        plain.replace(r#""id":1,"#, r#""id":1,"x":2,"#),
+        format!("{plain} x"),
+        // `null` where a typed member is.
+        plain.replace(r#""metadata":{"a":1,"b":"x"}"#, r#""metadata":null"#),
+    ];
+    for input in &declined {
+        assert!(
+            transcode::response(Version::V10, m, input.as_bytes()).is_none(),
+            "answered {input}"
+        );
+        same_response(Version::V10, m, input.as_bytes()).expect("same as the general path");
+    }
+    // v1.0 input with proto field names is left to the typed path.
+    let proto = r#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","context_id":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
+    assert!(transcode::response(Version::V03, m, proto.as_bytes()).is_none());
+    assert!(onepass::response(Version::V03, m, proto.as_bytes()).is_some());
 }

@@ -147,7 +147,15 @@ where
 
 /// Translates the JSON-RPC request envelope `input`, whose method is `name`
 /// (in the other version), to `to`. `None`: not taken here.
+///
+/// The streaming transcoder ([`crate::transcode`]) is tried first; what it
+/// does not take goes through the typed single pass below.
 pub fn request(to: Version, name: &str, input: &[u8]) -> Option<Vec<u8>> {
+    crate::transcode::request(to, name, input).or_else(|| typed_request(to, name, input))
+}
+
+/// [`request`] through the typed wire structs only.
+pub fn typed_request(to: Version, name: &str, input: &[u8]) -> Option<Vec<u8>> {
     let m = Method::resolve(name, to.other()).ok()?;
     let to_name = m.name(to)?;
     match (to, m) {
@@ -205,7 +213,15 @@ where
 
 /// Translates a JSON-RPC response envelope (or one stream event envelope)
 /// answering `method` to `to`. `None`: not taken here.
+///
+/// The streaming transcoder ([`crate::transcode`]) is tried first; what it
+/// does not take goes through the typed single pass below.
 pub fn response(to: Version, method: Method, input: &[u8]) -> Option<Vec<u8>> {
+    crate::transcode::response(to, method, input).or_else(|| typed_response(to, method, input))
+}
+
+/// [`response`] through the typed wire structs only.
+pub fn typed_response(to: Version, method: Method, input: &[u8]) -> Option<Vec<u8>> {
     match (to, method) {
         (Version::V10, Method::SendMessage) => {
             response_with(input, |r: Fast<v03::event::StreamEvent>| {

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Writes the fixtures as seeds of the `transcode` fuzz target: one selector
+byte (see fuzz_targets/transcode.rs) then the body, compact and as written;
+payload fixtures are wrapped in the response envelope that carries them."""
+import json, os, sys, pathlib
+
+out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "corpus/transcode")
+out.mkdir(parents=True, exist_ok=True)
+fx = pathlib.Path(__file__).resolve().parent.parent.parent / "fixtures"
+RESP = ["SendMessage", "SendStreamingMessage", "SubscribeToTask", "GetTask", "CancelTask"]
+n = 0
+
+def put(sel, body):
+    global n
+    (out / f"seed-{n:05d}").write_bytes(bytes([sel]) + body)
+    n += 1
+
+def version(name):
+    return "v03" if name.endswith(".v03.json") else "v10" if name.endswith(".v10.json") else None
+
+for d in ["response", "event", "request"]:
+    for f in sorted((fx / d).glob("*.json")):
+        v = version(f.name)
+        if not v:
+            continue
+        to_bit = 0 if v == "v03" else 1  # translate to the other version
+        raw = f.read_bytes()
+        doc = json.loads(raw)
+        bodies = [raw, json.dumps(doc, separators=(",", ":")).encode()]
+        method = f.name.split(".")[0]
+        if d == "request":
+            sels = [to_bit | 2, to_bit | 2 | 4]
+        elif method in RESP:
+            sels = [to_bit | (RESP.index(method) << 2)]
+        else:
+            continue
+        for s in sels:
+            for b in bodies:
+                put(s, b)
+
+def wrap(kind, v, x):
+    if kind == "task":
+        return "GetTask", x
+    if kind == "message":
+        return "SendMessage", (x if v == "v03" else {"message": x})
+    if kind in ("status-update", "artifact-update"):
+        if v == "v03":
+            return "SendStreamingMessage", x
+        return "SendStreamingMessage", {("statusUpdate" if kind == "status-update" else "artifactUpdate"): x}
+    if kind == "stream-response":
+        return "SendStreamingMessage", x
+    return None
+
+for kind in ["task", "message", "status-update", "artifact-update", "stream-response"]:
+    for base in [fx / kind, fx / "rejected" / kind]:
+        if not base.is_dir():
+            continue
+        for f in sorted(base.glob("*.json")):
+            v = version(f.name)
+            if not v:
+                continue
+            w = wrap(kind, v, json.loads(f.read_bytes()))
+            if not w:
+                continue
+            m, x = w
+            env = {"jsonrpc": "2.0", "id": 1, "result": x}
+            put((0 if v == "v03" else 1) | (RESP.index(m) << 2), json.dumps(env, separators=(",", ":")).encode())
+print(f"{n} seeds in {out}")

@@ -1,0 +1,496 @@
+//! Streaming one-pass transcoder for the hot JSON-RPC messages: the input
+//! bytes are read once, token by token, and the other version's bytes are
+//! written as they are read (member names, enum strings and part shapes
+//! rewritten; metadata, data and unknown members copied as written). No
+//! document tree, no typed values: a member is written where it is read,
+//! and an object whose members come in another order than the output's is
+//! put in order by one copy of its own output.
+//!
+//! The typed path ([`crate::onepass`], [`crate::jsonrpc`],
+//! [`crate::document`]) is the reference: this pass answers only inputs it
+//! renders exactly as the typed path does, and `None` for everything else
+//! (repeated members, escapes other than the ones serde_json writes,
+//! numbers serde_json would spell differently, `null` where a typed member
+//! is, proto-style member names, error answers, anything invalid), so the
+//! caller then takes the typed path. `translate/tests/onepass_same_bytes.rs`
+//! and the `transcode` fuzz target check the equality.
+
+mod lex;
+
+use lex::{canonical_base64, Lex, MAX_DEPTH};
+
+use crate::method::Method;
+use crate::Version;
+
+/// Members an object may have before this pass gives up on it.
+const MAX_PIECES: usize = 24;
+/// Unknown members an object may have before this pass gives up on it.
+const MAX_EXTRAS: usize = 16;
+
+/// One member written to the output: its rank in the output order and its
+/// bytes (`"name":value,`) in `out`.
+#[derive(Clone, Copy, Default)]
+struct Piece {
+    rank: u16,
+    start: u32,
+    end: u32,
+}
+
+/// An output object being written.
+struct Obj<'a> {
+    start: usize,
+    pieces: [Piece; MAX_PIECES],
+    n: usize,
+    sorted: bool,
+    last: u16,
+    /// Unknown members' names seen, for the repeat check.
+    extras: [&'a [u8]; MAX_EXTRAS],
+    en: usize,
+    /// Known members seen.
+    seen: u64,
+}
+
+/// Rank of unknown members: after every known one, in input order.
+const EXTRA: u16 = 1000;
+
+/// The transcoder: the input being read and the output being written.
+struct Tx<'a> {
+    lx: Lex<'a>,
+    out: Vec<u8>,
+    tmp: Vec<u8>,
+}
+
+enum Next {
+    /// A member: name span (without quotes) and value start.
+    Member(usize, usize, usize),
+    /// The object closed; the position after `}`.
+    End(usize),
+}
+
+impl<'a> Tx<'a> {
+    fn new(input: &'a [u8]) -> Self {
+        Tx {
+            lx: Lex::new(input),
+            out: Vec::with_capacity(input.len() + input.len() / 8 + 64),
+            tmp: Vec::new(),
+        }
+    }
+
+    fn b(&self) -> &'a [u8] {
+        self.lx.b
+    }
+
+    // ------------------------------------------------------------ objects --
+
+    /// Opens the object at `i`: `{` written, position after `{`.
+    fn open(&mut self, i: usize, depth: u32) -> Option<(Obj<'a>, usize)> {
+        if depth >= MAX_DEPTH || self.lx.at(i)? != b'{' {
+            return None;
+        }
+        self.out.push(b'{');
+        let o = Obj {
+            start: self.out.len(),
+            pieces: [Piece::default(); MAX_PIECES],
+            n: 0,
+            sorted: true,
+            last: 0,
+            extras: [&[]; MAX_EXTRAS],
+            en: 0,
+            seen: 0,
+        };
+        Some((o, i + 1))
+    }
+
+    /// The next member of an object (`first`: right after `{`).
+    fn next(&mut self, i: usize, first: bool) -> Option<Next> {
+        let mut i = self.lx.skip_ws(i);
+        match self.lx.at(i)? {
+            b'}' => return Some(Next::End(i + 1)),
+            b',' if !first => i = self.lx.skip_ws(i + 1),
+            b'"' if first => {}
+            _ => return None,
+        }
+        let ke = self.lx.string_end(i)?;
+        let j = self.lx.skip_ws(ke);
+        if self.lx.at(j)? != b':' {
+            return None;
+        }
+        Some(Next::Member(i + 1, ke - 1, self.lx.skip_ws(j + 1)))
+    }
+
+    /// Marks known member `bit` seen; a repeat fails.
+    fn mark(o: &mut Obj<'_>, bit: u32) -> Option<()> {
+        if o.seen & (1 << bit) != 0 {
+            return None;
+        }
+        o.seen |= 1 << bit;
+        Some(())
+    }
+
+    /// Writes `"name":` and returns where the piece starts.
+    fn begin(&mut self, name: &[u8]) -> usize {
+        let s = self.out.len();
+        self.out.push(b'"');
+        self.out.extend_from_slice(name);
+        self.out.extend_from_slice(b"\":");
+        s
+    }
+
+    /// Ends the piece that started at `s`.
+    fn end(&mut self, o: &mut Obj<'_>, rank: u16, s: usize) -> Option<()> {
+        self.out.push(b',');
+        if o.n == MAX_PIECES {
+            return None;
+        }
+        o.pieces[o.n] = Piece {
+            rank,
+            start: (s - o.start) as u32,
+            end: (self.out.len() - o.start) as u32,
+        };
+        if rank < o.last {
+            o.sorted = false;
+        }
+        o.last = rank;
+        o.n += 1;
+        Some(())
+    }
+
+    /// A whole literal piece (`"name":value,`).
+    fn lit(&mut self, o: &mut Obj<'_>, rank: u16, bytes: &[u8]) -> Option<()> {
+        let s = self.out.len();
+        self.out
+            .extend_from_slice(bytes.strip_suffix(b",").unwrap_or(bytes));
+        self.end(o, rank, s)
+    }
+
+    /// Closes the object: puts its pieces in rank order.
+    fn close(&mut self, o: &Obj<'_>) {
+        if o.n == 0 {
+            self.out.push(b'}');
+            return;
+        }
+        if !o.sorted {
+            let mut order: Vec<Piece> = o.pieces[..o.n].to_vec();
+            order.sort_by_key(|p| p.rank);
+            self.tmp.clear();
+            self.tmp.extend_from_slice(&self.out[o.start..]);
+            self.out.truncate(o.start);
+            for p in order {
+                self.out
+                    .extend_from_slice(&self.tmp[p.start as usize..p.end as usize]);
+            }
+        }
+        if let Some(last) = self.out.last_mut() {
+            *last = b'}';
+        }
+    }
+
+    /// An unknown member `name` with its value at `v`: checked, and copied
+    /// unless its name is in `drop`.
+    fn extra(
+        &mut self,
+        o: &mut Obj<'a>,
+        name: &'a [u8],
+        v: usize,
+        drop: &[&[u8]],
+        depth: u32,
+    ) -> Option<usize> {
+        if o.extras[..o.en].contains(&name) || o.en == MAX_EXTRAS {
+            return None;
+        }
+        o.extras[o.en] = name;
+        o.en += 1;
+        if drop.contains(&name) {
+            return self.lx.skip(v, depth + 1);
+        }
+        let s = self.begin(name);
+        let e = self.lx.copy_value(&mut self.out, v, depth + 1)?;
+        self.end(o, EXTRA + o.en as u16, s)?;
+        Some(e)
+    }
+
+    // ------------------------------------------------------------- values --
+
+    /// A string member copied as written.
+    fn str_piece(&mut self, o: &mut Obj<'_>, rank: u16, name: &[u8], v: usize) -> Option<usize> {
+        let e = self.lx.string_end(v)?;
+        let s = self.begin(name);
+        self.out.extend_from_slice(&self.b()[v..e]);
+        self.end(o, rank, s)?;
+        Some(e)
+    }
+
+    /// A member whose value must start with `first` (`{`, `[`, `t`/`f` for
+    /// booleans), checked and copied.
+    fn copy_piece(
+        &mut self,
+        o: &mut Obj<'_>,
+        rank: u16,
+        name: &[u8],
+        v: usize,
+        kind: Want,
+        depth: u32,
+    ) -> Option<usize> {
+        let c = self.lx.at(v)?;
+        let ok = match kind {
+            Want::Object => c == b'{',
+            Want::Bool => c == b't' || c == b'f',
+            Want::Strings => c == b'[',
+        };
+        if !ok {
+            return None;
+        }
+        if let Want::Strings = kind {
+            return self.strings_piece(o, rank, name, v);
+        }
+        let s = self.begin(name);
+        let e = self.lx.copy_value(&mut self.out, v, depth + 1)?;
+        self.end(o, rank, s)?;
+        Some(e)
+    }
+
+    /// An array of strings, copied.
+    fn strings_piece(
+        &mut self,
+        o: &mut Obj<'_>,
+        rank: u16,
+        name: &[u8],
+        v: usize,
+    ) -> Option<usize> {
+        let s = self.begin(name);
+        self.out.push(b'[');
+        let mut j = self.lx.skip_ws(v + 1);
+        if self.lx.at(j)? == b']' {
+            self.out.push(b']');
+            self.end(o, rank, s)?;
+            return Some(j + 1);
+        }
+        loop {
+            let e = self.lx.string_end(j)?;
+            self.out.extend_from_slice(&self.b()[j..e]);
+            j = self.lx.skip_ws(e);
+            match self.lx.at(j)? {
+                b',' => {
+                    self.out.push(b',');
+                    j = self.lx.skip_ws(j + 1);
+                }
+                b']' => {
+                    self.out.push(b']');
+                    self.end(o, rank, s)?;
+                    return Some(j + 1);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A `kind` member of v0.3 input: must be the string `want`.
+    fn kind_is(&mut self, v: usize, want: &[u8]) -> Option<usize> {
+        let e = self.lx.string_end(v)?;
+        (&self.b()[v + 1..e - 1] == want).then_some(e)
+    }
+
+    /// An array whose elements `f` translates.
+    fn array(
+        &mut self,
+        v: usize,
+        depth: u32,
+        f: fn(&mut Self, usize, u32) -> Option<usize>,
+    ) -> Option<usize> {
+        if depth >= MAX_DEPTH || self.lx.at(v)? != b'[' {
+            return None;
+        }
+        self.out.push(b'[');
+        let mut j = self.lx.skip_ws(v + 1);
+        if self.lx.at(j)? == b']' {
+            self.out.push(b']');
+            return Some(j + 1);
+        }
+        loop {
+            j = f(self, j, depth + 1)?;
+            j = self.lx.skip_ws(j);
+            match self.lx.at(j)? {
+                b',' => {
+                    self.out.push(b',');
+                    j = self.lx.skip_ws(j + 1);
+                }
+                b']' => {
+                    self.out.push(b']');
+                    return Some(j + 1);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A member whose value `f` translates.
+    fn sub_piece(
+        &mut self,
+        o: &mut Obj<'_>,
+        rank: u16,
+        name: &[u8],
+        v: usize,
+        depth: u32,
+        f: fn(&mut Self, usize, u32) -> Option<usize>,
+    ) -> Option<usize> {
+        let s = self.begin(name);
+        let e = f(self, v, depth + 1)?;
+        self.end(o, rank, s)?;
+        Some(e)
+    }
+
+    /// An array member whose elements `f` translates.
+    fn array_piece(
+        &mut self,
+        o: &mut Obj<'_>,
+        rank: u16,
+        name: &[u8],
+        v: usize,
+        depth: u32,
+        f: fn(&mut Self, usize, u32) -> Option<usize>,
+    ) -> Option<usize> {
+        let s = self.begin(name);
+        let e = self.array(v, depth + 1, f)?;
+        self.end(o, rank, s)?;
+        Some(e)
+    }
+
+    /// The string content (no escapes) of the string at `v`, and its end.
+    fn plain_str(&self, v: usize) -> Option<(&'a str, usize)> {
+        let e = self.lx.string_end(v)?;
+        let raw = &self.b()[v + 1..e - 1];
+        if raw.contains(&b'\\') {
+            return None;
+        }
+        Some((std::str::from_utf8(raw).ok()?, e))
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Want {
+    Object,
+    Bool,
+    Strings,
+}
+
+mod entities;
+
+/// Translates the JSON-RPC request envelope `input`, whose method is `name`
+/// (in the other version), to `to`. `None`: not taken here.
+pub fn request(to: Version, name: &str, input: &[u8]) -> Option<Vec<u8>> {
+    let m = Method::resolve(name, to.other()).ok()?;
+    let to_name = m.name(to)?;
+    if !matches!(m, Method::SendMessage | Method::SendStreamingMessage) {
+        return None;
+    }
+    std::str::from_utf8(input).ok()?;
+    let mut tx = Tx::new(input);
+    let params = match to {
+        Version::V10 => Tx::send_to_v10,
+        Version::V03 => Tx::send_to_v03,
+    };
+    let e = tx.envelope(0, Some((name, to_name)), params)?;
+    tx.finish(e)
+}
+
+/// Translates a JSON-RPC response envelope (or one stream event envelope)
+/// answering `method` to `to`. `None`: not taken here.
+pub fn response(to: Version, method: Method, input: &[u8]) -> Option<Vec<u8>> {
+    std::str::from_utf8(input).ok()?;
+    let mut tx = Tx::new(input);
+    let result = match (to, method) {
+        (Version::V10, Method::SendMessage) => Tx::send_result_to_v10,
+        (Version::V10, Method::SendStreamingMessage | Method::SubscribeToTask) => Tx::event_to_v10,
+        (Version::V10, Method::GetTask | Method::CancelTask) => Tx::task_to_v10,
+        (Version::V03, Method::SendMessage) => Tx::send_result_to_v03,
+        (Version::V03, Method::SendStreamingMessage | Method::SubscribeToTask) => Tx::event_to_v03,
+        (Version::V03, Method::GetTask | Method::CancelTask) => Tx::task_to_v03,
+        _ => return None,
+    };
+    let e = tx.envelope(0, None, result)?;
+    tx.finish(e)
+}
+
+impl Tx<'_> {
+    /// Only whitespace may follow the document.
+    fn finish(mut self, e: usize) -> Option<Vec<u8>> {
+        let e = self.lx.skip_ws(e);
+        (e == self.b().len()).then_some(self.out)
+    }
+
+    /// A JSON-RPC envelope: a request (`method` is `Some((from, to))`, the
+    /// body is `params`) or a response (body `result`).
+    fn envelope(
+        &mut self,
+        i: usize,
+        method: Option<(&str, &str)>,
+        body: fn(&mut Self, usize, u32) -> Option<usize>,
+    ) -> Option<usize> {
+        let i = self.lx.skip_ws(i);
+        let (mut o, mut j) = self.open(i, 0)?;
+        let mut first = true;
+        loop {
+            let (ks, ke, v) = match self.next(j, first)? {
+                Next::End(e) => {
+                    // jsonrpc and the body are required.
+                    let need = if method.is_some() { 0b1101 } else { 0b101 };
+                    if o.seen & need != need {
+                        return None;
+                    }
+                    self.close(&o);
+                    return Some(e);
+                }
+                Next::Member(ks, ke, v) => (ks, ke, v),
+            };
+            first = false;
+            let name = &self.b()[ks..ke];
+            j = match (name, method) {
+                (b"jsonrpc", _) => {
+                    Self::mark(&mut o, 0)?;
+                    let e = self.lx.string_end(v)?;
+                    if &self.b()[v..e] != b"\"2.0\"" {
+                        return None;
+                    }
+                    self.lit(&mut o, 0, b"\"jsonrpc\":\"2.0\",")?;
+                    e
+                }
+                (b"id", _) => {
+                    Self::mark(&mut o, 1)?;
+                    match self.lx.at(v)? {
+                        b'"' => self.str_piece(&mut o, 1, b"id", v)?,
+                        b'-' | b'0'..=b'9' => {
+                            let s = self.begin(b"id");
+                            let e = self.lx.copy_value(&mut self.out, v, 1)?;
+                            self.end(&mut o, 1, s)?;
+                            e
+                        }
+                        _ => return None,
+                    }
+                }
+                (b"method", Some((from, to))) => {
+                    Self::mark(&mut o, 2)?;
+                    let (m, e) = self.plain_str(v)?;
+                    if m != from {
+                        return None;
+                    }
+                    let s = self.begin(b"method");
+                    self.out.push(b'"');
+                    self.out.extend_from_slice(to.as_bytes());
+                    self.out.push(b'"');
+                    self.end(&mut o, 2, s)?;
+                    e
+                }
+                (b"params", Some(_)) => {
+                    Self::mark(&mut o, 3)?;
+                    self.sub_piece(&mut o, 3, b"params", v, 0, body)?
+                }
+                (b"result", None) => {
+                    Self::mark(&mut o, 2)?;
+                    self.sub_piece(&mut o, 2, b"result", v, 0, body)?
+                }
+                // Error answers and unknown envelope members: typed path.
+                _ => return None,
+            };
+        }
+    }
+}
