@@ -180,6 +180,17 @@ impl App {
         })
     }
 
+    /// What the agent's card says of push notifications
+    /// (`capabilities.pushNotifications`); `None` when it says nothing or
+    /// the card cannot be had.
+    pub async fn agent_pushes(&self) -> Option<bool> {
+        let addr = self.upstream_addr().await.ok()?;
+        let card = self.cards.get(addr, true).await.ok()?;
+        card.json
+            .pointer("/capabilities/pushNotifications")
+            .and_then(Value::as_bool)
+    }
+
     /// The upstream's version: configured, or read from its card.
     pub async fn upstream_version(&self) -> Result<Version, Failure> {
         match self.config.upstream_version {

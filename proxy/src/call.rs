@@ -117,6 +117,31 @@ impl Plan {
         self.client != self.upstream
     }
 
+    /// A push-config call to an agent whose card says it has no push
+    /// notifications (`capabilities.pushNotifications: false`):
+    /// PushNotificationNotSupported, as a v1.0 agent answers, instead of
+    /// whatever the agent makes of it (a2a-sdk 0.3 answers an internal
+    /// error). `agent_pushes`: what its card says, `None` when it says
+    /// nothing (then the agent decides).
+    pub fn refuse_push_config(&self, agent_pushes: Option<bool>) -> Option<Failure> {
+        (self.asks_push_config() && agent_pushes == Some(false)).then(|| Failure::Translate {
+            code: translate::code::ErrorCode::PushNotificationNotSupported.code(),
+            message: "push notifications are not supported by this agent".into(),
+        })
+    }
+
+    /// A cross-version push-config call (see [`Self::refuse_push_config`]).
+    pub fn asks_push_config(&self) -> bool {
+        let config_op = matches!(
+            self.op,
+            Operation::CreateTaskPushNotificationConfig
+                | Operation::GetTaskPushNotificationConfig
+                | Operation::ListTaskPushNotificationConfigs
+                | Operation::DeleteTaskPushNotificationConfig
+        );
+        config_op && self.translates()
+    }
+
     /// The push layer swaps this call's configs.
     pub fn intercepts_push(&self) -> bool {
         self.push != PushStep::None
@@ -197,6 +222,21 @@ mod tests {
         let p = Plan::new(Op::CreateTaskPushNotificationConfig, V10, V03, None);
         assert_eq!(p.push, PushStep::None);
         assert!(Plan::new(Op::GetExtendedAgentCard, V03, V03, None).card);
+    }
+
+    #[test]
+    fn push_configs_refused_only_when_the_card_says_no() {
+        let p = Plan::new(Op::ListTaskPushNotificationConfigs, V10, V03, None);
+        assert!(p.refuse_push_config(Some(false)).is_some());
+        assert!(p.refuse_push_config(None).is_none());
+        assert!(p.refuse_push_config(Some(true)).is_none());
+        let same = Plan::new(Op::ListTaskPushNotificationConfigs, V10, V10, None);
+        assert!(
+            same.refuse_push_config(Some(false)).is_none(),
+            "the agent's own"
+        );
+        let send = Plan::new(Op::SendMessage, V10, V03, None);
+        assert!(send.refuse_push_config(Some(false)).is_none());
     }
 
     #[test]

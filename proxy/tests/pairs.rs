@@ -234,3 +234,54 @@ async fn rest_send_message(client: Version, agent: Version) {
     assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{v}");
     assert_eq!(v["task"]["id"], "t1", "{v}");
 }
+
+/// A cross-version push-config call to an agent whose card says it has no
+/// push notifications is PushNotificationNotSupported (-32003) in the
+/// client's version, as a v1.0 agent answers, and the agent is not asked.
+async fn push_configs_of_an_agent_without_push(client: Version, agent: Version) {
+    let card = match agent {
+        V03 => json!({"name": "a", "description": "d", "version": "1", "protocolVersion": "0.3.0",
+            "url": "http://127.0.0.1:9/", "preferredTransport": "JSONRPC",
+            "capabilities": {"pushNotifications": false}, "defaultInputModes": [],
+            "defaultOutputModes": [], "skills": []}),
+        V10 => json!({"name": "a", "description": "d", "version": "1",
+            "supportedInterfaces": [{"url": "http://127.0.0.1:9/", "protocolBinding": "JSONRPC",
+                "protocolVersion": "1.0"}],
+            "capabilities": {"pushNotifications": false}, "defaultInputModes": [],
+            "defaultOutputModes": [], "skills": []}),
+    };
+    let card = card.to_string();
+    let up = FakeUpstream::start(move |r| {
+        if r.target.starts_with("/.well-known/") {
+            Reply::json(200, &card)
+        } else {
+            Reply::json(200, r#"{"jsonrpc":"2.0","id":1,"result":[]}"#)
+        }
+    })
+    .await;
+    let px = proxy_for(&up, agent);
+    let req = rpc(client, Method::ListPushConfigs, json!({"id": "t1"}));
+    let h = [("Content-Type", "application/json"), header(client)];
+    let v = post(px.addr, "/", &h, &req).await.json();
+    if client == agent {
+        assert_eq!(up.calls().len(), 1, "the agent's own to answer");
+        return;
+    }
+    assert_eq!(v["error"]["code"], -32003, "{v}");
+    let (path, h) = match client {
+        V03 => ("/v1/tasks/t1/pushNotificationConfigs", [header(client)]),
+        V10 => ("/tasks/t1/pushNotificationConfigs", [header(client)]),
+    };
+    let r = get(px.addr, path, &h).await;
+    assert!(r.status >= 400, "{} {}", r.status, r.text());
+    assert!(
+        r.text().contains("32003") || r.text().contains("PUSH_NOTIFICATION_NOT_SUPPORTED"),
+        "{}",
+        r.text()
+    );
+    assert!(up.calls().is_empty(), "the agent is not asked");
+}
+
+version_pairs! {
+    push_configs_of_an_agent_without_push,
+}

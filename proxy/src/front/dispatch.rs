@@ -328,6 +328,11 @@ impl ProxyService {
         if let Some(f) = bad_id(&mut ctx.target) {
             return self.respond_failure(session, ctx, f).await;
         }
+        if plan.asks_push_config() {
+            if let Some(f) = plan.refuse_push_config(app.agent_pushes().await) {
+                return self.respond_failure(session, ctx, f).await;
+            }
+        }
         let caller_headers = session.req_header().headers.clone();
         if plan.local == Some(Local::ListTasks) {
             let id = ctx.target.jsonrpc_id.clone();

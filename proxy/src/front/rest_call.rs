@@ -58,6 +58,11 @@ impl ProxyService {
                 read = Some(b);
             }
         }
+        if plan.asks_push_config() {
+            if let Some(f) = plan.refuse_push_config(app.agent_pushes().await) {
+                return self.respond_failure(session, ctx, f).await;
+            }
+        }
         let body = match read {
             Some(b) => b,
             None => match self.rest_body(session, ctx, &inc).await? {

@@ -317,6 +317,11 @@ impl Bridge {
         };
         let mut push = None;
         let plan = Plan::of(method, client, upstream, self.app.push.as_deref());
+        if let Some(plan) = plan.filter(Plan::asks_push_config) {
+            if let Some(f) = plan.refuse_push_config(self.app.agent_pushes().await) {
+                return Err(from_failure(client, &f));
+            }
+        }
         if let (Some(layer), Some(plan)) = (&self.app.push, plan) {
             let op = plan.op;
             if plan.intercepts_push() {
