@@ -466,7 +466,7 @@ impl App {
                 let t = crate::rest::RestTranslation {
                     client: Version::V10,
                     upstream: v03,
-                    op: crate::route::Operation::GetTask,
+                    op: translate::method::Method::GetTask,
                     drop_history: false,
                     asked_config: None,
                 };

@@ -13,14 +13,14 @@ use serde_json::Value;
 
 use crate::error::Failure;
 use crate::push::layer::Push;
-use crate::route::Operation;
 use crate::version::Version;
+use translate::method::Method;
 
 /// What the proxy does for one call, decided from its operation and the
 /// client's and the upstream's versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
-    pub op: Operation,
+    pub op: Method,
     pub client: Version,
     pub upstream: Version,
     /// Answered here without calling the agent.
@@ -67,37 +67,19 @@ pub enum PushStep {
     InterceptDelete,
 }
 
-/// The proxy's operation of an A2A method (every method has a v1.0 name).
-pub fn operation(method: translate::method::Method) -> Option<Operation> {
-    let name = method.name(Version::V10)?;
-    crate::route::jsonrpc_method(name).map(|(_, op)| op)
-}
-
 impl Plan {
-    /// The plan of a `method` ([`operation`]); `None` for a method the
-    /// proxy has no operation for.
-    pub fn of(
-        method: translate::method::Method,
-        client: Version,
-        upstream: Version,
-        push: Option<&Push>,
-    ) -> Option<Plan> {
-        operation(method).map(|op| Plan::new(op, client, upstream, push))
-    }
-
     /// The plan of `op` from a `client` to an `upstream`, with the push
     /// layer when one runs.
-    pub fn new(op: Operation, client: Version, upstream: Version, push: Option<&Push>) -> Plan {
+    pub fn new(op: Method, client: Version, upstream: Version, push: Option<&Push>) -> Plan {
         let cross = |c, u| client == c && upstream == u;
         let v10_to_v03 = cross(Version::V10, Version::V03);
-        let local = (v10_to_v03 && op == Operation::ListTasks).then_some(Local::ListTasks);
-        let prelude =
-            (v10_to_v03 && op == Operation::SubscribeToTask).then_some(Prelude::FirstTask);
+        let local = (v10_to_v03 && op == Method::ListTasks).then_some(Local::ListTasks);
+        let prelude = (v10_to_v03 && op == Method::SubscribeToTask).then_some(Prelude::FirstTask);
         let intercepts = push.is_some_and(|p| p.intercepts(client, upstream))
             && crate::push::rewrite::concerns(op);
         let push = match (intercepts, op) {
             (false, _) => PushStep::None,
-            (true, Operation::DeleteTaskPushNotificationConfig) => PushStep::InterceptDelete,
+            (true, Method::DeletePushConfig) => PushStep::InterceptDelete,
             (true, _) => PushStep::Intercept,
         };
         Plan {
@@ -108,7 +90,7 @@ impl Plan {
             prelude,
             push,
             record_tasks: v10_to_v03,
-            card: op == Operation::GetExtendedAgentCard,
+            card: op == Method::GetExtendedCard,
         }
     }
 
@@ -134,10 +116,10 @@ impl Plan {
     pub fn asks_push_config(&self) -> bool {
         let config_op = matches!(
             self.op,
-            Operation::CreateTaskPushNotificationConfig
-                | Operation::GetTaskPushNotificationConfig
-                | Operation::ListTaskPushNotificationConfigs
-                | Operation::DeleteTaskPushNotificationConfig
+            Method::CreatePushConfig
+                | Method::GetPushConfig
+                | Method::ListPushConfigs
+                | Method::DeletePushConfig
         );
         config_op && self.translates()
     }
@@ -191,7 +173,7 @@ pub fn first_task_verdict(task_id: &str, lookup: TaskLookup) -> Result<Option<Va
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Operation as Op;
+    use Method as Op;
     use Version::{V03, V10};
 
     #[test]
@@ -219,18 +201,18 @@ mod tests {
 
     #[test]
     fn no_push_layer_no_interception() {
-        let p = Plan::new(Op::CreateTaskPushNotificationConfig, V10, V03, None);
+        let p = Plan::new(Op::CreatePushConfig, V10, V03, None);
         assert_eq!(p.push, PushStep::None);
-        assert!(Plan::new(Op::GetExtendedAgentCard, V03, V03, None).card);
+        assert!(Plan::new(Op::GetExtendedCard, V03, V03, None).card);
     }
 
     #[test]
     fn push_configs_refused_only_when_the_card_says_no() {
-        let p = Plan::new(Op::ListTaskPushNotificationConfigs, V10, V03, None);
+        let p = Plan::new(Op::ListPushConfigs, V10, V03, None);
         assert!(p.refuse_push_config(Some(false)).is_some());
         assert!(p.refuse_push_config(None).is_none());
         assert!(p.refuse_push_config(Some(true)).is_none());
-        let same = Plan::new(Op::ListTaskPushNotificationConfigs, V10, V10, None);
+        let same = Plan::new(Op::ListPushConfigs, V10, V10, None);
         assert!(
             same.refuse_push_config(Some(false)).is_none(),
             "the agent's own"

@@ -7,8 +7,9 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 use translate::code::ErrorCode;
 
-use crate::route::{Binding, Operation};
+use crate::route::Binding;
 use crate::version::{ProtocolVersion, Version};
+use translate::method::Method;
 
 /// The A2A / JSON-RPC error kinds (the `translate` table).
 pub type A2aCode = ErrorCode;
@@ -199,7 +200,7 @@ pub struct ErrorTarget {
     pub version: Option<Version>,
     /// `None` = not known; rendered as a REST error.
     pub binding: Option<Binding>,
-    pub operation: Option<Operation>,
+    pub operation: Option<Method>,
     /// The JSON-RPC request `id` (`null` when unknown).
     pub jsonrpc_id: Option<Value>,
 }
@@ -317,7 +318,7 @@ pub fn rescue(failure: &Failure, target: &ErrorTarget) -> ErrorResponse {
             if version == Version::V03
                 && matches!(
                     target.operation,
-                    Some(Operation::SubscribeToTask | Operation::SendStreamingMessage)
+                    Some(Method::SubscribeToTask | Method::SendStreamingMessage)
                 )
             {
                 return ErrorResponse {
@@ -483,7 +484,7 @@ mod tests {
     #[test]
     fn v03_resubscribe_gets_sse() {
         let mut t = target(Version::V03, Binding::JsonRpc);
-        t.operation = Some(Operation::SubscribeToTask);
+        t.operation = Some(Method::SubscribeToTask);
         let r = rescue(&Failure::UpstreamTimeout, &t);
         assert_eq!(r.content_type, "text/event-stream");
         assert!(r.body.starts_with(b"data: {"));

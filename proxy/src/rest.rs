@@ -26,7 +26,7 @@ use proto::convert_v03_rpc as r03;
 use proto::v03 as pb;
 
 use crate::error::{rescue, ErrorTarget, Failure};
-use crate::route::{Binding, Operation, PathParams};
+use crate::route::{Binding, PathParams};
 use crate::version::Version;
 
 /// The request as it goes to the upstream.
@@ -62,29 +62,13 @@ impl UpstreamRequest {
 pub struct RestTranslation {
     pub client: Version,
     pub upstream: Version,
-    pub op: Operation,
+    pub op: Method,
     /// A v1.0 `historyLength: 0` ("no history") went to a v0.3 agent, which
     /// reads 0 as "unlimited": the answer's task history is removed here.
     pub drop_history: bool,
     /// A v1.0 GetTaskPushNotificationConfig toward a v0.3 agent: the answer
     /// is checked against the asked id (see [`crate::translation::AskedConfig`]).
     pub asked_config: Option<crate::translation::AskedConfig>,
-}
-
-fn method_of(op: Operation) -> Method {
-    match op {
-        Operation::SendMessage => Method::SendMessage,
-        Operation::SendStreamingMessage => Method::SendStreamingMessage,
-        Operation::GetTask => Method::GetTask,
-        Operation::ListTasks => Method::ListTasks,
-        Operation::CancelTask => Method::CancelTask,
-        Operation::SubscribeToTask => Method::SubscribeToTask,
-        Operation::CreateTaskPushNotificationConfig => Method::CreatePushConfig,
-        Operation::GetTaskPushNotificationConfig => Method::GetPushConfig,
-        Operation::ListTaskPushNotificationConfigs => Method::ListPushConfigs,
-        Operation::DeleteTaskPushNotificationConfig => Method::DeletePushConfig,
-        Operation::GetExtendedAgentCard => Method::GetExtendedCard,
-    }
 }
 
 fn tr(e: TranslateError) -> Failure {
@@ -213,7 +197,7 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 pub fn request(
     client: Version,
     upstream: Version,
-    op: Operation,
+    op: Method,
     params: &PathParams,
     query: Option<&str>,
     body: &[u8],
@@ -229,7 +213,7 @@ pub fn request(
 pub fn upstream_params(
     client: Version,
     upstream: Version,
-    op: Operation,
+    op: Method,
     params: &PathParams,
     query: Option<&str>,
     body: &[u8],
@@ -241,22 +225,22 @@ pub fn upstream_params(
         drop_history: false,
         asked_config: None,
     };
-    let method = method_of(op);
+    let method = op;
     let p = match (client, upstream) {
         (Version::V03, Version::V10) => {
             let mut p03 = v03_params(op, params, query, body)?;
-            if op == Operation::SendMessage {
+            if op == Method::SendMessage {
                 v03_rest_blocking(p03.as_mut());
             }
             jsonrpc::params_to_v10(method, p03).map_err(tr)?
         }
         (Version::V10, Version::V03) => {
-            if op == Operation::ListTasks {
+            if op == Method::ListTasks {
                 return Err(tr(TranslateError::unsupported("ListTasks", Version::V03)));
             }
             let p10 = v10_params(op, params, query, body)?;
             t.drop_history = asks_no_history(op, p10.as_ref());
-            if op == Operation::GetTaskPushNotificationConfig {
+            if op == Method::GetPushConfig {
                 t.asked_config = params.task_id.clone().zip(params.config_id.clone()).map(
                     |(task_id, config_id)| crate::translation::AskedConfig { task_id, config_id },
                 );
@@ -300,34 +284,34 @@ fn v03_rest_blocking(p: Option<&mut Value>) {
 
 /// The v0.3 JSON-RPC params (model JSON) of a v0.3 REST request.
 fn v03_params(
-    op: Operation,
+    op: Method,
     params: &PathParams,
     query: Option<&str>,
     body: &[u8],
 ) -> Result<Option<Value>, Failure> {
     Ok(Some(match op {
-        Operation::SendMessage | Operation::SendStreamingMessage => {
+        Method::SendMessage | Method::SendStreamingMessage => {
             json_object(body)?;
             let r: pb::SendMessageRequest = pb_from("SendMessageRequest", body).map_err(tr)?;
             untyped("params", r03::send_params_from_pb(r).map_err(tr)?).map_err(tr)?
         }
-        Operation::GetTask => {
+        Method::GetTask => {
             let mut p = json!({ "id": need(&params.task_id, "task id")? });
             if let Some(n) = history_length(query)? {
                 p["historyLength"] = json!(n);
             }
             p
         }
-        Operation::CancelTask | Operation::SubscribeToTask => {
+        Method::CancelTask | Method::SubscribeToTask => {
             json!({ "id": need(&params.task_id, "task id")? })
         }
-        Operation::ListTasks => {
+        Method::ListTasks => {
             return Err(Failure::Translate {
                 code: -32601,
                 message: "v0.3 has no ListTasks operation".into(),
             })
         }
-        Operation::CreateTaskPushNotificationConfig => {
+        Method::CreatePushConfig => {
             let task_id = need(&params.task_id, "task id")?;
             let mut o = v03_create_config(json_object(body)?, task_id)?;
             // The TaskPushNotificationConfig; its name may be absent.
@@ -354,16 +338,16 @@ fn v03_params(
             model.task_id = task_id.to_string();
             untyped("params", model).map_err(tr)?
         }
-        Operation::GetTaskPushNotificationConfig | Operation::DeleteTaskPushNotificationConfig => {
+        Method::GetPushConfig | Method::DeletePushConfig => {
             json!({
                 "id": need(&params.task_id, "task id")?,
                 "pushNotificationConfigId": need(&params.config_id, "config id")?,
             })
         }
-        Operation::ListTaskPushNotificationConfigs => {
+        Method::ListPushConfigs => {
             json!({ "id": need(&params.task_id, "task id")? })
         }
-        Operation::GetExtendedAgentCard => return Ok(None),
+        Method::GetExtendedCard => return Ok(None),
     }))
 }
 
@@ -425,11 +409,11 @@ fn v03_create_config(
 }
 
 /// True when v1.0 GetTask / SendMessage params ask for `historyLength: 0`.
-fn asks_no_history(op: Operation, p: Option<&Value>) -> bool {
+fn asks_no_history(op: Method, p: Option<&Value>) -> bool {
     let Some(p) = p else { return false };
     let n = match op {
-        Operation::GetTask => p.get("historyLength"),
-        Operation::SendMessage => p.pointer("/configuration/historyLength"),
+        Method::GetTask => p.get("historyLength"),
+        Method::SendMessage => p.pointer("/configuration/historyLength"),
         _ => None,
     };
     n.and_then(Value::as_i64) == Some(0)
@@ -437,7 +421,7 @@ fn asks_no_history(op: Operation, p: Option<&Value>) -> bool {
 
 /// The v1.0 JSON-RPC params of a v1.0 REST request.
 fn v10_params(
-    op: Operation,
+    op: Method,
     params: &PathParams,
     query: Option<&str>,
     body: &[u8],
@@ -448,42 +432,42 @@ fn v10_params(
         }
     };
     Ok(Some(match op {
-        Operation::SendMessage | Operation::SendStreamingMessage => {
+        Method::SendMessage | Method::SendStreamingMessage => {
             let mut o = json_object(body)?;
             tenant(&mut o);
             Value::Object(o)
         }
-        Operation::GetTask => {
+        Method::GetTask => {
             let mut p = json!({ "id": need(&params.task_id, "task id")? });
             if let Some(n) = history_length(query)? {
                 p["historyLength"] = json!(n);
             }
             p
         }
-        Operation::CancelTask => {
+        Method::CancelTask => {
             let mut o = json_object(body)?;
             o.insert("id".into(), json!(need(&params.task_id, "task id")?));
             Value::Object(o)
         }
-        Operation::SubscribeToTask => json!({ "id": need(&params.task_id, "task id")? }),
-        Operation::CreateTaskPushNotificationConfig => {
+        Method::SubscribeToTask => json!({ "id": need(&params.task_id, "task id")? }),
+        Method::CreatePushConfig => {
             let mut o = json_object(body)?;
             o.insert("taskId".into(), json!(need(&params.task_id, "task id")?));
             Value::Object(o)
         }
-        Operation::GetTaskPushNotificationConfig | Operation::DeleteTaskPushNotificationConfig => {
+        Method::GetPushConfig | Method::DeletePushConfig => {
             json!({
                 "taskId": need(&params.task_id, "task id")?,
                 "id": need(&params.config_id, "config id")?,
             })
         }
-        Operation::ListTaskPushNotificationConfigs => {
+        Method::ListPushConfigs => {
             json!({ "taskId": need(&params.task_id, "task id")? })
         }
-        Operation::ListTasks => {
+        Method::ListTasks => {
             return Err(tr(TranslateError::unsupported("ListTasks", Version::V03)))
         }
-        Operation::GetExtendedAgentCard => return Ok(None),
+        Method::GetExtendedCard => return Ok(None),
     }))
 }
 
@@ -496,7 +480,7 @@ fn missing_member(what: &str) -> Failure {
 }
 
 /// The v1.0 REST request for v1.0 JSON-RPC params.
-fn v10_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
+fn v10_request(op: Method, p: Value) -> Result<UpstreamRequest, Failure> {
     use http::Method as H;
     let id = || {
         str_of(&p, "id")
@@ -509,39 +493,39 @@ fn v10_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
             .ok_or_else(|| missing_member("taskId"))
     };
     let (method, path, body) = match op {
-        Operation::SendMessage => (H::POST, "/message:send".to_string(), body_of(&p)),
-        Operation::SendStreamingMessage => (H::POST, "/message:stream".to_string(), body_of(&p)),
-        Operation::GetTask => {
+        Method::SendMessage => (H::POST, "/message:send".to_string(), body_of(&p)),
+        Method::SendStreamingMessage => (H::POST, "/message:stream".to_string(), body_of(&p)),
+        Method::GetTask => {
             let mut path = format!("/tasks/{}", id()?);
             if let Some(n) = p.get("historyLength").and_then(Value::as_i64) {
                 path.push_str(&format!("?historyLength={n}"));
             }
             (H::GET, path, None)
         }
-        Operation::CancelTask => (H::POST, format!("/tasks/{}:cancel", id()?), body_of(&p)),
-        Operation::SubscribeToTask => (H::GET, format!("/tasks/{}:subscribe", id()?), None),
-        Operation::CreateTaskPushNotificationConfig => (
+        Method::CancelTask => (H::POST, format!("/tasks/{}:cancel", id()?), body_of(&p)),
+        Method::SubscribeToTask => (H::GET, format!("/tasks/{}:subscribe", id()?), None),
+        Method::CreatePushConfig => (
             H::POST,
             format!("/tasks/{}/pushNotificationConfigs", task_id()?),
             body_of(&p),
         ),
-        Operation::GetTaskPushNotificationConfig => (
+        Method::GetPushConfig => (
             H::GET,
             format!("/tasks/{}/pushNotificationConfigs/{}", task_id()?, id()?),
             None,
         ),
-        Operation::DeleteTaskPushNotificationConfig => (
+        Method::DeletePushConfig => (
             H::DELETE,
             format!("/tasks/{}/pushNotificationConfigs/{}", task_id()?, id()?),
             None,
         ),
-        Operation::ListTaskPushNotificationConfigs => (
+        Method::ListPushConfigs => (
             H::GET,
             format!("/tasks/{}/pushNotificationConfigs", task_id()?),
             None,
         ),
-        Operation::ListTasks => (H::GET, "/tasks".to_string(), None),
-        Operation::GetExtendedAgentCard => (H::GET, "/extendedAgentCard".to_string(), None),
+        Method::ListTasks => (H::GET, "/tasks".to_string(), None),
+        Method::GetExtendedCard => (H::GET, "/extendedAgentCard".to_string(), None),
     };
     Ok(UpstreamRequest {
         method,
@@ -552,7 +536,7 @@ fn v10_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
 }
 
 /// The v0.3 REST request for v0.3 JSON-RPC params (model JSON).
-fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
+fn v03_request(op: Method, p: Value) -> Result<UpstreamRequest, Failure> {
     use http::Method as H;
     let id = || {
         str_of(&p, "id")
@@ -565,11 +549,11 @@ fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
             .ok_or_else(|| missing_member("pushNotificationConfigId"))
     };
     let (method, path, body) = match op {
-        Operation::SendMessage | Operation::SendStreamingMessage => {
+        Method::SendMessage | Method::SendStreamingMessage => {
             let params: m::params::MessageSendParams =
                 typed("MessageSendParams", p.clone()).map_err(tr)?;
             let req = r03::send_params_to_pb(params).map_err(tr)?;
-            let path = if op == Operation::SendMessage {
+            let path = if op == Method::SendMessage {
                 "/v1/message:send"
             } else {
                 "/v1/message:stream"
@@ -577,7 +561,7 @@ fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
             let v = pb_to("SendMessageRequest", &req).map_err(tr)?;
             (H::POST, path.to_string(), body_of(&v))
         }
-        Operation::GetTask => {
+        Method::GetTask => {
             let mut path = format!("/v1/tasks/{}", id()?);
             // Proto 0 is "no limit": a v1.0 0 is served by `drop_history`.
             let n = p.get("historyLength").and_then(Value::as_i64);
@@ -586,7 +570,7 @@ fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
             }
             (H::GET, path, None)
         }
-        Operation::CancelTask => {
+        Method::CancelTask => {
             let raw = str_of(&p, "id").unwrap_or_default();
             let name = r03::task_name(raw).map_err(tr)?;
             (
@@ -595,8 +579,8 @@ fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
                 body_of(&json!({ "name": name })),
             )
         }
-        Operation::SubscribeToTask => (H::GET, format!("/v1/tasks/{}:subscribe", id()?), None),
-        Operation::CreateTaskPushNotificationConfig => {
+        Method::SubscribeToTask => (H::GET, format!("/v1/tasks/{}:subscribe", id()?), None),
+        Method::CreatePushConfig => {
             let c: m::push_config::TaskPushNotificationConfig =
                 typed("TaskPushNotificationConfig", p.clone()).map_err(tr)?;
             let task = seg(&c.task_id);
@@ -617,7 +601,7 @@ fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
                 other_form: body_of(&v),
             });
         }
-        Operation::GetTaskPushNotificationConfig => {
+        Method::GetPushConfig => {
             // Without a config id the task id names the config (a2a-python 0.3).
             let c = cid().or_else(|_| id())?;
             (
@@ -626,20 +610,20 @@ fn v03_request(op: Operation, p: Value) -> Result<UpstreamRequest, Failure> {
                 None,
             )
         }
-        Operation::DeleteTaskPushNotificationConfig => (
+        Method::DeletePushConfig => (
             H::DELETE,
             format!("/v1/tasks/{}/pushNotificationConfigs/{}", id()?, cid()?),
             None,
         ),
-        Operation::ListTaskPushNotificationConfigs => (
+        Method::ListPushConfigs => (
             H::GET,
             format!("/v1/tasks/{}/pushNotificationConfigs", id()?),
             None,
         ),
-        Operation::ListTasks => {
+        Method::ListTasks => {
             return Err(tr(TranslateError::unsupported("ListTasks", Version::V03)))
         }
-        Operation::GetExtendedAgentCard => (H::GET, "/v1/card".to_string(), None),
+        Method::GetExtendedCard => (H::GET, "/v1/card".to_string(), None),
     };
     Ok(UpstreamRequest {
         method,
@@ -779,8 +763,8 @@ impl RestTranslation {
 
     /// v1.0 result JSON -> v0.3 ProtoJSON.
     fn result_from_v10(&self, body: &[u8]) -> Result<Option<Value>, TranslateError> {
-        let method = method_of(self.op);
-        if self.op == Operation::DeleteTaskPushNotificationConfig {
+        let method = self.op;
+        if self.op == Method::DeletePushConfig {
             return Ok(Some(json!({})));
         }
         let r: Value = serde_json::from_slice(body)
@@ -791,8 +775,8 @@ impl RestTranslation {
 
     /// v0.3 ProtoJSON -> v1.0 result JSON.
     fn result_from_v03(&self, body: &[u8]) -> Result<Option<Value>, TranslateError> {
-        let method = method_of(self.op);
-        if self.op == Operation::DeleteTaskPushNotificationConfig {
+        let method = self.op;
+        if self.op == Method::DeletePushConfig {
             return Ok(Some(json!({})));
         }
         let model = v03_model_json(self.op, body)?;
@@ -800,7 +784,7 @@ impl RestTranslation {
         if self.drop_history {
             let task = match out.get_mut("task") {
                 Some(t) => t,
-                None if self.op == Operation::GetTask => &mut out,
+                None if self.op == Method::GetTask => &mut out,
                 None => return Ok(Some(out)),
             };
             if let Some(t) = task.as_object_mut() {
@@ -910,10 +894,7 @@ impl RestTranslation {
         if let Some(code) = v["code"].as_i64().and_then(ErrorCode::from_code) {
             return code;
         }
-        let sends = matches!(
-            self.op,
-            Operation::SendMessage | Operation::SendStreamingMessage
-        );
+        let sends = matches!(self.op, Method::SendMessage | Method::SendStreamingMessage);
         if status == 404 && sends && v["message"].is_string() && v.get("detail").is_none() {
             return ErrorCode::TaskNotFound;
         }
@@ -950,13 +931,13 @@ impl RestTranslation {
 /// The A2A code an HTTP error status of an `op` call stands for, when the
 /// body says nothing. A 404 is a missing task only where the path names
 /// one; elsewhere the agent has no such route.
-fn code_of_status(op: Operation, status: u16) -> ErrorCode {
+fn code_of_status(op: Method, status: u16) -> ErrorCode {
     let names_task = !matches!(
         op,
-        Operation::SendMessage
-            | Operation::SendStreamingMessage
-            | Operation::ListTasks
-            | Operation::GetExtendedAgentCard
+        Method::SendMessage
+            | Method::SendStreamingMessage
+            | Method::ListTasks
+            | Method::GetExtendedCard
     );
     match status {
         400 => ErrorCode::InvalidParams,
@@ -972,21 +953,21 @@ fn code_of_status(op: Operation, status: u16) -> ErrorCode {
 
 /// v0.3 model JSON (a JSON-RPC result) -> v0.3 ProtoJSON (the body v0.3's
 /// REST binding answers `op` with).
-pub fn v03_pb_json(op: Operation, r: Value) -> Result<Value, TranslateError> {
+pub fn v03_pb_json(op: Method, r: Value) -> Result<Value, TranslateError> {
     match op {
-        Operation::SendMessage => {
+        Method::SendMessage => {
             let e: m::event::StreamEvent = typed("Task or Message", r)?;
             pb_to("SendMessageResponse", &r03::send_response_to_pb(e)?)
         }
-        Operation::SendStreamingMessage | Operation::SubscribeToTask => {
+        Method::SendStreamingMessage | Method::SubscribeToTask => {
             let e: m::event::StreamEvent = typed("stream event", r)?;
             pb_to("StreamResponse", &c03::stream_to_pb(e)?)
         }
-        Operation::GetTask | Operation::CancelTask => {
+        Method::GetTask | Method::CancelTask => {
             let t: m::task::Task = typed("Task", r)?;
             pb_to("Task", &c03::task_to_pb(t)?)
         }
-        Operation::CreateTaskPushNotificationConfig | Operation::GetTaskPushNotificationConfig => {
+        Method::CreatePushConfig | Method::GetPushConfig => {
             let c: m::push_config::TaskPushNotificationConfig =
                 typed("TaskPushNotificationConfig", r)?;
             pb_to(
@@ -994,7 +975,7 @@ pub fn v03_pb_json(op: Operation, r: Value) -> Result<Value, TranslateError> {
                 &r03::task_push_config_to_pb(c)?,
             )
         }
-        Operation::ListTaskPushNotificationConfigs => {
+        Method::ListPushConfigs => {
             let c: Vec<m::push_config::TaskPushNotificationConfig> =
                 typed("TaskPushNotificationConfig[]", r)?;
             pb_to(
@@ -1002,9 +983,9 @@ pub fn v03_pb_json(op: Operation, r: Value) -> Result<Value, TranslateError> {
                 &r03::list_push_configs_response_to_pb(c)?,
             )
         }
-        Operation::GetExtendedAgentCard => v03_rest_card(r),
-        Operation::DeleteTaskPushNotificationConfig => Ok(json!({})),
-        Operation::ListTasks => Err(TranslateError::unsupported("ListTasks", Version::V03)),
+        Method::GetExtendedCard => v03_rest_card(r),
+        Method::DeletePushConfig => Ok(json!({})),
+        Method::ListTasks => Err(TranslateError::unsupported("ListTasks", Version::V03)),
     }
 }
 
@@ -1041,17 +1022,17 @@ fn no_empty_update(status: &mut Option<pb::TaskStatus>) {
 }
 
 /// v0.3 ProtoJSON -> v0.3 model JSON (a JSON-RPC result).
-fn v03_model_json(op: Operation, body: &[u8]) -> Result<Value, TranslateError> {
+fn v03_model_json(op: Method, body: &[u8]) -> Result<Value, TranslateError> {
     const W: &str = "result";
     match op {
-        Operation::SendMessage => {
+        Method::SendMessage => {
             let mut r: pb::SendMessageResponse = pb_from("SendMessageResponse", body)?;
             if let Some(pb::send_message_response::Payload::Task(t)) = &mut r.payload {
                 no_empty_update(&mut t.status);
             }
             untyped(W, r03::send_response_from_pb(r)?)
         }
-        Operation::SendStreamingMessage | Operation::SubscribeToTask => {
+        Method::SendStreamingMessage | Method::SubscribeToTask => {
             let mut r: pb::StreamResponse = pb_from("StreamResponse", body)?;
             match &mut r.payload {
                 Some(pb::stream_response::Payload::Task(t)) => no_empty_update(&mut t.status),
@@ -1062,16 +1043,16 @@ fn v03_model_json(op: Operation, body: &[u8]) -> Result<Value, TranslateError> {
             }
             untyped(W, c03::stream_from_pb(r)?)
         }
-        Operation::GetTask | Operation::CancelTask => {
+        Method::GetTask | Method::CancelTask => {
             let mut r: pb::Task = pb_from("Task", body)?;
             no_empty_update(&mut r.status);
             untyped(W, c03::task_from_pb(r)?)
         }
-        Operation::CreateTaskPushNotificationConfig | Operation::GetTaskPushNotificationConfig => {
+        Method::CreatePushConfig | Method::GetPushConfig => {
             let r: pb::TaskPushNotificationConfig = pb_from("TaskPushNotificationConfig", body)?;
             untyped(W, r03::task_push_config_from_pb(r)?)
         }
-        Operation::ListTaskPushNotificationConfigs => {
+        Method::ListPushConfigs => {
             // The v0.3 spec (§7.7) answers a bare array of configs, the
             // proto a `ListTaskPushNotificationConfigResponse`: both read.
             let r = if body.trim_ascii_start().starts_with(b"[") {
@@ -1084,7 +1065,7 @@ fn v03_model_json(op: Operation, body: &[u8]) -> Result<Value, TranslateError> {
             };
             untyped(W, r03::list_push_configs_response_from_pb(r)?)
         }
-        Operation::GetExtendedAgentCard => {
+        Method::GetExtendedCard => {
             // ProtoJSON of the v0.3 proto (a2a-js), or the JSON-schema card
             // a2a-python 0.3 answers with (MAPPING-FACTS row 118).
             match pb_from::<pb::AgentCard>("AgentCard", body).and_then(c03::agent_card_from_pb) {
@@ -1097,8 +1078,8 @@ fn v03_model_json(op: Operation, body: &[u8]) -> Result<Value, TranslateError> {
                 }
             }
         }
-        Operation::DeleteTaskPushNotificationConfig => Ok(Value::Null),
-        Operation::ListTasks => Err(TranslateError::unsupported("ListTasks", Version::V03)),
+        Method::DeletePushConfig => Ok(Value::Null),
+        Method::ListTasks => Err(TranslateError::unsupported("ListTasks", Version::V03)),
     }
 }
 
@@ -1124,7 +1105,7 @@ mod tests {
         let (_, up) = request(
             Version::V03,
             Version::V10,
-            Operation::SendMessage,
+            Method::SendMessage,
             &p(None, None),
             None,
             b,
@@ -1144,7 +1125,7 @@ mod tests {
         let (_, up) = request(
             Version::V10,
             Version::V03,
-            Operation::SendMessage,
+            Method::SendMessage,
             &p(None, None),
             None,
             b,
@@ -1160,7 +1141,7 @@ mod tests {
     fn paths_and_queries() {
         let cases = [
             (
-                Operation::GetTask,
+                Method::GetTask,
                 p(Some("t 1"), None),
                 Some("historyLength=3"),
                 "GET",
@@ -1168,7 +1149,7 @@ mod tests {
                 "/tasks/t%201?historyLength=3",
             ),
             (
-                Operation::CancelTask,
+                Method::CancelTask,
                 p(Some("t1"), None),
                 None,
                 "POST",
@@ -1176,7 +1157,7 @@ mod tests {
                 "/tasks/t1:cancel",
             ),
             (
-                Operation::SubscribeToTask,
+                Method::SubscribeToTask,
                 p(Some("t1"), None),
                 None,
                 "GET",
@@ -1184,7 +1165,7 @@ mod tests {
                 "/tasks/t1:subscribe",
             ),
             (
-                Operation::GetTaskPushNotificationConfig,
+                Method::GetPushConfig,
                 p(Some("t1"), Some("c1")),
                 None,
                 "GET",
@@ -1192,7 +1173,7 @@ mod tests {
                 "/tasks/t1/pushNotificationConfigs/c1",
             ),
             (
-                Operation::DeleteTaskPushNotificationConfig,
+                Method::DeletePushConfig,
                 p(Some("t1"), Some("c1")),
                 None,
                 "DELETE",
@@ -1200,7 +1181,7 @@ mod tests {
                 "/tasks/t1/pushNotificationConfigs/c1",
             ),
             (
-                Operation::ListTaskPushNotificationConfigs,
+                Method::ListPushConfigs,
                 p(Some("t1"), None),
                 None,
                 "GET",
@@ -1208,7 +1189,7 @@ mod tests {
                 "/tasks/t1/pushNotificationConfigs",
             ),
             (
-                Operation::GetExtendedAgentCard,
+                Method::GetExtendedCard,
                 p(None, None),
                 None,
                 "GET",
@@ -1237,7 +1218,7 @@ mod tests {
         let (_, up) = request(
             Version::V10,
             Version::V03,
-            Operation::CancelTask,
+            Method::CancelTask,
             &p(Some("t1"), None),
             None,
             b"",
@@ -1252,7 +1233,7 @@ mod tests {
         let (_, up) = request(
             Version::V03,
             Version::V10,
-            Operation::CreateTaskPushNotificationConfig,
+            Method::CreatePushConfig,
             &p(Some("t1"), None),
             None,
             b,
@@ -1268,7 +1249,7 @@ mod tests {
         let (_, up) = request(
             Version::V10,
             Version::V03,
-            Operation::CreateTaskPushNotificationConfig,
+            Method::CreatePushConfig,
             &p(Some("t1"), None),
             None,
             b,
@@ -1293,7 +1274,7 @@ mod tests {
         let t = RestTranslation {
             client: Version::V03,
             upstream: Version::V10,
-            op: Operation::GetTask,
+            op: Method::GetTask,
             drop_history: false,
             asked_config: None,
         };
@@ -1307,7 +1288,7 @@ mod tests {
         let t = RestTranslation {
             client: Version::V10,
             upstream: Version::V03,
-            op: Operation::GetTask,
+            op: Method::GetTask,
             drop_history: false,
             asked_config: None,
         };
@@ -1327,7 +1308,7 @@ mod tests {
         let t = RestTranslation {
             client: Version::V10,
             upstream: Version::V03,
-            op: Operation::SendStreamingMessage,
+            op: Method::SendStreamingMessage,
             drop_history: false,
             asked_config: None,
         };
@@ -1339,7 +1320,7 @@ mod tests {
         let t = RestTranslation {
             client: Version::V03,
             upstream: Version::V10,
-            op: Operation::SubscribeToTask,
+            op: Method::SubscribeToTask,
             drop_history: false,
             asked_config: None,
         };
@@ -1353,7 +1334,7 @@ mod tests {
         let t = RestTranslation {
             client: Version::V03,
             upstream: Version::V10,
-            op: Operation::GetTask,
+            op: Method::GetTask,
             drop_history: false,
             asked_config: None,
         };
@@ -1364,7 +1345,7 @@ mod tests {
         let t = RestTranslation {
             client: Version::V10,
             upstream: Version::V03,
-            op: Operation::GetTask,
+            op: Method::GetTask,
             drop_history: false,
             asked_config: None,
         };
@@ -1384,7 +1365,7 @@ mod tests {
         let (t, up) = request(
             Version::V10,
             Version::V03,
-            Operation::GetTask,
+            Method::GetTask,
             &p(Some("t1"), None),
             Some("historyLength=0"),
             b"",
@@ -1399,7 +1380,7 @@ mod tests {
         let (t, _) = request(
             Version::V10,
             Version::V03,
-            Operation::GetTask,
+            Method::GetTask,
             &p(Some("t1"), None),
             Some("historyLength=1"),
             b"",
@@ -1413,7 +1394,7 @@ mod tests {
         let (t, _) = request(
             Version::V10,
             Version::V03,
-            Operation::SendMessage,
+            Method::SendMessage,
             &p(None, None),
             None,
             b,
@@ -1430,7 +1411,7 @@ mod tests {
         let t = RestTranslation {
             client: Version::V10,
             upstream: Version::V03,
-            op: Operation::CancelTask,
+            op: Method::CancelTask,
             drop_history: false,
             asked_config: None,
         };
@@ -1449,7 +1430,7 @@ mod tests {
         let f = request(
             Version::V03,
             Version::V10,
-            Operation::SendMessage,
+            Method::SendMessage,
             &p(None, None),
             None,
             b"{not json",
@@ -1462,7 +1443,7 @@ mod tests {
         let f = request(
             Version::V10,
             Version::V03,
-            Operation::ListTasks,
+            Method::ListTasks,
             &p(None, None),
             None,
             b"",
@@ -1475,7 +1456,7 @@ mod tests {
         let f = request(
             Version::V10,
             Version::V03,
-            Operation::GetTask,
+            Method::GetTask,
             &p(Some("t"), None),
             Some("historyLength=x"),
             b"",
@@ -1488,7 +1469,7 @@ mod tests {
         let t = RestTranslation {
             client: Version::V10,
             upstream: Version::V03,
-            op: Operation::GetTask,
+            op: Method::GetTask,
             drop_history: false,
             asked_config: None,
         };
@@ -1501,18 +1482,18 @@ mod tests {
     /// with all-default messages, against the v1.0 body it becomes.
     #[test]
     fn v03_rest_fixtures() {
-        const OPS: [Operation; 11] = [
-            Operation::SendMessage,
-            Operation::SendStreamingMessage,
-            Operation::GetTask,
-            Operation::ListTasks,
-            Operation::CancelTask,
-            Operation::SubscribeToTask,
-            Operation::CreateTaskPushNotificationConfig,
-            Operation::GetTaskPushNotificationConfig,
-            Operation::ListTaskPushNotificationConfigs,
-            Operation::DeleteTaskPushNotificationConfig,
-            Operation::GetExtendedAgentCard,
+        const OPS: [Method; 11] = [
+            Method::SendMessage,
+            Method::SendStreamingMessage,
+            Method::GetTask,
+            Method::ListTasks,
+            Method::CancelTask,
+            Method::SubscribeToTask,
+            Method::CreatePushConfig,
+            Method::GetPushConfig,
+            Method::ListPushConfigs,
+            Method::DeletePushConfig,
+            Method::GetExtendedCard,
         ];
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/rest-v03");
         let mut checked = 0;

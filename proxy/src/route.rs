@@ -45,6 +45,8 @@
 
 use http::{HeaderMap, Method};
 
+use translate::method::Method as Op;
+
 use crate::version::{UnsupportedVersion, Version};
 use translate::version::ProtocolVersion;
 
@@ -70,132 +72,10 @@ pub enum Binding {
     Other,
 }
 
-/// The A2A operation, named as in v1.0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Operation {
-    SendMessage,
-    SendStreamingMessage,
-    GetTask,
-    ListTasks,
-    CancelTask,
-    SubscribeToTask,
-    CreateTaskPushNotificationConfig,
-    GetTaskPushNotificationConfig,
-    ListTaskPushNotificationConfigs,
-    DeleteTaskPushNotificationConfig,
-    GetExtendedAgentCard,
-}
-
-impl Operation {
-    /// The v1.0 name (also the metrics label).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Operation::SendMessage => "SendMessage",
-            Operation::SendStreamingMessage => "SendStreamingMessage",
-            Operation::GetTask => "GetTask",
-            Operation::ListTasks => "ListTasks",
-            Operation::CancelTask => "CancelTask",
-            Operation::SubscribeToTask => "SubscribeToTask",
-            Operation::CreateTaskPushNotificationConfig => "CreateTaskPushNotificationConfig",
-            Operation::GetTaskPushNotificationConfig => "GetTaskPushNotificationConfig",
-            Operation::ListTaskPushNotificationConfigs => "ListTaskPushNotificationConfigs",
-            Operation::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
-            Operation::GetExtendedAgentCard => "GetExtendedAgentCard",
-        }
-    }
-
-    /// Answers with an SSE stream.
-    pub fn is_streaming(self) -> bool {
-        matches!(
-            self,
-            Operation::SendStreamingMessage | Operation::SubscribeToTask
-        )
-    }
-}
-
-/// JSON-RPC method names of both versions (MAPPING-FACTS §1).
-const JSONRPC_METHODS: &[(&str, Version, Operation)] = &[
-    ("message/send", Version::V03, Operation::SendMessage),
-    (
-        "message/stream",
-        Version::V03,
-        Operation::SendStreamingMessage,
-    ),
-    ("tasks/get", Version::V03, Operation::GetTask),
-    ("tasks/cancel", Version::V03, Operation::CancelTask),
-    (
-        "tasks/resubscribe",
-        Version::V03,
-        Operation::SubscribeToTask,
-    ),
-    (
-        "tasks/pushNotificationConfig/set",
-        Version::V03,
-        Operation::CreateTaskPushNotificationConfig,
-    ),
-    (
-        "tasks/pushNotificationConfig/get",
-        Version::V03,
-        Operation::GetTaskPushNotificationConfig,
-    ),
-    (
-        "tasks/pushNotificationConfig/list",
-        Version::V03,
-        Operation::ListTaskPushNotificationConfigs,
-    ),
-    (
-        "tasks/pushNotificationConfig/delete",
-        Version::V03,
-        Operation::DeleteTaskPushNotificationConfig,
-    ),
-    (
-        "agent/getAuthenticatedExtendedCard",
-        Version::V03,
-        Operation::GetExtendedAgentCard,
-    ),
-    ("SendMessage", Version::V10, Operation::SendMessage),
-    (
-        "SendStreamingMessage",
-        Version::V10,
-        Operation::SendStreamingMessage,
-    ),
-    ("GetTask", Version::V10, Operation::GetTask),
-    ("ListTasks", Version::V10, Operation::ListTasks),
-    ("CancelTask", Version::V10, Operation::CancelTask),
-    ("SubscribeToTask", Version::V10, Operation::SubscribeToTask),
-    (
-        "CreateTaskPushNotificationConfig",
-        Version::V10,
-        Operation::CreateTaskPushNotificationConfig,
-    ),
-    (
-        "GetTaskPushNotificationConfig",
-        Version::V10,
-        Operation::GetTaskPushNotificationConfig,
-    ),
-    (
-        "ListTaskPushNotificationConfigs",
-        Version::V10,
-        Operation::ListTaskPushNotificationConfigs,
-    ),
-    (
-        "DeleteTaskPushNotificationConfig",
-        Version::V10,
-        Operation::DeleteTaskPushNotificationConfig,
-    ),
-    (
-        "GetExtendedAgentCard",
-        Version::V10,
-        Operation::GetExtendedAgentCard,
-    ),
-];
-
-/// Looks up a JSON-RPC method name of either version.
-pub fn jsonrpc_method(name: &str) -> Option<(Version, Operation)> {
-    JSONRPC_METHODS
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, v, o)| (*v, *o))
+/// The version and operation of a JSON-RPC method name of either version
+/// (MAPPING-FACTS §1; names matched exactly, [`Op::from_name`]).
+pub fn jsonrpc_method(name: &str) -> Option<(Version, Op)> {
+    Op::from_name(name).map(|(m, v)| (v, m))
 }
 
 /// Values taken from a REST path.
@@ -219,7 +99,7 @@ pub struct Route {
     pub client_protocol: ProtocolVersion,
     pub binding: Binding,
     /// `None` for local endpoints, [`Binding::Other`] and unknown JSON-RPC methods.
-    pub operation: Option<Operation>,
+    pub operation: Option<Op>,
     pub params: PathParams,
     /// A known JSON-RPC method disagreed with the header/query version.
     pub version_conflict: bool,
@@ -232,7 +112,7 @@ pub struct RouteError {
     /// The dialect to answer in.
     pub render_version: Version,
     pub binding: Binding,
-    pub operation: Option<Operation>,
+    pub operation: Option<Op>,
 }
 
 /// The parts of a request that classification looks at.
@@ -426,11 +306,7 @@ fn is_card_path(path: &str) -> Option<bool> {
 }
 
 /// Parses a REST path with `version`'s grammar (MAPPING-FACTS §2).
-pub fn rest_route(
-    version: Version,
-    method: &Method,
-    path: &str,
-) -> Option<(Operation, PathParams)> {
+pub fn rest_route(version: Version, method: &Method, path: &str) -> Option<(Op, PathParams)> {
     let rest = path.strip_prefix('/')?;
     let segs: Vec<&str> = rest.split('/').collect();
     if segs.iter().any(|s| s.is_empty()) {
@@ -456,7 +332,7 @@ fn rest_ops(
     method: &Method,
     segs: &[&str],
     tenant: Option<&str>,
-) -> Option<(Operation, PathParams)> {
+) -> Option<(Op, PathParams)> {
     let params = |task: Option<&str>, config: Option<&str>| PathParams {
         tenant: tenant.map(str::to_string),
         task_id: task.map(str::to_string),
@@ -466,50 +342,44 @@ fn rest_ops(
     let post = method == Method::POST;
     let delete = method == Method::DELETE;
     let op = match segs {
-        ["message:send"] if post => (Operation::SendMessage, params(None, None)),
-        ["message:stream"] if post => (Operation::SendStreamingMessage, params(None, None)),
-        ["card"] if get && version == Version::V03 => {
-            (Operation::GetExtendedAgentCard, params(None, None))
-        }
+        ["message:send"] if post => (Op::SendMessage, params(None, None)),
+        ["message:stream"] if post => (Op::SendStreamingMessage, params(None, None)),
+        ["card"] if get && version == Version::V03 => (Op::GetExtendedCard, params(None, None)),
         ["extendedAgentCard"] if get && version == Version::V10 => {
-            (Operation::GetExtendedAgentCard, params(None, None))
+            (Op::GetExtendedCard, params(None, None))
         }
         // v0.3 has no ListTasks in its proto, but some v0.3 servers (Go) serve it.
-        ["tasks"] if get => (Operation::ListTasks, params(None, None)),
+        ["tasks"] if get => (Op::ListTasks, params(None, None)),
         ["tasks", last] => {
             if let Some(id) = last.strip_suffix(":cancel") {
                 if !post || id.is_empty() {
                     return None;
                 }
-                (Operation::CancelTask, params(Some(id), None))
+                (Op::CancelTask, params(Some(id), None))
             } else if let Some(id) = last.strip_suffix(":subscribe") {
                 // Both verbs: the protos say GET, the spec texts say POST.
                 if !(get || post) || id.is_empty() {
                     return None;
                 }
-                (Operation::SubscribeToTask, params(Some(id), None))
+                (Op::SubscribeToTask, params(Some(id), None))
             } else if get && !last.contains(':') {
-                (Operation::GetTask, params(Some(last), None))
+                (Op::GetTask, params(Some(last), None))
             } else {
                 return None;
             }
         }
-        ["tasks", id, "pushNotificationConfigs"] if post => (
-            Operation::CreateTaskPushNotificationConfig,
-            params(Some(id), None),
-        ),
-        ["tasks", id, "pushNotificationConfigs"] if get => (
-            Operation::ListTaskPushNotificationConfigs,
-            params(Some(id), None),
-        ),
-        ["tasks", id, "pushNotificationConfigs", cid] if get => (
-            Operation::GetTaskPushNotificationConfig,
-            params(Some(id), Some(cid)),
-        ),
-        ["tasks", id, "pushNotificationConfigs", cid] if delete => (
-            Operation::DeleteTaskPushNotificationConfig,
-            params(Some(id), Some(cid)),
-        ),
+        ["tasks", id, "pushNotificationConfigs"] if post => {
+            (Op::CreatePushConfig, params(Some(id), None))
+        }
+        ["tasks", id, "pushNotificationConfigs"] if get => {
+            (Op::ListPushConfigs, params(Some(id), None))
+        }
+        ["tasks", id, "pushNotificationConfigs", cid] if get => {
+            (Op::GetPushConfig, params(Some(id), Some(cid)))
+        }
+        ["tasks", id, "pushNotificationConfigs", cid] if delete => {
+            (Op::DeletePushConfig, params(Some(id), Some(cid)))
+        }
         _ => return None,
     };
     Some(op)
@@ -581,8 +451,6 @@ mod tests {
             config_id: cfg.map(Into::into),
         }
     }
-
-    use Operation as Op;
     use Version::{V03, V10};
 
     #[test]
@@ -600,11 +468,11 @@ mod tests {
             (case(p(), "/v1/tasks/t1:cancel"), V03, Op::CancelTask, plain(Some("t1"), None)),
             (case(g(), "/v1/tasks/t1:subscribe"), V03, Op::SubscribeToTask, plain(Some("t1"), None)),
             (case(p(), "/v1/tasks/t1:subscribe"), V03, Op::SubscribeToTask, plain(Some("t1"), None)),
-            (case(p(), "/v1/tasks/t1/pushNotificationConfigs"), V03, Op::CreateTaskPushNotificationConfig, plain(Some("t1"), None)),
-            (case(g(), "/v1/tasks/t1/pushNotificationConfigs"), V03, Op::ListTaskPushNotificationConfigs, plain(Some("t1"), None)),
-            (case(g(), "/v1/tasks/t1/pushNotificationConfigs/c1"), V03, Op::GetTaskPushNotificationConfig, plain(Some("t1"), Some("c1"))),
-            (case(d(), "/v1/tasks/t1/pushNotificationConfigs/c1"), V03, Op::DeleteTaskPushNotificationConfig, plain(Some("t1"), Some("c1"))),
-            (case(g(), "/v1/card"), V03, Op::GetExtendedAgentCard, plain(None, None)),
+            (case(p(), "/v1/tasks/t1/pushNotificationConfigs"), V03, Op::CreatePushConfig, plain(Some("t1"), None)),
+            (case(g(), "/v1/tasks/t1/pushNotificationConfigs"), V03, Op::ListPushConfigs, plain(Some("t1"), None)),
+            (case(g(), "/v1/tasks/t1/pushNotificationConfigs/c1"), V03, Op::GetPushConfig, plain(Some("t1"), Some("c1"))),
+            (case(d(), "/v1/tasks/t1/pushNotificationConfigs/c1"), V03, Op::DeletePushConfig, plain(Some("t1"), Some("c1"))),
+            (case(g(), "/v1/card"), V03, Op::GetExtendedCard, plain(None, None)),
             (case(g(), "/v1/tasks/t1").h("0.3.2"), V03, Op::GetTask, plain(Some("t1"), None)),
             // v1.0: header, no prefix.
             (case(p(), "/message:send").h("1.0"), V10, Op::SendMessage, plain(None, None)),
@@ -614,17 +482,17 @@ mod tests {
             (case(p(), "/tasks/t1:cancel").h("1.0"), V10, Op::CancelTask, plain(Some("t1"), None)),
             (case(g(), "/tasks/t1:subscribe").h("1.0"), V10, Op::SubscribeToTask, plain(Some("t1"), None)),
             (case(p(), "/tasks/t1:subscribe").h("1.0"), V10, Op::SubscribeToTask, plain(Some("t1"), None)),
-            (case(p(), "/tasks/t1/pushNotificationConfigs").h("1.0"), V10, Op::CreateTaskPushNotificationConfig, plain(Some("t1"), None)),
-            (case(g(), "/tasks/t1/pushNotificationConfigs").h("1.0"), V10, Op::ListTaskPushNotificationConfigs, plain(Some("t1"), None)),
-            (case(g(), "/tasks/t1/pushNotificationConfigs/c1").h("1.0"), V10, Op::GetTaskPushNotificationConfig, plain(Some("t1"), Some("c1"))),
-            (case(d(), "/tasks/t1/pushNotificationConfigs/c1").h("1.0"), V10, Op::DeleteTaskPushNotificationConfig, plain(Some("t1"), Some("c1"))),
-            (case(g(), "/extendedAgentCard").h("1.0"), V10, Op::GetExtendedAgentCard, plain(None, None)),
+            (case(p(), "/tasks/t1/pushNotificationConfigs").h("1.0"), V10, Op::CreatePushConfig, plain(Some("t1"), None)),
+            (case(g(), "/tasks/t1/pushNotificationConfigs").h("1.0"), V10, Op::ListPushConfigs, plain(Some("t1"), None)),
+            (case(g(), "/tasks/t1/pushNotificationConfigs/c1").h("1.0"), V10, Op::GetPushConfig, plain(Some("t1"), Some("c1"))),
+            (case(d(), "/tasks/t1/pushNotificationConfigs/c1").h("1.0"), V10, Op::DeletePushConfig, plain(Some("t1"), Some("c1"))),
+            (case(g(), "/extendedAgentCard").h("1.0"), V10, Op::GetExtendedCard, plain(None, None)),
             // v1.0 with tenant prefixes.
             (case(p(), "/acme/message:send").h("1.0"), V10, Op::SendMessage, tenant("acme", None, None)),
             (case(g(), "/acme/tasks/t1").h("1.0.1"), V10, Op::GetTask, tenant("acme", Some("t1"), None)),
             (case(g(), "/acme/tasks").h("1.0"), V10, Op::ListTasks, tenant("acme", None, None)),
-            (case(g(), "/acme/extendedAgentCard").h("1.0"), V10, Op::GetExtendedAgentCard, tenant("acme", None, None)),
-            (case(d(), "/acme/tasks/t1/pushNotificationConfigs/c1").h("1.0"), V10, Op::DeleteTaskPushNotificationConfig, tenant("acme", Some("t1"), Some("c1"))),
+            (case(g(), "/acme/extendedAgentCard").h("1.0"), V10, Op::GetExtendedCard, tenant("acme", None, None)),
+            (case(d(), "/acme/tasks/t1/pushNotificationConfigs/c1").h("1.0"), V10, Op::DeletePushConfig, tenant("acme", Some("t1"), Some("c1"))),
             // Tenant `v1` under a v1.0 header is a tenant, never the v0.3 prefix.
             (case(p(), "/v1/message:send").h("1.0"), V10, Op::SendMessage, tenant("v1", None, None)),
             (case(g(), "/v1/tasks/t1").h("1.0"), V10, Op::GetTask, tenant("v1", Some("t1"), None)),
@@ -838,14 +706,11 @@ mod tests {
     #[test]
     fn method_table_is_one_to_one() {
         for v in Version::ALL {
-            let ops: Vec<Op> = JSONRPC_METHODS
-                .iter()
-                .filter(|m| m.1 == v)
-                .map(|m| m.2)
-                .collect();
-            let mut dedup = ops.clone();
-            dedup.dedup();
-            assert_eq!(ops.len(), dedup.len());
+            for op in Op::ALL {
+                if let Some(name) = op.name(v) {
+                    assert_eq!(jsonrpc_method(name), Some((v, op)), "{name}");
+                }
+            }
         }
         assert_eq!(jsonrpc_method("tasks/list"), None);
         assert_eq!(jsonrpc_method("ListTasks"), Some((V10, Op::ListTasks)));

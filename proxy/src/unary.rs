@@ -81,23 +81,23 @@ pub enum Repeat {
 impl Repeat {
     /// The rule for `op` (`None`: an operation the proxy does not know,
     /// never repeated).
-    pub fn of(op: Option<crate::route::Operation>) -> Repeat {
-        use crate::route::Operation as Op;
+    pub fn of(op: Option<translate::method::Method>) -> Repeat {
+        use translate::method::Method as Op;
         match op {
             Some(
                 Op::GetTask
                 | Op::ListTasks
-                | Op::GetTaskPushNotificationConfig
-                | Op::ListTaskPushNotificationConfigs
-                | Op::GetExtendedAgentCard
+                | Op::GetPushConfig
+                | Op::ListPushConfigs
+                | Op::GetExtendedCard
                 | Op::SubscribeToTask,
             ) => Repeat::Safe,
             Some(
                 Op::SendMessage
                 | Op::SendStreamingMessage
                 | Op::CancelTask
-                | Op::CreateTaskPushNotificationConfig
-                | Op::DeleteTaskPushNotificationConfig,
+                | Op::CreatePushConfig
+                | Op::DeletePushConfig,
             )
             | None => Repeat::Never,
         }

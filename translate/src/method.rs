@@ -74,6 +74,12 @@ impl Method {
         }
     }
 
+    /// The v1.0 name (every operation has one; also the proxy's metrics
+    /// label).
+    pub fn as_str(self) -> &'static str {
+        self.v10_name()
+    }
+
     fn v10_name(self) -> &'static str {
         match self {
             Method::SendMessage => "SendMessage",

@@ -144,7 +144,7 @@ impl ProxyService {
     ) -> Result<()> {
         // The extended card's interface URLs must point here too (EDGE-CASES 7).
         let card = ctx.route.as_ref().and_then(|r| r.operation)
-            == Some(route::Operation::GetExtendedAgentCard)
+            == Some(translate::method::Method::GetExtendedCard)
             && resp.status.as_u16() == 200;
         let translated = ctx.rpc.is_some() || ctx.rest.is_some();
         if !(translated || card || ctx.same_version_push) {
@@ -260,7 +260,7 @@ impl ProxyService {
             out
         };
         if ctx.route.as_ref().and_then(|r| r.operation)
-            == Some(route::Operation::GetExtendedAgentCard)
+            == Some(translate::method::Method::GetExtendedCard)
         {
             let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
             let to = ctx

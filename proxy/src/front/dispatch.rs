@@ -70,7 +70,7 @@ fn no_a2a_method(rpc_method: Option<&str>, body: &[u8], up: Version) -> Failure 
 }
 
 /// The call of our own that answers an operation: streamed or whole.
-pub(super) fn own_call_for(op: route::Operation) -> OwnCall {
+pub(super) fn own_call_for(op: translate::method::Method) -> OwnCall {
     if op.is_streaming() {
         OwnCall::Stream
     } else {
@@ -296,7 +296,7 @@ impl ProxyService {
         session: &mut Session,
         ctx: &mut Ctx,
         route: &Route,
-        op: route::Operation,
+        op: translate::method::Method,
         up: Version,
         inc: Incoming,
     ) -> Result<bool> {

@@ -9,7 +9,6 @@ use serde_json::Value;
 use super::*;
 use crate::app::{App, LocalResponse};
 use crate::error::Failure;
-use crate::route::{self};
 use crate::sse::{SseFramer, TooLarge, OFFLOAD_EVENT_BYTES};
 use crate::translation::RpcTranslation;
 
@@ -22,7 +21,7 @@ pub(crate) enum EventTranslation {
     Rpc(RpcTranslation, Option<crate::tasks::Scope>),
     Rest(
         crate::rest::RestTranslation,
-        Option<route::Operation>,
+        Option<translate::method::Method>,
         Option<crate::tasks::Scope>,
     ),
 }

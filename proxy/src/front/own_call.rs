@@ -13,7 +13,6 @@ use serde_json::Value;
 
 use super::*;
 use crate::error::Failure;
-use crate::route::{self};
 
 /// An agent's status for a request body it could not read: the cue to
 /// try a request's other body form.
@@ -280,13 +279,16 @@ impl ProxyService {
 /// The JSON-RPC call standing in for a v1.0 client's push-config list or
 /// delete that a v0.3 agent's REST binding refused with `status`: the
 /// operation, the v0.3 method and its params.
-fn jsonrpc_fallback(ctx: &Ctx, status: u16) -> Option<(route::Operation, &'static str, Value)> {
+fn jsonrpc_fallback(
+    ctx: &Ctx,
+    status: u16,
+) -> Option<(translate::method::Method, &'static str, Value)> {
     use crate::version::Version;
     let (t, _) = ctx.rest.as_ref()?;
     let op = t.op;
     let method = match op {
-        route::Operation::ListTaskPushNotificationConfigs => "tasks/pushNotificationConfig/list",
-        route::Operation::DeleteTaskPushNotificationConfig => "tasks/pushNotificationConfig/delete",
+        translate::method::Method::ListPushConfigs => "tasks/pushNotificationConfig/list",
+        translate::method::Method::DeletePushConfig => "tasks/pushNotificationConfig/delete",
         _ => return None,
     };
     if (t.client, t.upstream) != (Version::V10, Version::V03) || !matches!(status, 405 | 500 | 501)
@@ -304,7 +306,7 @@ fn jsonrpc_fallback(ctx: &Ctx, status: u16) -> Option<(route::Operation, &'stati
 /// A v0.3 JSON-RPC answer (`v`) to [`jsonrpc_fallback`]'s call in the shape
 /// of the agent's REST answer, so it goes through the REST translation and
 /// the push layer as any other; `None` when its result does not convert.
-fn rest_shaped(op: route::Operation, v: &Value) -> Option<crate::unary::Answer> {
+fn rest_shaped(op: translate::method::Method, v: &Value) -> Option<crate::unary::Answer> {
     let json = |status: u16, v: &Value| crate::unary::Answer {
         status,
         headers: vec![(

@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use crate::app::{App, LocalResponse};
 use crate::error::Failure;
-use crate::route::{self};
 
 /// A v1.0 client's `ListTasks` toward a v0.3 agent, answered per caller
 /// (`caller`: the request's credentials) from [`crate::tasks::TaskIndex`],
@@ -80,7 +79,7 @@ pub(crate) async fn first_task_frame(
 pub(crate) async fn seed_push_fold(
     app: &App,
     push: &crate::push::layer::Push,
-    op: route::Operation,
+    op: translate::method::Method,
     pending: &mut crate::push::layer::Pending,
     via: crate::app::TaskFetch,
     caller: &[(http::HeaderName, http::HeaderValue)],

@@ -14,7 +14,7 @@ use super::*;
 use crate::app::LocalResponse;
 use crate::call::{Local, Plan, Prelude, PushStep};
 use crate::error::Failure;
-use crate::route::{self, Route};
+use crate::route::Route;
 
 impl ProxyService {
     /// An HTTP+JSON call of `op`.
@@ -23,7 +23,7 @@ impl ProxyService {
         session: &mut Session,
         ctx: &mut Ctx,
         route: &Route,
-        op: route::Operation,
+        op: translate::method::Method,
         inc: Incoming,
     ) -> Result<bool> {
         let app = &self.app;
@@ -43,7 +43,8 @@ impl ProxyService {
             // message may carry a config inline: read, then looked at.
             let sends = matches!(
                 op,
-                route::Operation::SendMessage | route::Operation::SendStreamingMessage
+                translate::method::Method::SendMessage
+                    | translate::method::Method::SendStreamingMessage
             );
             if sends {
                 let b = match self.read_whole_body(session, ctx.started).await? {
@@ -101,7 +102,7 @@ impl ProxyService {
         &self,
         session: &mut Session,
         ctx: &mut Ctx,
-        op: route::Operation,
+        op: translate::method::Method,
         inc: &Incoming,
     ) -> Result<bool> {
         if !op.is_streaming() {

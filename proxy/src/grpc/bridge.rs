@@ -27,7 +27,6 @@ use super::upstream::{Events, GrpcUpstream, NoAnswer};
 use crate::app::App;
 use crate::call::{Local, Plan, Prelude, PushStep, TaskLookup};
 use crate::error::Failure;
-use crate::route::Operation;
 use crate::sse::SseFramer;
 use crate::translation::RpcTranslation;
 use crate::version::Version;
@@ -316,13 +315,13 @@ impl Bridge {
             rpc.request(&body).map_err(|f| from_failure(client, &f))?
         };
         let mut push = None;
-        let plan = Plan::of(method, client, upstream, self.app.push.as_deref());
-        if let Some(plan) = plan.filter(Plan::asks_push_config) {
+        let plan = Plan::new(method, client, upstream, self.app.push.as_deref());
+        if plan.asks_push_config() {
             if let Some(f) = plan.refuse_push_config(self.app.agent_pushes().await) {
                 return Err(from_failure(client, &f));
             }
         }
-        if let (Some(layer), Some(plan)) = (&self.app.push, plan) {
+        if let Some(layer) = &self.app.push {
             let op = plan.op;
             if plan.intercepts_push() {
                 let delete = match plan.push {
@@ -442,7 +441,7 @@ impl Bridge {
         meta: &CallMeta,
     ) -> Result<Option<Value>, Status> {
         let up = self.upstream_version(Version::V10).await?;
-        let plan = Plan::new(Operation::ListTasks, Version::V10, up, None);
+        let plan = Plan::new(Method::ListTasks, Version::V10, up, None);
         if plan.local != Some(Local::ListTasks) {
             return Ok(None);
         }
@@ -523,7 +522,7 @@ impl Bridge {
         out = p
             .rpc
             .settle_config(out, crate::push::layer::Push::known_config(pending));
-        if Plan::of(method, client, upstream, None).is_some_and(|p| p.record_tasks) {
+        if Plan::new(method, client, upstream, None).record_tasks {
             // Tasks seen here are what ListTasks lists to this caller
             // (crate::tasks).
             let scope = self.app.tasks.scope_of(&meta.presented.0);
@@ -547,7 +546,7 @@ impl Bridge {
     ) -> Result<Option<Value>, Status> {
         let v10 = Version::V10;
         let up = self.upstream_version(v10).await?;
-        let plan = Plan::new(Operation::SubscribeToTask, v10, up, None);
+        let plan = Plan::new(Method::SubscribeToTask, v10, up, None);
         if plan.prelude != Some(Prelude::FirstTask) {
             return Ok(None);
         }

@@ -606,7 +606,7 @@ where
                 cr = restore(layer, client, cr)?;
             }
         }
-        if crate::call::Plan::of(t.method, client, up, None).is_some_and(|p| p.record_tasks) {
+        if crate::call::Plan::new(t.method, client, up, None).record_tasks {
             // Tasks seen here are what ListTasks lists to this caller
             // (crate::tasks).
             let tasks = &bridge.app.tasks;

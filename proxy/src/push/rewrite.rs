@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use super::{Auth, PushConfig};
-use crate::route::Operation;
 use crate::version::Version;
+use translate::method::Method;
 
 /// What a subscriber registered, read from a config object.
 #[derive(Clone, PartialEq, Eq)]
@@ -34,27 +34,23 @@ impl std::fmt::Debug for Registration {
 }
 
 /// Whether `op` can carry a push config in its request.
-pub fn registers(op: Operation) -> bool {
+pub fn registers(op: Method) -> bool {
     matches!(
         op,
-        Operation::SendMessage
-            | Operation::SendStreamingMessage
-            | Operation::CreateTaskPushNotificationConfig
+        Method::SendMessage | Method::SendStreamingMessage | Method::CreatePushConfig
     )
 }
 
 /// Whether the push layer has anything to do with an `op` request.
-pub fn concerns(op: Operation) -> bool {
-    registers(op) || answers_configs(op) || op == Operation::DeleteTaskPushNotificationConfig
+pub fn concerns(op: Method) -> bool {
+    registers(op) || answers_configs(op) || op == Method::DeletePushConfig
 }
 
 /// Whether `op`'s answer can hold push configs.
-pub fn answers_configs(op: Operation) -> bool {
+pub fn answers_configs(op: Method) -> bool {
     matches!(
         op,
-        Operation::CreateTaskPushNotificationConfig
-            | Operation::GetTaskPushNotificationConfig
-            | Operation::ListTaskPushNotificationConfigs
+        Method::CreatePushConfig | Method::GetPushConfig | Method::ListPushConfigs
     )
 }
 
@@ -63,27 +59,25 @@ fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// The config object inside `params` of an `op` request in `version`.
-fn slot(op: Operation, version: Version, params: &mut Value) -> Option<&mut Value> {
+fn slot(op: Method, version: Version, params: &mut Value) -> Option<&mut Value> {
     let v = match (op, version) {
-        (Operation::SendMessage | Operation::SendStreamingMessage, Version::V03) => params
+        (Method::SendMessage | Method::SendStreamingMessage, Version::V03) => params
             .get_mut("configuration")?
             .get_mut("pushNotificationConfig")?,
-        (Operation::SendMessage | Operation::SendStreamingMessage, Version::V10) => params
+        (Method::SendMessage | Method::SendStreamingMessage, Version::V10) => params
             .get_mut("configuration")?
             .get_mut("taskPushNotificationConfig")?,
-        (Operation::CreateTaskPushNotificationConfig, Version::V03) => {
-            params.get_mut("pushNotificationConfig")?
-        }
-        (Operation::CreateTaskPushNotificationConfig, Version::V10) => params,
+        (Method::CreatePushConfig, Version::V03) => params.get_mut("pushNotificationConfig")?,
+        (Method::CreatePushConfig, Version::V10) => params,
         _ => return None,
     };
     v.is_object().then_some(v)
 }
 
 /// The task id a request names (empty for a message starting a new task).
-fn task_of(op: Operation, params: &Value) -> String {
+fn task_of(op: Method, params: &Value) -> String {
     let s = match op {
-        Operation::CreateTaskPushNotificationConfig => str_at(params, "taskId"),
+        Method::CreatePushConfig => str_at(params, "taskId"),
         _ => params.get("message").and_then(|m| str_at(m, "taskId")),
     };
     s.unwrap_or_default().to_string()
@@ -135,7 +129,7 @@ pub fn v10_config(c: &PushConfig) -> Value {
 /// with `callback_url` and `secret`. `None` when the request carries no
 /// config; `Err` with a message for the client when the config has no URL.
 pub fn take_registration(
-    op: Operation,
+    op: Method,
     version: Version,
     params: &mut Value,
     callback_url: &str,
@@ -393,7 +387,7 @@ mod tests {
         let mut p = json!({"message": {"taskId": "t1", "parts": []},
             "configuration": {"pushNotificationConfig": {"url": "https://c/h", "token": "tok",
                 "authentication": {"schemes": ["Bearer"], "credentials": "x"}}}});
-        let r = take_registration(Operation::SendMessage, Version::V03, &mut p, &cb, "sec")
+        let r = take_registration(Method::SendMessage, Version::V03, &mut p, &cb, "sec")
             .unwrap()
             .unwrap();
         assert_eq!((r.task_id.as_str(), r.url.as_str()), ("t1", "https://c/h"));
@@ -406,15 +400,9 @@ mod tests {
         // v1.0 Create: the params are the config.
         let mut p = json!({"taskId": "t2", "id": "c9", "url": "http://h/",
             "authentication": {"scheme": "Basic"}});
-        let r = take_registration(
-            Operation::CreateTaskPushNotificationConfig,
-            Version::V10,
-            &mut p,
-            &cb,
-            "sec",
-        )
-        .unwrap()
-        .unwrap();
+        let r = take_registration(Method::CreatePushConfig, Version::V10, &mut p, &cb, "sec")
+            .unwrap()
+            .unwrap();
         assert_eq!((r.task_id.as_str(), r.config_id.as_str()), ("t2", "c9"));
         assert_eq!(r.auth.unwrap().credentials, None);
         assert_eq!(
@@ -424,18 +412,13 @@ mod tests {
         // No config, and a config without url.
         let mut p = json!({"message": {}});
         assert_eq!(
-            take_registration(Operation::SendMessage, Version::V10, &mut p, &cb, "s"),
+            take_registration(Method::SendMessage, Version::V10, &mut p, &cb, "s"),
             Ok(None)
         );
         let mut p = json!({"taskId": "t", "pushNotificationConfig": {"token": "x"}});
-        assert!(take_registration(
-            Operation::CreateTaskPushNotificationConfig,
-            Version::V03,
-            &mut p,
-            &cb,
-            "s"
-        )
-        .is_err());
+        assert!(
+            take_registration(Method::CreatePushConfig, Version::V03, &mut p, &cb, "s").is_err()
+        );
     }
 
     #[test]

@@ -10,20 +10,20 @@ impl Push {
     /// config. Returns the body to send and what the answer may restore.
     pub async fn register(
         &self,
-        op: Operation,
+        op: Method,
         client: Version,
         upstream: Version,
         body: &[u8],
     ) -> Result<(Option<Vec<u8>>, Pending), Failure> {
         let mut pending = Pending::default();
         let mut task = None;
-        if rewrite::answers_configs(op) || op == Operation::DeleteTaskPushNotificationConfig {
+        if rewrite::answers_configs(op) || op == Method::DeletePushConfig {
             task = task_param(op, upstream, body);
         }
         // A create is a config (v1.0's is flat: no member names it); a
         // message carries one only under a `…PushNotificationConfig` key.
-        let carries_config = op == Operation::CreateTaskPushNotificationConfig
-            || contains(body, b"ushNotificationConfig");
+        let carries_config =
+            op == Method::CreatePushConfig || contains(body, b"ushNotificationConfig");
         if rewrite::registers(op) && carries_config {
             let mut v: Value = serde_json::from_slice(body).map_err(|e| Failure::Translate {
                 code: -32700,
@@ -159,7 +159,7 @@ impl Push {
     /// them from the path and body): `params` is rewritten in place.
     pub async fn register_params(
         &self,
-        op: Operation,
+        op: Method,
         client: Version,
         upstream: Version,
         params: &mut Value,
@@ -285,12 +285,12 @@ impl Push {
 }
 
 /// The task id a push-config Get/List/Delete request names.
-pub(super) fn task_param(op: Operation, version: Version, body: &[u8]) -> Option<String> {
+pub(super) fn task_param(op: Method, version: Version, body: &[u8]) -> Option<String> {
     let v: Value = serde_json::from_slice(body).ok()?;
     let p = v.get("params")?;
     let key = match (op, version) {
         (_, Version::V10) => "taskId",
-        (Operation::CreateTaskPushNotificationConfig, Version::V03) => "taskId",
+        (Method::CreatePushConfig, Version::V03) => "taskId",
         (_, Version::V03) => "id",
     };
     p.get(key)?.as_str().map(str::to_string)

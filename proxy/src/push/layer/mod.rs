@@ -22,8 +22,8 @@ use super::{OutboxItem, PushConfig, SnapshotWrite, Store, StoreError, CALLBACK_P
 use crate::app::LocalResponse;
 use crate::config::{PushBackend, PushSettings};
 use crate::error::Failure;
-use crate::route::Operation;
 use crate::version::Version;
+use translate::method::Method;
 
 pub use intercept::delete_target;
 pub use stats::PushStats;

@@ -81,8 +81,8 @@ impl Push {
     /// The task of the config `pending` creates, when its fold is to start
     /// at that task as the agent has it now (see [`Push::seed_snapshot`]):
     /// a dedicated create of a v0.3 subscriber at a v1.0 agent.
-    pub fn seed_task(op: Operation, pending: &Pending) -> Option<&str> {
-        if op != Operation::CreateTaskPushNotificationConfig {
+    pub fn seed_task(op: Method, pending: &Pending) -> Option<&str> {
+        if op != Method::CreatePushConfig {
             return None;
         }
         let c = pending.known.get(pending.created.as_ref()?)?;
