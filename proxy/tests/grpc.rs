@@ -710,6 +710,9 @@ async fn one_n_clients_over_grpc() {
     let px = Px { http, grpc };
     let t = px.v10().await.get_task(get("1.1")).await.unwrap();
     assert_eq!(t.into_inner().id, "t1");
+    // Same minor: the agent is asked in the client's own 1.1.
+    let last = up.calls().pop().unwrap();
+    assert_eq!(last.header("a2a-version"), Some("1.1"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -49,6 +49,18 @@ pub struct CallMeta {
     pub protocol: Option<crate::version::ProtocolVersion>,
 }
 
+impl CallMeta {
+    /// The `A2A-Version` an agent of `upstream`'s family is sent: the
+    /// client's own 1.N when the call stays in its family (a 1.1 client's
+    /// call reaches a 1.1 agent as 1.1), else the family's `Major.Minor`.
+    pub fn upstream_header(&self, upstream: Version) -> String {
+        match self.protocol {
+            Some(p) if p.family() == upstream => p.to_string(),
+            _ => upstream.as_str().to_string(),
+        }
+    }
+}
+
 /// A call's metadata, kept for the ListTasks caller (see
 /// [`crate::tasks::TaskIndex::caller`]); never shown (credentials).
 #[derive(Clone, Default)]
@@ -402,7 +414,7 @@ impl Bridge {
                     "application/json"
                 },
             )
-            .header("A2A-Version", upstream.as_str());
+            .header("A2A-Version", meta.upstream_header(upstream));
         if let Some(ext) = &meta.extensions {
             let key = match upstream {
                 Version::V10 => "A2A-Extensions",

@@ -440,10 +440,9 @@ pub fn grpc_timeout(d: Duration) -> String {
 fn headers(upstream: Version, meta: &CallMeta) -> http::HeaderMap {
     let mut h = http::HeaderMap::with_capacity(8);
     crate::forward::append_caller_headers(&meta.presented.0, &mut h);
-    h.insert(
-        "a2a-version",
-        http::HeaderValue::from_static(upstream.as_str()),
-    );
+    if let Ok(v) = http::HeaderValue::try_from(meta.upstream_header(upstream)) {
+        h.insert("a2a-version", v);
+    }
     if let Some(ext) = &meta.extensions {
         if let Ok(v) = http::HeaderValue::try_from(ext.as_str()) {
             let key = match upstream {

@@ -472,7 +472,9 @@ fn request<T>(
     crate::forward::append_caller_headers(&meta.presented.0, &mut caller);
     *req.metadata_mut() = tonic::metadata::MetadataMap::from_headers(caller);
     let md = req.metadata_mut();
-    md.insert("a2a-version", MetadataValue::from_static(upstream.as_str()));
+    if let Ok(v) = MetadataValue::try_from(meta.upstream_header(upstream)) {
+        md.insert("a2a-version", v);
+    }
     if let Some(ext) = &meta.extensions {
         if let Ok(v) = MetadataValue::try_from(ext.as_str()) {
             let key = match upstream {
