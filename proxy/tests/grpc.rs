@@ -32,21 +32,7 @@ async fn agent(
         Version::V03 => CARD_V03,
         Version::V10 => CARD_V10,
     };
-    let host = Arc::new(std::sync::OnceLock::<String>::new());
-    let h = host.clone();
-    let up = FakeUpstream::start(move |r| {
-        if r.target == "/.well-known/agent-card.json" {
-            Reply::json(
-                200,
-                &card.replace("UP", h.get().map(String::as_str).unwrap_or("?")),
-            )
-        } else {
-            f(r)
-        }
-    })
-    .await;
-    host.set(up.addr.to_string()).unwrap();
-    up
+    agent_with_card(move |me| card.replace("UP", me), f).await
 }
 
 struct Px {

@@ -27,18 +27,7 @@ async fn upstream_with_card(
     card: &'static str,
     f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
 ) -> FakeUpstream {
-    let host = Arc::new(std::sync::OnceLock::<String>::new());
-    let h = host.clone();
-    let up = FakeUpstream::start(move |r| {
-        if r.target == "/.well-known/agent-card.json" {
-            card_reply(card, h.get().map(String::as_str).unwrap_or("?"))
-        } else {
-            f(r)
-        }
-    })
-    .await;
-    host.set(up.addr.to_string()).unwrap();
-    up
+    agent_with_card(move |me| card.replace("UP", me), f).await
 }
 
 fn proxy_for(

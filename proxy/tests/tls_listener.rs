@@ -25,25 +25,18 @@ const CARD_V03: &str = r#"{"name":"fake","description":"a fake agent","version":
 
 /// A v0.3 agent: its card, and a completed task for every JSON-RPC call.
 async fn agent() -> FakeUpstream {
-    let host = Arc::new(std::sync::OnceLock::<String>::new());
-    let h = host.clone();
-    let up = FakeUpstream::start(move |r| {
-        if r.target == "/.well-known/agent-card.json" {
-            return Reply::json(
+    agent_with_card(
+        |me| CARD_V03.replace("UP", me),
+        |r| {
+            let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+            let task = json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "completed"}});
+            Reply::json(
                 200,
-                &CARD_V03.replace("UP", h.get().map(String::as_str).unwrap_or("?")),
-            );
-        }
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        let task = json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "completed"}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
-    })
-    .await;
-    host.set(up.addr.to_string()).unwrap();
-    up
+                &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
+            )
+        },
+    )
+    .await
 }
 
 /// The proxy with TLS on its listener, configured as a file would

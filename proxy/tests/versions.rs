@@ -9,8 +9,6 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use proxy::config::{Config, UpstreamVersion};
 use proxy::route::NewerMinor;
 use proxy::RunningProxy;
@@ -32,19 +30,7 @@ async fn agent(
     card: &'static str,
     f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
 ) -> FakeUpstream {
-    let host = Arc::new(std::sync::OnceLock::<String>::new());
-    let h = host.clone();
-    let up = FakeUpstream::start(move |r| {
-        if r.target == "/.well-known/agent-card.json" {
-            let me = h.get().map(String::as_str).unwrap_or("?");
-            Reply::json(200, &card.replace("UP", me))
-        } else {
-            f(r)
-        }
-    })
-    .await;
-    host.set(up.addr.to_string()).unwrap();
-    up
+    agent_with_card(move |me| card.replace("UP", me), f).await
 }
 
 /// A proxy reading the agent's version from its card.

@@ -463,6 +463,27 @@ pub async fn post(
     send(addr, &request("POST", target, headers, body)).await
 }
 
+/// A fake agent serving its own card at the well-known paths (`card` is
+/// given the agent's own `host:port`) and answering everything else with
+/// `f`.
+pub async fn agent_with_card(
+    card: impl Fn(&str) -> String + Send + Sync + 'static,
+    f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+) -> FakeUpstream {
+    let host = Arc::new(std::sync::OnceLock::<String>::new());
+    let h = host.clone();
+    let up = FakeUpstream::start(move |r| {
+        if r.target.starts_with("/.well-known/") {
+            Reply::json(200, &card(h.get().map(String::as_str).unwrap_or("?")))
+        } else {
+            f(r)
+        }
+    })
+    .await;
+    host.set(up.addr.to_string()).unwrap();
+    up
+}
+
 /// One test per pairing of client and agent versions for each scenario
 /// named (`async fn scenario(client: Version, agent: Version)` in the
 /// calling file): `scenario::v03_client_v03_agent`, `…v03_client_v10_agent`,
