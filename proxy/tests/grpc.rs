@@ -5,10 +5,8 @@
 
 mod support;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use prost::Message as _;
 use proto::v03 as p03;
 use proto::v10 as p10;
 use proxy::config::{Config, UpstreamVersion};
@@ -16,6 +14,7 @@ use proxy::grpc::GrpcServer;
 use proxy::version::Version;
 use proxy::RunningProxy;
 use serde_json::{json, Value};
+use support::grpc::*;
 use support::*;
 use tokio::sync::Semaphore;
 use tokio::time::timeout;
@@ -120,91 +119,6 @@ fn sse_of(results: Vec<Value>) -> impl Fn(&Recorded) -> Reply + Send + Sync + 's
             gate: Arc::new(Semaphore::new(100)),
         }
     }
-}
-
-fn v10_msg(id: &str, text: &str) -> p10::Message {
-    p10::Message {
-        message_id: id.into(),
-        role: p10::Role::User as i32,
-        parts: vec![p10::Part {
-            content: Some(p10::part::Content::Text(text.into())),
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
-}
-
-fn v03_msg(id: &str, text: &str) -> p03::Message {
-    p03::Message {
-        message_id: id.into(),
-        role: p03::Role::User as i32,
-        content: vec![p03::Part {
-            part: Some(p03::part::Part::Text(text.into())),
-            metadata: None,
-        }],
-        ..Default::default()
-    }
-}
-
-fn v10_task(id: &str, state: p10::TaskState) -> p10::Task {
-    p10::Task {
-        id: id.into(),
-        context_id: "c1".into(),
-        status: Some(p10::TaskStatus {
-            state: state as i32,
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-fn v03_task(id: &str, state: p03::TaskState) -> p03::Task {
-    p03::Task {
-        id: id.into(),
-        context_id: "c1".into(),
-        status: Some(p03::TaskStatus {
-            state: state as i32,
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-/// `google.rpc.Status` / `ErrorInfo`, decoded independently of the proxy.
-#[derive(Clone, PartialEq, prost::Message)]
-struct RpcStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
-    #[prost(message, repeated, tag = "3")]
-    details: Vec<AnyMsg>,
-}
-#[derive(Clone, PartialEq, prost::Message)]
-struct AnyMsg {
-    #[prost(string, tag = "1")]
-    type_url: String,
-    #[prost(bytes = "vec", tag = "2")]
-    value: Vec<u8>,
-}
-#[derive(Clone, PartialEq, prost::Message)]
-struct ErrorInfo {
-    #[prost(string, tag = "1")]
-    reason: String,
-    #[prost(string, tag = "2")]
-    domain: String,
-    #[prost(map = "string, string", tag = "3")]
-    metadata: HashMap<String, String>,
-}
-
-fn error_info(s: &tonic::Status) -> ErrorInfo {
-    let st = RpcStatus::decode(s.details()).expect("grpc-status-details-bin");
-    assert_eq!(st.code, s.code() as i32);
-    assert_eq!(
-        st.details[0].type_url,
-        "type.googleapis.com/google.rpc.ErrorInfo"
-    );
-    ErrorInfo::decode(st.details[0].value.as_slice()).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,6 +23,7 @@ use proxy::config::{Config, HttpUrl, UpstreamVersion};
 use proxy::grpc::GrpcServer;
 use proxy::version::Version;
 use proxy::RunningProxy;
+use support::grpc::*;
 use support::{FakeUpstream, Reply};
 use tonic::codegen::{BoxFuture, Service};
 use tonic::server::NamedService;
@@ -297,82 +298,6 @@ async fn proxy(agent: &GrpcAgent, version: Version) -> Px {
 
 // ---------------------------------------------------------------- messages
 
-fn v10_msg(id: &str, text: &str) -> p10::Message {
-    p10::Message {
-        message_id: id.into(),
-        role: p10::Role::User as i32,
-        parts: vec![p10::Part {
-            content: Some(p10::part::Content::Text(text.into())),
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
-}
-
-fn v03_msg(id: &str, text: &str) -> p03::Message {
-    p03::Message {
-        message_id: id.into(),
-        role: p03::Role::User as i32,
-        content: vec![p03::Part {
-            part: Some(p03::part::Part::Text(text.into())),
-            metadata: None,
-        }],
-        ..Default::default()
-    }
-}
-
-fn v10_task(id: &str, state: p10::TaskState) -> p10::Task {
-    p10::Task {
-        id: id.into(),
-        context_id: "c1".into(),
-        status: Some(p10::TaskStatus {
-            state: state as i32,
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-fn v03_task(id: &str, state: p03::TaskState) -> p03::Task {
-    p03::Task {
-        id: id.into(),
-        context_id: "c1".into(),
-        status: Some(p03::TaskStatus {
-            state: state as i32,
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-/// `google.rpc.Status` / `ErrorInfo`, decoded independently of the proxy.
-#[derive(Clone, PartialEq, prost::Message)]
-struct RpcStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
-    #[prost(message, repeated, tag = "3")]
-    details: Vec<AnyMsg>,
-}
-#[derive(Clone, PartialEq, prost::Message)]
-struct AnyMsg {
-    #[prost(string, tag = "1")]
-    type_url: String,
-    #[prost(bytes = "vec", tag = "2")]
-    value: Vec<u8>,
-}
-#[derive(Clone, PartialEq, prost::Message)]
-struct ErrorInfo {
-    #[prost(string, tag = "1")]
-    reason: String,
-    #[prost(string, tag = "2")]
-    domain: String,
-    #[prost(map = "string, string", tag = "3")]
-    metadata: HashMap<String, String>,
-}
-const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";
-
 fn status_with_info(code: Code, message: &str, reason: &str) -> Status {
     let info = ErrorInfo {
         reason: reason.into(),
@@ -388,13 +313,6 @@ fn status_with_info(code: Code, message: &str, reason: &str) -> Status {
         }],
     };
     Status::with_details(code, message, Bytes::from(st.encode_to_vec()))
-}
-
-fn info_of(s: &Status) -> ErrorInfo {
-    let st = RpcStatus::decode(s.details()).expect("grpc-status-details-bin");
-    assert_eq!(st.code, s.code() as i32);
-    assert_eq!(st.details[0].type_url, ERROR_INFO);
-    ErrorInfo::decode(st.details[0].value.as_slice()).unwrap()
 }
 
 /// Answers every unary call with `m`.
@@ -621,7 +539,7 @@ async fn v10_task_rpcs_to_v03_grpc_agent() {
         })
         .await
         .unwrap_err();
-    assert_eq!(info_of(&err).reason, "UNSUPPORTED_OPERATION", "{err:?}");
+    assert_eq!(error_info(&err).reason, "UNSUPPORTED_OPERATION", "{err:?}");
     let calls = agent.calls();
     let paths: Vec<&str> = calls.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(
@@ -806,7 +724,7 @@ async fn v03_grpc_agent_errors_reach_v10_clients_with_error_info() {
         .unwrap_err();
     assert_eq!(s.code(), Code::NotFound);
     assert_eq!(s.message(), "no task t9");
-    let info = info_of(&s);
+    let info = error_info(&s);
     assert_eq!(info.reason, "TASK_NOT_FOUND");
     assert_eq!(info.domain, "a2a-protocol.org");
 }
@@ -967,7 +885,7 @@ async fn v03_subscription_from_v10_grpc_agent_ends_with_its_status() {
     let end = end.expect("the stream ends with the agent's error");
     assert_eq!(end.code(), Code::Unimplemented);
     assert_eq!(end.message(), "UnsupportedOperationError: cannot go on");
-    assert_eq!(info_of(&end).reason, "UNSUPPORTED_OPERATION");
+    assert_eq!(error_info(&end).reason, "UNSUPPORTED_OPERATION");
     let call = agent.one_call();
     assert_eq!(call.path, "/lf.a2a.v1.A2AService/SubscribeToTask");
     assert_eq!(
@@ -1133,7 +1051,7 @@ async fn v10_grpc_agent_error_info_reaches_v03_clients() {
         .unwrap_err();
     assert_eq!(s.code(), Code::Unimplemented);
     assert_eq!(s.message(), "TaskNotCancelableError: already done");
-    assert_eq!(info_of(&s).reason, "TASK_NOT_CANCELABLE");
+    assert_eq!(error_info(&s).reason, "TASK_NOT_CANCELABLE");
 }
 
 // ---------------------------------------------------------------- transport

@@ -518,5 +518,8 @@ macro_rules! version_pairs {
     )*};
 }
 
+/// gRPC builders and status decoding.
+pub mod grpc;
+
 /// TLS toward the proxy's listener: a test CA and a client trusting it.
 pub mod tls;
