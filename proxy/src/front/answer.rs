@@ -168,8 +168,7 @@ impl ProxyService {
             && resp.status.as_u16() == 200
             && ctx.rpc.as_ref().is_some_and(|r| r.json_answer_as_sse());
         let tr = if sse {
-            let scope = self.app.tasks.scope_of(client_headers);
-            EventTranslation::of(ctx, scope)
+            EventTranslation::of(ctx, || self.app.tasks.scope_of(client_headers))
         } else {
             None
         };

@@ -302,6 +302,8 @@ impl ProxyService {
     ) -> Result<bool> {
         let app = &self.app;
         let (body, method, path) = (inc.prebuffered, inc.rpc_method, inc.path.as_str());
+        // Read before routing already (no second copy of the head).
+        let caller_headers = &inc.headers;
         let plan = Plan::new(op, route.client_version, up, app.push.as_deref());
         if !plan.translates() {
             let Some(body) = body else {
@@ -333,10 +335,9 @@ impl ProxyService {
                 return self.respond_failure(session, ctx, f).await;
             }
         }
-        let caller_headers = session.req_header().headers.clone();
         if plan.local == Some(Local::ListTasks) {
             let id = ctx.target.jsonrpc_id.clone();
-            let caller = app.tasks.caller(&caller_headers);
+            let caller = app.tasks.caller(caller_headers);
             return match list_tasks_locally(app, path, &body, id, &caller).await {
                 Ok(r) => self.respond(session, ctx, r).await,
                 Err(f) => self.respond_failure(session, ctx, f).await,
@@ -353,7 +354,7 @@ impl ProxyService {
         };
         let prepared = match rpc.request(&body) {
             Ok(new_body) => {
-                self.jsonrpc_prelude(ctx, &plan, path, &body, new_body, &caller_headers)
+                self.jsonrpc_prelude(ctx, &plan, path, &body, new_body, caller_headers)
                     .await
             }
             Err(f) => Err(f),
@@ -381,7 +382,8 @@ impl ProxyService {
         caller_headers: &http::HeaderMap,
     ) -> std::result::Result<Vec<u8>, Failure> {
         let app = &self.app;
-        let caller = crate::forward::caller_headers(caller_headers);
+        // Only a prelude or the push fold asks the agent with them.
+        let caller = || crate::forward::caller_headers(caller_headers);
         let via = || crate::app::TaskFetch::JsonRpc(app.upstream_path_and_query(path, None));
         if plan.prelude == Some(Prelude::FirstTask) {
             let req: Option<Value> = serde_json::from_slice(body).ok();
@@ -389,7 +391,7 @@ impl ProxyService {
             if let Some(task_id) = task_id {
                 let id = ctx.target.jsonrpc_id.clone();
                 let frame = |task: &Value| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
-                let first = first_task_frame(app, &via(), task_id, &caller, frame).await?;
+                let first = first_task_frame(app, &via(), task_id, &caller(), frame).await?;
                 if let Some(first) = first {
                     ctx.start_relay(first, app.config.limits.max_event_bytes);
                 }
@@ -407,7 +409,7 @@ impl ProxyService {
         if let Some(b) = changed {
             new_body = b;
         }
-        seed_push_fold(app, push, plan.op, &mut pending, via(), &caller).await;
+        seed_push_fold(app, push, plan.op, &mut pending, via(), &caller()).await;
         ctx.push = Some(pending);
         Ok(new_body)
     }

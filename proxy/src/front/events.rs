@@ -27,8 +27,12 @@ pub(crate) enum EventTranslation {
 }
 
 impl EventTranslation {
-    pub(crate) fn of(ctx: &Ctx, scope: crate::tasks::Scope) -> Option<EventTranslation> {
-        let scope = ctx.records_tasks().then_some(scope);
+    /// `scope`: the caller's, asked for only when the plan records tasks.
+    pub(crate) fn of(
+        ctx: &Ctx,
+        scope: impl FnOnce() -> crate::tasks::Scope,
+    ) -> Option<EventTranslation> {
+        let scope = ctx.records_tasks().then(scope);
         if let Some(rpc) = &ctx.rpc {
             return Some(EventTranslation::Rpc(rpc.clone(), scope));
         }

@@ -150,7 +150,8 @@ impl ProxyService {
         let query = inc.query.as_deref();
         let (t, mut params) =
             crate::rest::upstream_params(client, up, op, &route.params, query, body)?;
-        let caller = crate::forward::caller_headers(&inc.headers);
+        // Only a prelude or the push fold asks the agent with them.
+        let caller = || crate::forward::caller_headers(&inc.headers);
         if let Some(push) = app.push.as_deref().filter(|_| plan.intercepts_push()) {
             if plan.push == PushStep::InterceptDelete {
                 let p = &route.params;
@@ -158,7 +159,7 @@ impl ProxyService {
             }
             let mut pending = push.register_params(op, client, up, &mut params).await?;
             let via = crate::app::TaskFetch::Rest;
-            seed_push_fold(app, push, op, &mut pending, via, &caller).await;
+            seed_push_fold(app, push, op, &mut pending, via, &caller()).await;
             ctx.push = Some(pending);
         }
         let mut upreq = crate::rest::upstream_request(&t, params)?;
@@ -171,7 +172,7 @@ impl ProxyService {
                 // without a word (a2a-python 0.3 does): asked first.
                 let via = crate::app::TaskFetch::Rest;
                 let frame = |task: &Value| serde_json::json!({ "task": task });
-                let first = first_task_frame(app, &via, id, &caller, frame).await?;
+                let first = first_task_frame(app, &via, id, &caller(), frame).await?;
                 if let Some(first) = first {
                     ctx.start_relay(first, app.config.limits.max_event_bytes);
                 }

@@ -580,7 +580,7 @@ where
     CR: Serialize + DeserializeOwned,
 {
     let meta = call_meta(client, req.metadata())?;
-    Box::pin(bridge.check_minor(client, &meta)).await?;
+    bridge.check_minor(client, &meta).await?;
     let cm = from_pb(req.into_inner()).map_err(|e| request_failure(client, e))?;
     let Some(route) = route(bridge, client, t.method, (t.inline_push)(&cm)).await else {
         // Boxed, as the direct work below: the caller's future stays small
@@ -682,7 +682,7 @@ where
     CP: Send + 'static,
 {
     let meta = call_meta(client, req.metadata())?;
-    Box::pin(bridge.check_minor(client, &meta)).await?;
+    bridge.check_minor(client, &meta).await?;
     let cm = from_pb(req.into_inner()).map_err(|e| request_failure(client, e))?;
     let Some(route) = route(bridge, client, t.method, (t.inline_push)(&cm)).await else {
         let p = rpc::params(client, Ok(cm))?;
