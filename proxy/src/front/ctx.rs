@@ -31,6 +31,9 @@ pub(crate) enum RespRewrite {
 /// Per-request state.
 pub struct Ctx {
     pub(crate) started: Instant,
+    /// Several agents (area: agents): the index of the request's agent,
+    /// chosen in the first hook (`None`: answered by no agent).
+    pub(crate) agent: Option<usize>,
     pub(crate) route: Option<Route>,
     pub(crate) target: ErrorTarget,
     /// Counted in `App::enter`.
@@ -97,6 +100,7 @@ impl Ctx {
     pub(crate) fn new() -> Ctx {
         Ctx {
             started: Instant::now(),
+            agent: None,
             route: None,
             target: ErrorTarget::default(),
             entered: false,
