@@ -347,7 +347,10 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
         text.contains(r#"a2a_proxy_requests_total{agent="default",method="SendStreamingMessage",direction="v10_v03",binding="grpc",outcome="ok"} 1"#),
         "{text}"
     );
-    assert!(text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"), "{text}");
+    assert!(
+        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -441,7 +444,10 @@ async fn failed_stream_is_counted_with_its_status() {
         text.contains(r#"a2a_proxy_requests_total{agent="default",method="SubscribeToTask",direction="v10_v10",binding="grpc",outcome="grpc_notfound"} 1"#),
         "{text}"
     );
-    assert!(text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"), "{text}");
+    assert!(
+        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
