@@ -401,3 +401,120 @@ url = "{}"
     drop(px);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// gRPC: the top-level `grpc.listen` serves the first agent as with one
+/// agent; another agent is served on a `grpc_listen` of its own, a third
+/// naming none has none; each card advertises its own agent's listener
+/// only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_agent_keeps_grpc_listen_and_another_has_its_own() {
+    use proto::v10 as p10;
+    let task = |id: &'static str| {
+        move |r: &Recorded| {
+            jsonrpc_answer(
+                r,
+                json!({"kind": "task", "id": id, "contextId": "c",
+                    "status": {"state": "completed"}}),
+            )
+        }
+    };
+    let a = agent_with_card(|me| CARD_V03.replace("UP", me), task("ta")).await;
+    let b = agent_with_card(|me| CARD_V03.replace("UP", me), task("tb")).await;
+    let addr = proxy::free_local_addr().unwrap();
+    let (g1, g2) = (
+        proxy::free_local_addr().unwrap(),
+        proxy::free_local_addr().unwrap(),
+    );
+    let px = start(&format!(
+        r#"listen = "{addr}"
+threads = 1
+[grpc]
+listen = "{g1}"
+[push]
+enabled = false
+[upstream]
+version = "0.3"
+[[agents]]
+name = "a"
+prefix = "/a"
+[agents.upstream]
+url = "{}"
+[[agents]]
+name = "b"
+prefix = "/b"
+grpc_listen = "{g2}"
+[agents.upstream]
+url = "{}"
+[[agents]]
+name = "c"
+prefix = "/c"
+[agents.upstream]
+url = "{}"
+"#,
+        a.url(),
+        b.url(),
+        b.url()
+    ));
+    let servers: Vec<_> = px
+        .apps
+        .iter()
+        .filter_map(|app| proxy::grpc::GrpcServer::start_if_configured(app.clone()).unwrap())
+        .collect();
+    let listening: Vec<_> = servers.iter().map(|s| s.addr).collect();
+    assert_eq!(listening, [g1, g2]);
+
+    for (g, want) in [(g1, "ta"), (g2, "tb")] {
+        let mut client = p10::a2a_service_client::A2aServiceClient::connect(format!("http://{g}"))
+            .await
+            .unwrap();
+        let mut req = tonic::Request::new(p10::SendMessageRequest {
+            message: Some(support::grpc::v10_msg("m1", "hi")),
+            ..Default::default()
+        });
+        req.metadata_mut()
+            .insert("a2a-version", "1.0".parse().unwrap());
+        let reply = client.send_message(req).await.unwrap().into_inner();
+        match reply.payload {
+            Some(p10::send_message_response::Payload::Task(t)) => assert_eq!(t.id, want),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(a.calls().len(), 1, "{:?}", a.calls());
+    assert_eq!(b.calls().len(), 1, "{:?}", b.calls());
+
+    // An agent naming no listener of its own has none.
+    let card = get(
+        addr,
+        "/c/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await
+    .json();
+    let grpc = card["supportedInterfaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["protocolBinding"] == "GRPC")
+        .count();
+    assert_eq!(grpc, 0, "{card}");
+    for (prefix, g, not) in [("/a", g1, g2), ("/b", g2, g1)] {
+        let card = get(
+            addr,
+            &format!("{prefix}/.well-known/agent-card.json"),
+            &[("A2A-Version", "1.0")],
+        )
+        .await
+        .json();
+        let grpc: Vec<String> = card["supportedInterfaces"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["protocolBinding"] == "GRPC")
+            .filter_map(|i| i["url"].as_str().map(String::from))
+            .collect();
+        assert_eq!(grpc.len(), 1, "{card}");
+        assert!(grpc[0].ends_with(&format!(":{}", g.port())), "{card}");
+        assert!(!grpc[0].ends_with(&format!(":{}", not.port())), "{card}");
+    }
+    drop(servers);
+}
