@@ -46,8 +46,10 @@ impl HostPattern {
         Some(HostPattern { host, port })
     }
 
+    /// `host` as a request gives it (any case, a trailing dot ignored).
     fn matches(&self, host: &str, port: Option<u16>) -> bool {
-        self.host == host && (self.port.is_none() || self.port == port)
+        self.host.eq_ignore_ascii_case(host.trim_end_matches('.'))
+            && (self.port.is_none() || self.port == port)
     }
 
     /// Whether one request could match both.
@@ -136,11 +138,7 @@ impl Router {
     /// The index of the agent serving `host` (the `Host` header or the
     /// URI's authority, port optional) and `path`; `None`: no agent.
     pub fn pick(&self, host: Option<&str>, path: &str) -> Option<usize> {
-        let host = host.and_then(|h| {
-            let (name, port) = split_host_port(h.trim())?;
-            Some((name.trim_end_matches('.').to_ascii_lowercase(), port))
-        });
-        let host = host.as_ref().map(|(h, p)| (h.as_str(), *p));
+        let host = host.and_then(|h| split_host_port(h.trim()));
         let mut best: Option<((u8, usize), usize)> = None;
         for (i, r) in self.routes.iter().enumerate() {
             if let Some(score) = r.score(host, path) {

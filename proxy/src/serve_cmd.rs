@@ -20,6 +20,8 @@ The keys, defaults and bounds are documented in proxy/README.md, sections
   \"gRPC\"                      grpc.*
   \"Push notifications (issue #4)\"  push.*
   \"Operations\"                log_format, --callback-url, config check/example, check-upstream
+  \"Several agents\"            [[agents]]: several agents by path prefix and/or Host (the flags
+                              then set the top-level defaults of every agent)
 `a2a-compat-proxy config example` prints a commented config file;
 `a2a-compat-proxy config check FILE` validates one and prints the resolved settings.";
 

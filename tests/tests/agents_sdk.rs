@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use e2e::peer::{run_client, start_agent};
+use e2e::peer::{run_client, run_client_with, start_agent, start_agent_with};
 use e2e::sdk::{python_v03, python_v10, repo_root};
 use proxy::config::{Config, RawConfig};
 use serde_json::{json, Value};
@@ -78,6 +78,18 @@ fn check_agent_at(base: &str, name: &str) -> Vec<String> {
     failed
 }
 
+/// The proxy's `/metrics` text (read within 10 s).
+fn metrics_of(addr: std::net::SocketAddr) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("write");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
 /// The agent of version `by_prefix` ("v03" / "v10") at `/p`, the other at
 /// host `localhost`, both versions read from their cards.
 fn two_sdk_agents(by_prefix: &str) {
@@ -128,16 +140,7 @@ url = "{}"
         &format!("echo-{by_host}"),
     ));
     // Each agent was asked only through its own route.
-    let metrics = {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(10))).ok();
-        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .expect("write");
-        let mut out = String::new();
-        let _ = s.read_to_string(&mut out);
-        out
-    };
+    let metrics = metrics_of(addr);
     for agent in ["prefixed", "hosted"] {
         let sends = format!("{{agent=\"{agent}\",method=\"SendMessage\"");
         if !metrics.contains(&sends) {
@@ -162,4 +165,97 @@ fn sdk_clients_reach_a_v03_agent_by_prefix_and_a_v10_agent_by_host() {
 #[test]
 fn sdk_clients_reach_a_v10_agent_by_prefix_and_a_v03_agent_by_host() {
     two_sdk_agents("v10");
+}
+
+/// The whole SDK client scenario (card, send, stream, get, cancel,
+/// resubscribe, follow-up, every part kind, big bodies, expected errors)
+/// of both SDK clients on both bindings (JSON-RPC, HTTP+JSON), through
+/// each route: the v0.3 agent by prefix, the v1.0 agent by host. Every
+/// step must succeed.
+#[test]
+fn whole_sdk_scenarios_by_prefix_and_by_host_on_both_bindings() {
+    let start = |v: &str| {
+        let python = if v == "v03" {
+            python_v03()
+        } else {
+            python_v10()
+        };
+        start_agent_with(
+            &python,
+            &repo_root().join(format!("tests/sdk/agent_{v}.py")),
+            &["--rest"],
+            AGENT_START,
+        )
+    };
+    let (v03, v10) = (start("v03"), start("v10"));
+    let addr = proxy::free_local_addr().expect("port");
+    let toml = format!(
+        r#"listen = "{addr}"
+threads = 1
+[push]
+enabled = false
+[limits]
+read_timeout_ms = 20000
+[[agents]]
+name = "p"
+prefix = "/agents/p"
+[agents.upstream]
+url = "{}"
+version = "0.3"
+[[agents]]
+name = "h"
+hosts = ["localhost"]
+[agents.upstream]
+url = "{}"
+version = "1.0"
+"#,
+        v03.url(),
+        v10.url()
+    );
+    let config =
+        Config::resolve(RawConfig::from_toml(&toml, "agents.toml").expect("toml")).expect("config");
+    let px = proxy::start(config).expect("proxy");
+    let mut failed = Vec::new();
+    let bases = [
+        format!("http://{addr}/agents/p"),
+        format!("http://localhost:{}", addr.port()),
+    ];
+    for base in &bases {
+        for binding in ["JSONRPC", "HTTP+JSON"] {
+            for (client, python) in [("v03", python_v03()), ("v10", python_v10())] {
+                let run = run_client_with(
+                    &python,
+                    &repo_root().join(format!("tests/sdk/client_{client}.py")),
+                    base,
+                    &[("A2A_BINDING", binding)],
+                    Duration::from_secs(90),
+                );
+                let bad: Vec<_> = run.steps.iter().filter(|s| s["ok"] != true).collect();
+                if run.steps.len() < 10
+                    || !bad.is_empty()
+                    || run.status.is_none_or(|s| !s.success())
+                {
+                    failed.push(format!(
+                        "{client} client, {binding}, at {base}: {} steps, failed {bad:?}\n{}",
+                        run.steps.len(),
+                        run.raw
+                    ));
+                }
+            }
+        }
+    }
+    // Both bindings reached each agent, each through its own route.
+    let metrics = metrics_of(addr);
+    for (agent, other_client) in [("p", "v10_v03"), ("h", "v03_v10")] {
+        for binding in ["jsonrpc", "rest"] {
+            let line = format!(
+                "{{agent=\"{agent}\",method=\"SendMessage\",direction=\"{other_client}\",binding=\"{binding}\",outcome=\"ok\"}}"
+            );
+            if !metrics.contains(&line) {
+                failed.push(format!("no {line} in\n{metrics}"));
+            }
+        }
+    }
+    drop(px);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
