@@ -375,6 +375,34 @@ pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
     Ok(first)
 }
 
+/// Whether two push backends are one store: the same directory, or the
+/// same database (host, port, database and user, however the connection
+/// strings are written).
+fn same_store(a: &PushBackend, b: &PushBackend) -> bool {
+    match (a, b) {
+        (PushBackend::Embedded(x), PushBackend::Embedded(y)) => x == y,
+        (PushBackend::Postgres(x), PushBackend::Postgres(y)) => {
+            let target = |u: &str| {
+                let c: postgres::Config = u.trim().parse().ok()?;
+                // No port: PostgreSQL's default.
+                let ports = match c.get_ports() {
+                    [] => vec![5432],
+                    p => p.to_vec(),
+                };
+                Some(format!(
+                    "{:?} {:?} {:?} {:?}",
+                    c.get_hosts(),
+                    ports,
+                    c.get_dbname(),
+                    c.get_user()
+                ))
+            };
+            x == y || matches!((target(x), target(y)), (Some(p), Some(q)) if p == q)
+        }
+        _ => false,
+    }
+}
+
 /// What no two agents may share, and that derived callbacks come back.
 fn check_together(agents: &[Config], derived_callback: &[bool]) -> Result<(), ConfigError> {
     let router = Router::new(agents.iter().map(|c| c.agent.clone()).collect());
@@ -419,7 +447,7 @@ fn check_together(agents: &[Config], derived_callback: &[bool]) -> Result<(), Co
                     format!("also agents[{i}]'s gRPC listener"),
                 ));
             }
-            if b.push.enabled && a.push.enabled && a.push.backend == b.push.backend {
+            if b.push.enabled && a.push.enabled && same_store(&a.push.backend, &b.push.backend) {
                 let which = match b.push.backend {
                     PushBackend::Embedded(_) => "push.data_dir",
                     PushBackend::Postgres(_) => "push.postgres_url",
@@ -589,6 +617,7 @@ max_body_bytes = 1000
             ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\npublic_url = \"https://x.example/b\"", "agents[0].public_url"),
             ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[agents.push]\ndata_dir = \"/d\"\n[[agents]]\nname = \"b\"\nprefix = \"/b\"\n[agents.push]\ndata_dir = \"/d\"", "agents[1].push.data_dir"),
             ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[agents.push]\npostgres_url = \"postgres://h/db\"\n[[agents]]\nname = \"b\"\nprefix = \"/b\"\n[agents.push]\npostgres_url = \"postgres://h/db\"", "agents[1].push.postgres_url"),
+            ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[agents.push]\npostgres_url = \"postgres://u@h:5432/db\"\n[[agents]]\nname = \"b\"\nprefix = \"/b\"\n[agents.push]\npostgres_url = \"host=h user=u dbname=db\"", "agents[1].push.postgres_url"),
             ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\ngrpc_listen = \"127.0.0.1:1\"\n[[agents]]\nname = \"b\"\nprefix = \"/b\"\ngrpc_listen = \"127.0.0.1:1\"", "agents[1].grpc_listen"),
             ("[[agents]]\nname = \"a\"\nunknown = 1", "t.toml"),
         ];

@@ -225,6 +225,13 @@ version = "1.0"
         let text = r.text();
         assert!(!text.contains(&a.addr.to_string()) && !text.contains(&b.addr.to_string()));
     }
+    // A long host and path are repeated cut short.
+    let long = "x".repeat(1000);
+    let r = send(addr, &at(&long, "GET", &format!("/{long}"), &[], b"")).await;
+    assert_eq!(r.status, 404);
+    let body = r.json();
+    assert_eq!(body["error"]["host"].as_str().unwrap().len(), 200, "{body}");
+    assert_eq!(body["error"]["path"].as_str().unwrap().len(), 200, "{body}");
     assert_eq!(a.calls().len(), 1);
     assert_eq!(b.calls().len(), 1);
 
@@ -241,7 +248,7 @@ version = "1.0"
     let text = get(addr, "/metrics", &[]).await.text();
     assert!(text.contains(r#"a2a_proxy_requests_total{agent="a",method="SendMessage",direction="v10_v03",binding="jsonrpc",outcome="ok"} 1"#), "{text}");
     assert!(text.contains(r#"a2a_proxy_requests_total{agent="b",method="SendMessage",direction="v03_v10",binding="jsonrpc",outcome="ok"} 1"#), "{text}");
-    assert!(text.contains(r#"a2a_proxy_requests_total{agent="",method="none",direction="local",binding="other",outcome="client_error"} 3"#), "{text}");
+    assert!(text.contains(r#"a2a_proxy_requests_total{agent="",method="none",direction="local",binding="other",outcome="client_error"} 4"#), "{text}");
     assert!(
         text.contains(r#"a2a_proxy_open_streams{agent="a"} 0"#),
         "{text}"
