@@ -30,6 +30,7 @@ pub mod serve_cmd;
 pub mod server_tls;
 pub mod sse;
 pub mod tasks;
+pub mod tracectx;
 pub mod translate_cmd;
 pub mod translation;
 pub mod unary;

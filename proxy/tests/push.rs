@@ -2673,3 +2673,44 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
     drop(cluster);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The agent's W3C trace context on a push reaches the subscriber with the
+/// delivery; a malformed one is not passed on, and none is made up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_trace_context_reaches_the_webhook() {
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let (agent, seen) = v03_agent().await;
+    let hook = webhook(0).await;
+    let dir = data_dir("trace");
+    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
+    let pushes: [&[(&str, &str)]; 3] = [
+        &[
+            ("traceparent", PARENT),
+            ("tracestate", "vendor=abc,other=1"),
+        ],
+        &[
+            ("traceparent", "00-XYZ-not-a-context"),
+            ("tracestate", "vendor=abc"),
+        ],
+        &[],
+    ];
+    for (extra, state) in pushes.iter().zip(["submitted", "working", "completed"]) {
+        let mut h = vec![
+            ("Content-Type", "application/json"),
+            ("X-A2A-Notification-Token", secret.as_str()),
+        ];
+        h.extend_from_slice(extra);
+        let r = post(px.addr, &path, &h, &v03_task(state)).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let got = wait_hooks(&hook, 3, Duration::from_secs(10)).await;
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[0].header("traceparent"), Some(PARENT));
+    assert_eq!(got[0].header("tracestate"), Some("vendor=abc,other=1"));
+    for rec in &got[1..] {
+        assert_eq!(rec.header("traceparent"), None, "{rec:?}");
+        assert_eq!(rec.header("tracestate"), None, "{rec:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

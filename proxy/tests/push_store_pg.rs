@@ -28,6 +28,13 @@ fn contract_holds_on_postgres_and_survives_reconnect() {
     contract::snapshots_after(&PgStore::connect(&url).unwrap());
 }
 
+/// Back to what schema 2 had: schema 3 added push_snapshots, schema 5 the
+/// outbox's trace-context columns.
+const SCHEMA_2: &str = "DROP TABLE push_snapshots; \
+    ALTER TABLE push_outbox DROP COLUMN traceparent, DROP COLUMN tracestate; \
+    ALTER TABLE push_dead DROP COLUMN traceparent, DROP COLUMN tracestate; \
+    UPDATE schema_version SET version = 2";
+
 /// A database of schema 2 (before fold snapshots) with data in it: the
 /// next start migrates it, keeps the data, and snapshots work.
 #[test]
@@ -38,10 +45,8 @@ fn a_schema_2_database_is_migrated_and_works() {
     s.put_config(&contract::cfg("a", "t1", "c1")).unwrap();
     s.enqueue(contract::item("t1")).unwrap();
     drop(s);
-    // Back to what schema 2 had: schema 3 only added push_snapshots.
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    c.batch_execute("DROP TABLE push_snapshots; UPDATE schema_version SET version = 2")
-        .unwrap();
+    c.batch_execute(SCHEMA_2).unwrap();
     let s = PgStore::connect(&url).unwrap();
     let v: i64 = c
         .query_one("SELECT version FROM schema_version", &[])
@@ -302,8 +307,7 @@ fn ten_concurrent_starts_on_an_empty_or_old_database_all_succeed() {
     s.enqueue(contract::item("t1")).unwrap();
     drop(s);
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    c.batch_execute("DROP TABLE push_snapshots; UPDATE schema_version SET version = 2")
-        .unwrap();
+    c.batch_execute(SCHEMA_2).unwrap();
     let got = start_ten(&url);
     assert!(got.iter().all(Result::is_ok), "{got:?}");
     let v: i64 = c
