@@ -121,6 +121,9 @@ pub struct RequestInfo<'a> {
     pub method: &'a Method,
     /// Path relative to the proxy's public base path, starting with `/`.
     pub path: &'a str,
+    /// The part of `path` under the agent's HTTP+JSON interface, read with
+    /// the REST grammar; `None`: not under it, no REST operation ([`locate`]).
+    pub rest_path: Option<&'a str>,
     pub query: Option<&'a str>,
     pub headers: &'a HeaderMap,
     /// The JSON-RPC `method` member, when the body was read and had one.
@@ -179,7 +182,10 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
             } else if is_get && is_card_path(req.path).is_some() {
                 let legacy_path = is_card_path(req.path) == Some(true);
                 (Binding::AgentCard { legacy_path }, None)
-            } else if let Some((op, _)) = rest_route(Version::V10, req.method, req.path) {
+            } else if let Some((op, _)) = req
+                .rest_path
+                .and_then(|p| rest_route(Version::V10, req.method, p))
+            {
                 (Binding::Rest, Some(op))
             } else if req.method == Method::POST {
                 (Binding::JsonRpc, None)
@@ -201,7 +207,10 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
         }
     }
 
-    if let Some((op, params)) = rest_route(declared, req.method, req.path) {
+    if let Some((op, params)) = req
+        .rest_path
+        .and_then(|p| rest_route(declared, req.method, p))
+    {
         return Ok(Route {
             client_version: declared,
             client_protocol: protocol(declared),
@@ -235,6 +244,96 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
         params: PathParams::default(),
         version_conflict: false,
     })
+}
+
+// Interface endpoints (area: paths).
+/// The part of `path` under the interface path `prefix` (`""`: the base,
+/// everything is under it), starting with `/`; `None`: not under it.
+pub fn under<'a>(prefix: &str, path: &'a str) -> Option<&'a str> {
+    if prefix.is_empty() {
+        return Some(path);
+    }
+    match path.strip_prefix(prefix) {
+        Some("") => Some("/"),
+        Some(rest) if rest.starts_with('/') => Some(rest),
+        _ => None,
+    }
+}
+
+/// Which of the agent's interfaces a request addresses and where it goes:
+/// the one decision every binding of the HTTP front uses.
+///
+/// * Under the path the HTTP+JSON interface is advertised at, the part
+///   under it is read with the REST grammar (`/rest/message:send` with the
+///   agent's REST at `…/rest`: `rest` is never a v1.0 tenant) and a REST
+///   operation goes to that interface's agent URL with that part appended.
+///   A REST path elsewhere is read whole and goes to `upstream.url` under
+///   its path, as before interfaces had paths.
+/// * A POST to the JSON-RPC interface's path goes to its agent URL.
+/// * Everything else goes to `upstream.url` under its path, as it came.
+///
+/// `req.rest_path` is set here; `path` is relative to the public base.
+pub fn locate(
+    req: &RequestInfo<'_>,
+    ends: &crate::endpoints::Endpoints,
+    upstream: &crate::config::HttpUrl,
+) -> (Result<Route, RouteError>, crate::endpoints::Dest) {
+    use crate::endpoints::Dest;
+    let rest_prefix = ends.rest.as_ref().map_or("", |r| r.public_path.as_str());
+    let mut rest_path = under(rest_prefix, req.path);
+    let mut routed = classify(&RequestInfo { rest_path, ..*req });
+    let is_rest = |r: &Result<Route, RouteError>| match r {
+        Ok(r) => r.binding == Binding::Rest,
+        Err(e) => e.binding == Binding::Rest,
+    };
+    if !is_rest(&routed) && rest_path != Some(req.path) {
+        // Not a REST path under the interface: the whole path, read as
+        // before there were interface paths, to upstream.url.
+        let whole = classify(&RequestInfo {
+            rest_path: Some(req.path),
+            ..*req
+        });
+        if is_rest(&whole) {
+            (routed, rest_path) = (whole, None);
+        }
+    }
+    let binding = match &routed {
+        Ok(r) => &r.binding,
+        Err(e) => &e.binding,
+    };
+    let with_query = |mut p: String| {
+        if p.is_empty() {
+            p.push('/');
+        }
+        if let Some(q) = req.query {
+            p.push('?');
+            p.push_str(q);
+        }
+        p
+    };
+    let to = |url: &crate::config::HttpUrl, tail: &str| Dest {
+        url: url.clone(),
+        path_and_query: with_query(format!("{}{tail}", url.base_path)),
+    };
+    let base = || to(upstream, req.path);
+    let dest = match (binding, routed.is_ok()) {
+        (Binding::Rest, true) => match (&ends.rest, rest_path) {
+            (Some(r), Some(tail)) => to(&r.url, tail),
+            _ => base(),
+        },
+        (Binding::JsonRpc, true) => match &ends.jsonrpc {
+            Some(j) => match under(&j.public_path, req.path) {
+                Some(tail @ ("/" | "")) => {
+                    let tail = if req.path.ends_with('/') { tail } else { "" };
+                    to(&j.url, tail)
+                }
+                _ => base(),
+            },
+            None => base(),
+        },
+        _ => base(),
+    };
+    (routed, dest)
 }
 
 /// What the proxy does with a 1.N call newer than the version it serves for
@@ -429,6 +528,7 @@ mod tests {
             classify(&RequestInfo {
                 method: &self.method,
                 path: self.path,
+                rest_path: Some(self.path),
                 query: self.query,
                 headers: &headers,
                 jsonrpc_method: self.rpc,
