@@ -804,6 +804,80 @@ mod tests {
     }
 
     #[test]
+    fn locate_follows_the_interface_paths() {
+        use crate::config::HttpUrl;
+        use crate::endpoints::{Endpoint, Endpoints};
+        let url = |s: &str| HttpUrl::parse("t", s).unwrap();
+        let up = url("http://a:9/base");
+        let at = |u: &str, p: &str| {
+            Some(Endpoint {
+                url: url(u),
+                public_path: p.into(),
+            })
+        };
+        let ends = Endpoints {
+            jsonrpc: at("http://c:5/j", "/jsonrpc"),
+            rest: at("http://b:7/x/rest", "/rest"),
+            ..Endpoints::default()
+        };
+        let (g, p) = (Method::GET, Method::POST);
+        #[rustfmt::skip]
+        let table: Vec<(Method, &str, Option<&str>, Option<&str>, Binding, Option<Op>, &str, &str)> = vec![
+            // REST under its interface path: the part under it, to its URL.
+            (p.clone(), "/rest/message:send", None, Some("1.0"), Binding::Rest, Some(Op::SendMessage), "b:7", "/x/rest/message:send"),
+            (g.clone(), "/rest/v1/tasks/t1", Some("historyLength=2"), None, Binding::Rest, Some(Op::GetTask), "b:7", "/x/rest/v1/tasks/t1?historyLength=2"),
+            (g.clone(), "/rest/acme/tasks/t1", None, Some("1.0"), Binding::Rest, Some(Op::GetTask), "b:7", "/x/rest/acme/tasks/t1"),
+            // A REST path elsewhere: read whole, to upstream.url as before.
+            (g.clone(), "/tasks/t1", None, Some("1.0"), Binding::Rest, Some(Op::GetTask), "a:9", "/base/tasks/t1"),
+            // The JSON-RPC interface's path, with or without its slash.
+            (p.clone(), "/jsonrpc", None, None, Binding::JsonRpc, None, "c:5", "/j"),
+            (p.clone(), "/jsonrpc/", Some("a=1"), None, Binding::JsonRpc, None, "c:5", "/j/?a=1"),
+            // Other POSTs, and the interface path itself: JSON-RPC, to upstream.url.
+            (p.clone(), "/", None, None, Binding::JsonRpc, None, "a:9", "/base/"),
+            (p.clone(), "/rest", None, None, Binding::JsonRpc, None, "a:9", "/base/rest"),
+            (g.clone(), "/restless/x", None, None, Binding::Other, None, "a:9", "/base/restless/x"),
+            (g.clone(), "/.well-known/agent-card.json", None, None, Binding::AgentCard { legacy_path: false }, None, "a:9", "/base/.well-known/agent-card.json"),
+        ];
+        for (method, path, query, version, binding, op, host, target) in table {
+            let mut headers = HeaderMap::new();
+            if let Some(v) = version {
+                headers.insert("A2A-Version", HeaderValue::from_str(v).unwrap());
+            }
+            let req = RequestInfo {
+                method: &method,
+                path,
+                rest_path: None,
+                query,
+                headers: &headers,
+                jsonrpc_method: None,
+            };
+            let (route, dest) = locate(&req, &ends, &up);
+            let route = route.unwrap();
+            assert_eq!(route.binding, binding, "{method} {path}");
+            assert_eq!(route.operation, op, "{method} {path}");
+            assert_eq!(dest.url.authority(), host, "{method} {path}");
+            assert_eq!(dest.path_and_query, target, "{method} {path}");
+        }
+        // Without interface paths (the card says nothing): as before.
+        let plain = Endpoints::fallback(&up);
+        let headers = HeaderMap::new();
+        let req = RequestInfo {
+            method: &g,
+            path: "/v1/tasks/t1",
+            rest_path: None,
+            query: None,
+            headers: &headers,
+            jsonrpc_method: None,
+        };
+        let (route, dest) = locate(&req, &plain, &up);
+        assert_eq!(route.unwrap().operation, Some(Op::GetTask));
+        assert_eq!(dest.path_and_query, "/base/v1/tasks/t1");
+        assert_eq!(under("/rest", "/restx"), None);
+        assert_eq!(under("/rest", "/rest"), Some("/"));
+        assert_eq!(under("", "/a"), Some("/a"));
+    }
+
+    #[test]
     fn method_table_is_one_to_one() {
         for v in Version::ALL {
             for op in Op::ALL {

@@ -103,7 +103,13 @@ async fn v10_clients_of_a_v03_agent_follow_each_interface_under_its_path() {
 
     let v10 = [("A2A-Version", "1.0")];
     let send = r#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#;
-    let r = post(px.addr, &format!("{rest}/message:send"), &v10, send.as_bytes()).await;
+    let r = post(
+        px.addr,
+        &format!("{rest}/message:send"),
+        &v10,
+        send.as_bytes(),
+    )
+    .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     let r = get(px.addr, &format!("{rest}/tasks/t1"), &v10).await;
@@ -112,7 +118,10 @@ async fn v10_clients_of_a_v03_agent_follow_each_interface_under_its_path() {
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1"}}"#;
     let r = post(px.addr, &rpc, &v10, body).await;
     assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        r.json()["result"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
 
     let calls: Vec<(String, String)> = up
         .calls()
@@ -243,7 +252,9 @@ async fn an_interface_on_a_host_not_allowed_is_left_out_and_never_contacted() {
         assert!(!text.contains("HTTP+JSON"), "{v}: {card}");
         assert!(!text.contains(&other.addr.to_string()), "{v}: {card}");
     }
-    let hybrid = get(px.addr, "/.well-known/agent-card.json", &[]).await.json();
+    let hybrid = get(px.addr, "/.well-known/agent-card.json", &[])
+        .await
+        .json();
     assert!(!hybrid.to_string().contains("HTTP+JSON"), "{hybrid}");
     // The REST paths the card named lead nowhere near the other host.
     let v10 = [("A2A-Version", "1.0")];
@@ -286,7 +297,13 @@ async fn an_interface_on_an_allowed_host_is_where_its_calls_go() {
     // Translated (a v1.0 client) and passed through (a v0.3 client).
     let v10 = [("A2A-Version", "1.0")];
     let send = r#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#;
-    let r = post(px.addr, &format!("{path}/message:send"), &v10, send.as_bytes()).await;
+    let r = post(
+        px.addr,
+        &format!("{path}/message:send"),
+        &v10,
+        send.as_bytes(),
+    )
+    .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["task"]["id"], "t1");
     let r = get(px.addr, &format!("{path}/v1/tasks/t1"), &[]).await;
