@@ -254,8 +254,8 @@ fn listed(card: &Value) -> Vec<(String, String, bool)> {
 /// The interfaces of `card` the proxy serves: for each binding the first
 /// one listed on an allowed host; the rest left out with the reason. No
 /// usable interface at all: each JSON-RPC and HTTP+JSON binding the card
-/// names at `upstream.url` (JSON-RPC when it names none,
-/// [`Endpoints::fallback`]).
+/// names at `upstream.url` (JSON-RPC when it names no binding the proxy
+/// knows, [`Endpoints::fallback`]).
 pub fn resolve(card: &Value, upstream: &HttpUrl, allowed: &AllowedHosts) -> Endpoints {
     let mut ends = Endpoints::default();
     for (binding, url, this_version) in listed(card) {
@@ -311,12 +311,13 @@ pub fn resolve(card: &Value, upstream: &HttpUrl, allowed: &AllowedHosts) -> Endp
                 .any(|l| Iface::of(&l.binding) == Some(i))
         };
         let (rpc, rest) = (named(Iface::JsonRpc), named(Iface::Rest));
+        let any = rpc || rest || named(Iface::Grpc);
         let at_base = || Endpoint {
             url: upstream.clone(),
             public_path: String::new(),
         };
         ends.rest = rest.then(at_base);
-        ends.jsonrpc = (rpc || !rest).then(at_base);
+        ends.jsonrpc = (rpc || !any).then(at_base);
     }
     ends
 }
@@ -566,6 +567,11 @@ mod tests {
         assert_eq!(e.left_out.len(), 1);
         assert_eq!(resolve(&json!({}), &up, &all), Endpoints::fallback(&up));
         // Another host when allowed; its whole path is kept.
+        // Only a gRPC interface, elsewhere: nothing for JSON-RPC.
+        let grpc = json!({"supportedInterfaces": [
+            {"url": "http://other:1/", "protocolBinding": "GRPC"}
+        ]});
+        assert_eq!(resolve(&grpc, &up, &all).jsonrpc, None);
         let e = resolve(&elsewhere, &up, &allowed(&["other"]));
         let j = e.jsonrpc.unwrap();
         assert_eq!(
