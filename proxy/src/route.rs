@@ -822,21 +822,113 @@ mod tests {
         };
         let (g, p) = (Method::GET, Method::POST);
         #[rustfmt::skip]
-        let table: Vec<(Method, &str, Option<&str>, Option<&str>, Binding, Option<Op>, &str, &str)> = vec![
+        // (method, path, query, A2A-Version, binding, operation, agent host, agent target)
+        type Row<'a> = (Method, &'a str, Option<&'a str>, Option<&'a str>, Binding, Option<Op>, &'a str, &'a str);
+        let table: Vec<Row> = vec![
             // REST under its interface path: the part under it, to its URL.
-            (p.clone(), "/rest/message:send", None, Some("1.0"), Binding::Rest, Some(Op::SendMessage), "b:7", "/x/rest/message:send"),
-            (g.clone(), "/rest/v1/tasks/t1", Some("historyLength=2"), None, Binding::Rest, Some(Op::GetTask), "b:7", "/x/rest/v1/tasks/t1?historyLength=2"),
-            (g.clone(), "/rest/acme/tasks/t1", None, Some("1.0"), Binding::Rest, Some(Op::GetTask), "b:7", "/x/rest/acme/tasks/t1"),
+            (
+                p.clone(),
+                "/rest/message:send",
+                None,
+                Some("1.0"),
+                Binding::Rest,
+                Some(Op::SendMessage),
+                "b:7",
+                "/x/rest/message:send",
+            ),
+            (
+                g.clone(),
+                "/rest/v1/tasks/t1",
+                Some("historyLength=2"),
+                None,
+                Binding::Rest,
+                Some(Op::GetTask),
+                "b:7",
+                "/x/rest/v1/tasks/t1?historyLength=2",
+            ),
+            (
+                g.clone(),
+                "/rest/acme/tasks/t1",
+                None,
+                Some("1.0"),
+                Binding::Rest,
+                Some(Op::GetTask),
+                "b:7",
+                "/x/rest/acme/tasks/t1",
+            ),
             // A REST path elsewhere: read whole, to upstream.url as before.
-            (g.clone(), "/tasks/t1", None, Some("1.0"), Binding::Rest, Some(Op::GetTask), "a:9", "/base/tasks/t1"),
+            (
+                g.clone(),
+                "/tasks/t1",
+                None,
+                Some("1.0"),
+                Binding::Rest,
+                Some(Op::GetTask),
+                "a:9",
+                "/base/tasks/t1",
+            ),
             // The JSON-RPC interface's path, with or without its slash.
-            (p.clone(), "/jsonrpc", None, None, Binding::JsonRpc, None, "c:5", "/j"),
-            (p.clone(), "/jsonrpc/", Some("a=1"), None, Binding::JsonRpc, None, "c:5", "/j/?a=1"),
+            (
+                p.clone(),
+                "/jsonrpc",
+                None,
+                None,
+                Binding::JsonRpc,
+                None,
+                "c:5",
+                "/j",
+            ),
+            (
+                p.clone(),
+                "/jsonrpc/",
+                Some("a=1"),
+                None,
+                Binding::JsonRpc,
+                None,
+                "c:5",
+                "/j/?a=1",
+            ),
             // Other POSTs, and the interface path itself: JSON-RPC, to upstream.url.
-            (p.clone(), "/", None, None, Binding::JsonRpc, None, "a:9", "/base/"),
-            (p.clone(), "/rest", None, None, Binding::JsonRpc, None, "a:9", "/base/rest"),
-            (g.clone(), "/restless/x", None, None, Binding::Other, None, "a:9", "/base/restless/x"),
-            (g.clone(), "/.well-known/agent-card.json", None, None, Binding::AgentCard { legacy_path: false }, None, "a:9", "/base/.well-known/agent-card.json"),
+            (
+                p.clone(),
+                "/",
+                None,
+                None,
+                Binding::JsonRpc,
+                None,
+                "a:9",
+                "/base/",
+            ),
+            (
+                p.clone(),
+                "/rest",
+                None,
+                None,
+                Binding::JsonRpc,
+                None,
+                "a:9",
+                "/base/rest",
+            ),
+            (
+                g.clone(),
+                "/restless/x",
+                None,
+                None,
+                Binding::Other,
+                None,
+                "a:9",
+                "/base/restless/x",
+            ),
+            (
+                g.clone(),
+                "/.well-known/agent-card.json",
+                None,
+                None,
+                Binding::AgentCard { legacy_path: false },
+                None,
+                "a:9",
+                "/base/.well-known/agent-card.json",
+            ),
         ];
         for (method, path, query, version, binding, op, host, target) in table {
             let mut headers = HeaderMap::new();
