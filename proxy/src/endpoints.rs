@@ -159,6 +159,10 @@ pub fn public_path(url: &HttpUrl, upstream: &HttpUrl) -> String {
     rel.trim_end_matches('/').to_string()
 }
 
+/// At most this many left-out interfaces of one card are logged one by one
+/// (a card is at most 1 MiB; its interfaces are read once per new card).
+const LOGGED_LEFT_OUT_MAX: usize = 16;
+
 /// At most this much of a card's URL goes into a log line.
 const LOGGED_URL_MAX: usize = 200;
 
@@ -196,10 +200,20 @@ impl Endpoints {
         HttpUrl::parse("", url.trim()).is_ok_and(|u| same_place(&u, &e.url))
     }
 
-    /// Logs each interface the card listed that the proxy leaves out.
+    /// Logs each interface the card listed that the proxy leaves out (at
+    /// most [`LOGGED_LEFT_OUT_MAX`], then how many more; the card's text
+    /// quoted, so it cannot start a log line of its own).
     pub fn log_left_out(&self) {
-        for l in &self.left_out {
-            tracing::warn!(binding = %l.binding, url = %l.url, why = l.why, "an interface of the agent's card is left out of the served cards");
+        for l in self.left_out.iter().take(LOGGED_LEFT_OUT_MAX) {
+            tracing::warn!(binding = ?l.binding, url = ?l.url, why = l.why, "an interface of the agent's card is left out of the served cards");
+        }
+        if let Some(more) = self.left_out.len().checked_sub(LOGGED_LEFT_OUT_MAX) {
+            if more > 0 {
+                tracing::warn!(
+                    more,
+                    "more interfaces of the agent's card are left out of the served cards"
+                );
+            }
         }
     }
 }

@@ -144,6 +144,20 @@ pub fn version_value<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Opti
     })
 }
 
+/// `GET /health`, `/ready`, `/metrics`: answered by the proxy whatever
+/// else the request says (and without asking the agent anything first).
+pub fn local_endpoint(method: &Method, path: &str) -> Option<Binding> {
+    if method != Method::GET && method != Method::HEAD {
+        return None;
+    }
+    match path {
+        "/health" => Some(Binding::Health),
+        "/ready" => Some(Binding::Ready),
+        "/metrics" => Some(Binding::Metrics),
+        _ => None,
+    }
+}
+
 /// Classifies a request.
 pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
     let precise = ProtocolVersion::from_header(version_value(req.headers, req.query));
@@ -162,14 +176,9 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
         version_conflict: false,
     };
     let is_get = req.method == Method::GET || req.method == Method::HEAD;
-    if is_get {
+    if let Some(binding) = local_endpoint(req.method, req.path) {
         // Local endpoints answer whatever the version header says.
-        match req.path {
-            "/health" => return Ok(local(Binding::Health)),
-            "/ready" => return Ok(local(Binding::Ready)),
-            "/metrics" => return Ok(local(Binding::Metrics)),
-            _ => {}
-        }
+        return Ok(local(binding));
     }
 
     let known = req.jsonrpc_method.and_then(jsonrpc_method);

@@ -327,3 +327,16 @@ async fn an_interface_on_an_allowed_host_is_where_its_calls_go() {
     );
     assert!(up.calls().is_empty(), "{:?}", up.calls());
 }
+
+/// Health and metrics stay local: routing asks the agent for no card
+/// first (an agent down must not slow them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_endpoints_ask_the_agent_nothing() {
+    let up = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
+    let px = proxy_for(&up.url(), None);
+    for path in ["/health", "/metrics"] {
+        let r = get(px.addr, path, &[]).await;
+        assert_eq!(r.status, 200, "{path}");
+    }
+    assert!(up.recorded().is_empty(), "{:?}", up.recorded());
+}

@@ -159,9 +159,13 @@ impl ProxyService {
         inc: &mut Incoming,
         too_large: bool,
     ) -> Result<std::result::Result<Route, Failure>> {
-        // Which of the agent's interfaces, and its agent URL (route::locate).
-        let ends = self.app.endpoints().await;
+        // Which of the agent's interfaces, and its agent URL (route::locate);
+        // the local endpoints ask the agent for nothing first.
         let upstream = &self.app.config.upstream;
+        let ends = match route::local_endpoint(&inc.method, &inc.path) {
+            Some(_) => std::sync::Arc::new(crate::endpoints::Endpoints::fallback(upstream)),
+            None => self.app.endpoints().await,
+        };
         let (mut routed, mut dest) = route::locate(&inc.info(), &ends, upstream);
         let is_jsonrpc = match &routed {
             Ok(r) => r.binding == Binding::JsonRpc,
