@@ -530,6 +530,26 @@ mod tests {
     }
 
     #[test]
+    fn allowed_hosts_from_the_file() {
+        use crate::config::{Config, RawConfig};
+        let file = |extra: &str| {
+            let text = format!(
+                "[upstream]\nurl = \"http://10.0.0.5:9000\"\ngrpc_url = \"http://g:1\"\n{extra}"
+            );
+            Config::resolve(RawConfig::from_toml(&text, "f").unwrap())
+        };
+        let d = file("").unwrap().allowed_hosts;
+        assert!(d.allows(&url("http://10.0.0.5:9000/x")) && d.allows(&url("http://g:1")));
+        let c = file("allowed_hosts = [\"a\", \"b:2\"]")
+            .unwrap()
+            .allowed_hosts;
+        assert!(c.allows(&url("http://a:7")) && c.allows(&url("http://b:2")));
+        assert!(!c.allows(&url("http://10.0.0.5:9000")));
+        let e = file("allowed_hosts = [\"http://a/\"]").unwrap_err();
+        assert_eq!(e.key, "upstream.allowed_hosts");
+    }
+
+    #[test]
     fn v03_card_with_prefixes() {
         let up = url("http://127.0.0.1:9");
         let card = json!({
