@@ -111,9 +111,10 @@ impl ProxyService {
     /// A v1.0 client's push-config list or delete that a v0.3 agent's REST
     /// binding does not implement (a2a-python 0.3.26 answers 500 and 405;
     /// `status` is what it answered), asked of the same agent's JSON-RPC
-    /// binding (its card's JSON-RPC interface, crate::endpoints) and answered in the shape of its REST answer, so the
-    /// response goes through the REST translation and the push layer as
-    /// any other. `None` when it does not apply or that call fails too.
+    /// binding (its card's JSON-RPC interface, crate::endpoints) and
+    /// answered in the shape of its REST answer, so the response goes
+    /// through the REST translation and the push layer as any other.
+    /// `None` when it does not apply or that call fails too.
     pub(crate) async fn push_config_over_jsonrpc(
         &self,
         session: &mut Session,
