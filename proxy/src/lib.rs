@@ -18,6 +18,7 @@ pub mod config;
 pub mod config_cmd;
 pub mod conn;
 pub mod demo;
+pub mod endpoints;
 pub mod error;
 pub mod forward;
 pub mod front;

@@ -32,6 +32,8 @@ pub(crate) enum RespRewrite {
 pub struct Ctx {
     pub(crate) started: Instant,
     pub(crate) route: Option<Route>,
+    /// Where routing sends the request (area: paths; crate::route::locate).
+    pub(crate) dest: Option<crate::endpoints::Dest>,
     pub(crate) target: ErrorTarget,
     /// Counted in `App::enter`.
     pub(crate) entered: bool,
@@ -98,6 +100,7 @@ impl Ctx {
         Ctx {
             started: Instant::now(),
             route: None,
+            dest: None,
             target: ErrorTarget::default(),
             entered: false,
             body_seen: 0,
