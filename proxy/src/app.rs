@@ -311,8 +311,9 @@ impl App {
 pub enum TaskFetch {
     /// `tasks/get` posted to this upstream path.
     JsonRpc(String),
-    /// `GET /v1/tasks/{id}` under the upstream's base path.
-    Rest,
+    /// `GET /v1/tasks/{id}` under this base path (the agent's HTTP+JSON
+    /// interface's).
+    Rest(String),
 }
 
 /// What a v0.3 agent said of a task, asked by the proxy.
@@ -460,8 +461,8 @@ impl App {
                 }
                 v10.get_mut("result").map(Value::take)
             }
-            (TaskFetch::Rest, Some((404, _))) => return FetchedTask::NotFound,
-            (TaskFetch::Rest, Some((200, answer))) => {
+            (TaskFetch::Rest(_), Some((404, _))) => return FetchedTask::NotFound,
+            (TaskFetch::Rest(_), Some((200, answer))) => {
                 let t = crate::rest::RestTranslation {
                     client: Version::V10,
                     upstream: v03,
@@ -496,7 +497,7 @@ impl App {
         let mut v: Value = serde_json::from_slice(&answer).ok()?;
         let task = match via {
             TaskFetch::JsonRpc(_) => v.get_mut("result")?.take(),
-            TaskFetch::Rest => v,
+            TaskFetch::Rest(_) => v,
         };
         let task: translate::v10::task::Task = serde_json::from_value(task).ok()?;
         (task.id == id).then_some(task)
@@ -530,16 +531,12 @@ impl App {
                     .call_json_as(addr, "POST", path, version, Some(body), credentials)
                     .await
             }
-            TaskFetch::Rest => {
+            TaskFetch::Rest(base) => {
                 let prefix = match version {
                     Version::V03 => "/v1",
                     Version::V10 => "",
                 };
-                let mut path = format!(
-                    "{}{prefix}/tasks/{}",
-                    self.config.upstream.base_path,
-                    crate::rest::path_segment(id)
-                );
+                let mut path = format!("{base}{prefix}/tasks/{}", crate::rest::path_segment(id));
                 if let Some(h) = history {
                     path.push_str(&format!("?historyLength={h}"));
                 }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 
 use crate::config::HttpUrl;
+use crate::endpoints::{Endpoints, Iface};
 use crate::version::Version;
 
 /// The well-known card path (v0.3.0 and v1.0).
@@ -146,17 +147,124 @@ pub fn rewrite_card(card: &mut Value, upstream: &HttpUrl, public: &HttpUrl) {
 const TRANSLATED_BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
 
 /// The card translated for a client of version `to`, advertising only what
-/// the proxy can translate: its JSON-RPC interfaces and the HTTP+JSON ones
-/// at `rest_base` (the upstream's base URL: REST paths are routed relative
-/// to it), stamped with `to`; the primary (v0.3 `url`) is the first
-/// JSON-RPC one if any.
-pub fn translate_card(card: &Value, to: Version, rest_base: &str) -> Result<Value, String> {
+/// the proxy can translate: the JSON-RPC and HTTP+JSON interfaces it
+/// serves (`ends`, [`keep_served`]), stamped with `to`; the primary (v0.3
+/// `url`) is the JSON-RPC one if any. URLs are still the agent's.
+pub fn translate_card(card: &Value, to: Version, ends: &Endpoints) -> Result<Value, String> {
     let raw = serde_json::to_vec(card).map_err(|e| e.to_string())?;
     let out = translate::document::translate(translate::document::Kind::Card, to, None, &raw)
         .map_err(|e| format!("card translation failed: {e}"))?;
     let mut out: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
-    shape_translated(&mut out, to, rest_base)?;
+    keep_served(&mut out, ends);
+    shape_translated(&mut out, to)?;
     Ok(out)
+}
+
+// Interface endpoints (area: paths).
+/// Leaves in `card` (of either version's shape, URLs still the agent's)
+/// only the interfaces the proxy serves: each JSON-RPC and HTTP+JSON one
+/// that is the binding's endpoint in `ends` (the others, and bindings the
+/// proxy does not know, are left out: [`Endpoints::log_left_out`] said
+/// why), gRPC ones as they are (`grpc::advertise` decides); an endpoint
+/// the card does not list (`upstream.url` when the card names nothing
+/// usable) is added. A v0.3 card whose primary `url` is left out takes the
+/// first served interface (JSON-RPC first) as its primary.
+pub fn keep_served(card: &mut Value, ends: &Endpoints) {
+    let keep = |binding: Option<&str>, url: Option<&str>| match (binding.and_then(Iface::of), url) {
+        (Some(Iface::Grpc), _) => true,
+        (Some(i), Some(u)) => ends.serves(i, u),
+        _ => false,
+    };
+    let served = [Iface::JsonRpc, Iface::Rest]
+        .into_iter()
+        .filter_map(|i| ends.get(i).map(|e| (i, e.url.as_string())));
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    match card_version(card) {
+        Version::V10 => {
+            let Some(Value::Array(list)) = card.get_mut("supportedInterfaces") else {
+                return;
+            };
+            list.retain(|i| {
+                keep(
+                    i.get("protocolBinding").and_then(Value::as_str),
+                    i.get("url").and_then(Value::as_str),
+                )
+            });
+            let stamp = list
+                .iter()
+                .find_map(|i| s(i, "protocolVersion"))
+                .unwrap_or_else(|| "1.0".into());
+            for (iface, url) in served {
+                let listed = list.iter().any(|i| {
+                    i.get("protocolBinding")
+                        .and_then(Value::as_str)
+                        .and_then(Iface::of)
+                        == Some(iface)
+                });
+                if !listed {
+                    list.push(serde_json::json!({"url": url, "protocolBinding": iface.name(), "protocolVersion": stamp}));
+                }
+            }
+        }
+        Version::V03 => {
+            let Some(obj) = card.as_object_mut() else {
+                return;
+            };
+            let main_t = obj
+                .get("preferredTransport")
+                .and_then(Value::as_str)
+                .unwrap_or("JSONRPC")
+                .to_string();
+            let main_u = obj.get("url").and_then(Value::as_str).map(str::to_string);
+            let had_list = obj.contains_key("additionalInterfaces");
+            let mut list = match obj.get("additionalInterfaces") {
+                Some(Value::Array(l)) => l.clone(),
+                _ => Vec::new(),
+            };
+            list.retain(|i| {
+                keep(
+                    i.get("transport").and_then(Value::as_str),
+                    i.get("url").and_then(Value::as_str),
+                )
+            });
+            let main_kept = keep(Some(&main_t), main_u.as_deref());
+            let listed = |list: &[Value], iface: Iface| {
+                list.iter().any(|i| {
+                    i.get("transport")
+                        .and_then(Value::as_str)
+                        .and_then(Iface::of)
+                        == Some(iface)
+                }) || (main_kept && Iface::of(&main_t) == Some(iface))
+            };
+            let mut added = false;
+            for (iface, url) in served {
+                if !listed(&list, iface) {
+                    list.push(serde_json::json!({"url": url, "transport": iface.name()}));
+                    added = true;
+                }
+            }
+            if !main_kept {
+                let first = list
+                    .iter()
+                    .filter(|i| s(i, "transport").as_deref() != Some("GRPC"))
+                    .min_by_key(|i| s(i, "transport").as_deref() != Some("JSONRPC"))
+                    .or_else(|| list.first())
+                    .cloned();
+                match first {
+                    Some(f) => {
+                        obj.insert("url".into(), f["url"].clone());
+                        obj.insert("preferredTransport".into(), f["transport"].clone());
+                    }
+                    None => {
+                        obj.remove("url");
+                    }
+                }
+            }
+            if had_list || added || !main_kept {
+                obj.insert("additionalInterfaces".into(), Value::Array(list));
+            }
+        }
+    }
 }
 
 /// A card the proxy cannot serve translated: `message` for the client
@@ -252,18 +360,13 @@ pub fn card_problem(card: &Value, to: Version, detail: String) -> CardProblem {
 }
 
 /// The interfaces of a card already translated to `to` (the public or the
-/// extended card): only those the proxy translates, stamped with `to`,
-/// JSON-RPC first (see [`translate_card`]).
-pub fn shape_translated(out: &mut Value, to: Version, rest_base: &str) -> Result<(), String> {
+/// extended card) and left with those the proxy serves ([`keep_served`]):
+/// only those the proxy translates, stamped with `to`, JSON-RPC first (see
+/// [`translate_card`]).
+pub fn shape_translated(out: &mut Value, to: Version) -> Result<(), String> {
     let translated = |i: &Value, key: &str| {
         let b = i.get(key).and_then(Value::as_str).unwrap_or("JSONRPC");
-        let at_base = || {
-            i.get("url")
-                .and_then(Value::as_str)
-                .map(|u| u.trim_end_matches('/'))
-                == Some(rest_base.trim_end_matches('/'))
-        };
-        TRANSLATED_BINDINGS.contains(&b) && (b != "HTTP+JSON" || at_base())
+        TRANSLATED_BINDINGS.contains(&b)
     };
     let no_interface =
         || "the agent has no JSON-RPC or HTTP+JSON interface to translate".to_string();
@@ -548,6 +651,8 @@ pub struct CardCache {
     default_ttl: Duration,
     connector: Connector,
     slot: Mutex<Option<Arc<CachedCard>>>,
+    /// The agent's interfaces from the card held (area: paths).
+    pub endpoints: crate::endpoints::EndpointsMemo,
 }
 
 impl CardCache {
@@ -566,6 +671,7 @@ impl CardCache {
             default_ttl,
             connector: Connector::new(None),
             slot: Mutex::new(None),
+            endpoints: Default::default(),
         }
     }
 
@@ -609,6 +715,12 @@ impl CardCache {
                 _ => Err(e),
             },
         }
+    }
+
+    /// The card held now, fresh or not, without fetching or waiting for a
+    /// fetch under way (area: paths).
+    pub fn peek(&self) -> Option<Arc<CachedCard>> {
+        self.slot.try_lock().ok().and_then(|s| s.clone())
     }
 
     /// The upstream peer with the connect and read timeouts.
@@ -929,7 +1041,10 @@ mod tests {
             "capabilities": {}, "defaultInputModes": ["text/plain"],
             "defaultOutputModes": ["text/plain"], "skills": []
         });
-        let v10 = translate_card(&v03, Version::V10, "http://u/rest").unwrap();
+        let up = url("http://u");
+        let all = crate::endpoints::AllowedHosts::resolve(None, &up, None).unwrap();
+        let ends = |c: &Value| crate::endpoints::resolve(c, &up, &all);
+        let v10 = translate_card(&v03, Version::V10, &ends(&v03)).unwrap();
         let ifs = v10["supportedInterfaces"].as_array().unwrap();
         let got: Vec<(&str, &str)> = ifs
             .iter()
@@ -949,7 +1064,7 @@ mod tests {
         assert!(ifs.iter().all(|i| i["protocolVersion"] == "1.0"), "{v10}");
         assert_eq!(card_version(&v10), Version::V10);
 
-        let back = translate_card(&v10, Version::V03, "http://u/rest/").unwrap();
+        let back = translate_card(&v10, Version::V03, &ends(&v10)).unwrap();
         assert_eq!(back["url"], "http://u/rpc");
         assert_eq!(back["preferredTransport"], "JSONRPC");
         assert_eq!(
@@ -961,7 +1076,7 @@ mod tests {
         let rest_only = json!({"name": "a", "description": "d", "version": "1",
             "supportedInterfaces": [{"url": "http://u/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
             "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []});
-        let v = translate_card(&rest_only, Version::V03, "http://u/rest").unwrap();
+        let v = translate_card(&rest_only, Version::V03, &ends(&rest_only)).unwrap();
         assert_eq!(
             (v["url"].as_str(), v["preferredTransport"].as_str()),
             (Some("http://u/rest"), Some("HTTP+JSON"))
@@ -969,15 +1084,31 @@ mod tests {
         let grpc_only = json!({"name": "a", "description": "d", "version": "1",
             "supportedInterfaces": [{"url": "http://u/g", "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
             "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []});
-        assert!(translate_card(&grpc_only, Version::V03, "http://u/g").is_err());
-        // HTTP+JSON elsewhere than the upstream's base is not routed: not offered.
-        let v10 = translate_card(&v03, Version::V10, "http://u").unwrap();
+        assert!(translate_card(&grpc_only, Version::V03, &ends(&grpc_only)).is_err());
+        // A second HTTP+JSON interface, or one on a host not allowed, is
+        // not served: not offered.
+        let mut two = v03.clone();
+        two["additionalInterfaces"] = json!([
+            {"url": "http://evil:1/rest", "transport": "HTTP+JSON"},
+            {"url": "http://u/rpc", "transport": "JSONRPC"},
+        ]);
+        let v10 = translate_card(&two, Version::V10, &ends(&two)).unwrap();
+        let ifs = v10["supportedInterfaces"].as_array().unwrap();
+        let urls: Vec<&str> = ifs.iter().map(|i| i["url"].as_str().unwrap()).collect();
+        assert_eq!(urls, ["http://u/rpc", "http://u/rest"], "{v10}");
+        // Nothing usable: JSON-RPC at upstream.url, offered.
+        let mut elsewhere = v03.clone();
+        elsewhere["url"] = json!("http://evil:1/");
+        elsewhere["preferredTransport"] = json!("JSONRPC");
+        elsewhere
+            .as_object_mut()
+            .unwrap()
+            .remove("additionalInterfaces");
+        let v10 = translate_card(&elsewhere, Version::V10, &ends(&elsewhere)).unwrap();
         assert_eq!(
-            v10["supportedInterfaces"].as_array().unwrap().len(),
-            1,
-            "{v10}"
+            v10["supportedInterfaces"],
+            json!([{"url": "http://u", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}])
         );
-        assert!(translate_card(&rest_only, Version::V03, "http://u").is_err());
     }
 
     #[test]

@@ -39,10 +39,15 @@ impl App {
         client: Version,
         from: CardFrom,
     ) -> Result<Value, Failure> {
-        let base = self.config.upstream.as_string();
+        // The interfaces the proxy serves (area: paths; crate::endpoints).
+        let ends = self.endpoints_now(Some(&card));
         let mut json = match (agent == client, from) {
-            (true, _) => card,
-            (false, CardFrom::Agent) => match card::translate_card(&card, client, &base) {
+            (true, _) => {
+                let mut card = card;
+                card::keep_served(&mut card, &ends);
+                card
+            }
+            (false, CardFrom::Agent) => match card::translate_card(&card, client, &ends) {
                 Ok(j) => j,
                 Err(detail) => {
                     let p = card::card_problem(&card, client, detail);
@@ -56,7 +61,8 @@ impl App {
             (false, CardFrom::Translated) => {
                 // As the public card: what the proxy translates, stamped.
                 let mut shaped = card.clone();
-                match card::shape_translated(&mut shaped, client, &base) {
+                card::keep_served(&mut shaped, &ends);
+                match card::shape_translated(&mut shaped, client) {
                     Ok(()) => shaped,
                     Err(detail) => {
                         tracing::warn!(%detail, "extended card interfaces left as translated");
@@ -134,6 +140,8 @@ impl App {
             .get(addr, true)
             .await
             .map_err(|detail| Failure::UpstreamUnavailable { detail })?;
+        // The endpoints of this card, for present_card (area: paths).
+        self.endpoints_of(&card);
         let for_client = |client| {
             let agent = card.version;
             self.present_card(card.json.clone(), agent, client, CardFrom::Agent)

@@ -31,13 +31,14 @@ pub async fn report(app: &App) -> (bool, Value) {
             )
         }
     };
+    let ends = app.endpoints().await;
     let mut served = serde_json::Map::new();
     let mut ok = true;
     for v in Version::ALL {
         let entry = if v == card.version {
             json!({"mode": "passthrough"})
         } else {
-            match translate_card(&card.json, v, &upstream) {
+            match translate_card(&card.json, v, &ends) {
                 Ok(_) => json!({"mode": "translated"}),
                 Err(e) => {
                     ok = false;

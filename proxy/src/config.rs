@@ -157,6 +157,10 @@ pub struct RawUpstream {
     pub version: Option<String>,
     /// The upstream's gRPC endpoint (`http://host:port`), if it has one.
     pub grpc_url: Option<String>,
+    // Interface endpoints (area: paths).
+    /// Hosts (`host` or `host:port`) whose interfaces the agent's card may
+    /// name; default: the hosts of `url` and `grpc_url`.
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// `[limits]` of the file.
@@ -421,6 +425,10 @@ pub struct Config {
     pub upstream_protocol: Option<ProtocolVersion>,
     /// `versions.newer_minor`.
     pub newer_minor: crate::route::NewerMinor,
+    // Interface endpoints (area: paths).
+    /// `upstream.allowed_hosts`: the hosts the agent's card may send the
+    /// proxy to (crate::endpoints).
+    pub allowed_hosts: crate::endpoints::AllowedHosts,
     // Several agents (area: agents).
     /// This agent's name and routes (the one agent of a file without
     /// `[[agents]]`: `default`, every host and path).
@@ -916,7 +924,14 @@ impl Config {
         }
         let list_tasks = resolve_list_tasks(&raw)?;
         let grpc_card_url_form = GrpcUrlForm::parse(raw.grpc.card_url_form.as_deref())?;
+        // Interface endpoints (area: paths).
+        let allowed_hosts = crate::endpoints::AllowedHosts::resolve(
+            raw.upstream.allowed_hosts.as_deref(),
+            &upstream,
+            upstream_grpc.as_ref(),
+        )?;
         Ok(Config {
+            allowed_hosts,
             // Several agents (area: agents).
             agent: crate::agents::AgentRoute::default(),
             agents: Vec::new(),
@@ -949,6 +964,7 @@ impl Config {
                 url: Some(upstream.to_string()),
                 version: None,
                 grpc_url: None,
+                allowed_hosts: None,
             },
             push: RawPush {
                 enabled: Some(false),

@@ -36,6 +36,7 @@ list_identity_headers = []           # headers besides Authorization that tell c
 url = "http://127.0.0.1:9000"        # example; required: the agent behind the proxy
 version = "auto"                     # auto (read its card) | 0.3 | 1.0
 # grpc_url = "http://127.0.0.1:9001"  # example: the agent's gRPC endpoint
+# allowed_hosts = ["agent.internal"]  # example; hosts its card may name; default: those of url and grpc_url
 
 [grpc]
 # listen = "127.0.0.1:8081"          # example; the gRPC listener is off unless set

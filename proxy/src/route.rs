@@ -121,6 +121,9 @@ pub struct RequestInfo<'a> {
     pub method: &'a Method,
     /// Path relative to the proxy's public base path, starting with `/`.
     pub path: &'a str,
+    /// The part of `path` under the agent's HTTP+JSON interface, read with
+    /// the REST grammar; `None`: not under it, no REST operation ([`locate`]).
+    pub rest_path: Option<&'a str>,
     pub query: Option<&'a str>,
     pub headers: &'a HeaderMap,
     /// The JSON-RPC `method` member, when the body was read and had one.
@@ -141,6 +144,20 @@ pub fn version_value<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Opti
     })
 }
 
+/// `GET /health`, `/ready`, `/metrics`: answered by the proxy whatever
+/// else the request says (and without asking the agent anything first).
+pub fn local_endpoint(method: &Method, path: &str) -> Option<Binding> {
+    if method != Method::GET && method != Method::HEAD {
+        return None;
+    }
+    match path {
+        "/health" => Some(Binding::Health),
+        "/ready" => Some(Binding::Ready),
+        "/metrics" => Some(Binding::Metrics),
+        _ => None,
+    }
+}
+
 /// Classifies a request.
 pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
     let precise = ProtocolVersion::from_header(version_value(req.headers, req.query));
@@ -159,14 +176,9 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
         version_conflict: false,
     };
     let is_get = req.method == Method::GET || req.method == Method::HEAD;
-    if is_get {
+    if let Some(binding) = local_endpoint(req.method, req.path) {
         // Local endpoints answer whatever the version header says.
-        match req.path {
-            "/health" => return Ok(local(Binding::Health)),
-            "/ready" => return Ok(local(Binding::Ready)),
-            "/metrics" => return Ok(local(Binding::Metrics)),
-            _ => {}
-        }
+        return Ok(local(binding));
     }
 
     let known = req.jsonrpc_method.and_then(jsonrpc_method);
@@ -179,7 +191,10 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
             } else if is_get && is_card_path(req.path).is_some() {
                 let legacy_path = is_card_path(req.path) == Some(true);
                 (Binding::AgentCard { legacy_path }, None)
-            } else if let Some((op, _)) = rest_route(Version::V10, req.method, req.path) {
+            } else if let Some((op, _)) = req
+                .rest_path
+                .and_then(|p| rest_route(Version::V10, req.method, p))
+            {
                 (Binding::Rest, Some(op))
             } else if req.method == Method::POST {
                 (Binding::JsonRpc, None)
@@ -201,7 +216,10 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
         }
     }
 
-    if let Some((op, params)) = rest_route(declared, req.method, req.path) {
+    if let Some((op, params)) = req
+        .rest_path
+        .and_then(|p| rest_route(declared, req.method, p))
+    {
         return Ok(Route {
             client_version: declared,
             client_protocol: protocol(declared),
@@ -235,6 +253,96 @@ pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
         params: PathParams::default(),
         version_conflict: false,
     })
+}
+
+// Interface endpoints (area: paths).
+/// The part of `path` under the interface path `prefix` (`""`: the base,
+/// everything is under it), starting with `/`; `None`: not under it.
+pub fn under<'a>(prefix: &str, path: &'a str) -> Option<&'a str> {
+    if prefix.is_empty() {
+        return Some(path);
+    }
+    match path.strip_prefix(prefix) {
+        Some("") => Some("/"),
+        Some(rest) if rest.starts_with('/') => Some(rest),
+        _ => None,
+    }
+}
+
+/// Which of the agent's interfaces a request addresses and where it goes:
+/// the one decision every binding of the HTTP front uses.
+///
+/// * Under the path the HTTP+JSON interface is advertised at, the part
+///   under it is read with the REST grammar (`/rest/message:send` with the
+///   agent's REST at `…/rest`: `rest` is never a v1.0 tenant) and a REST
+///   operation goes to that interface's agent URL with that part appended.
+///   A REST path elsewhere is read whole and goes to `upstream.url` under
+///   its path, as before interfaces had paths.
+/// * A POST to the JSON-RPC interface's path goes to its agent URL.
+/// * Everything else goes to `upstream.url` under its path, as it came.
+///
+/// `req.rest_path` is set here; `path` is relative to the public base.
+pub fn locate(
+    req: &RequestInfo<'_>,
+    ends: &crate::endpoints::Endpoints,
+    upstream: &crate::config::HttpUrl,
+) -> (Result<Route, RouteError>, crate::endpoints::Dest) {
+    use crate::endpoints::Dest;
+    let rest_prefix = ends.rest.as_ref().map_or("", |r| r.public_path.as_str());
+    let mut rest_path = under(rest_prefix, req.path);
+    let mut routed = classify(&RequestInfo { rest_path, ..*req });
+    let is_rest = |r: &Result<Route, RouteError>| match r {
+        Ok(r) => r.binding == Binding::Rest,
+        Err(e) => e.binding == Binding::Rest,
+    };
+    if !is_rest(&routed) && rest_path != Some(req.path) {
+        // Not a REST path under the interface: the whole path, read as
+        // before there were interface paths, to upstream.url.
+        let whole = classify(&RequestInfo {
+            rest_path: Some(req.path),
+            ..*req
+        });
+        if is_rest(&whole) {
+            (routed, rest_path) = (whole, None);
+        }
+    }
+    let binding = match &routed {
+        Ok(r) => &r.binding,
+        Err(e) => &e.binding,
+    };
+    let with_query = |mut p: String| {
+        if p.is_empty() {
+            p.push('/');
+        }
+        if let Some(q) = req.query {
+            p.push('?');
+            p.push_str(q);
+        }
+        p
+    };
+    let to = |url: &crate::config::HttpUrl, tail: &str| Dest {
+        url: url.clone(),
+        path_and_query: with_query(format!("{}{tail}", url.base_path)),
+    };
+    let base = || to(upstream, req.path);
+    let dest = match (binding, routed.is_ok()) {
+        (Binding::Rest, true) => match (&ends.rest, rest_path) {
+            (Some(r), Some(tail)) => to(&r.url, tail),
+            _ => base(),
+        },
+        (Binding::JsonRpc, true) => match &ends.jsonrpc {
+            Some(j) => match under(&j.public_path, req.path) {
+                Some(tail @ ("/" | "")) => {
+                    let tail = if req.path.ends_with('/') { tail } else { "" };
+                    to(&j.url, tail)
+                }
+                _ => base(),
+            },
+            None => base(),
+        },
+        _ => base(),
+    };
+    (routed, dest)
 }
 
 /// What the proxy does with a 1.N call newer than the version it serves for
@@ -429,6 +537,7 @@ mod tests {
             classify(&RequestInfo {
                 method: &self.method,
                 path: self.path,
+                rest_path: Some(self.path),
                 query: self.query,
                 headers: &headers,
                 jsonrpc_method: self.rpc,
@@ -701,6 +810,172 @@ mod tests {
         for (route, up, want) in table {
             assert_eq!(upstream_header(route.as_ref(), up), want, "{route:?}");
         }
+    }
+
+    #[test]
+    fn locate_follows_the_interface_paths() {
+        use crate::config::HttpUrl;
+        use crate::endpoints::{Endpoint, Endpoints};
+        let url = |s: &str| HttpUrl::parse("t", s).unwrap();
+        let up = url("http://a:9/base");
+        let at = |u: &str, p: &str| {
+            Some(Endpoint {
+                url: url(u),
+                public_path: p.into(),
+            })
+        };
+        let ends = Endpoints {
+            jsonrpc: at("http://c:5/j", "/jsonrpc"),
+            rest: at("http://b:7/x/rest", "/rest"),
+            ..Endpoints::default()
+        };
+        let (g, p) = (Method::GET, Method::POST);
+        #[rustfmt::skip]
+        // (method, path, query, A2A-Version, binding, operation, agent host, agent target)
+        type Row<'a> = (Method, &'a str, Option<&'a str>, Option<&'a str>, Binding, Option<Op>, &'a str, &'a str);
+        let table: Vec<Row> = vec![
+            // REST under its interface path: the part under it, to its URL.
+            (
+                p.clone(),
+                "/rest/message:send",
+                None,
+                Some("1.0"),
+                Binding::Rest,
+                Some(Op::SendMessage),
+                "b:7",
+                "/x/rest/message:send",
+            ),
+            (
+                g.clone(),
+                "/rest/v1/tasks/t1",
+                Some("historyLength=2"),
+                None,
+                Binding::Rest,
+                Some(Op::GetTask),
+                "b:7",
+                "/x/rest/v1/tasks/t1?historyLength=2",
+            ),
+            (
+                g.clone(),
+                "/rest/acme/tasks/t1",
+                None,
+                Some("1.0"),
+                Binding::Rest,
+                Some(Op::GetTask),
+                "b:7",
+                "/x/rest/acme/tasks/t1",
+            ),
+            // A REST path elsewhere: read whole, to upstream.url as before.
+            (
+                g.clone(),
+                "/tasks/t1",
+                None,
+                Some("1.0"),
+                Binding::Rest,
+                Some(Op::GetTask),
+                "a:9",
+                "/base/tasks/t1",
+            ),
+            // The JSON-RPC interface's path, with or without its slash.
+            (
+                p.clone(),
+                "/jsonrpc",
+                None,
+                None,
+                Binding::JsonRpc,
+                None,
+                "c:5",
+                "/j",
+            ),
+            (
+                p.clone(),
+                "/jsonrpc/",
+                Some("a=1"),
+                None,
+                Binding::JsonRpc,
+                None,
+                "c:5",
+                "/j/?a=1",
+            ),
+            // Other POSTs, and the interface path itself: JSON-RPC, to upstream.url.
+            (
+                p.clone(),
+                "/",
+                None,
+                None,
+                Binding::JsonRpc,
+                None,
+                "a:9",
+                "/base/",
+            ),
+            (
+                p.clone(),
+                "/rest",
+                None,
+                None,
+                Binding::JsonRpc,
+                None,
+                "a:9",
+                "/base/rest",
+            ),
+            (
+                g.clone(),
+                "/restless/x",
+                None,
+                None,
+                Binding::Other,
+                None,
+                "a:9",
+                "/base/restless/x",
+            ),
+            (
+                g.clone(),
+                "/.well-known/agent-card.json",
+                None,
+                None,
+                Binding::AgentCard { legacy_path: false },
+                None,
+                "a:9",
+                "/base/.well-known/agent-card.json",
+            ),
+        ];
+        for (method, path, query, version, binding, op, host, target) in table {
+            let mut headers = HeaderMap::new();
+            if let Some(v) = version {
+                headers.insert("A2A-Version", HeaderValue::from_str(v).unwrap());
+            }
+            let req = RequestInfo {
+                method: &method,
+                path,
+                rest_path: None,
+                query,
+                headers: &headers,
+                jsonrpc_method: None,
+            };
+            let (route, dest) = locate(&req, &ends, &up);
+            let route = route.unwrap();
+            assert_eq!(route.binding, binding, "{method} {path}");
+            assert_eq!(route.operation, op, "{method} {path}");
+            assert_eq!(dest.url.authority(), host, "{method} {path}");
+            assert_eq!(dest.path_and_query, target, "{method} {path}");
+        }
+        // Without interface paths (the card says nothing): as before.
+        let plain = Endpoints::fallback(&up);
+        let headers = HeaderMap::new();
+        let req = RequestInfo {
+            method: &g,
+            path: "/v1/tasks/t1",
+            rest_path: None,
+            query: None,
+            headers: &headers,
+            jsonrpc_method: None,
+        };
+        let (route, dest) = locate(&req, &plain, &up);
+        assert_eq!(route.unwrap().operation, Some(Op::GetTask));
+        assert_eq!(dest.path_and_query, "/base/v1/tasks/t1");
+        assert_eq!(under("/rest", "/restx"), None);
+        assert_eq!(under("/rest", "/rest"), Some("/"));
+        assert_eq!(under("", "/a"), Some("/a"));
     }
 
     #[test]

@@ -514,72 +514,7 @@ impl TaskIndex {
     /// params checked, its entries filtered (context, state and timestamp
     /// as last seen here), newest status first.
     pub fn page(&self, scope: Scope, params: Option<&Value>) -> Result<Page, Failure> {
-        let empty = Map::new();
-        let p = match params {
-            None | Some(Value::Null) => &empty,
-            Some(Value::Object(o)) => o,
-            Some(_) => return Err(invalid("ListTasks params must be an object")),
-        };
-        let str_param = |k: &str| -> Result<Option<&str>, Failure> {
-            match p.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.as_str())),
-                Some(_) => Err(invalid(format!("`{k}` must be a string"))),
-            }
-        };
-        let int_param = |k: &str| -> Result<Option<i64>, Failure> {
-            match p.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) => n
-                    .as_i64()
-                    .map(Some)
-                    .ok_or_else(|| invalid(format!("`{k}` must be an integer"))),
-                // ProtoJSON also accepts integers as strings.
-                Some(Value::String(s)) => s
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| invalid(format!("`{k}` must be an integer"))),
-                Some(_) => Err(invalid(format!("`{k}` must be an integer"))),
-            }
-        };
-        let context = str_param("contextId")?.filter(|s| !s.is_empty());
-        let status =
-            str_param("status")?.filter(|s| !s.is_empty() && *s != "TASK_STATE_UNSPECIFIED");
-        if let Some(s) = status {
-            if !s.starts_with("TASK_STATE_") {
-                return Err(invalid(format!("`status` {s:?} is not a TaskState")));
-            }
-        }
-        let page_size = int_param("pageSize")?.unwrap_or(DEFAULT_PAGE_SIZE);
-        if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
-            return Err(invalid(format!(
-                "`pageSize` must be between 1 and {MAX_PAGE_SIZE}, got {page_size}"
-            )));
-        }
-        let offset = match str_param("pageToken")?.filter(|s| !s.is_empty()) {
-            None => 0usize,
-            Some(t) => t
-                .strip_prefix(TOKEN_PREFIX)
-                .and_then(|n| n.parse().ok())
-                .ok_or_else(|| invalid("`pageToken` is not a token this proxy issued"))?,
-        };
-        let history = int_param("historyLength")?;
-        if history.is_some_and(|h| h < 0) {
-            return Err(invalid("`historyLength` must not be negative"));
-        }
-        let artifacts = match p.get("includeArtifacts") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(invalid("`includeArtifacts` must be a boolean")),
-        };
-        let after = match str_param("statusTimestampAfter")? {
-            None => None,
-            Some(s) => Some(
-                DateTime::parse_from_rfc3339(s)
-                    .map_err(|_| invalid("`statusTimestampAfter` is not an RFC 3339 timestamp"))?,
-            ),
-        };
-
+        let q = Query::read(params)?;
         let inner = self
             .inner
             .lock()
@@ -589,20 +524,20 @@ impl TaskIndex {
             .iter()
             .filter(|((s, _), _)| *s == scope)
             .map(|((_, id), e)| (id, e))
-            .filter(|(_, e)| context.is_none_or(|c| e.context.as_deref() == Some(c)))
-            .filter(|(_, e)| status.is_none_or(|s| e.state.as_deref() == Some(s)))
-            .filter(|(_, e)| after.is_none_or(|a| e.ts.is_some_and(|t| t > a)))
+            .filter(|(_, e)| q.context.is_none_or(|c| e.context.as_deref() == Some(c)))
+            .filter(|(_, e)| q.status.is_none_or(|s| e.state.as_deref() == Some(s)))
+            .filter(|(_, e)| q.after.is_none_or(|a| e.ts.is_some_and(|t| t > a)))
             .collect();
         // Newest status first; unstamped tasks by when they were last seen.
         hits.sort_by(|(_, a), (_, b)| b.ts.cmp(&a.ts).then(b.seq.cmp(&a.seq)));
         let total = hits.len();
         let ids: Vec<String> = hits
             .iter()
-            .skip(offset)
-            .take(page_size as usize)
+            .skip(q.offset)
+            .take(q.page_size as usize)
             .map(|(id, _)| id.to_string())
             .collect();
-        let end = offset.saturating_add(ids.len());
+        let end = q.offset.saturating_add(ids.len());
         let next = if end < total {
             format!("{TOKEN_PREFIX}{end}")
         } else {
@@ -610,15 +545,107 @@ impl TaskIndex {
         };
         Ok(Page {
             ids,
-            page_size,
+            page_size: q.page_size,
             total,
             next,
+            history: q.history,
+            artifacts: q.artifacts,
+            context: q.context.map(str::to_string),
+            status: q.status.map(str::to_string),
+            after: q.after,
+        })
+    }
+}
+
+/// A ListTasks request's params, checked.
+struct Query<'a> {
+    context: Option<&'a str>,
+    status: Option<&'a str>,
+    page_size: i64,
+    offset: usize,
+    history: Option<i64>,
+    artifacts: bool,
+    after: Option<DateTime<FixedOffset>>,
+}
+
+impl<'a> Query<'a> {
+    fn read(params: Option<&'a Value>) -> Result<Query<'a>, Failure> {
+        static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        let p = match params {
+            None | Some(Value::Null) => EMPTY.get_or_init(Map::new),
+            Some(Value::Object(o)) => o,
+            Some(_) => return Err(invalid("ListTasks params must be an object")),
+        };
+        let context = str_param(p, "contextId")?.filter(|s| !s.is_empty());
+        let status =
+            str_param(p, "status")?.filter(|s| !s.is_empty() && *s != "TASK_STATE_UNSPECIFIED");
+        if let Some(s) = status {
+            if !s.starts_with("TASK_STATE_") {
+                return Err(invalid(format!("`status` {s:?} is not a TaskState")));
+            }
+        }
+        let page_size = int_param(p, "pageSize")?.unwrap_or(DEFAULT_PAGE_SIZE);
+        if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
+            return Err(invalid(format!(
+                "`pageSize` must be between 1 and {MAX_PAGE_SIZE}, got {page_size}"
+            )));
+        }
+        let offset = match str_param(p, "pageToken")?.filter(|s| !s.is_empty()) {
+            None => 0usize,
+            Some(t) => t
+                .strip_prefix(TOKEN_PREFIX)
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| invalid("`pageToken` is not a token this proxy issued"))?,
+        };
+        let history = int_param(p, "historyLength")?;
+        if history.is_some_and(|h| h < 0) {
+            return Err(invalid("`historyLength` must not be negative"));
+        }
+        let artifacts = match p.get("includeArtifacts") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(invalid("`includeArtifacts` must be a boolean")),
+        };
+        let after = match str_param(p, "statusTimestampAfter")? {
+            None => None,
+            Some(s) => Some(
+                DateTime::parse_from_rfc3339(s)
+                    .map_err(|_| invalid("`statusTimestampAfter` is not an RFC 3339 timestamp"))?,
+            ),
+        };
+        Ok(Query {
+            context,
+            status,
+            page_size,
+            offset,
             history,
             artifacts,
-            context: context.map(str::to_string),
-            status: status.map(str::to_string),
             after,
         })
+    }
+}
+
+fn str_param<'a>(p: &'a Map<String, Value>, k: &str) -> Result<Option<&'a str>, Failure> {
+    match p.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(invalid(format!("`{k}` must be a string"))),
+    }
+}
+
+fn int_param(p: &Map<String, Value>, k: &str) -> Result<Option<i64>, Failure> {
+    match p.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| invalid(format!("`{k}` must be an integer"))),
+        // ProtoJSON also accepts integers as strings.
+        Some(Value::String(s)) => s
+            .parse()
+            .map(Some)
+            .map_err(|_| invalid(format!("`{k}` must be an integer"))),
+        Some(_) => Err(invalid(format!("`{k}` must be an integer"))),
     }
 }
 

@@ -602,8 +602,8 @@ async fn card_is_rewritten_and_revalidated_with_etags() {
     assert!(fetches.len() >= 2, "{fetches:?}");
     assert_eq!(fetches[1].header("if-none-match"), Some("\"up-1\""));
     // A v1.0 client of this v0.3 agent: a translated card with its own
-    // ETag, JSON-RPC only (its HTTP+JSON interface is not at the agent's
-    // base URL, where the proxy routes REST paths).
+    // ETag, JSON-RPC first, then its HTTP+JSON interface under its own
+    // path (the proxy routes REST paths under it).
     let r = get(
         px.addr,
         "/a2a/.well-known/agent-card.json",
@@ -614,10 +614,12 @@ async fn card_is_rewritten_and_revalidated_with_etags() {
     assert_ne!(r.header("etag"), Some(etag.as_str()));
     let card = r.json();
     let ifs = card["supportedInterfaces"].as_array().unwrap();
-    assert_eq!(ifs.len(), 1, "{card}");
+    assert_eq!(ifs.len(), 2, "{card}");
     assert_eq!(ifs[0]["url"], "https://agents.example.com/a2a/rpc");
     assert_eq!(ifs[0]["protocolBinding"], "JSONRPC");
     assert_eq!(ifs[0]["protocolVersion"], "1.0");
+    assert_eq!(ifs[1]["url"], "https://agents.example.com/a2a/rest");
+    assert_eq!(ifs[1]["protocolBinding"], "HTTP+JSON");
 
     // A v1.0 card: every supportedInterfaces URL is rewritten.
     let up10 = upstream_with_card(CARD_V10, |_| Reply::json(200, "{}")).await;

@@ -45,7 +45,10 @@ impl ProxyService {
         ctx: &Ctx,
     ) -> Result<()> {
         let app = &self.app;
-        upstream_request.insert_header("Host", app.config.upstream.authority())?;
+        // The agent URL routing chose (route::locate), else upstream.url.
+        let dest = ctx.dest.as_ref();
+        let agent = dest.map_or(&app.config.upstream, |d| &d.url);
+        upstream_request.insert_header("Host", agent.authority())?;
         if let Some(v) = ctx.upstream_version {
             // Always the upstream's own version (EDGE-CASES 4): a v1.0 agent
             // rejects header-less calls even when the method says v1.0.
@@ -80,8 +83,15 @@ impl ProxyService {
             }
         }
         if let Some((t, up)) = &ctx.rest {
-            let base = &app.config.upstream.base_path;
-            crate::rest::set_upstream_head(base, t.upstream, up, upstream_request)?;
+            crate::rest::set_upstream_head(&agent.base_path, t.upstream, up, upstream_request)?;
+        } else if let Some(d) = dest {
+            let asked = client_uri.path_and_query().map(|p| p.as_str());
+            if asked != Some(d.path_and_query.as_str()) {
+                let new_uri: http::Uri = d.path_and_query.parse().map_err(|_| {
+                    Error::explain(ErrorType::InternalError, "building the upstream path")
+                })?;
+                upstream_request.set_uri(new_uri);
+            }
         } else if app.config.public_url.base_path != app.config.upstream.base_path {
             let rel = app.relative_path(client_uri.path());
             let pq = app.upstream_path_and_query(rel, client_uri.query());

@@ -35,6 +35,8 @@ pub struct Ctx {
     /// chosen in the first hook (`None`: answered by no agent).
     pub(crate) agent: Option<usize>,
     pub(crate) route: Option<Route>,
+    /// Where routing sends the request (area: paths; crate::route::locate).
+    pub(crate) dest: Option<crate::endpoints::Dest>,
     pub(crate) target: ErrorTarget,
     /// Counted in `App::enter`.
     pub(crate) entered: bool,
@@ -102,6 +104,7 @@ impl Ctx {
             started: Instant::now(),
             agent: None,
             route: None,
+            dest: None,
             target: ErrorTarget::default(),
             entered: false,
             body_seen: 0,

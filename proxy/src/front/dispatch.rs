@@ -45,6 +45,7 @@ impl Incoming {
         RequestInfo {
             method: &self.method,
             path: &self.path,
+            rest_path: Some(&self.path),
             query: self.query.as_deref(),
             headers: &self.headers,
             jsonrpc_method: self.rpc_method.as_deref(),
@@ -66,6 +67,22 @@ fn no_a2a_method(rpc_method: Option<&str>, body: &[u8], up: Version) -> Failure 
         ),
         (None, Ok(_)) => invalid(-32600, "not a JSON-RPC request (no `method`)".into()),
         (None, Err(e)) => invalid(-32700, format!("invalid JSON: {e}")),
+    }
+}
+
+/// The agent path of a JSON-RPC request at `path` (relative to the
+/// public base), without its query: where routing sends it (area: paths).
+fn jsonrpc_path(
+    app: &crate::app::App,
+    dest: Option<&crate::endpoints::Dest>,
+    path: &str,
+) -> String {
+    match dest {
+        Some(d) => d
+            .path_and_query
+            .split_once('?')
+            .map_or(d.path_and_query.clone(), |(p, _)| p.to_string()),
+        None => app.upstream_path_and_query(path, None),
     }
 }
 
@@ -142,7 +159,14 @@ impl ProxyService {
         inc: &mut Incoming,
         too_large: bool,
     ) -> Result<std::result::Result<Route, Failure>> {
-        let mut routed = route::classify(&inc.info());
+        // Which of the agent's interfaces, and its agent URL (route::locate);
+        // the local endpoints ask the agent for nothing first.
+        let upstream = &self.app.config.upstream;
+        let ends = match route::local_endpoint(&inc.method, &inc.path) {
+            Some(_) => std::sync::Arc::new(crate::endpoints::Endpoints::fallback(upstream)),
+            None => self.app.endpoints().await,
+        };
+        let (mut routed, mut dest) = route::locate(&inc.info(), &ends, upstream);
         let is_jsonrpc = match &routed {
             Ok(r) => r.binding == Binding::JsonRpc,
             Err(e) => e.binding == Binding::JsonRpc,
@@ -153,8 +177,9 @@ impl ProxyService {
             inc.prebuffered = Some(body);
             ctx.target.jsonrpc_id = id;
             inc.rpc_method = m;
-            routed = route::classify(&inc.info());
+            (routed, dest) = route::locate(&inc.info(), &ends, upstream);
         }
+        ctx.dest = Some(dest);
         let route = match routed {
             Ok(r) => r,
             Err(e) => {
@@ -338,7 +363,8 @@ impl ProxyService {
         if plan.local == Some(Local::ListTasks) {
             let id = ctx.target.jsonrpc_id.clone();
             let caller = app.tasks.caller(caller_headers);
-            return match list_tasks_locally(app, path, &body, id, &caller).await {
+            let path = jsonrpc_path(app, ctx.dest.as_ref(), path);
+            return match list_tasks_locally(app, &path, &body, id, &caller).await {
                 Ok(r) => self.respond(session, ctx, r).await,
                 Err(f) => self.respond_failure(session, ctx, f).await,
             };
@@ -384,7 +410,8 @@ impl ProxyService {
         let app = &self.app;
         // Only a prelude or the push fold asks the agent with them.
         let caller = || crate::forward::caller_headers(caller_headers);
-        let via = || crate::app::TaskFetch::JsonRpc(app.upstream_path_and_query(path, None));
+        let agent_path = jsonrpc_path(app, ctx.dest.as_ref(), path);
+        let via = || crate::app::TaskFetch::JsonRpc(agent_path.clone());
         if plan.prelude == Some(Prelude::FirstTask) {
             let req: Option<Value> = serde_json::from_slice(body).ok();
             let task_id = req.as_ref().and_then(|r| r.pointer("/params/id")?.as_str());

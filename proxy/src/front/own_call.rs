@@ -88,7 +88,7 @@ impl ProxyService {
             return Ok(None);
         };
         let app = &self.app;
-        let Ok(addr) = app.upstream_addr().await else {
+        let Ok(addr) = app.dest_addr(ctx.dest.as_ref()).await else {
             return Ok(None);
         };
         match app
@@ -111,10 +111,10 @@ impl ProxyService {
     /// A v1.0 client's push-config list or delete that a v0.3 agent's REST
     /// binding does not implement (a2a-python 0.3.26 answers 500 and 405;
     /// `status` is what it answered), asked of the same agent's JSON-RPC
-    /// binding (its card's JSON-RPC interface, on the configured upstream
-    /// address) and answered in the shape of its REST answer, so the
-    /// response goes through the REST translation and the push layer as
-    /// any other. `None` when it does not apply or that call fails too.
+    /// binding (its card's JSON-RPC interface, crate::endpoints) and
+    /// answered in the shape of its REST answer, so the response goes
+    /// through the REST translation and the push layer as any other.
+    /// `None` when it does not apply or that call fails too.
     pub(crate) async fn push_config_over_jsonrpc(
         &self,
         session: &mut Session,
@@ -125,10 +125,27 @@ impl ProxyService {
             return Ok(None);
         };
         let app = &self.app;
+        // The agent's JSON-RPC interface (area: paths; crate::endpoints).
         let Ok(addr) = app.upstream_addr().await else {
             return Ok(None);
         };
-        let Some(path) = self.upstream_jsonrpc_path(addr).await else {
+        let Ok(card) = app.cards.get(addr, true).await else {
+            return Ok(None);
+        };
+        let Some(rpc) = app.endpoints_of(&card).jsonrpc.clone() else {
+            return Ok(None);
+        };
+        let path = if rpc.url.base_path.is_empty() {
+            "/"
+        } else {
+            ""
+        }
+        .to_string();
+        ctx.dest = Some(crate::endpoints::Dest {
+            path_and_query: format!("{}{path}", rpc.url.base_path),
+            url: rpc.url,
+        });
+        let Ok(addr) = app.dest_addr(ctx.dest.as_ref()).await else {
             return Ok(None);
         };
         let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": p});
@@ -164,26 +181,6 @@ impl ProxyService {
         Ok(Some(out))
     }
 
-    /// The path (under the upstream's base path) of the agent's v0.3
-    /// JSON-RPC interface, from its card, when that interface is on the
-    /// configured upstream address.
-    pub(crate) async fn upstream_jsonrpc_path(&self, addr: std::net::SocketAddr) -> Option<String> {
-        let app = &self.app;
-        let card = app.cards.get(addr, true).await.ok()?;
-        let url = crate::grpc::bridge::jsonrpc_url(&card.json, crate::version::Version::V03)?;
-        let uri = url.parse::<http::Uri>().ok()?;
-        let up = &app.config.upstream;
-        if uri.authority().map(|a| a.as_str()) != Some(up.authority().as_str()) {
-            return None;
-        }
-        let rel = uri.path().strip_prefix(up.base_path.as_str())?;
-        Some(if rel.starts_with('/') {
-            rel.to_string()
-        } else {
-            format!("/{rel}")
-        })
-    }
-
     /// The limits of a call the proxy makes itself for `ctx`'s operation.
     pub(crate) fn call_limits(&self, ctx: &Ctx) -> crate::unary::Limits {
         let limits = &self.app.config.limits;
@@ -209,7 +206,7 @@ impl ProxyService {
             Err(f) => return self.respond_failure(session, ctx, f).await,
         };
         let call = self.call_limits(ctx);
-        let mut answer = match app.upstream_addr().await {
+        let mut answer = match app.dest_addr(ctx.dest.as_ref()).await {
             Ok(addr) => app.upstream_pool.call(addr, &wire, call).await,
             Err(f) => Err(f),
         };

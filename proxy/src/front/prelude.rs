@@ -13,7 +13,8 @@ use crate::error::Failure;
 
 /// A v1.0 client's `ListTasks` toward a v0.3 agent, answered per caller
 /// (`caller`: the request's credentials) from [`crate::tasks::TaskIndex`],
-/// the page's tasks asked of the agent with those credentials.
+/// the page's tasks asked of the agent with those credentials (`path`:
+/// the agent's JSON-RPC path).
 pub(crate) async fn list_tasks_locally(
     app: &Arc<App>,
     path: &str,
@@ -25,7 +26,7 @@ pub(crate) async fn list_tasks_locally(
         code: -32700,
         message: format!("invalid JSON: {e}"),
     })?;
-    let via = crate::app::TaskFetch::JsonRpc(app.upstream_path_and_query(path, None));
+    let via = crate::app::TaskFetch::JsonRpc(path.to_string());
     let result = app.list_tasks_via(caller, req.get("params"), via).await?;
     let env = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
     Ok(LocalResponse::json(200, env))

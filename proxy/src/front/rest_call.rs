@@ -16,6 +16,15 @@ use crate::call::{Local, Plan, Prelude, PushStep};
 use crate::error::Failure;
 use crate::route::Route;
 
+/// The agent's base path for REST paths of this request (area: paths).
+fn rest_base(app: &crate::app::App, ctx: &Ctx) -> String {
+    ctx.dest
+        .as_ref()
+        .map_or(&app.config.upstream, |d| &d.url)
+        .base_path
+        .clone()
+}
+
 impl ProxyService {
     /// An HTTP+JSON call of `op`.
     pub(super) async fn route_rest(
@@ -76,7 +85,7 @@ impl ProxyService {
             let listed = match crate::tasks::params_from_query(inc.query.as_deref()) {
                 Ok(p) => {
                     let caller = app.tasks.caller(&inc.headers);
-                    let via = crate::app::TaskFetch::Rest;
+                    let via = crate::app::TaskFetch::Rest(rest_base(app, ctx));
                     app.list_tasks_via(&caller, Some(&p), via).await
                 }
                 Err(f) => Err(f),
@@ -158,7 +167,7 @@ impl ProxyService {
                 ctx.push_delete = p.task_id.clone().zip(p.config_id.clone());
             }
             let mut pending = push.register_params(op, client, up, &mut params).await?;
-            let via = crate::app::TaskFetch::Rest;
+            let via = crate::app::TaskFetch::Rest(rest_base(app, ctx));
             seed_push_fold(app, push, op, &mut pending, via, &caller()).await;
             ctx.push = Some(pending);
         }
@@ -170,7 +179,7 @@ impl ProxyService {
             if let Some(id) = route.params.task_id.as_deref() {
                 // A v0.3 REST agent breaks off a stream of a finished task
                 // without a word (a2a-python 0.3 does): asked first.
-                let via = crate::app::TaskFetch::Rest;
+                let via = crate::app::TaskFetch::Rest(rest_base(app, ctx));
                 let frame = |task: &Value| serde_json::json!({ "task": task });
                 let first = first_task_frame(app, &via, id, &caller(), frame).await?;
                 if let Some(first) = first {

@@ -48,7 +48,7 @@ impl ProxyHttp for ProxyService {
     }
 
     async fn upstream_peer(&self, _session: &mut Session, ctx: &mut Ctx) -> Result<Box<HttpPeer>> {
-        let addr = match self.app.upstream_addr().await {
+        let addr = match self.app.dest_addr(ctx.dest.as_ref()).await {
             Ok(a) => a,
             Err(f) => {
                 ctx.failure = Some(f);

@@ -102,8 +102,9 @@ impl ProxyService {
             }
         };
         let call = self.call_limits(ctx);
+        let dest = ctx.dest.clone();
         let open = async move {
-            let r = match app.upstream_addr().await {
+            let r = match app.dest_addr(dest.as_ref()).await {
                 Ok(addr) => app.upstream_pool.open(addr, &wire, call).await,
                 Err(f) => Err(f),
             };

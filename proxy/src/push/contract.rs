@@ -32,7 +32,19 @@ pub fn item(task: &str) -> OutboxItem {
         accepted_ms: 0,
         lease_owner: String::new(),
         lease_until_ms: 0,
+        traceparent: String::new(),
+        tracestate: String::new(),
     }
+}
+
+/// A W3C trace context's parent, as an agent sends it.
+pub const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+/// `it` with a trace context, as accepted from an agent that sent one.
+pub fn traced(mut it: OutboxItem) -> OutboxItem {
+    it.traceparent = TRACEPARENT.into();
+    it.tracestate = "k=v".into();
+    it
 }
 
 /// Runs every check below on `fresh`, a new empty store.
@@ -199,9 +211,14 @@ pub fn configs_outbox_dead_letters_before(s: &dyn Store) {
     s.put_config(&cfg("c", "t2", "c1")).unwrap();
     assert_eq!(s.enqueue(item("t1")).unwrap(), 1);
     assert_eq!(s.enqueue(item("t1")).unwrap(), 2);
-    assert_eq!(s.enqueue(item("t2")).unwrap(), 3);
+    assert_eq!(s.enqueue(traced(item("t2"))).unwrap(), 3);
     s.complete(1).unwrap();
     let p = s.pending(10).unwrap();
+    assert_eq!(
+        (p[1].traceparent.as_str(), p[1].tracestate.as_str()),
+        (TRACEPARENT, "k=v")
+    );
+    assert_eq!(p[0].traceparent, "", "no context: none made up");
     s.dead_letter(&p[1], "gone").unwrap();
 }
 
@@ -224,6 +241,8 @@ pub fn configs_outbox_dead_letters_after(s: &dyn Store) {
     assert_eq!(dead[0].reason, "gone");
     assert_eq!(dead[0].item.seq, 3);
     assert_eq!(dead[0].item.task_id, "t2");
+    assert_eq!(dead[0].item.traceparent, TRACEPARENT);
+    assert_eq!(dead[0].item.tracestate, "k=v");
     assert_eq!(s.enqueue(item("t3")).unwrap(), 4, "seq keeps increasing");
     let dbg = format!("{:?}", s.config_by_callback("a").unwrap().unwrap());
     assert!(!dbg.contains("tok") && !dbg.contains("\"s\""), "{dbg}");

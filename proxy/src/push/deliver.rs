@@ -369,7 +369,7 @@ impl Run<'_> {
                 return;
             }
             let started = Instant::now();
-            let sent = post(push, &config, &it.body, self.net).await;
+            let sent = post(push, &config, &it, self.net).await;
             self.leases.paced(started.elapsed());
             match sent {
                 Ok(()) => {
@@ -444,8 +444,9 @@ fn backoff_between(initial: Duration, max: Duration, attempt: u32, unit: f64) ->
     d.mul_f64(0.5 + 0.5 * unit.clamp(0.0, 1.0))
 }
 
-/// The headers a subscriber of `version` expects (MAPPING-FACTS §9).
-fn headers_for(c: &PushConfig) -> Vec<(&'static str, String)> {
+/// The headers a subscriber of `version` expects (MAPPING-FACTS §9), and
+/// the agent's trace context of the push.
+fn headers_for(c: &PushConfig, it: &OutboxItem) -> Vec<(&'static str, String)> {
     let mut h = vec![(
         "Content-Type",
         match c.subscriber_version {
@@ -460,6 +461,12 @@ fn headers_for(c: &PushConfig) -> Vec<(&'static str, String)> {
     if let Some(a) = &c.auth {
         if let Some(cred) = &a.credentials {
             h.push(("Authorization", format!("{} {}", a.scheme, cred)));
+        }
+    }
+    if !it.traceparent.is_empty() {
+        h.push(("traceparent", it.traceparent.clone()));
+        if !it.tracestate.is_empty() {
+            h.push(("tracestate", it.tracestate.clone()));
         }
     }
     h
@@ -484,7 +491,7 @@ impl Undelivered {
 }
 
 /// Posts one body; `Ok` on a 2xx answer.
-async fn post(push: &Push, c: &PushConfig, body: &str, net: &Net) -> Result<(), Undelivered> {
+async fn post(push: &Push, c: &PushConfig, it: &OutboxItem, net: &Net) -> Result<(), Undelivered> {
     let policy: &TargetPolicy = &push.policy;
     // Checked again on every send: the policy may have changed since the
     // registration (a restart with other settings).
@@ -492,7 +499,7 @@ async fn post(push: &Push, c: &PushConfig, body: &str, net: &Net) -> Result<(), 
         .check_url(&c.original_url)
         .map_err(|r| Undelivered::last(r.0))?;
     let timeout = push.settings.delivery_timeout;
-    let r = tokio::time::timeout(timeout, send(policy, &target, c, body, net)).await;
+    let r = tokio::time::timeout(timeout, send(policy, &target, c, it, net)).await;
     match r {
         Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
         Ok(Ok(status)) => Err(Undelivered::again(format!(
@@ -510,7 +517,7 @@ async fn send(
     policy: &TargetPolicy,
     t: &Target,
     c: &PushConfig,
-    body: &str,
+    it: &OutboxItem,
     net: &Net,
 ) -> Result<u16, Undelivered> {
     // An IP literal is the address itself; a name is resolved once, its
@@ -526,7 +533,8 @@ async fn send(
     policy
         .check_resolved(t, &addrs)
         .map_err(|r| Undelivered::last(r.0))?;
-    let head = request_head(t, c, body.len()).map_err(Undelivered::last)?;
+    let body = it.body.as_str();
+    let head = request_head(t, c, it, body.len()).map_err(Undelivered::last)?;
     let mut last = Undelivered::again("webhook host resolves to no address".into());
     for a in &addrs {
         let key: PoolKey = (*a, t.host.clone(), t.https);
@@ -589,7 +597,7 @@ fn rustls_name(host: &str) -> Result<tokio_rustls::rustls::pki_types::ServerName
         .map_err(|_| "webhook host is not a valid TLS server name".to_string())
 }
 
-fn request_head(t: &Target, c: &PushConfig, len: usize) -> Result<String, String> {
+fn request_head(t: &Target, c: &PushConfig, it: &OutboxItem, len: usize) -> Result<String, String> {
     let host = if t.host.contains(':') {
         format!("[{}]", t.host)
     } else {
@@ -605,7 +613,7 @@ fn request_head(t: &Target, c: &PushConfig, len: usize) -> Result<String, String
         "POST {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: a2a-compat-proxy\r\nContent-Length: {len}\r\n",
         t.path_and_query
     );
-    for (k, v) in headers_for(c) {
+    for (k, v) in headers_for(c, it) {
         if v.bytes().any(|b| b < 0x20 && b != b'\t') {
             return Err(format!(
                 "the subscriber's {k} value holds control characters"
@@ -817,7 +825,16 @@ mod tests {
             allow_hosts: vec![],
         };
         let t = p.check_url(&c.original_url).unwrap();
-        let h = request_head(&t, &c, 5).unwrap();
+        let mut it = crate::push::contract::item("t");
+        let h = request_head(&t, &c, &it, 5).unwrap();
+        assert!(!h.contains("traceparent"), "{h}");
+        it.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into();
+        it.tracestate = "a=1".into();
+        let h = request_head(&t, &c, &it, 5).unwrap();
+        assert!(
+            h.contains("traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\ntracestate: a=1\r\n"),
+            "{h}"
+        );
         assert!(
             h.starts_with("POST /h?q=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"),
             "{h}"
@@ -827,9 +844,9 @@ mod tests {
         assert!(h.contains("Authorization: Bearer cred\r\n"));
         c.subscriber_version = Version::V03;
         c.token = Some("bad\r\nX-Evil: 1".into());
-        assert!(request_head(&t, &c, 5).is_err());
+        assert!(request_head(&t, &c, &it, 5).is_err());
         c.token = None;
-        assert!(request_head(&t, &c, 5)
+        assert!(request_head(&t, &c, &it, 5)
             .unwrap()
             .contains("Content-Type: application/json\r\n"));
     }

@@ -33,8 +33,9 @@ pub const CALLBACK_PREFIX: &str = "/a2a-proxy/push/";
 /// data on open.
 /// 2 added the ListTasks task index; 3 the fold snapshots ([`Snapshot`]);
 /// 4 keeps only per-caller summaries in the task index (the whole tasks
-/// stored before, of no known caller, are dropped).
-pub const SCHEMA_VERSION: u64 = 4;
+/// stored before, of no known caller, are dropped); 5 keeps the agent's
+/// trace context with each accepted notification.
+pub const SCHEMA_VERSION: u64 = 5;
 
 /// A store failure (IO, corruption, encoding), already rendered as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +134,13 @@ pub struct OutboxItem {
     /// Unix milliseconds until which `lease_owner` holds the item.
     #[serde(default)]
     pub lease_until_ms: i64,
+    /// The agent's W3C `traceparent` on the push (empty: none), sent on
+    /// with the delivery so the subscriber's work joins the agent's trace.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub traceparent: String,
+    /// Its `tracestate` (empty: none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tracestate: String,
 }
 
 /// The v0.3 Task a config's pushes add up to, as stored (v1.0 agent, v0.3

@@ -108,10 +108,17 @@ const MIGRATIONS: &[&str] = &[
     "
     DELETE FROM push_tasks;
 ",
+    // The agent's trace context, sent on with each delivery.
+    "
+    ALTER TABLE push_outbox ADD COLUMN IF NOT EXISTS traceparent TEXT NOT NULL DEFAULT '';
+    ALTER TABLE push_outbox ADD COLUMN IF NOT EXISTS tracestate TEXT NOT NULL DEFAULT '';
+    ALTER TABLE push_dead ADD COLUMN IF NOT EXISTS traceparent TEXT NOT NULL DEFAULT '';
+    ALTER TABLE push_dead ADD COLUMN IF NOT EXISTS tracestate TEXT NOT NULL DEFAULT '';
+",
 ];
 
 const ITEM_COLS: &str = "seq, callback_id, task_id, body, attempts, next_attempt_ms, \
-                         accepted_ms, lease_owner, lease_until_ms";
+                         accepted_ms, lease_owner, lease_until_ms, traceparent, tracestate";
 
 fn item_of(r: &Row) -> Result<OutboxItem, StoreError> {
     let seq: i64 = r.try_get(0).map_err(e)?;
@@ -126,6 +133,8 @@ fn item_of(r: &Row) -> Result<OutboxItem, StoreError> {
         accepted_ms: r.try_get(6).map_err(e)?,
         lease_owner: r.try_get(7).map_err(e)?,
         lease_until_ms: r.try_get(8).map_err(e)?,
+        traceparent: r.try_get(9).map_err(e)?,
+        tracestate: r.try_get(10).map_err(e)?,
     })
 }
 
@@ -318,8 +327,9 @@ impl Store for PgStore {
             let st = tx
                 .prepare(
                     "INSERT INTO push_outbox (callback_id, task_id, body, attempts, \
-                     next_attempt_ms, accepted_ms, lease_owner, lease_until_ms) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq",
+                     next_attempt_ms, accepted_ms, lease_owner, lease_until_ms, \
+                     traceparent, tracestate) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING seq",
                 )
                 .map_err(e)?;
             let mut seqs = Vec::with_capacity(items.len());
@@ -349,6 +359,8 @@ impl Store for PgStore {
                             &i.accepted_ms,
                             &i.lease_owner,
                             &i.lease_until_ms,
+                            &i.traceparent,
+                            &i.tracestate,
                         ],
                     )
                     .map_err(e)?;
@@ -501,7 +513,7 @@ impl Store for PgStore {
             tx.execute(
                 &format!(
                     "INSERT INTO push_dead ({ITEM_COLS}, reason, dead_ms) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
                      ON CONFLICT (seq) DO UPDATE SET reason = EXCLUDED.reason, \
                      dead_ms = EXCLUDED.dead_ms"
                 ),
@@ -515,6 +527,8 @@ impl Store for PgStore {
                     &i.accepted_ms,
                     &i.lease_owner,
                     &i.lease_until_ms,
+                    &i.traceparent,
+                    &i.tracestate,
                     &reason,
                     &dead_ms,
                 ],
@@ -535,8 +549,8 @@ impl Store for PgStore {
             .map(|r| {
                 Ok(DeadLetter {
                     item: item_of(r)?,
-                    reason: r.try_get(9).map_err(e)?,
-                    dead_ms: r.try_get(10).map_err(e)?,
+                    reason: r.try_get(11).map_err(e)?,
+                    dead_ms: r.try_get(12).map_err(e)?,
                 })
             })
             .collect()

@@ -296,6 +296,8 @@ mod tests {
             accepted_ms: 1,
             lease_owner: String::new(),
             lease_until_ms: 0,
+            traceparent: String::new(),
+            tracestate: String::new(),
         }
     }
 

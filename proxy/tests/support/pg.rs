@@ -32,6 +32,38 @@ fn bindir() -> PathBuf {
     PathBuf::new() // PATH
 }
 
+/// Whether this test has no PostgreSQL to run on: no `initdb` here and no
+/// `A2A_PROXY_TEST_PG_URL`. It then prints one `skipped:` line; under CI
+/// (`CI` set: `.ci/run` installs PostgreSQL) a missing one fails instead.
+pub fn skipped() -> bool {
+    if std::env::var_os("A2A_PROXY_TEST_PG_URL").is_some() {
+        return false;
+    }
+    let bin = bindir();
+    let found = if bin.as_os_str().is_empty() {
+        Command::new("initdb")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    } else {
+        true
+    };
+    if found {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "PostgreSQL (initdb) not found under CI: .ci/run installs it"
+    );
+    eprintln!(
+        "skipped: PostgreSQL not found (no initdb): install postgresql (what .ci/run does) \
+         or set A2A_PROXY_TEST_PG_URL to a server this test may create databases on"
+    );
+    true
+}
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")

@@ -39,93 +39,127 @@ impl Push {
         headers: &http::HeaderMap,
         body: Bytes,
     ) -> Result<u64, (u16, String)> {
-        let unavailable = |e: StoreError| {
-            tracing::error!(error = %e, "push store");
-            (503, "push notification store unavailable".to_string())
-        };
-        let Some(mut c) = self.config(callback_id).await.map_err(unavailable)? else {
+        let mut c = self.authenticated(callback_id, headers).await?;
+        // The agent's trace goes on with the delivery (checked, or none).
+        let trace = crate::tracectx::TraceContext::from_headers(headers).unwrap_or_default();
+        for _ in 0..FOLD_ATTEMPTS {
+            if let Some(seq) = self.accept_once(&mut c, &body, &trace).await? {
+                return Ok(seq);
+            }
+        }
+        Err((503, "push notification snapshot kept changing".into()))
+    }
+
+    /// The config of `callback_id`, when the agent's POST presents its
+    /// secret.
+    async fn authenticated(
+        &self,
+        callback_id: &str,
+        headers: &http::HeaderMap,
+    ) -> Result<PushConfig, (u16, String)> {
+        let Some(c) = self.config(callback_id).await.map_err(unavailable)? else {
             return Err((404, "unknown push callback".into()));
         };
         if !presented(headers).is_some_and(|p| crate::push::secret_matches(p, &c.callback_secret)) {
             return Err((401, "push callback not authenticated".into()));
         }
+        Ok(c)
+    }
+
+    /// One attempt at accepting `body` for `c`: translated (folded into
+    /// the config's v0.3 Task where it has one), checked against the
+    /// config's task and written with the snapshot it read. `None`: the
+    /// snapshot changed meanwhile (another instance), to fold again.
+    async fn accept_once(
+        &self,
+        c: &mut PushConfig,
+        body: &[u8],
+        trace: &crate::tracectx::TraceContext,
+    ) -> Result<Option<u64>, (u16, String)> {
         let folds = c.upstream_version == Version::V10 && c.subscriber_version == Version::V03;
-        for _ in 0..FOLD_ATTEMPTS {
-            let (base, mut snapshot) = if folds {
-                self.snapshot_of(&c).await.map_err(unavailable)?
-            } else {
-                (0, None)
-            };
-            let (out, task) = translate_body(
-                c.upstream_version,
-                c.subscriber_version,
-                &body,
-                folds.then_some(&mut snapshot),
-            )
-            .map_err(|m| (400, m))?;
-            if c.task_id.is_empty() && !task.is_empty() {
-                // Another instance may have learnt the config's task.
-                c = self.fresh(c).await.map_err(unavailable)?;
-            }
-            // A callback is for its config's task only: a push about any
-            // other would reach a subscriber of another task.
-            if !task.is_empty() && !c.task_id.is_empty() && task != c.task_id {
-                return Err((403, "push notification names another task".into()));
-            }
-            if c.task_id.is_empty() && !task.is_empty() {
-                c.task_id = task.clone();
-                self.save(c.clone()).await.map_err(unavailable)?;
-            }
-            // A terminal state ends the snapshot: a later push starts anew.
-            let kept = snapshot.filter(|t| !t.status.state.is_terminal());
-            let change = match folds {
-                true => Some(SnapshotWrite {
-                    callback_id: c.callback_id.clone(),
-                    base,
-                    task: kept
-                        .as_ref()
-                        .map(serde_json::to_string)
-                        .transpose()
-                        .map_err(|e| unavailable(StoreError(e.to_string())))?,
-                }),
-                false => None,
-            };
-            let item = OutboxItem {
-                seq: 0,
+        let (base, mut snapshot) = if folds {
+            self.snapshot_of(c).await.map_err(unavailable)?
+        } else {
+            (0, None)
+        };
+        let (out, task) = translate_body(
+            c.upstream_version,
+            c.subscriber_version,
+            body,
+            folds.then_some(&mut snapshot),
+        )
+        .map_err(|m| (400, m))?;
+        self.learn_task(c, &task).await?;
+        // A terminal state ends the snapshot: a later push starts anew.
+        let kept = snapshot.filter(|t| !t.status.state.is_terminal());
+        let change = match folds {
+            true => Some(SnapshotWrite {
                 callback_id: c.callback_id.clone(),
-                task_id: if task.is_empty() {
-                    c.task_id.clone()
-                } else {
-                    task
-                },
-                body: out,
-                attempts: 0,
-                next_attempt_ms: 0,
-                accepted_ms: crate::push::now_ms(),
-                lease_owner: String::new(),
-                lease_until_ms: 0,
-            };
-            // The snapshot is cached only once accepted (with the item, in
-            // one durable write): a refused push is sent again by the agent
-            // and must not be folded in twice.
-            match self.write_item(item, change).await {
-                Ok(Some(seq)) => {
-                    if folds {
-                        self.cache_snapshot(&c.callback_id, base + 1, kept);
-                    }
-                    return Ok(seq);
+                base,
+                task: kept
+                    .as_ref()
+                    .map(serde_json::to_string)
+                    .transpose()
+                    .map_err(|e| unavailable(StoreError(e.to_string())))?,
+            }),
+            false => None,
+        };
+        let item = OutboxItem {
+            seq: 0,
+            callback_id: c.callback_id.clone(),
+            task_id: if task.is_empty() {
+                c.task_id.clone()
+            } else {
+                task
+            },
+            body: out,
+            attempts: 0,
+            next_attempt_ms: 0,
+            accepted_ms: crate::push::now_ms(),
+            lease_owner: String::new(),
+            lease_until_ms: 0,
+            traceparent: trace.traceparent.clone(),
+            tracestate: trace.tracestate.clone(),
+        };
+        // The snapshot is cached only once accepted (with the item, in
+        // one durable write): a refused push is sent again by the agent
+        // and must not be folded in twice.
+        match self.write_item(item, change).await {
+            Ok(Some(seq)) => {
+                if folds {
+                    self.cache_snapshot(&c.callback_id, base + 1, kept);
                 }
-                Ok(None) => {
-                    tracing::debug!("push snapshot changed by another instance: folding again");
-                    self.forget_snapshot(&c.callback_id);
-                }
-                Err(e) => {
-                    self.forget_snapshot(&c.callback_id);
-                    return Err(unavailable(e));
-                }
+                Ok(Some(seq))
+            }
+            Ok(None) => {
+                tracing::debug!("push snapshot changed by another instance: folding again");
+                self.forget_snapshot(&c.callback_id);
+                Ok(None)
+            }
+            Err(e) => {
+                self.forget_snapshot(&c.callback_id);
+                Err(unavailable(e))
             }
         }
-        Err((503, "push notification snapshot kept changing".into()))
+    }
+
+    /// Checks the task a push names against its config's, and records it
+    /// when the config did not know its task yet.
+    async fn learn_task(&self, c: &mut PushConfig, task: &str) -> Result<(), (u16, String)> {
+        if c.task_id.is_empty() && !task.is_empty() {
+            // Another instance may have learnt the config's task.
+            *c = self.fresh(c.clone()).await.map_err(unavailable)?;
+        }
+        // A callback is for its config's task only: a push about any
+        // other would reach a subscriber of another task.
+        if !task.is_empty() && !c.task_id.is_empty() && task != c.task_id {
+            return Err((403, "push notification names another task".into()));
+        }
+        if c.task_id.is_empty() && !task.is_empty() {
+            c.task_id = task.to_string();
+            self.save(c.clone()).await.map_err(unavailable)?;
+        }
+        Ok(())
     }
 
     /// `c` as the store has it now, when that knows its task (the cache may
@@ -182,6 +216,12 @@ pub(super) fn presented(h: &http::HeaderMap) -> Option<&str> {
     let a = h.get(http::header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, rest) = a.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+}
+
+/// A store failure as the callback answers it (logged here, never echoed).
+fn unavailable(e: StoreError) -> (u16, String) {
+    tracing::error!(error = %e, "push store");
+    (503, "push notification store unavailable".to_string())
 }
 
 /// Translates a webhook body from the agent's version to the subscriber's;

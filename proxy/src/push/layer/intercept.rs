@@ -29,55 +29,13 @@ impl Push {
                 code: -32700,
                 message: format!("invalid JSON: {e}"),
             })?;
-            let callback_id = crate::push::random_id();
-            let secret = crate::push::random_id();
-            let url = format!("{}{CALLBACK_PREFIX}{callback_id}", self.base);
-            let reg = match v.get_mut("params") {
-                Some(p) => {
-                    rewrite::take_registration(op, upstream, p, &url, &secret).map_err(|m| {
-                        Failure::Translate {
-                            code: -32602,
-                            message: m,
-                        }
-                    })?
+            if let Some(c) = self.take_config(op, client, upstream, &mut v).await? {
+                let callback_id = c.callback_id.clone();
+                if !c.task_id.is_empty() {
+                    task = Some(c.task_id.clone());
                 }
-                None => None,
-            };
-            if let Some(reg) = reg {
-                let Registration {
-                    task_id,
-                    config_id,
-                    url: original_url,
-                    token,
-                    auth,
-                } = reg;
-                self.policy
-                    .check_url(&original_url)
-                    .map_err(|r| Failure::Translate {
-                        code: -32602,
-                        message: r.0,
-                    })?;
-                let c = PushConfig {
-                    callback_id: callback_id.clone(),
-                    task_id: task_id.clone(),
-                    config_id,
-                    original_url,
-                    token,
-                    auth,
-                    subscriber_version: client,
-                    upstream_version: upstream,
-                    callback_secret: secret,
-                    created: chrono::Utc::now().timestamp(),
-                    seed: None,
-                };
-                self.save(c.clone()).await.map_err(store_failure)?;
-                self.stats.registered.fetch_add(1, Ordering::Relaxed);
-                tracing::info!(task_id = %c.task_id, subscriber = %client, agent = %upstream, "push config intercepted");
                 pending.known.insert(callback_id.clone(), c);
                 pending.created = Some(callback_id);
-                if !task_id.is_empty() {
-                    task = Some(task_id);
-                }
                 let out = serde_json::to_vec(&v).map_err(|e| Failure::Internal {
                     detail: e.to_string(),
                 })?;
@@ -91,6 +49,63 @@ impl Push {
             self.add_known(&t, &mut pending).await?;
         }
         Ok((None, pending))
+    }
+
+    /// Takes the push config out of a request `v` (in the `upstream`
+    /// version), puts the proxy's callback in its place and stores the
+    /// subscriber's config; `None` when the request holds no config.
+    async fn take_config(
+        &self,
+        op: Method,
+        client: Version,
+        upstream: Version,
+        v: &mut Value,
+    ) -> Result<Option<PushConfig>, Failure> {
+        let callback_id = crate::push::random_id();
+        let secret = crate::push::random_id();
+        let url = format!("{}{CALLBACK_PREFIX}{callback_id}", self.base);
+        let Some(p) = v.get_mut("params") else {
+            return Ok(None);
+        };
+        let reg = rewrite::take_registration(op, upstream, p, &url, &secret).map_err(|m| {
+            Failure::Translate {
+                code: -32602,
+                message: m,
+            }
+        })?;
+        let Some(Registration {
+            task_id,
+            config_id,
+            url: original_url,
+            token,
+            auth,
+        }) = reg
+        else {
+            return Ok(None);
+        };
+        self.policy
+            .check_url(&original_url)
+            .map_err(|r| Failure::Translate {
+                code: -32602,
+                message: r.0,
+            })?;
+        let c = PushConfig {
+            callback_id,
+            task_id,
+            config_id,
+            original_url,
+            token,
+            auth,
+            subscriber_version: client,
+            upstream_version: upstream,
+            callback_secret: secret,
+            created: chrono::Utc::now().timestamp(),
+            seed: None,
+        };
+        self.save(c.clone()).await.map_err(store_failure)?;
+        self.stats.registered.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(task_id = %c.task_id, subscriber = %client, agent = %upstream, "push config intercepted");
+        Ok(Some(c))
     }
 
     pub(super) async fn add_known(&self, task_id: &str, p: &mut Pending) -> Result<(), Failure> {

@@ -459,24 +459,9 @@ impl Store for RedbStore {
         run_limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         let _claims = self.inner.claiming.lock().map_err(poisoned)?;
-        // Per callback id, decided at its oldest item: how many more of its
-        // run may be claimed (0: skip all of it). Table items come first
-        // (every one is older than every hot one).
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        let mut decide = |item: &OutboxItem| {
-            let left = seen.entry(item.callback_id.clone()).or_insert_with(|| {
-                if item.next_attempt_ms <= now_ms && item.lease_until_ms <= now_ms {
-                    run_limit.max(1)
-                } else {
-                    0
-                }
-            });
-            if *left == 0 {
-                return false;
-            }
-            *left -= 1;
-            true
-        };
+        // Table items come first (every one is older than every hot one).
+        let mut budget = RunBudget::new(now_ms, run_limit);
+        let mut decide = |item: &OutboxItem| budget.admits(item);
         let mut got = Vec::new();
         let window = self.inner.claim_scan.load(Ordering::Relaxed);
         // The last seq looked at, when the scan stopped at its window with
@@ -679,6 +664,45 @@ impl Store for RedbStore {
     }
 }
 
+/// How many more items of each callback's run a claim may take, decided
+/// at the callback's oldest item (0: skip all of it: it is not due, or
+/// another instance holds it).
+struct RunBudget {
+    now_ms: i64,
+    run_limit: usize,
+    left: HashMap<String, usize>,
+}
+
+impl RunBudget {
+    fn new(now_ms: i64, run_limit: usize) -> RunBudget {
+        RunBudget {
+            now_ms,
+            run_limit,
+            left: HashMap::new(),
+        }
+    }
+
+    /// Whether `item` (met in seq order) is claimed.
+    fn admits(&mut self, item: &OutboxItem) -> bool {
+        let (now, limit) = (self.now_ms, self.run_limit);
+        let left = self
+            .left
+            .entry(item.callback_id.clone())
+            .or_insert_with(|| {
+                if item.next_attempt_ms <= now && item.lease_until_ms <= now {
+                    limit.max(1)
+                } else {
+                    0
+                }
+            });
+        if *left == 0 {
+            return false;
+        }
+        *left -= 1;
+        true
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -718,6 +742,8 @@ pub(crate) mod tests {
             accepted_ms: 1,
             lease_owner: String::new(),
             lease_until_ms: 0,
+            traceparent: String::new(),
+            tracestate: String::new(),
         }
     }
 

@@ -26,4 +26,7 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         tx.open_table(TASKS).map_err(e)?;
         Ok(())
     },
+    // Outbox items gained optional trace-context members (absent in older
+    // records, which read as none): nothing to rewrite.
+    |_| Ok(()),
 ];

@@ -1,0 +1,150 @@
+//! Each binding where the agent's card puts it (issue #23), with the REAL
+//! Python A2A SDKs on 127.0.0.1: agents serving JSON-RPC at `/jsonrpc` and
+//! HTTP+JSON under `/rest` (`tests/sdk/paths_agent_v*.py`, the echo
+//! agents of `agent_v*.py`), the in-process proxy in front (upstream
+//! version read from the card), and the SDK clients of `interop.rs`
+//! (`client_v*.py`: card discovery, send, stream, get, cancel,
+//! resubscribe, follow-up, parts, big bodies, expected errors) following
+//! the interface the proxy's card gives for their binding. Each run checks
+//! every step, and that the interface the client used is the proxy's,
+//! under the agent's own path.
+
+use std::time::Duration;
+
+use e2e::peer::{run_client_with, start_agent, ClientRun};
+use e2e::sdk::{python_v03, python_v10, repo_root};
+use proxy::config::{Config, UpstreamVersion};
+use serde_json::Value;
+
+const AGENT_START: Duration = Duration::from_secs(30);
+const CLIENT_RUN: Duration = Duration::from_secs(90);
+
+/// Every step a client run must have passed.
+const STEPS: [&str; 14] = [
+    "card",
+    "send",
+    "stream",
+    "get",
+    "cancel",
+    "resubscribe",
+    "follow_up",
+    "parts",
+    "big",
+    "big_stream",
+    "get_no_history",
+    "resubscribe_done",
+    "get_missing",
+    "cancel_done",
+];
+
+/// Runs the `client` SDK ("v03" / "v10") over `binding` ("JSONRPC" /
+/// "HTTP+JSON") through the proxy in front of the `agent` SDK's agent
+/// with its bindings under paths; returns the run and the proxy's URL.
+fn run(client: &str, agent: &str, binding: &str) -> (ClientRun, String) {
+    let python = |v: &str| {
+        if v == "v03" {
+            python_v03()
+        } else {
+            python_v10()
+        }
+    };
+    let up = start_agent(
+        &python(agent),
+        &repo_root().join(format!("tests/sdk/paths_agent_{agent}.py")),
+        AGENT_START,
+    );
+    let mut config =
+        Config::new(proxy::free_local_addr().expect("port"), &up.url()).expect("config");
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Auto;
+    config.limits.read_timeout = Duration::from_secs(20);
+    let px = proxy::start(config).expect("proxy");
+    let run = run_client_with(
+        &python(client),
+        &repo_root().join(format!("tests/sdk/client_{client}.py")),
+        &px.url(),
+        &[("A2A_BINDING", binding)],
+        CLIENT_RUN,
+    );
+    drop(up);
+    (run, px.url())
+}
+
+/// Every step passed, and the card's interface for `binding` is the
+/// proxy's at the agent's path for it.
+fn check(label: &str, client: &str, binding: &str, run: &ClientRun, proxy_url: &str) {
+    let mut failed = Vec::new();
+    for name in STEPS {
+        let s = run.step(name).cloned().unwrap_or(Value::Null);
+        if s["ok"] != true {
+            failed.push(format!("{name}: not ok: {s}"));
+        }
+    }
+    let path = if binding == "JSONRPC" {
+        "jsonrpc"
+    } else {
+        "rest"
+    };
+    let want = format!("{proxy_url}/{path}");
+    let card = run.step("card").cloned().unwrap_or(Value::Null);
+    let ifaces = card["interfaces"].as_array().cloned().unwrap_or_default();
+    let listed = ifaces.iter().any(|i| i["url"] == want.as_str());
+    let primary = client == "v03" && binding == "JSONRPC" && card["url"] == want.as_str();
+    if !(listed || primary) {
+        failed.push(format!("card: no {binding} interface at {want}: {card}"));
+    }
+    if !run.status.is_some_and(|s| s.success()) {
+        failed.push(format!("client exit status {:?}", run.status));
+    }
+    assert!(
+        failed.is_empty(),
+        "{label}: {} failed checks:\n  {}\nclient output:\n{}",
+        failed.len(),
+        failed.join("\n  "),
+        run.raw
+    );
+}
+
+fn pair(client: &str, agent: &str, binding: &str) {
+    let label =
+        format!("{client} client ({binding}) -> proxy -> {agent} agent under /jsonrpc and /rest");
+    let (run, url) = run(client, agent, binding);
+    check(&label, client, binding, &run, &url);
+}
+
+/// The issue's case: a v0.3 agent with REST under `/rest` and JSON-RPC
+/// under `/jsonrpc`, translated for the a2a-sdk 1.x REST client.
+#[test]
+fn v03_agent_under_rest_and_jsonrpc_paths_translated_for_v10_rest_clients() {
+    pair("v10", "v03", "HTTP+JSON");
+}
+
+#[test]
+fn v03_agent_under_paths_translated_for_v10_jsonrpc_clients() {
+    pair("v10", "v03", "JSONRPC");
+}
+
+#[test]
+fn v10_agent_under_paths_translated_for_v03_rest_clients() {
+    pair("v03", "v10", "HTTP+JSON");
+}
+
+#[test]
+fn v10_agent_under_paths_translated_for_v03_jsonrpc_clients() {
+    pair("v03", "v10", "JSONRPC");
+}
+
+#[test]
+fn v03_agent_under_paths_passed_through_to_v03_rest_clients() {
+    pair("v03", "v03", "HTTP+JSON");
+}
+
+#[test]
+fn v10_agent_under_paths_passed_through_to_v10_rest_clients() {
+    pair("v10", "v10", "HTTP+JSON");
+}
+
+#[test]
+fn v10_agent_under_paths_passed_through_to_v10_jsonrpc_clients() {
+    pair("v10", "v10", "JSONRPC");
+}
