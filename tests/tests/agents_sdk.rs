@@ -174,6 +174,20 @@ fn sdk_clients_reach_a_v10_agent_by_prefix_and_a_v03_agent_by_host() {
 /// step must succeed.
 #[test]
 fn whole_sdk_scenarios_by_prefix_and_by_host_on_both_bindings() {
+    whole_sdk_scenarios("agent", &["--rest"]);
+}
+
+/// The same with agents whose card puts JSON-RPC at `/jsonrpc` and
+/// HTTP+JSON under `/rest` (`paths_agent_v*.py`): each interface is
+/// served under the agent's prefix (or host) and its own path.
+#[test]
+fn whole_sdk_scenarios_with_interfaces_under_paths_by_prefix_and_by_host() {
+    whole_sdk_scenarios("paths_agent", &[]);
+}
+
+/// The agents of `tests/sdk/{script}_v*.py` (started with `args`): the
+/// v0.3 one by prefix, the v1.0 one by host; every client run checked.
+fn whole_sdk_scenarios(script: &str, args: &[&str]) {
     let start = |v: &str| {
         let python = if v == "v03" {
             python_v03()
@@ -182,8 +196,8 @@ fn whole_sdk_scenarios_by_prefix_and_by_host_on_both_bindings() {
         };
         start_agent_with(
             &python,
-            &repo_root().join(format!("tests/sdk/agent_{v}.py")),
-            &["--rest"],
+            &repo_root().join(format!("tests/sdk/{script}_{v}.py")),
+            args,
             AGENT_START,
         )
     };
