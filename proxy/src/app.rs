@@ -288,21 +288,20 @@ impl App {
         }
     }
 
+    /// This agent's metrics, labelled with its name (`agent`).
     pub fn metrics_text(&self) -> LocalResponse {
-        LocalResponse {
-            status: 200,
-            headers: vec![(
-                "Content-Type",
-                "text/plain; version=0.0.4; charset=utf-8".into(),
-            )],
-            body: Bytes::from({
-                let mut text = self.metrics.render();
-                if let Some(p) = &self.push {
-                    p.stats.render(&mut text);
-                }
-                text
-            }),
+        let text = self.metrics_body();
+        let name = self.config.agent.name.as_str();
+        crate::metrics::exposition(crate::metrics::label_agents(&[(name, &text)]))
+    }
+
+    /// The request and push counters, without the `agent` label.
+    pub fn metrics_body(&self) -> String {
+        let mut text = self.metrics.render();
+        if let Some(p) = &self.push {
+            p.stats.render(&mut text);
         }
+        text
     }
 }
 

@@ -33,7 +33,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::version::{ProtocolVersion, Version};
 
@@ -41,7 +41,7 @@ use crate::version::{ProtocolVersion, Version};
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
 /// The configuration file as written (every member optional).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
     pub listen: Option<String>,
@@ -71,11 +71,40 @@ pub struct RawConfig {
     // A2A 1.N versions (area: versions).
     #[serde(default)]
     pub versions: RawVersions,
+    // Several agents (area: agents).
+    /// `[[agents]]`: several agents behind one proxy, each routed by path
+    /// prefix and/or `Host`; empty: this file's one agent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<RawAgent>,
+}
+
+// Several agents (area: agents).
+/// One `[[agents]]` entry: the top-level values are its defaults; what it
+/// sets here overrides them (resolved by [`crate::agents::resolve`]).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAgent {
+    /// Required: the `agent` label of its metrics, its push data subdirectory.
+    pub name: Option<String>,
+    /// The request path prefix it is served under (`/a`), stripped before
+    /// the request goes on; also the path of its public URL.
+    pub prefix: Option<String>,
+    /// `Host` names it is served at (`a.example.com`, or with `:port`).
+    pub hosts: Option<Vec<String>>,
+    /// A gRPC listener of its own (the top-level `grpc.listen` serves the
+    /// first agent).
+    pub grpc_listen: Option<String>,
+    pub public_url: Option<String>,
+    pub upstream: Option<RawUpstream>,
+    pub push: Option<RawPush>,
+    pub limits: Option<RawLimits>,
+    pub list_tasks: Option<String>,
+    pub list_identity_headers: Option<Vec<String>>,
 }
 
 // A2A 1.N versions (area: versions).
 /// `[versions]` of the file: which A2A 1.N calls are served.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawVersions {
     /// `refuse` (default) or `passthrough`: a 1.N client newer than the
@@ -84,7 +113,7 @@ pub struct RawVersions {
 }
 
 /// `[push]` of the file: push-notification interception and delivery.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPush {
     pub enabled: Option<bool>,
@@ -108,7 +137,7 @@ pub struct RawPush {
 }
 
 /// `[grpc]` of the file: the gRPC listener (off unless `listen` is set).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGrpc {
     pub listen: Option<String>,
@@ -121,7 +150,7 @@ pub struct RawGrpc {
 }
 
 /// `[upstream]` of the file.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawUpstream {
     pub url: Option<String>,
@@ -135,7 +164,7 @@ pub struct RawUpstream {
 }
 
 /// `[limits]` of the file.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLimits {
     pub max_body_bytes: Option<u64>,
@@ -400,6 +429,13 @@ pub struct Config {
     /// `upstream.allowed_hosts`: the hosts the agent's card may send the
     /// proxy to (crate::endpoints).
     pub allowed_hosts: crate::endpoints::AllowedHosts,
+    // Several agents (area: agents).
+    /// This agent's name and routes (the one agent of a file without
+    /// `[[agents]]`: `default`, every host and path).
+    pub agent: crate::agents::AgentRoute,
+    /// Every agent's whole config, in file order, when the file has
+    /// `[[agents]]` (this config is then the first one's); empty otherwise.
+    pub agents: Vec<Config>,
 }
 
 // TLS on the HTTP listener, log format (area: ops).
@@ -776,6 +812,25 @@ fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSettings, Confi
 impl Config {
     /// Validates raw input. Missing values get the safe defaults.
     pub fn resolve(raw: RawConfig) -> Result<Config, ConfigError> {
+        // Several agents (area: agents).
+        if !raw.agents.is_empty() {
+            return crate::agents::resolve(raw);
+        }
+        Config::resolve_one(raw)
+    }
+
+    /// Several agents (area: agents): the configs of the agents served,
+    /// in file order (this one alone without `[[agents]]`).
+    pub fn agent_configs(&self) -> Vec<Config> {
+        if self.agents.is_empty() {
+            vec![self.clone()]
+        } else {
+            self.agents.clone()
+        }
+    }
+
+    /// One agent's config from raw input (`[[agents]]` ignored).
+    pub(crate) fn resolve_one(raw: RawConfig) -> Result<Config, ConfigError> {
         let listen_s = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let listen: SocketAddr = listen_s
             .parse()
@@ -877,6 +932,9 @@ impl Config {
         )?;
         Ok(Config {
             allowed_hosts,
+            // Several agents (area: agents).
+            agent: crate::agents::AgentRoute::default(),
+            agents: Vec::new(),
             upstream_protocol,
             newer_minor,
             grpc_card_url_form,
@@ -917,7 +975,7 @@ impl Config {
     }
 }
 
-fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
+pub(crate) fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
     let d = Limits::default();
     let positive = |key: &str, v: Option<u64>, default: u64| -> Result<u64, ConfigError> {
         match v {

@@ -68,6 +68,30 @@ max_attempts = 10
 backoff_initial_ms = 500
 backoff_max_ms = 300000
 delivery_timeout_ms = 10000
+
+# Several agents behind this one proxy (proxy/README.md, "Several agents"):
+# each [[agents]] entry is a whole agent whose unset keys take the values
+# above; it is routed by Host and/or path prefix (Host first, then the
+# longest prefix). Without [[agents]] the file is one agent, "default".
+# [[agents]]
+# name = "a"                         # required: the `agent` metric label
+# prefix = "/a"                      # served under /a/ (stripped); its public URL path
+# [agents.upstream]
+# url = "http://127.0.0.1:9000"
+# version = "0.3"
+# [[agents]]
+# name = "b"
+# hosts = ["b.example.com"]          # served at Host b.example.com (any port unless given)
+# public_url = "https://b.example.com"   # default: its first host on the listener's port
+# list_tasks = "off"
+# grpc_listen = "127.0.0.1:8082"     # its own gRPC listener (grpc.listen serves the first agent)
+# [agents.upstream]
+# url = "http://127.0.0.1:9100"
+# version = "1.0"
+# [agents.limits]
+# max_connections = 256
+# [agents.push]
+# callback_url = "https://b.example.com"   # default: its first host (or the listener) + its prefix
 "#;
 
 /// Resolves `file` and reads its TLS files: the config, or the message
@@ -104,6 +128,19 @@ pub fn main(cmd: &ConfigCommand) -> i32 {
         ConfigCommand::Check { file } => match check(file) {
             Ok(config) => {
                 println!("{}: valid; resolved settings:", file.display());
+                // Several agents (area: agents): where each one is served.
+                for c in &config.agents {
+                    let hosts: Vec<_> = c.agent.hosts.iter().map(|h| h.host.as_str()).collect();
+                    println!(
+                        "agent {}: prefix {:?}, hosts {:?} -> {} ({:?}), public URL {}",
+                        c.agent.name,
+                        c.agent.prefix,
+                        hosts,
+                        c.upstream.as_string(),
+                        c.upstream_version,
+                        c.public_url.as_string()
+                    );
+                }
                 println!("{config:#?}");
                 0
             }
@@ -112,5 +149,33 @@ pub fn main(cmd: &ConfigCommand) -> i32 {
                 2
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example's commented `[[agents]]` block, uncommented, resolves.
+    #[test]
+    fn the_agents_example_resolves() {
+        let at = EXAMPLE.find("# [[agents]]").expect("an agents example");
+        let mut text = EXAMPLE[..at].to_string();
+        for line in EXAMPLE[at..].lines() {
+            text.push_str(line.strip_prefix("# ").unwrap_or(line));
+            text.push('\n');
+        }
+        let raw = RawConfig::from_toml(&text, "example").unwrap();
+        let c = Config::resolve(raw).unwrap();
+        let names: Vec<_> = c.agents.iter().map(|a| a.agent.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(c.agents[1].public_url.as_string(), "https://b.example.com");
+        assert_eq!(
+            c.agents[0].public_url.as_string(),
+            "http://127.0.0.1:8080/a"
+        );
+        // Without the block: the one default agent.
+        let c = Config::resolve(RawConfig::from_toml(EXAMPLE, "example").unwrap()).unwrap();
+        assert!(c.agents.is_empty());
     }
 }

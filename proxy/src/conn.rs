@@ -53,7 +53,7 @@ use tokio::time::{Instant, Sleep};
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::Limits;
-use crate::front::ProxyService;
+use crate::front::Front;
 
 /// The first bytes of an HTTP/2 connection without TLS (RFC 9113 §3.4).
 pub(crate) const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -569,7 +569,7 @@ impl Peek for TlsConn {}
 
 /// Pingora's HTTP proxy behind [`Guarded`] streams (see the module docs).
 pub struct Listener {
-    pub proxy: Arc<HttpProxy<ProxyService>>,
+    pub proxy: Arc<HttpProxy<Front>>,
     pub limits: ConnLimits,
     /// TLS on the listener (`tls_cert_file`); `None`: plain HTTP and h2c.
     pub tls: Option<TlsAcceptor>,

@@ -8,6 +8,7 @@
 //! [`translation`] (JSON-RPC cross-version bodies), [`serve_cmd`] (the
 //! `serve` subcommand), [`cli`] and [`translate_cmd`] (the `translate` subcommand). [`start`] runs the proxy in-process for tests.
 
+pub mod agents;
 pub mod app;
 pub mod call;
 pub mod card;
@@ -50,7 +51,7 @@ use tokio::sync::oneshot;
 
 use crate::app::App;
 use crate::config::Config;
-use crate::front::ProxyService;
+use crate::front::Front;
 
 /// The read buffer of each client connection (see [`build_server`]): none.
 /// Pingora reads request heads and bodies into buffers of their own; an L4
@@ -58,8 +59,9 @@ use crate::front::ProxyService;
 /// resident memory per open connection.
 const DOWNSTREAM_READ_BUFFER: usize = 0;
 
-/// Builds the pingora server for `config` (not yet running).
-pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server, Arc<App>)> {
+/// Builds the pingora server for `config` (not yet running), with one
+/// [`App`] per agent (its push worker started), in config order.
+pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server, Vec<Arc<App>>)> {
     let conf = ServerConf {
         threads: config.threads,
         grace_period_seconds: Some(grace.as_secs()),
@@ -84,27 +86,37 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
     let mut server = Server::new_with_opt_and_conf(None, conf);
     server.bootstrap();
     let listen = config.listen;
-    let mut app = App::new(config);
-    app.start_push()?;
-    let app = Arc::new(app);
-    let mut proxy =
-        pingora::proxy::http_proxy(&server.configuration, ProxyService { app: app.clone() });
+    // Several agents (area: agents): one App each; the listener-level
+    // settings below are the top-level ones (the same in every agent's).
+    let mut apps: Vec<Arc<App>> = Vec::new();
+    for one in config.agent_configs() {
+        let mut app = App::new(one);
+        if let Err(e) = app.start_push() {
+            for a in &apps {
+                a.stop_push();
+            }
+            let name = &app.config.agent.name;
+            return Err(std::io::Error::new(e.kind(), format!("agent {name}: {e}")));
+        }
+        apps.push(Arc::new(app));
+    }
+    let mut proxy = pingora::proxy::http_proxy(&server.configuration, Front::new(&apps));
     let mut options = HttpServerOptions::default();
     options.h2c = true;
     // An HTTP/2 connection with no open stream is closed like an idle
     // HTTP/1.1 one.
-    options.h2_idle_timeout = Some(app.config.limits.idle_timeout);
+    options.h2_idle_timeout = Some(config.limits.idle_timeout);
     proxy.server_options = Some(options);
     // HTTP/2 request heads: the same cap as HTTP/1.1 ones (pingora's own
     // bounds otherwise: 100 concurrent streams, malformed-stream budget).
     let mut h2 = pingora::protocols::http::v2::server::default_h2_options();
-    h2.max_header_list_size(app.config.limits.max_header_bytes as u32);
+    h2.max_header_list_size(config.limits.max_header_bytes as u32);
     proxy.h2_options = Some(h2);
     // Every connection's request heads are bounded in time and size, and
     // HTTP/1.1 requests are answered in order when pipelined (crate::conn).
     let listener = conn::Listener {
         proxy: Arc::new(proxy),
-        limits: conn::ConnLimits::of(&app.config.limits),
+        limits: conn::ConnLimits::of(&config.limits),
         tls,
     };
     let mut svc =
@@ -117,7 +129,7 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
         pingora::listeners::ListenerConfig::tcp(listen.to_string()).l4_buffer(buffers),
     );
     server.add_service(svc);
-    Ok((server, app))
+    Ok((server, apps))
 }
 
 /// Shuts the server down when the channel fires (or its sender is dropped).
@@ -136,7 +148,10 @@ impl ShutdownSignalWatch for ChannelShutdown {
 /// A proxy running on its own thread; stopped by [`RunningProxy::stop`] or drop.
 pub struct RunningProxy {
     pub addr: SocketAddr,
+    /// The first agent's state (the one agent of a file without `[[agents]]`).
     pub app: Arc<App>,
+    /// Every agent's state, in config order.
+    pub apps: Vec<Arc<App>>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -160,7 +175,14 @@ impl RunningProxy {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        self.app.stop_push();
+        for app in &self.apps {
+            app.stop_push();
+        }
+    }
+
+    /// The state of the agent named `name`.
+    pub fn agent(&self, name: &str) -> Option<&Arc<App>> {
+        self.apps.iter().find(|a| a.config.agent.name == name)
     }
 }
 
@@ -203,7 +225,8 @@ pub fn start(config: Config) -> std::io::Result<RunningProxy> {
     // Taken by another socket: pingora would retry its bind while the wait
     // below connected to that other socket.
     drop(TcpListener::bind(addr)?);
-    let (server, app) = build_server(config, Duration::ZERO)?;
+    let (server, apps) = build_server(config, Duration::ZERO)?;
+    let app = apps[0].clone();
     let (tx, rx) = oneshot::channel();
     let thread = std::thread::Builder::new()
         .name(format!("a2a-proxy-{}", addr.port()))
@@ -215,6 +238,7 @@ pub fn start(config: Config) -> std::io::Result<RunningProxy> {
     let mut running = RunningProxy {
         addr,
         app,
+        apps,
         shutdown: Some(tx),
         thread: Some(thread),
     };

@@ -1,4 +1,5 @@
-//! Prometheus text exposition, hand-rolled (three metric families).
+//! Prometheus text exposition, hand-rolled (three metric families), and
+//! the `agent` label every line carries ([`label_agents`]).
 
 use crate::version::Version;
 use std::collections::BTreeMap;
@@ -119,6 +120,83 @@ impl Metrics {
     }
 }
 
+// Several agents (area: agents).
+/// The `/metrics` answer for exposition `text`.
+pub fn exposition(text: String) -> crate::app::LocalResponse {
+    crate::app::LocalResponse {
+        status: 200,
+        headers: vec![(
+            "Content-Type",
+            "text/plain; version=0.0.4; charset=utf-8".into(),
+        )],
+        body: bytes::Bytes::from(text),
+    }
+}
+
+/// Several agents' expositions `(agent name, text)` as one: every sample
+/// line gets `agent="NAME"` as its first label, and each family's `# HELP`
+/// and `# TYPE` lines appear once, followed by the samples of every agent
+/// in the order given.
+pub fn label_agents(parts: &[(&str, &str)]) -> String {
+    // (family, its comment lines, its samples), in first-seen order.
+    let mut families: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+    for (agent, text) in parts {
+        let label = format!("agent=\"{}\"", escape(agent));
+        let mut current: Option<usize> = None;
+        for line in text.lines() {
+            if let Some(rest) = line
+                .strip_prefix("# HELP ")
+                .or_else(|| line.strip_prefix("# TYPE "))
+            {
+                let name = rest.split(' ').next().unwrap_or_default();
+                let i = match families.iter().position(|f| f.0 == name) {
+                    Some(i) => i,
+                    None => {
+                        families.push((name.to_string(), Vec::new(), Vec::new()));
+                        families.len() - 1
+                    }
+                };
+                if !families[i].1.iter().any(|l| l == line) {
+                    families[i].1.push(line.to_string());
+                }
+                current = Some(i);
+                continue;
+            }
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let labelled = match line.find(['{', ' ']) {
+                Some(at) if line[at..].starts_with("{}") => {
+                    format!("{}{{{label}}}{}", &line[..at], &line[at + 2..])
+                }
+                Some(at) if line[at..].starts_with('{') => {
+                    format!("{}{{{label},{}", &line[..at], &line[at + 1..])
+                }
+                Some(at) => format!("{}{{{label}}}{}", &line[..at], &line[at..]),
+                None => continue,
+            };
+            let i = match current {
+                Some(i) => i,
+                None => {
+                    families.push((String::new(), Vec::new(), Vec::new()));
+                    let i = families.len() - 1;
+                    current = Some(i);
+                    i
+                }
+            };
+            families[i].2.push(labelled);
+        }
+    }
+    let mut out = String::new();
+    for (_, comments, samples) in families {
+        for l in comments.iter().chain(samples.iter()) {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 fn escape(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
@@ -148,5 +226,39 @@ mod tests {
         assert!(text.contains("a2a_proxy_request_duration_seconds_bucket{le=\"0.005\"} 1"));
         assert!(text.contains("a2a_proxy_request_duration_seconds_bucket{le=\"+Inf\"} 2"));
         assert!(text.contains("a2a_proxy_open_streams 1"));
+    }
+
+    #[test]
+    fn every_line_names_its_agent_and_families_appear_once() {
+        let (a, b) = (Metrics::default(), Metrics::default());
+        let l = RequestLabels {
+            method: "GetTask".into(),
+            binding: "rest",
+            direction: "v03_v10",
+            outcome: "ok".into(),
+        };
+        a.record(l.clone(), Duration::from_millis(3));
+        b.record(l.clone(), Duration::from_millis(3));
+        b.record(l, Duration::from_millis(3));
+        b.stream_opened();
+        let (ta, tb) = (a.render(), b.render());
+        let text = label_agents(&[("a", &ta), ("b\"x", &tb)]);
+        assert!(text.contains("a2a_proxy_requests_total{agent=\"a\",method=\"GetTask\",direction=\"v03_v10\",binding=\"rest\",outcome=\"ok\"} 1\n"));
+        assert!(text.contains("a2a_proxy_requests_total{agent=\"b\\\"x\",method=\"GetTask\",direction=\"v03_v10\",binding=\"rest\",outcome=\"ok\"} 2\n"));
+        assert!(
+            text.contains("a2a_proxy_request_duration_seconds_bucket{agent=\"a\",le=\"+Inf\"} 1\n")
+        );
+        assert!(text.contains("a2a_proxy_request_duration_seconds_count{agent=\"b\\\"x\"} 2\n"));
+        assert!(text.contains("a2a_proxy_open_streams{agent=\"a\"} 0\n"));
+        assert!(text.contains("a2a_proxy_open_streams{agent=\"b\\\"x\"} 1\n"));
+        assert_eq!(text.matches("# TYPE a2a_proxy_requests_total").count(), 1);
+        assert_eq!(text.matches("# HELP a2a_proxy_open_streams").count(), 1);
+        // Every sample line is labelled.
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            assert!(line.contains("{agent=\""), "{line}");
+        }
+        // A family's samples follow its comments.
+        let t = text.find("# TYPE a2a_proxy_open_streams").unwrap();
+        assert!(text.find("a2a_proxy_open_streams{agent=\"a\"}").unwrap() > t);
     }
 }

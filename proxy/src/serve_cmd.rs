@@ -20,6 +20,8 @@ The keys, defaults and bounds are documented in proxy/README.md, sections
   \"gRPC\"                      grpc.*
   \"Push notifications (issue #4)\"  push.*
   \"Operations\"                log_format, --callback-url, config check/example, check-upstream
+  \"Several agents\"            [[agents]]: several agents by path prefix and/or Host (the flags
+                              then set the top-level defaults of every agent)
 `a2a-compat-proxy config example` prints a commented config file;
 `a2a-compat-proxy config check FILE` validates one and prints the resolved settings.";
 
@@ -240,8 +242,12 @@ pub fn main(args: &ServeArgs) -> i32 {
         }
     };
     init_logging(config.log_format);
-    let listeners = std::iter::once(("HTTP", Some(config.listen)))
-        .chain(std::iter::once(("gRPC", config.grpc_listen)));
+    let listeners = std::iter::once(("HTTP", Some(config.listen))).chain(
+        config
+            .agent_configs()
+            .into_iter()
+            .map(|c| ("gRPC", c.grpc_listen)),
+    );
     for (what, addr) in listeners {
         if let Err(e) = addr.map_or(Ok(()), |a| check_listen(what, a)) {
             eprintln!("a2a-compat-proxy serve: {e}");
@@ -258,7 +264,18 @@ pub fn main(args: &ServeArgs) -> i32 {
         public_url = %config.public_url.as_string(),
         "starting"
     );
-    let (server, app) = match crate::build_server(config, Duration::from_secs(5)) {
+    for c in config.agents.iter() {
+        tracing::info!(
+            agent = %c.agent.name,
+            prefix = %c.agent.prefix,
+            hosts = ?c.agent.hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>(),
+            upstream = %c.upstream.as_string(),
+            upstream_version = ?c.upstream_version,
+            public_url = %c.public_url.as_string(),
+            "agent"
+        );
+    }
+    let (server, apps) = match crate::build_server(config, Duration::from_secs(5)) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("a2a-compat-proxy serve: cannot start: {e}");
@@ -273,18 +290,34 @@ pub fn main(args: &ServeArgs) -> i32 {
             }
         }
     }
-    let grpc = match crate::grpc::GrpcServer::start_if_configured(app.clone()) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("a2a-compat-proxy serve: cannot start the gRPC listener: {e}");
-            return 2;
+    // Several agents (area: agents): each agent's gRPC listener, if any
+    // (the top-level grpc.listen is the first agent's).
+    let mut grpc = Vec::new();
+    for app in &apps {
+        match crate::grpc::GrpcServer::start_if_configured(app.clone()) {
+            Ok(g) => grpc.extend(g),
+            Err(e) => {
+                let name = &app.config.agent.name;
+                eprintln!(
+                    "a2a-compat-proxy serve: cannot start the gRPC listener of agent {name}: {e}"
+                );
+                for mut g in grpc {
+                    g.stop();
+                }
+                for app in &apps {
+                    app.stop_push();
+                }
+                return 2;
+            }
         }
-    };
+    }
     server.run(RunArgs::default());
-    if let Some(mut g) = grpc {
+    for mut g in grpc {
         g.stop();
     }
-    app.stop_push();
+    for app in &apps {
+        app.stop_push();
+    }
     0
 }
 

@@ -344,10 +344,13 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
     // The ended stream is counted, and no longer open.
     let text = support::get(px.http.addr, "/metrics", &[]).await.text();
     assert!(
-        text.contains(r#"a2a_proxy_requests_total{method="SendStreamingMessage",direction="v10_v03",binding="grpc",outcome="ok"} 1"#),
+        text.contains(r#"a2a_proxy_requests_total{agent="default",method="SendStreamingMessage",direction="v10_v03",binding="grpc",outcome="ok"} 1"#),
         "{text}"
     );
-    assert!(text.contains("a2a_proxy_open_streams 0"), "{text}");
+    assert!(
+        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -438,10 +441,13 @@ async fn failed_stream_is_counted_with_its_status() {
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
     let text = support::get(px.http.addr, "/metrics", &[]).await.text();
     assert!(
-        text.contains(r#"a2a_proxy_requests_total{method="SubscribeToTask",direction="v10_v10",binding="grpc",outcome="grpc_notfound"} 1"#),
+        text.contains(r#"a2a_proxy_requests_total{agent="default",method="SubscribeToTask",direction="v10_v10",binding="grpc",outcome="grpc_notfound"} 1"#),
         "{text}"
     );
-    assert!(text.contains("a2a_proxy_open_streams 0"), "{text}");
+    assert!(
+        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -523,11 +529,11 @@ async fn list_tasks_toward_v03_lists_tasks_seen_asking_the_agent_for_each() {
     // gRPC calls are counted, with their direction.
     let text = support::get(px.http.addr, "/metrics", &[]).await.text();
     assert!(
-        text.contains(r#"a2a_proxy_requests_total{method="GetTask",direction="v10_v03",binding="grpc",outcome="ok"} 1"#),
+        text.contains(r#"a2a_proxy_requests_total{agent="default",method="GetTask",direction="v10_v03",binding="grpc",outcome="ok"} 1"#),
         "{text}"
     );
     assert!(
-        text.contains(r#"a2a_proxy_requests_total{method="ListTasks",direction="v10_v03",binding="grpc",outcome="ok"} 2"#),
+        text.contains(r#"a2a_proxy_requests_total{agent="default",method="ListTasks",direction="v10_v03",binding="grpc",outcome="ok"} 2"#),
         "{text}"
     );
     // Bad paging: INVALID_ARGUMENT.

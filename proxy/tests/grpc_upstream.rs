@@ -1306,7 +1306,7 @@ async fn same_version_v10_unary_is_passed_through_byte_for_byte() {
     let m = support::get(px.http.addr, "/metrics", &[]).await.text();
     assert!(
         m.contains(
-            "a2a_proxy_requests_total{method=\"SendMessage\",direction=\"v10_v10\",binding=\"grpc\",outcome=\"ok\"} 1"
+            "a2a_proxy_requests_total{agent=\"default\",method=\"SendMessage\",direction=\"v10_v10\",binding=\"grpc\",outcome=\"ok\"} 1"
         ),
         "{m}"
     );

@@ -219,14 +219,14 @@ async fn health_ready_metrics() {
     let text = r.text();
     assert!(
         text.contains(
-            "a2a_proxy_requests_total{method=\"GetTask\",direction=\"v10_v10\",binding=\"jsonrpc\",outcome=\"ok\"} 1"
+            "a2a_proxy_requests_total{agent=\"default\",method=\"GetTask\",direction=\"v10_v10\",binding=\"jsonrpc\",outcome=\"ok\"} 1"
         ),
         "{text}"
     );
     assert!(text
-        .contains("a2a_proxy_requests_total{method=\"none\",direction=\"local\",binding=\"ready\",outcome=\"ok\"} 1"));
+        .contains("a2a_proxy_requests_total{agent=\"default\",method=\"none\",direction=\"local\",binding=\"ready\",outcome=\"ok\"} 1"));
     assert!(text.contains("a2a_proxy_request_duration_seconds_count"));
-    assert!(text.contains("a2a_proxy_open_streams 0"));
+    assert!(text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"));
 
     let px_down = proxy_for(&dead_upstream(), None, |_| {});
     let r = get(px_down.addr, "/ready", &[]).await;

@@ -274,11 +274,11 @@ async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
 
     let m = metrics(&px).await;
     assert!(
-        m.contains("a2a_proxy_push_deliveries_total{outcome=\"delivered\"} 2"),
+        m.contains("a2a_proxy_push_deliveries_total{agent=\"default\",outcome=\"delivered\"} 2"),
         "{m}"
     );
     assert!(
-        m.contains("a2a_proxy_push_callbacks_total{outcome=\"rejected\"} 4"),
+        m.contains("a2a_proxy_push_callbacks_total{agent=\"default\",outcome=\"rejected\"} 4"),
         "{m}"
     );
 
@@ -345,7 +345,7 @@ async fn webhook_down_then_back_gets_everything_in_order() {
     );
     let m = metrics(&px).await;
     assert!(
-        m.contains("a2a_proxy_push_deliveries_total{outcome=\"failed\"} 4"),
+        m.contains("a2a_proxy_push_deliveries_total{agent=\"default\",outcome=\"failed\"} 4"),
         "{m}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -376,7 +376,7 @@ async fn retry_limit_makes_a_dead_letter_and_later_items_still_go() {
     assert_eq!(last["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     let m = metrics(&px).await;
     assert!(
-        m.contains("a2a_proxy_push_deliveries_total{outcome=\"dead_letter\"} 1"),
+        m.contains("a2a_proxy_push_deliveries_total{agent=\"default\",outcome=\"dead_letter\"} 1"),
         "{m}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -1206,7 +1206,7 @@ async fn two_instances_on_one_postgres_deliver_each_notification_once_in_order()
         .map(|i| format!("2024-03-15T18:30:{i:02}Z"))
         .collect();
     assert_eq!(stamps, want, "each once, in order");
-    let line = "a2a_proxy_push_deliveries_total{outcome=\"delivered\"} ";
+    let line = "a2a_proxy_push_deliveries_total{agent=\"default\",outcome=\"delivered\"} ";
     let (da, db) = (
         metric(&metrics(&a).await, line),
         metric(&metrics(&b).await, line),
@@ -2579,7 +2579,7 @@ async fn live_instances_post_a_long_backlog_once_each(instances: usize) {
     );
     assert_eq!(first, (0..N).collect::<Vec<_>>(), "nothing lost, in order");
     assert!(dups.is_empty(), "posted more than once: {dups:?}");
-    let line = "a2a_proxy_push_deliveries_total{outcome=\"delivered\"} ";
+    let line = "a2a_proxy_push_deliveries_total{agent=\"default\",outcome=\"delivered\"} ";
     let mut delivered = Vec::new();
     for px in &proxies {
         delivered.push(metric(&metrics(px).await, line));

@@ -31,6 +31,9 @@ pub(crate) enum RespRewrite {
 /// Per-request state.
 pub struct Ctx {
     pub(crate) started: Instant,
+    /// Several agents (area: agents): the index of the request's agent,
+    /// chosen in the first hook (`None`: answered by no agent).
+    pub(crate) agent: Option<usize>,
     pub(crate) route: Option<Route>,
     /// Where routing sends the request (area: paths; crate::route::locate).
     pub(crate) dest: Option<crate::endpoints::Dest>,
@@ -99,6 +102,7 @@ impl Ctx {
     pub(crate) fn new() -> Ctx {
         Ctx {
             started: Instant::now(),
+            agent: None,
             route: None,
             dest: None,
             target: ErrorTarget::default(),

@@ -2,12 +2,14 @@
 //! adapter for the JSON-RPC and HTTP+JSON bindings, the health, metrics and
 //! card endpoints and the push callback.
 //!
-//! Reading order: [`service`] (the hooks, each saying when pingora runs it)
+//! Reading order: [`agents`] (the listener's hooks: which agent's
+//! service runs a request) → [`service`] (the hooks, each saying when pingora runs it)
 //! → [`dispatch`] (routing one request) → [`prelude`] (work before a
 //! cross-version call) → [`own_call`] / [`stream`] (the calls the proxy makes
 //! itself) → [`events`] (translating answers and streams) → [`local`]
 //! (answers given here, bodies read within limits).
 
+mod agents;
 mod answer;
 mod ctx;
 mod dispatch;
@@ -24,6 +26,7 @@ use std::sync::Arc;
 
 use crate::app::App;
 
+pub use agents::Front;
 pub use ctx::Ctx;
 pub(crate) use ctx::*;
 pub(crate) use events::*;

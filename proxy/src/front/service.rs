@@ -288,6 +288,7 @@ impl ProxyHttp for ProxyService {
         let elapsed = ctx.started.elapsed();
         tracing::info!(
             target: "access",
+            agent = %self.app.config.agent.name,
             method = %method,
             binding,
             client_version = ?route.map(|r| r.client_version.as_str()),

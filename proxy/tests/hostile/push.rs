@@ -175,8 +175,8 @@ async fn metric(px: &RunningProxy, series: &str) -> u64 {
         .unwrap_or(0)
 }
 
-const DEAD: &str = "a2a_proxy_push_deliveries_total{outcome=\"dead_letter\"}";
-const FAILED: &str = "a2a_proxy_push_deliveries_total{outcome=\"failed\"}";
+const DEAD: &str = "a2a_proxy_push_deliveries_total{agent=\"default\",outcome=\"dead_letter\"}";
+const FAILED: &str = "a2a_proxy_push_deliveries_total{agent=\"default\",outcome=\"failed\"}";
 
 /// Waits (bounded) until `hook` got a body satisfying `done`.
 async fn hooks_until(hook: &FakeUpstream, done: impl Fn(&Value) -> bool) -> Vec<Value> {

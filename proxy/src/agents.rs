@@ -1,0 +1,640 @@
+//! Several agents behind one proxy (issue #23): the `[[agents]]` table
+//! resolved into one whole [`Config`] per agent, and the [`Router`] that
+//! picks the agent of a request by `Host` and path prefix.
+//!
+//! Each agent runs as a full [`crate::app::App`] of its own (card cache,
+//! ListTasks scope, push store, limits, metrics); the listener-level
+//! settings (`listen`, `threads`, TLS, log format, the `[limits]` of
+//! request heads and idle connections) stay the top-level ones. The HTTP
+//! front asks the router once per request (`front::Front`).
+
+use serde_json::Value;
+
+use crate::config::{Config, ConfigError, HttpUrl, PushBackend, RawConfig, DEFAULT_PUSH_DATA_DIR};
+
+/// The name of the one agent of a file without `[[agents]]`.
+pub const DEFAULT_AGENT: &str = "default";
+
+/// Paths the proxy answers itself on every host; no prefix may take them.
+pub const GLOBAL_PATHS: [&str; 3] = ["/health", "/ready", "/metrics"];
+
+/// A `hosts` entry: a host name (lower case, no trailing dot) and, when
+/// given, the one port it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPattern {
+    pub host: String,
+    pub port: Option<u16>,
+}
+
+impl HostPattern {
+    /// Parses `name`, `name:port`, an IP literal or `[v6]:port`; `None`
+    /// when it is none of these.
+    pub fn parse(s: &str) -> Option<HostPattern> {
+        let s = s.trim();
+        if s.is_empty()
+            || s.len() > 255
+            || s.chars()
+                .any(|c| c.is_whitespace() || matches!(c, '/' | '@' | '?' | '#' | '*' | ','))
+        {
+            return None;
+        }
+        let (host, port) = split_host_port(s)?;
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if host.is_empty() {
+            return None;
+        }
+        Some(HostPattern { host, port })
+    }
+
+    /// `host` as a request gives it (any case, a trailing dot ignored).
+    fn matches(&self, host: &str, port: Option<u16>) -> bool {
+        self.host.eq_ignore_ascii_case(host.trim_end_matches('.'))
+            && (self.port.is_none() || self.port == port)
+    }
+
+    /// Whether one request could match both.
+    fn overlaps(&self, other: &HostPattern) -> bool {
+        self.host == other.host
+            && (self.port.is_none() || other.port.is_none() || self.port == other.port)
+    }
+}
+
+/// `host[:port]` or `[v6][:port]` split; `None` when the port is not a
+/// number or brackets are unbalanced.
+fn split_host_port(s: &str) -> Option<(&str, Option<u16>)> {
+    if let Some(rest) = s.strip_prefix('[') {
+        let (h, after) = rest.split_once(']')?;
+        return match after {
+            "" => Some((h, None)),
+            p => Some((h, Some(p.strip_prefix(':')?.parse().ok()?))),
+        };
+    }
+    match s.rsplit_once(':') {
+        // A bare IPv6 literal: no port.
+        Some((h, _)) if h.contains(':') => Some((s, None)),
+        Some((h, p)) => Some((h, Some(p.parse().ok()?))),
+        None => Some((s, None)),
+    }
+}
+
+/// Where one agent is served: its name, path prefix and hosts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRoute {
+    /// The `agent` label of its metrics.
+    pub name: String,
+    /// Path prefix without a trailing `/`; empty: every path.
+    pub prefix: String,
+    /// Empty: every host.
+    pub hosts: Vec<HostPattern>,
+}
+
+impl Default for AgentRoute {
+    fn default() -> AgentRoute {
+        AgentRoute {
+            name: DEFAULT_AGENT.into(),
+            prefix: String::new(),
+            hosts: Vec::new(),
+        }
+    }
+}
+
+impl AgentRoute {
+    /// `(host rank, prefix length)` when this agent serves the request.
+    fn score(&self, host: Option<(&str, Option<u16>)>, path: &str) -> Option<(u8, usize)> {
+        let host_rank = if self.hosts.is_empty() {
+            0
+        } else {
+            let (h, p) = host?;
+            if !self.hosts.iter().any(|x| x.matches(h, p)) {
+                return None;
+            }
+            1
+        };
+        on_prefix(path, &self.prefix).then_some((host_rank, self.prefix.len()))
+    }
+}
+
+/// Whether `path` is `prefix` or below it on a segment boundary.
+fn on_prefix(path: &str, prefix: &str) -> bool {
+    prefix.is_empty()
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Picks the agent of a request: among the agents whose hosts (if any)
+/// hold the request's host and whose prefix (if any) the path is on, the
+/// one named by host over one for every host, then the longest prefix.
+#[derive(Debug, Clone)]
+pub struct Router {
+    routes: Vec<AgentRoute>,
+}
+
+impl Router {
+    pub fn new(routes: Vec<AgentRoute>) -> Router {
+        Router { routes }
+    }
+
+    /// The index of the agent serving `host` (the `Host` header or the
+    /// URI's authority, port optional) and `path`; `None`: no agent.
+    pub fn pick(&self, host: Option<&str>, path: &str) -> Option<usize> {
+        let host = host.and_then(|h| split_host_port(h.trim()));
+        let mut best: Option<((u8, usize), usize)> = None;
+        for (i, r) in self.routes.iter().enumerate() {
+            if let Some(score) = r.score(host, path) {
+                if best.is_none_or(|(b, _)| score > b) {
+                    best = Some((score, i));
+                }
+            }
+        }
+        best.map(|(_, i)| i)
+    }
+
+    pub fn routes(&self) -> &[AgentRoute] {
+        &self.routes
+    }
+}
+
+fn bad(key: String, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        key,
+        message: message.into(),
+    }
+}
+
+/// A `prefix` normalized (no trailing `/`; `/` alone is no prefix), or
+/// what is wrong with it.
+fn normalize_prefix(p: &str) -> Result<String, &'static str> {
+    if !p.starts_with('/') {
+        return Err("must start with `/`");
+    }
+    if p.len() > 200 {
+        return Err("must be at most 200 characters");
+    }
+    let p = p.trim_end_matches('/');
+    if p.chars()
+        .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '?' | '#' | '%' | '*' | '\\'))
+    {
+        return Err("must be a plain path (no spaces, `?`, `#`, `%`, `*` or `\\`)");
+    }
+    if p.split('/')
+        .skip(1)
+        .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+    {
+        return Err("must not hold empty, `.` or `..` segments");
+    }
+    if GLOBAL_PATHS
+        .iter()
+        .any(|g| on_prefix(g, p) && !p.is_empty())
+    {
+        return Err("must not take the proxy's own /health, /ready or /metrics");
+    }
+    Ok(p.to_string())
+}
+
+fn valid_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.len() <= 64
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && n != "."
+        && n != ".."
+}
+
+/// `base` with `over`'s members laid on it (objects member by member,
+/// `null` keeps the base's value).
+fn overlay(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                if v.is_null() {
+                    continue;
+                }
+                match b.get_mut(&k) {
+                    Some(slot) if slot.is_object() && v.is_object() => overlay(slot, v),
+                    _ => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) if !o.is_null() => *b = o,
+        _ => {}
+    }
+}
+
+/// Resolves a file with `[[agents]]`: one whole [`Config`] per agent (the
+/// top-level values are every agent's defaults), checked one by one, then
+/// together (names, routes, listeners and push stores each their own).
+/// The config returned is the first agent's, with them all in `agents`.
+pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
+    let entries = std::mem::take(&mut raw.agents);
+    if entries.len() > 256 {
+        return Err(bad("agents".into(), "at most 256 agents"));
+    }
+    let internal = |e: serde_json::Error| bad("agents".into(), e.to_string());
+    let base = serde_json::to_value(&raw).map_err(internal)?;
+    let top_public = match raw.public_url.as_deref() {
+        Some(s) => Some(HttpUrl::parse("public_url", s)?),
+        None => None,
+    };
+    if top_public.as_ref().is_some_and(|u| !u.base_path.is_empty()) {
+        return Err(bad(
+            "public_url".into(),
+            "with [[agents]], give the top-level public_url no path: each agent's public URL path is its prefix",
+        ));
+    }
+    let top_dir = raw
+        .push
+        .data_dir
+        .clone()
+        .unwrap_or_else(|| DEFAULT_PUSH_DATA_DIR.to_string());
+    let mut out: Vec<Config> = Vec::with_capacity(entries.len());
+    // Whether each agent's callback URL was derived (then checked below).
+    let mut derived_callback = Vec::with_capacity(entries.len());
+    for (i, a) in entries.iter().enumerate() {
+        let key = |k: &str| format!("agents[{i}].{k}");
+        let name = a
+            .name
+            .clone()
+            .ok_or_else(|| bad(key("name"), "is required"))?;
+        if !valid_name(&name) {
+            return Err(bad(
+                key("name"),
+                format!("{name:?}: must be 1..=64 letters, digits, `-`, `_` or `.`"),
+            ));
+        }
+        let prefix = match a.prefix.as_deref() {
+            None => String::new(),
+            Some(p) => {
+                normalize_prefix(p).map_err(|m| bad(key("prefix"), format!("{p:?}: {m}")))?
+            }
+        };
+        let mut hosts = Vec::new();
+        for h in a.hosts.iter().flatten() {
+            let pat = HostPattern::parse(h).ok_or_else(|| {
+                bad(
+                    key("hosts"),
+                    format!("{h:?}: must be a host name or IP literal, with an optional :port"),
+                )
+            })?;
+            if hosts.contains(&pat) {
+                return Err(bad(key("hosts"), format!("{h:?} is listed twice")));
+            }
+            hosts.push(pat);
+        }
+        let grpc_listen = match a.grpc_listen.as_deref() {
+            None => None,
+            Some(g) => Some(
+                g.parse::<std::net::SocketAddr>()
+                    .map_err(|e| bad(key("grpc_listen"), format!("{g:?}: not an IP:port ({e})")))?,
+            ),
+        };
+        // The agent's own values over the top-level ones.
+        let mut own = serde_json::to_value(a).map_err(internal)?;
+        if let Value::Object(m) = &mut own {
+            for k in ["name", "prefix", "hosts", "grpc_listen"] {
+                m.remove(k);
+            }
+        }
+        let mut merged = base.clone();
+        overlay(&mut merged, own.clone());
+        let mut one: RawConfig =
+            serde_json::from_value(merged).map_err(|e| bad(key(""), e.to_string()))?;
+        // Its embedded push store: a subdirectory of the top-level one.
+        let own_dir = a.push.as_ref().is_some_and(|p| p.data_dir.is_some());
+        let own_pg = a.push.as_ref().is_some_and(|p| p.postgres_url.is_some());
+        if !own_dir && !own_pg && one.push.postgres_url.is_none() {
+            let dir = std::path::Path::new(&top_dir).join(&name);
+            one.push.data_dir = Some(dir.to_string_lossy().into_owned());
+        }
+        let own_callback = a.push.as_ref().is_some_and(|p| p.callback_url.is_some());
+        let mut c = Config::resolve_one(one).map_err(|mut e| {
+            // Keys the agent set are named as its own.
+            let pointer = format!("/{}", e.key.replace('.', "/"));
+            if own.pointer(&pointer).is_some_and(|v| !v.is_null()) {
+                e.key = key(&e.key);
+            }
+            e
+        })?;
+        // The first agent keeps the top-level gRPC listener unless it
+        // names its own; the others have one only when they name it.
+        if grpc_listen.is_some() || i > 0 {
+            c.grpc_listen = grpc_listen;
+        }
+        // Its public URL: the path is its prefix; by default the top-level
+        // one's origin, or its first host's when it is served by host.
+        if a.public_url.is_some() {
+            if c.public_url.base_path.is_empty() {
+                c.public_url.base_path = prefix.clone();
+            } else if c.public_url.base_path != prefix {
+                return Err(bad(
+                    key("public_url"),
+                    format!(
+                        "its path {:?} must be the agent's prefix {prefix:?} (or left out)",
+                        c.public_url.base_path
+                    ),
+                ));
+            }
+        } else {
+            if let Some(h) = hosts.first() {
+                c.public_url.host = h.host.clone();
+                if let Some(p) = h.port {
+                    c.public_url.port = p;
+                }
+            }
+            c.public_url.base_path = prefix.clone();
+        }
+        // Its push callback: under its own prefix (and first host).
+        if !own_callback {
+            let cb = &mut c.push.callback_url;
+            if raw.push.callback_url.is_none() {
+                if let Some(h) = hosts.first() {
+                    cb.host = h.host.clone();
+                    if let Some(p) = h.port {
+                        cb.port = p;
+                    }
+                }
+            }
+            cb.base_path = format!("{}{}", cb.base_path, prefix);
+        }
+        derived_callback.push(!own_callback);
+        c.agent = crate::agents::AgentRoute {
+            name,
+            prefix,
+            hosts,
+        };
+        out.push(c);
+    }
+    check_together(&out, &derived_callback)?;
+    let mut first = out[0].clone();
+    // The listener's own bounds (request heads, idle connections) are the
+    // top-level ones.
+    first.limits = crate::config::resolve_limits(&raw.limits)?;
+    first.agents = out;
+    Ok(first)
+}
+
+/// Whether two push backends are one store: the same directory, or the
+/// same database (host, port, database and user, however the connection
+/// strings are written).
+fn same_store(a: &PushBackend, b: &PushBackend) -> bool {
+    match (a, b) {
+        (PushBackend::Embedded(x), PushBackend::Embedded(y)) => x == y,
+        (PushBackend::Postgres(x), PushBackend::Postgres(y)) => {
+            let target = |u: &str| {
+                let c: postgres::Config = u.trim().parse().ok()?;
+                // No port: PostgreSQL's default.
+                let ports = match c.get_ports() {
+                    [] => vec![5432],
+                    p => p.to_vec(),
+                };
+                Some(format!(
+                    "{:?} {:?} {:?} {:?}",
+                    c.get_hosts(),
+                    ports,
+                    c.get_dbname(),
+                    c.get_user()
+                ))
+            };
+            x == y || matches!((target(x), target(y)), (Some(p), Some(q)) if p == q)
+        }
+        _ => false,
+    }
+}
+
+/// What no two agents may share, and that derived callbacks come back.
+fn check_together(agents: &[Config], derived_callback: &[bool]) -> Result<(), ConfigError> {
+    let router = Router::new(agents.iter().map(|c| c.agent.clone()).collect());
+    for (j, b) in agents.iter().enumerate() {
+        let key = |k: &str| format!("agents[{j}].{k}");
+        for (i, a) in agents[..j].iter().enumerate() {
+            let (ra, rb) = (&a.agent, &b.agent);
+            if ra.name == rb.name {
+                return Err(bad(
+                    key("name"),
+                    format!("{:?} is also agents[{i}]'s name", rb.name),
+                ));
+            }
+            let same_hosts = (ra.hosts.is_empty() && rb.hosts.is_empty())
+                || ra
+                    .hosts
+                    .iter()
+                    .any(|x| rb.hosts.iter().any(|y| x.overlaps(y)));
+            if same_hosts && ra.prefix == rb.prefix {
+                let what = if rb.hosts.is_empty() {
+                    "prefix"
+                } else {
+                    "hosts"
+                };
+                return Err(bad(
+                    key(what),
+                    format!(
+                        "the same route as agents[{i}] ({:?}): prefix {:?} on {}",
+                        ra.name,
+                        rb.prefix,
+                        if rb.hosts.is_empty() {
+                            "every host".to_string()
+                        } else {
+                            "a host of both".to_string()
+                        }
+                    ),
+                ));
+            }
+            if b.grpc_listen.is_some() && a.grpc_listen == b.grpc_listen {
+                return Err(bad(
+                    key("grpc_listen"),
+                    format!("also agents[{i}]'s gRPC listener"),
+                ));
+            }
+            if b.push.enabled && a.push.enabled && same_store(&a.push.backend, &b.push.backend) {
+                let which = match b.push.backend {
+                    PushBackend::Embedded(_) => "push.data_dir",
+                    PushBackend::Postgres(_) => "push.postgres_url",
+                };
+                return Err(bad(
+                    key(which),
+                    format!("the same push store as agents[{i}]: each agent needs its own (a data directory, or a PostgreSQL database)"),
+                ));
+            }
+        }
+        if b.grpc_listen == Some(b.listen) {
+            return Err(bad(key("grpc_listen"), "is the HTTP listener"));
+        }
+        if b.push.enabled && derived_callback[j] {
+            let cb = &b.push.callback_url;
+            let path = format!("{}{}x", cb.base_path, crate::push::CALLBACK_PREFIX);
+            if router.pick(Some(&cb.authority()), &path) != Some(j) {
+                return Err(bad(
+                    key("push.callback_url"),
+                    format!(
+                        "the default {} would not reach this agent: set [agents.push] callback_url",
+                        cb.as_string()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(name: &str, prefix: &str, hosts: &[&str]) -> AgentRoute {
+        AgentRoute {
+            name: name.into(),
+            prefix: prefix.into(),
+            hosts: hosts
+                .iter()
+                .map(|h| HostPattern::parse(h).unwrap())
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn host_first_then_longest_prefix_on_a_segment_boundary() {
+        let r = Router::new(vec![
+            route("a", "/a", &[]),
+            route("ab", "/a/b", &[]),
+            route("h", "", &["A.example.com"]),
+            route("hp", "", &["p.example.com:8443"]),
+        ]);
+        assert_eq!(r.pick(Some("127.0.0.1:80"), "/a"), Some(0));
+        assert_eq!(r.pick(Some("127.0.0.1:80"), "/a/x"), Some(0));
+        assert_eq!(r.pick(None, "/a/b/x"), Some(1));
+        assert_eq!(r.pick(None, "/ab"), None);
+        assert_eq!(r.pick(None, "/"), None);
+        assert_eq!(r.pick(Some("a.example.com"), "/a/x"), Some(2));
+        assert_eq!(r.pick(Some("a.EXAMPLE.com.:9"), "/z"), Some(2));
+        assert_eq!(r.pick(Some("p.example.com:8443"), "/"), Some(3));
+        assert_eq!(r.pick(Some("p.example.com:8444"), "/"), None);
+        assert_eq!(r.pick(Some("p.example.com"), "/"), None);
+        assert_eq!(r.pick(Some("[::1]:80"), "/a"), Some(0));
+    }
+
+    #[test]
+    fn one_catch_all_takes_what_no_other_does() {
+        let r = Router::new(vec![route("all", "", &[]), route("a", "/a", &[])]);
+        assert_eq!(r.pick(None, "/x"), Some(0));
+        assert_eq!(r.pick(None, "/a/x"), Some(1));
+    }
+
+    #[test]
+    fn prefixes_are_checked() {
+        assert_eq!(normalize_prefix("/a/").unwrap(), "/a");
+        assert_eq!(normalize_prefix("/").unwrap(), "");
+        assert!(normalize_prefix("a").is_err());
+        assert!(normalize_prefix("/a//b").is_err());
+        assert!(normalize_prefix("/a/../b").is_err());
+        assert!(normalize_prefix("/a?x").is_err());
+        assert!(normalize_prefix("/metrics").is_err());
+        assert!(normalize_prefix("/healthz").is_ok());
+    }
+
+    fn file(text: &str) -> Result<Config, ConfigError> {
+        Config::resolve(RawConfig::from_toml(text, "t.toml")?)
+    }
+
+    const TWO: &str = r#"
+listen = "127.0.0.1:8080"
+[upstream]
+url = "http://127.0.0.1:9000"
+[push]
+data_dir = "/var/lib/p"
+[[agents]]
+name = "a"
+prefix = "/a/"
+[agents.upstream]
+version = "0.3"
+[[agents]]
+name = "b"
+hosts = ["b.example.com"]
+list_tasks = "off"
+[agents.upstream]
+url = "http://127.0.0.1:9001"
+[agents.limits]
+max_body_bytes = 1000
+"#;
+
+    #[test]
+    fn each_agent_is_a_whole_config_with_the_top_level_as_defaults() {
+        let c = file(TWO).unwrap();
+        let all = c.agent_configs();
+        assert_eq!(all.len(), 2);
+        let (a, b) = (&all[0], &all[1]);
+        assert_eq!(c.agent, a.agent);
+        assert_eq!(a.agent.prefix, "/a");
+        assert_eq!(a.upstream.port, 9000);
+        assert_eq!(b.upstream.port, 9001);
+        assert_eq!(
+            a.upstream_version,
+            crate::config::UpstreamVersion::Fixed(crate::version::Version::V03)
+        );
+        assert_eq!(b.upstream_version, crate::config::UpstreamVersion::Auto);
+        assert_eq!(a.limits.max_body_bytes, 4 * 1024 * 1024);
+        assert_eq!(b.limits.max_body_bytes, 1000);
+        assert_eq!(a.list_tasks.mode, crate::config::ListTasksMode::PerCaller);
+        assert_eq!(b.list_tasks.mode, crate::config::ListTasksMode::Off);
+        assert_eq!(a.public_url.as_string(), "http://127.0.0.1:8080/a");
+        assert_eq!(b.public_url.as_string(), "http://b.example.com:8080");
+        assert_eq!(a.push.callback_url.as_string(), "http://127.0.0.1:8080/a");
+        assert_eq!(b.push.callback_url.as_string(), "http://b.example.com:8080");
+        assert_eq!(a.push.backend, PushBackend::Embedded("/var/lib/p/a".into()));
+        assert_eq!(b.push.backend, PushBackend::Embedded("/var/lib/p/b".into()));
+    }
+
+    #[test]
+    fn a_file_without_agents_is_one_default_agent() {
+        let c = file("[upstream]\nurl = \"http://127.0.0.1:9000\"\n").unwrap();
+        assert!(c.agents.is_empty());
+        assert_eq!(c.agent_configs().len(), 1);
+        assert_eq!(c.agent, AgentRoute::default());
+        assert_eq!(
+            c.push.backend,
+            PushBackend::Embedded(DEFAULT_PUSH_DATA_DIR.into())
+        );
+    }
+
+    fn error_of(text: &str) -> ConfigError {
+        file(text).unwrap_err()
+    }
+
+    #[test]
+    fn bad_agents_are_named_by_key() {
+        let up = "[upstream]\nurl = \"http://127.0.0.1:9000\"\n";
+        let cases = [
+            ("[[agents]]\nprefix = \"/a\"", "agents[0].name"),
+            ("[[agents]]\nname = \"a b\"", "agents[0].name"),
+            ("[[agents]]\nname = \"a\"\nprefix = \"a\"", "agents[0].prefix"),
+            ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[[agents]]\nname = \"a\"\nprefix = \"/b\"", "agents[1].name"),
+            ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[[agents]]\nname = \"b\"\nprefix = \"/a/\"", "agents[1].prefix"),
+            ("[[agents]]\nname = \"a\"\nhosts = [\"x.example\"]\n[[agents]]\nname = \"b\"\nhosts = [\"X.example:80\"]", "agents[1].hosts"),
+            ("[[agents]]\nname = \"a\"\nhosts = [\"x/y\"]", "agents[0].hosts"),
+            ("[[agents]]\nname = \"a\"\n[agents.upstream]\nurl = \"ftp://x\"", "agents[0].upstream.url"),
+            ("[[agents]]\nname = \"a\"\n[agents.limits]\nmax_body_bytes = 0", "agents[0].limits.max_body_bytes"),
+            ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\npublic_url = \"https://x.example/b\"", "agents[0].public_url"),
+            ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[agents.push]\ndata_dir = \"/d\"\n[[agents]]\nname = \"b\"\nprefix = \"/b\"\n[agents.push]\ndata_dir = \"/d\"", "agents[1].push.data_dir"),
+            ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[agents.push]\npostgres_url = \"postgres://h/db\"\n[[agents]]\nname = \"b\"\nprefix = \"/b\"\n[agents.push]\npostgres_url = \"postgres://h/db\"", "agents[1].push.postgres_url"),
+            ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[agents.push]\npostgres_url = \"postgres://u@h:5432/db\"\n[[agents]]\nname = \"b\"\nprefix = \"/b\"\n[agents.push]\npostgres_url = \"host=h user=u dbname=db\"", "agents[1].push.postgres_url"),
+            ("[[agents]]\nname = \"a\"\nprefix = \"/a\"\ngrpc_listen = \"127.0.0.1:1\"\n[[agents]]\nname = \"b\"\nprefix = \"/b\"\ngrpc_listen = \"127.0.0.1:1\"", "agents[1].grpc_listen"),
+            ("[[agents]]\nname = \"a\"\nunknown = 1", "t.toml"),
+        ];
+        for (text, key) in cases {
+            let e = error_of(&format!("{up}{text}"));
+            assert_eq!(e.key, key, "{text}: {e}");
+        }
+        // A top-level value wrong for every agent is named as top-level.
+        let e = error_of("[upstream]\nurl = \"http://127.0.0.1:9000\"\n[limits]\nmax_body_bytes = 0\n[[agents]]\nname = \"a\"");
+        assert_eq!(e.key, "limits.max_body_bytes");
+        let e = error_of("public_url = \"https://x.example/p\"\n[upstream]\nurl = \"http://127.0.0.1:9000\"\n[[agents]]\nname = \"a\"");
+        assert_eq!(e.key, "public_url");
+        // A callback derived from an explicit top-level one that would
+        // reach another agent is refused; an explicit per-agent one is not.
+        let cb = "[upstream]\nurl = \"http://127.0.0.1:9000\"\n[push]\ncallback_url = \"https://proxy.example\"\n[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[[agents]]\nname = \"b\"\nhosts = [\"b.example\"]\n";
+        assert_eq!(error_of(cb).key, "agents[1].push.callback_url");
+        let ok = format!("{cb}[agents.push]\ncallback_url = \"https://b.example\"\n");
+        assert!(file(&ok).is_ok());
+    }
+}

@@ -1,0 +1,314 @@
+//! Several agents on one HTTP listener (issue #23): [`Front`] is the
+//! pingora [`ProxyHttp`] of the listener. Its first hook picks the
+//! request's agent once ([`crate::agents::Router`]: `Host`, then the
+//! longest path prefix) and keeps the choice in the request's [`Ctx`];
+//! every hook then runs that agent's [`ProxyService`]. What belongs to no
+//! agent is answered here: the proxy's own `/health`, `/ready` and
+//! `/metrics` (every agent's counters) when there are several agents, and
+//! a 404 naming the host and path no agent is served at.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use pingora::http::{RequestHeader, ResponseHeader};
+use pingora::prelude::HttpPeer;
+use pingora::proxy::{FailToProxy, ProxyHttp, Session};
+use pingora::{Error, Result};
+use serde_json::{json, Value};
+
+use super::*;
+use crate::agents::{Router, GLOBAL_PATHS};
+use crate::app::LocalResponse;
+use crate::metrics::{Metrics, RequestLabels};
+use crate::route::Binding;
+
+/// The HTTP listener's hooks: one [`ProxyService`] per agent.
+pub struct Front {
+    agents: Vec<ProxyService>,
+    router: Router,
+    /// The one agent serves every host and path (a file without
+    /// `[[agents]]`): everything is its, as with one agent always.
+    sole: bool,
+    /// Requests of no agent (rendered with `agent=""`).
+    own: Metrics,
+}
+
+/// The longest host or path a 404 repeats.
+const ECHO_MAX: usize = 200;
+
+impl Front {
+    /// The front of `apps` (at least one), in config order.
+    pub fn new(apps: &[Arc<App>]) -> Front {
+        let routes: Vec<_> = apps.iter().map(|a| a.config.agent.clone()).collect();
+        let sole = routes.len() == 1 && routes[0].prefix.is_empty() && routes[0].hosts.is_empty();
+        Front {
+            agents: apps
+                .iter()
+                .map(|app| ProxyService { app: app.clone() })
+                .collect(),
+            router: Router::new(routes),
+            sole,
+            own: Metrics::default(),
+        }
+    }
+
+    /// Every agent's metrics and those of no agent, each line labelled
+    /// with its `agent`.
+    pub fn metrics_text(&self) -> LocalResponse {
+        let mut parts: Vec<(String, String)> = self
+            .agents
+            .iter()
+            .map(|s| (s.app.config.agent.name.clone(), s.app.metrics_body()))
+            .collect();
+        parts.push((String::new(), self.own.render()));
+        let parts: Vec<(&str, &str)> = parts
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
+        crate::metrics::exposition(crate::metrics::label_agents(&parts))
+    }
+
+    /// Ready when every agent is (each one's card can be had now).
+    async fn ready(&self) -> LocalResponse {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, s) in self.agents.iter().enumerate() {
+            let app = s.app.clone();
+            set.spawn(async move { (i, app.ready().await) });
+        }
+        let mut answers =
+            vec![LocalResponse::json(503, json!({"status": "not ready"})); self.agents.len()];
+        while let Some(done) = set.join_next().await {
+            if let Ok((i, r)) = done {
+                answers[i] = r;
+            }
+        }
+        let mut all = true;
+        let mut agents = serde_json::Map::new();
+        for (s, r) in self.agents.iter().zip(answers) {
+            let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+            if r.status != 200 {
+                all = false;
+                tracing::warn!(agent = %s.app.config.agent.name, reason = %body["reason"], "agent not ready");
+            }
+            let mut one = json!({"status": body["status"]});
+            if let Some(v) = body.get("upstreamVersion") {
+                one["upstreamVersion"] = v.clone();
+            }
+            agents.insert(s.app.config.agent.name.clone(), one);
+        }
+        let (status, word) = if all {
+            (200, "ready")
+        } else {
+            (503, "not ready")
+        };
+        LocalResponse::json(status, json!({"status": word, "agents": agents}))
+    }
+
+    /// The request's agent, or what is answered here instead.
+    fn pick(&self, req: &RequestHeader) -> Pick {
+        let path = req.uri.path();
+        if self.sole {
+            return Pick::Agent(0);
+        }
+        let get = req.method == http::Method::GET || req.method == http::Method::HEAD;
+        if get && GLOBAL_PATHS.contains(&path) {
+            return Pick::Own(match path {
+                "/health" => Binding::Health,
+                "/ready" => Binding::Ready,
+                _ => Binding::Metrics,
+            });
+        }
+        let host = req.uri.authority().map(|a| a.as_str()).or_else(|| {
+            req.headers
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+        });
+        match self.router.pick(host, path) {
+            Some(i) => Pick::Agent(i),
+            None => Pick::NoAgent,
+        }
+    }
+
+    fn index(ctx: &Ctx) -> usize {
+        ctx.agent.unwrap_or(0)
+    }
+}
+
+enum Pick {
+    Agent(usize),
+    Own(Binding),
+    NoAgent,
+}
+
+/// `s` cut to [`ECHO_MAX`] bytes (on a character boundary).
+fn echo(s: &str) -> &str {
+    if s.len() <= ECHO_MAX {
+        return s;
+    }
+    let mut end = ECHO_MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The 404 of a request no agent is served at.
+fn no_agent(req: &RequestHeader) -> LocalResponse {
+    let host = req
+        .uri
+        .authority()
+        .map(|a| a.as_str().to_string())
+        .or_else(|| {
+            req.headers
+                .get(http::header::HOST)
+                .map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned())
+        })
+        .unwrap_or_default();
+    let path = req.uri.path();
+    LocalResponse::json(
+        404,
+        json!({"error": {
+            "code": "no_agent",
+            "message": "no agent is served at this host and path",
+            "host": echo(&host),
+            "path": echo(path),
+        }}),
+    )
+}
+
+#[async_trait]
+impl ProxyHttp for Front {
+    type CTX = Ctx;
+
+    fn on_connection_reuse(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        prev: Box<dyn std::any::Any + Send + Sync>,
+    ) {
+        self.agents[0].on_connection_reuse(session, ctx, prev)
+    }
+
+    fn new_ctx(&self) -> Ctx {
+        Ctx::new()
+    }
+
+    /// The first hook: the agent is chosen here, once.
+    async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+        let answer = match self.pick(session.req_header()) {
+            Pick::Agent(i) => {
+                ctx.agent = Some(i);
+                return self.agents[i].request_filter(session, ctx).await;
+            }
+            Pick::Own(binding) => {
+                ctx.target.binding = Some(binding.clone());
+                match binding {
+                    Binding::Health => self.agents[0].app.health(),
+                    Binding::Ready => self.ready().await,
+                    _ => self.metrics_text(),
+                }
+            }
+            Pick::NoAgent => no_agent(session.req_header()),
+        };
+        self.agents[0].respond(session, ctx, answer).await
+    }
+
+    async fn upstream_peer(&self, session: &mut Session, ctx: &mut Ctx) -> Result<Box<HttpPeer>> {
+        self.agents[Self::index(ctx)]
+            .upstream_peer(session, ctx)
+            .await
+    }
+
+    fn fail_to_connect(
+        &self,
+        session: &mut Session,
+        peer: &HttpPeer,
+        ctx: &mut Ctx,
+        e: Box<Error>,
+    ) -> Box<Error> {
+        self.agents[Self::index(ctx)].fail_to_connect(session, peer, ctx, e)
+    }
+
+    async fn upstream_request_filter(
+        &self,
+        session: &mut Session,
+        upstream_request: &mut RequestHeader,
+        ctx: &mut Ctx,
+    ) -> Result<()> {
+        self.agents[Self::index(ctx)]
+            .upstream_request_filter(session, upstream_request, ctx)
+            .await
+    }
+
+    async fn request_body_filter(
+        &self,
+        session: &mut Session,
+        body: &mut Option<Bytes>,
+        end_of_stream: bool,
+        ctx: &mut Ctx,
+    ) -> Result<()> {
+        self.agents[Self::index(ctx)]
+            .request_body_filter(session, body, end_of_stream, ctx)
+            .await
+    }
+
+    async fn response_filter(
+        &self,
+        session: &mut Session,
+        resp: &mut ResponseHeader,
+        ctx: &mut Ctx,
+    ) -> Result<()> {
+        self.agents[Self::index(ctx)]
+            .response_filter(session, resp, ctx)
+            .await
+    }
+
+    fn response_body_filter(
+        &self,
+        session: &mut Session,
+        body: &mut Option<Bytes>,
+        end_of_stream: bool,
+        ctx: &mut Ctx,
+    ) -> Result<Option<Duration>> {
+        self.agents[Self::index(ctx)].response_body_filter(session, body, end_of_stream, ctx)
+    }
+
+    async fn fail_to_proxy(&self, session: &mut Session, e: &Error, ctx: &mut Ctx) -> FailToProxy {
+        self.agents[Self::index(ctx)]
+            .fail_to_proxy(session, e, ctx)
+            .await
+    }
+
+    async fn logging(&self, session: &mut Session, e: Option<&Error>, ctx: &mut Ctx) {
+        if let Some(i) = ctx.agent {
+            return self.agents[i].logging(session, e, ctx).await;
+        }
+        let outcome = match (ctx.status, e) {
+            (_, Some(_)) | (None, None) => "aborted",
+            (Some(s), None) if s >= 500 => "server_error",
+            (Some(s), None) if s >= 400 => "client_error",
+            (Some(_), None) => "ok",
+        };
+        let binding = binding_label(ctx.target.binding.as_ref());
+        tracing::info!(
+            target: "access",
+            binding,
+            agent = "",
+            status = ?ctx.status,
+            outcome,
+            ms = ctx.started.elapsed().as_millis() as u64,
+            "request"
+        );
+        self.own.record(
+            RequestLabels {
+                method: "none".into(),
+                direction: "local",
+                binding,
+                outcome: outcome.into(),
+            },
+            ctx.started.elapsed(),
+        );
+    }
+}

@@ -1,0 +1,275 @@
+//! Several agents behind one proxy (issue #23) with the REAL Python A2A
+//! SDKs: an SDK echo agent of each version (`tests/sdk/agent_v*.py`)
+//! behind one in-process proxy, one routed by path prefix (`/p`), the
+//! other by `Host` (`localhost`); each SDK client (`card_client_v*.py`,
+//! a2a-sdk 0.3 and 1.x) reads each agent's card through the proxy (its
+//! own agent's name, every URL at that agent's public base) and sends one
+//! blocking JSON-RPC message that its agent echoes. Run both ways round:
+//! the v0.3 agent by prefix and the v1.0 one by host, then swapped.
+
+use std::time::Duration;
+
+use e2e::peer::{run_client, run_client_with, start_agent, start_agent_with};
+use e2e::sdk::{python_v03, python_v10, repo_root};
+use proxy::config::{Config, RawConfig};
+use serde_json::{json, Value};
+
+const AGENT_START: Duration = Duration::from_secs(30);
+const CLIENT_RUN: Duration = Duration::from_secs(60);
+
+/// Every failed check of the two SDK clients against the agent named
+/// `name` (`echo-v03` / `echo-v10`) at `base`.
+fn check_agent_at(base: &str, name: &str) -> Vec<String> {
+    let mut failed = Vec::new();
+    let under_base = |u: &Value| {
+        u.as_str()
+            .is_some_and(|u| u == base || u.starts_with(&format!("{base}/")))
+    };
+
+    // a2a-sdk 0.3: the card's v0.3 members, then one call.
+    let run = run_client(
+        &python_v03(),
+        &repo_root().join("tests/sdk/card_client_v03.py"),
+        base,
+        CLIENT_RUN,
+    );
+    let card = run.step("card").cloned().unwrap_or(Value::Null);
+    let send = run.step("send").cloned().unwrap_or(Value::Null);
+    let ifaces = card["interfaces"].as_array().cloned().unwrap_or_default();
+    if card["name"] != name
+        || !under_base(&card["url"])
+        || ifaces.iter().any(|i| !under_base(&i["url"]))
+    {
+        failed.push(format!("v0.3 client at {base}: card {card}\n{}", run.raw));
+    }
+    if send["ok"] != true
+        || send["state"] != "completed"
+        || send["artifact_texts"] != json!(["echo: hello"])
+    {
+        failed.push(format!("v0.3 client at {base}: send {send}\n{}", run.raw));
+    }
+
+    // a2a-sdk 1.x: a 1.0 JSON-RPC interface at this agent's base, used.
+    let run = run_client(
+        &python_v10(),
+        &repo_root().join("tests/sdk/card_client_v10.py"),
+        base,
+        CLIENT_RUN,
+    );
+    let card = run.step("card").cloned().unwrap_or(Value::Null);
+    let send = run.step("send").cloned().unwrap_or(Value::Null);
+    let ifaces = card["interfaces"].as_array().cloned().unwrap_or_default();
+    let has_v10 = ifaces.iter().any(|i| {
+        i["binding"] == "JSONRPC"
+            && i["protocol_version"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("1.0"))
+    });
+    if card["name"] != name || !has_v10 || ifaces.iter().any(|i| !under_base(&i["url"])) {
+        failed.push(format!("v1.x client at {base}: card {card}\n{}", run.raw));
+    }
+    if send["ok"] != true
+        || send["transport"] != "JsonRpcTransport"
+        || send["state"] != "TASK_STATE_COMPLETED"
+        || send["artifact_texts"] != json!(["echo: hello"])
+    {
+        failed.push(format!("v1.x client at {base}: send {send}\n{}", run.raw));
+    }
+    failed
+}
+
+/// The proxy's `/metrics` text (read within 10 s).
+fn metrics_of(addr: std::net::SocketAddr) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("write");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+/// The agent of version `by_prefix` ("v03" / "v10") at `/p`, the other at
+/// host `localhost`, both versions read from their cards.
+fn two_sdk_agents(by_prefix: &str) {
+    let by_host = if by_prefix == "v03" { "v10" } else { "v03" };
+    let python = |v: &str| {
+        if v == "v03" {
+            python_v03()
+        } else {
+            python_v10()
+        }
+    };
+    let start = |v: &str| {
+        start_agent(
+            &python(v),
+            &repo_root().join(format!("tests/sdk/agent_{v}.py")),
+            AGENT_START,
+        )
+    };
+    let (prefixed, hosted) = (start(by_prefix), start(by_host));
+    let addr = proxy::free_local_addr().expect("port");
+    let toml = format!(
+        r#"listen = "{addr}"
+threads = 1
+[push]
+enabled = false
+[limits]
+read_timeout_ms = 20000
+[[agents]]
+name = "prefixed"
+prefix = "/p"
+[agents.upstream]
+url = "{}"
+[[agents]]
+name = "hosted"
+hosts = ["localhost"]
+[agents.upstream]
+url = "{}"
+"#,
+        prefixed.url(),
+        hosted.url()
+    );
+    let config =
+        Config::resolve(RawConfig::from_toml(&toml, "agents.toml").expect("toml")).expect("config");
+    let px = proxy::start(config).expect("proxy");
+    let mut failed = check_agent_at(&format!("http://{addr}/p"), &format!("echo-{by_prefix}"));
+    failed.extend(check_agent_at(
+        &format!("http://localhost:{}", addr.port()),
+        &format!("echo-{by_host}"),
+    ));
+    // Each agent was asked only through its own route.
+    let metrics = metrics_of(addr);
+    for agent in ["prefixed", "hosted"] {
+        let sends = format!("{{agent=\"{agent}\",method=\"SendMessage\"");
+        if !metrics.contains(&sends) {
+            failed.push(format!(
+                "no SendMessage counted for agent {agent}:\n{metrics}"
+            ));
+        }
+    }
+    drop(px);
+    assert!(
+        failed.is_empty(),
+        "{by_prefix} agent by prefix, {by_host} agent by host:\n{}",
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn sdk_clients_reach_a_v03_agent_by_prefix_and_a_v10_agent_by_host() {
+    two_sdk_agents("v03");
+}
+
+#[test]
+fn sdk_clients_reach_a_v10_agent_by_prefix_and_a_v03_agent_by_host() {
+    two_sdk_agents("v10");
+}
+
+/// The whole SDK client scenario (card, send, stream, get, cancel,
+/// resubscribe, follow-up, every part kind, big bodies, expected errors)
+/// of both SDK clients on both bindings (JSON-RPC, HTTP+JSON), through
+/// each route: the v0.3 agent by prefix, the v1.0 agent by host. Every
+/// step must succeed.
+#[test]
+fn whole_sdk_scenarios_by_prefix_and_by_host_on_both_bindings() {
+    whole_sdk_scenarios("agent", &["--rest"]);
+}
+
+/// The same with agents whose card puts JSON-RPC at `/jsonrpc` and
+/// HTTP+JSON under `/rest` (`paths_agent_v*.py`): each interface is
+/// served under the agent's prefix (or host) and its own path.
+#[test]
+fn whole_sdk_scenarios_with_interfaces_under_paths_by_prefix_and_by_host() {
+    whole_sdk_scenarios("paths_agent", &[]);
+}
+
+/// The agents of `tests/sdk/{script}_v*.py` (started with `args`): the
+/// v0.3 one by prefix, the v1.0 one by host; every client run checked.
+fn whole_sdk_scenarios(script: &str, args: &[&str]) {
+    let start = |v: &str| {
+        let python = if v == "v03" {
+            python_v03()
+        } else {
+            python_v10()
+        };
+        start_agent_with(
+            &python,
+            &repo_root().join(format!("tests/sdk/{script}_{v}.py")),
+            args,
+            AGENT_START,
+        )
+    };
+    let (v03, v10) = (start("v03"), start("v10"));
+    let addr = proxy::free_local_addr().expect("port");
+    let toml = format!(
+        r#"listen = "{addr}"
+threads = 1
+[push]
+enabled = false
+[limits]
+read_timeout_ms = 20000
+[[agents]]
+name = "p"
+prefix = "/agents/p"
+[agents.upstream]
+url = "{}"
+version = "0.3"
+[[agents]]
+name = "h"
+hosts = ["localhost"]
+[agents.upstream]
+url = "{}"
+version = "1.0"
+"#,
+        v03.url(),
+        v10.url()
+    );
+    let config =
+        Config::resolve(RawConfig::from_toml(&toml, "agents.toml").expect("toml")).expect("config");
+    let px = proxy::start(config).expect("proxy");
+    let mut failed = Vec::new();
+    let bases = [
+        format!("http://{addr}/agents/p"),
+        format!("http://localhost:{}", addr.port()),
+    ];
+    for base in &bases {
+        for binding in ["JSONRPC", "HTTP+JSON"] {
+            for (client, python) in [("v03", python_v03()), ("v10", python_v10())] {
+                let run = run_client_with(
+                    &python,
+                    &repo_root().join(format!("tests/sdk/client_{client}.py")),
+                    base,
+                    &[("A2A_BINDING", binding)],
+                    Duration::from_secs(90),
+                );
+                let bad: Vec<_> = run.steps.iter().filter(|s| s["ok"] != true).collect();
+                if run.steps.len() < 10
+                    || !bad.is_empty()
+                    || run.status.is_none_or(|s| !s.success())
+                {
+                    failed.push(format!(
+                        "{client} client, {binding}, at {base}: {} steps, failed {bad:?}\n{}",
+                        run.steps.len(),
+                        run.raw
+                    ));
+                }
+            }
+        }
+    }
+    // Both bindings reached each agent, each through its own route.
+    let metrics = metrics_of(addr);
+    for (agent, other_client) in [("p", "v10_v03"), ("h", "v03_v10")] {
+        for binding in ["jsonrpc", "rest"] {
+            let line = format!(
+                "{{agent=\"{agent}\",method=\"SendMessage\",direction=\"{other_client}\",binding=\"{binding}\",outcome=\"ok\"}}"
+            );
+            if !metrics.contains(&line) {
+                failed.push(format!("no {line} in\n{metrics}"));
+            }
+        }
+    }
+    drop(px);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
