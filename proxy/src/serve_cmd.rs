@@ -185,8 +185,11 @@ fn init_logging(format: LogFormat) {
     // Colour codes only on a terminal (not in files, journald, pipes), and
     // never with `text`.
     let ansi = format == LogFormat::Auto && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // A span's close is logged (the call span, `a2a_call` at DEBUG, gives
+    // one line per call with its busy and idle time when enabled).
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_ansi(ansi);
     let registry = tracing_subscriber::registry();
     let _ = if format == LogFormat::Json {

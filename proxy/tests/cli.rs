@@ -310,3 +310,118 @@ fn log_format_flag_chooses_text_or_json_and_never_colours_a_pipe() {
     let (code, _, _) = proxy_cmd(&["serve", "--log-format", "xml", "--upstream", "http://a"]);
     assert_eq!(code, Some(2));
 }
+
+/// With the call span on (`a2a_call` at DEBUG), a call's log lines are
+/// in a span that names the caller's W3C trace id and the call's agent,
+/// and its close is logged with the answer's status; off (the default),
+/// no line names it.
+#[test]
+fn the_call_span_carries_the_callers_trace_id() {
+    use std::io::{BufRead, Read};
+    const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");
+    for (filter, on) in [("info,a2a_call=debug", true), ("info", false)] {
+        let listen = proxy::free_local_addr().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+            .args(["serve", "--listen", &listen.to_string()])
+            .args([
+                "--upstream",
+                "http://127.0.0.1:9",
+                "--upstream-version",
+                "0.3",
+            ])
+            .args(["--no-push", "--log-format", "json"])
+            .env("RUST_LOG", filter)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start serve");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        let next = |rx: &std::sync::mpsc::Receiver<String>| {
+            let left = deadline.checked_duration_since(std::time::Instant::now())?;
+            rx.recv_timeout(left).ok()
+        };
+        while let Some(l) = next(&rx) {
+            if l.contains("starting") {
+                break;
+            }
+        }
+        // One call (the agent is away: answered with an error), then the
+        // access line that ends it.
+        let mut status = 0;
+        for _ in 0..100 {
+            if let Ok(mut s) = std::net::TcpStream::connect(listen) {
+                s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                    .unwrap();
+                let req = format!(
+                    "POST / HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\ntraceparent: {traceparent}\r\n\
+                     Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+                );
+                s.write_all(req.as_bytes()).unwrap();
+                let mut out = String::new();
+                let _ = s.read_to_string(&mut out);
+                status = out
+                    .split(' ')
+                    .nth(1)
+                    .and_then(|c| c.parse().ok())
+                    .unwrap_or(0);
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        // A JSON-RPC error (no method), HTTP 200.
+        assert_eq!(status, 200);
+        let mut lines = Vec::new();
+        while let Some(l) = next(&rx) {
+            let access = l.contains("\"target\":\"access\"");
+            lines.push(l);
+            if access {
+                break;
+            }
+        }
+        // The span's close comes with the access line or right after it.
+        if on {
+            while !lines.iter().any(|l| l.contains("\"close\"")) {
+                let Some(l) = next(&rx) else { break };
+                lines.push(l);
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            lines.iter().any(|l| l.contains("\"target\":\"access\"")),
+            "{lines:?}"
+        );
+        let spanned: Vec<Value> = lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["span"]["trace_id"] == TRACE_ID)
+            .collect();
+        if !on {
+            assert!(spanned.is_empty(), "{lines:?}");
+            continue;
+        }
+        let access = spanned
+            .iter()
+            .find(|v| v["target"] == "access")
+            .unwrap_or_else(|| panic!("the access line is in the call span: {lines:?}"));
+        assert_eq!(access["span"]["name"], "call");
+        assert_eq!(access["span"]["agent"], "default");
+        let close = spanned
+            .iter()
+            .find(|v| v["fields"]["message"] == "close")
+            .unwrap_or_else(|| panic!("the span's close is logged: {lines:?}"));
+        assert_eq!(close["span"]["status"], status, "{close}");
+    }
+}

@@ -17,6 +17,7 @@ use pingora::prelude::HttpPeer;
 use pingora::proxy::{FailToProxy, ProxyHttp, Session};
 use pingora::{Error, Result};
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 use super::*;
 use crate::agents::{Router, GLOBAL_PATHS};
@@ -136,6 +137,30 @@ impl Front {
     }
 }
 
+/// The span of one call: disabled (nothing recorded, nothing allocated)
+/// unless the log filter enables `a2a_call` at DEBUG
+/// (`RUST_LOG=info,a2a_call=debug`). Its `trace_id` is the caller's W3C
+/// one when its `traceparent` is well formed.
+fn call_span(req: &RequestHeader) -> tracing::Span {
+    use tracing::field::Empty;
+    let span = tracing::debug_span!(
+        target: "a2a_call",
+        "call",
+        trace_id = Empty,
+        agent = Empty,
+        method = %req.method,
+        path = Empty,
+        status = Empty,
+    );
+    if !span.is_disabled() {
+        span.record("path", echo(req.uri.path()));
+        if let Some(t) = crate::tracectx::TraceContext::from_headers(&req.headers) {
+            span.record("trace_id", t.trace_id());
+        }
+    }
+    span
+}
+
 enum Pick {
     Agent(usize),
     Own(Binding),
@@ -197,10 +222,16 @@ impl ProxyHttp for Front {
 
     /// The first hook: the agent is chosen here, once.
     async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+        ctx.span = call_span(session.req_header());
+        let span = ctx.span.clone();
         let answer = match self.pick(session.req_header()) {
             Pick::Agent(i) => {
                 ctx.agent = Some(i);
-                return self.agents[i].request_filter(session, ctx).await;
+                span.record("agent", self.agents[i].app.config.agent.name.as_str());
+                return self.agents[i]
+                    .request_filter(session, ctx)
+                    .instrument(span)
+                    .await;
             }
             Pick::Own(binding) => {
                 ctx.target.binding = Some(binding.clone());
@@ -212,12 +243,17 @@ impl ProxyHttp for Front {
             }
             Pick::NoAgent => no_agent(session.req_header()),
         };
-        self.agents[0].respond(session, ctx, answer).await
+        self.agents[0]
+            .respond(session, ctx, answer)
+            .instrument(span)
+            .await
     }
 
     async fn upstream_peer(&self, session: &mut Session, ctx: &mut Ctx) -> Result<Box<HttpPeer>> {
+        let span = ctx.span.clone();
         self.agents[Self::index(ctx)]
             .upstream_peer(session, ctx)
+            .instrument(span)
             .await
     }
 
@@ -228,7 +264,8 @@ impl ProxyHttp for Front {
         ctx: &mut Ctx,
         e: Box<Error>,
     ) -> Box<Error> {
-        self.agents[Self::index(ctx)].fail_to_connect(session, peer, ctx, e)
+        let span = ctx.span.clone();
+        span.in_scope(|| self.agents[Self::index(ctx)].fail_to_connect(session, peer, ctx, e))
     }
 
     async fn upstream_request_filter(
@@ -237,8 +274,10 @@ impl ProxyHttp for Front {
         upstream_request: &mut RequestHeader,
         ctx: &mut Ctx,
     ) -> Result<()> {
+        let span = ctx.span.clone();
         self.agents[Self::index(ctx)]
             .upstream_request_filter(session, upstream_request, ctx)
+            .instrument(span)
             .await
     }
 
@@ -249,8 +288,10 @@ impl ProxyHttp for Front {
         end_of_stream: bool,
         ctx: &mut Ctx,
     ) -> Result<()> {
+        let span = ctx.span.clone();
         self.agents[Self::index(ctx)]
             .request_body_filter(session, body, end_of_stream, ctx)
+            .instrument(span)
             .await
     }
 
@@ -260,8 +301,10 @@ impl ProxyHttp for Front {
         resp: &mut ResponseHeader,
         ctx: &mut Ctx,
     ) -> Result<()> {
+        let span = ctx.span.clone();
         self.agents[Self::index(ctx)]
             .response_filter(session, resp, ctx)
+            .instrument(span)
             .await
     }
 
@@ -272,19 +315,30 @@ impl ProxyHttp for Front {
         end_of_stream: bool,
         ctx: &mut Ctx,
     ) -> Result<Option<Duration>> {
-        self.agents[Self::index(ctx)].response_body_filter(session, body, end_of_stream, ctx)
+        let span = ctx.span.clone();
+        span.in_scope(|| {
+            self.agents[Self::index(ctx)].response_body_filter(session, body, end_of_stream, ctx)
+        })
     }
 
     async fn fail_to_proxy(&self, session: &mut Session, e: &Error, ctx: &mut Ctx) -> FailToProxy {
+        let span = ctx.span.clone();
         self.agents[Self::index(ctx)]
             .fail_to_proxy(session, e, ctx)
+            .instrument(span)
             .await
     }
 
     async fn logging(&self, session: &mut Session, e: Option<&Error>, ctx: &mut Ctx) {
+        let span = std::mem::replace(&mut ctx.span, tracing::Span::none());
+        span.record("status", ctx.status.unwrap_or(0));
         if let Some(i) = ctx.agent {
-            return self.agents[i].logging(session, e, ctx).await;
+            return self.agents[i]
+                .logging(session, e, ctx)
+                .instrument(span)
+                .await;
         }
+        let _in = span.enter();
         let outcome = match (ctx.status, e) {
             (_, Some(_)) | (None, None) => "aborted",
             (Some(s), None) if s >= 500 => "server_error",

@@ -34,6 +34,10 @@ pub struct Ctx {
     /// Several agents (area: agents): the index of the request's agent,
     /// chosen in the first hook (`None`: answered by no agent).
     pub(crate) agent: Option<usize>,
+    /// The call's span (`a2a_call` at DEBUG; disabled unless logging asks
+    /// for it): every hook runs in it, so each log line of the call names
+    /// the caller's trace id.
+    pub(crate) span: tracing::Span,
     pub(crate) route: Option<Route>,
     /// Where routing sends the request (area: paths; crate::route::locate).
     pub(crate) dest: Option<crate::endpoints::Dest>,
@@ -103,6 +107,7 @@ impl Ctx {
         Ctx {
             started: Instant::now(),
             agent: None,
+            span: tracing::Span::none(),
             route: None,
             dest: None,
             target: ErrorTarget::default(),
