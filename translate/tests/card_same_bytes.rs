@@ -242,6 +242,8 @@ fn transcoder_declines_what_it_does_not_take() {
         ),
         // the ProtoJSON requirement form in v0.3 input
         with("security", json!([{"schemes": {"k": {"list": []}}}])),
+        // a signature without its required members (v0.3)
+        with("signatures", json!([{"protected": "e30"}])),
         // an escape in a compared value
         with("url", json!("https://a/\"q\"")),
     ];

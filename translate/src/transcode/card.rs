@@ -515,19 +515,27 @@ impl<'a> Cx<'a> {
         }
     }
 
-    /// Checks `signatures` (dropped both ways).
-    fn signatures(&mut self, m: M, depth: u32) -> Option<()> {
+    /// Checks `signatures` (dropped both ways); `protected` and `signature`
+    /// are required in v0.3 input (`need`).
+    fn signatures(&mut self, m: M, depth: u32, need: bool) -> Option<()> {
         for (s, _) in self.elems(m, depth)? {
             let o = self.scan(s, depth + 1)?;
+            let mut found = 0;
             for m in self.mems(&o) {
                 let ok = match self.name(*m) {
-                    b"protected" | b"signature" => self.c(*m) == b'"',
+                    b"protected" | b"signature" => {
+                        found += 1;
+                        self.c(*m) == b'"'
+                    }
                     b"header" => self.c(*m) == b'{',
                     _ => true,
                 };
                 if !ok {
                     return None;
                 }
+            }
+            if need && found != 2 {
+                return None;
             }
         }
         Some(())
@@ -650,7 +658,7 @@ impl Cx<'_> {
             }
         }
         if let Some(s) = sigs {
-            self.signatures(s, 1)?;
+            self.signatures(s, 1, true)?;
         }
         let mut w = W::new();
         self.out.push(b'{');
@@ -1086,7 +1094,7 @@ impl Cx<'_> {
         let [name, desc, ifaces, provider, version, doc, caps, schemes, security, din, dout, skills, sigs, icon] =
             f;
         if let Some(s) = sigs {
-            self.signatures(s, 1)?;
+            self.signatures(s, 1, false)?;
         }
         let mut w = W::new();
         self.out.push(b'{');
