@@ -152,8 +152,8 @@ const TRANSLATED_BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
 /// `url`) is the JSON-RPC one if any. URLs are still the agent's.
 pub fn translate_card(card: &Value, to: Version, ends: &Endpoints) -> Result<Value, String> {
     let raw = serde_json::to_vec(card).map_err(|e| e.to_string())?;
-    let out = translate::document::translate(translate::document::Kind::Card, to, None, &raw)
-        .map_err(|e| format!("card translation failed: {e}"))?;
+    let out =
+        translate::document::card(to, &raw).map_err(|e| format!("card translation failed: {e}"))?;
     let mut out: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
     keep_served(&mut out, ends);
     shape_translated(&mut out, to)?;

@@ -65,4 +65,21 @@ for kind in ["task", "message", "status-update", "artifact-update", "stream-resp
             m, x = w
             env = {"jsonrpc": "2.0", "id": 1, "result": x}
             put((0 if v == "v03" else 1) | (RESP.index(m) << 2), json.dumps(env, separators=(",", ":")).encode())
+# Agent cards (selector 0x80 | direction): every card of the fixtures, on
+# its own and as the result of a GetExtendedAgentCard answer.
+def card_like(x):
+    return isinstance(x, dict) and any(k in x for k in ("skills", "capabilities", "supportedInterfaces", "defaultInputModes"))
+
+for f in sorted(fx.rglob("*.json")):
+    try:
+        doc = json.loads(f.read_bytes())
+    except ValueError:
+        continue
+    for x in [doc, doc.get("result") if isinstance(doc, dict) else None]:
+        if not card_like(x):
+            continue
+        v10ish = "supportedInterfaces" in x or "url" not in x
+        to_bit = 0 if not v10ish else 1
+        for body in [json.dumps(x, separators=(",", ":")).encode(), json.dumps(x, indent=1).encode()]:
+            put(0x80 | to_bit, body)
 print(f"{n} seeds in {out}")

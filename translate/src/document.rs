@@ -245,6 +245,16 @@ pub fn translate(
     }
 }
 
+/// Translates the agent card `input` into `to`: the streaming transcoder
+/// ([`crate::transcode::card`]) when it takes the card, else the typed path
+/// (`translate(Kind::Card, ..)`, the reference it matches byte for byte).
+pub fn card(to: Version, input: &[u8]) -> Result<Vec<u8>, TranslateError> {
+    match crate::transcode::card(to, input) {
+        Some(out) => Ok(out),
+        None => translate(Kind::Card, to, None, input),
+    }
+}
+
 fn envelope_of<T: DeserializeOwned>(v: Value) -> Result<T, TranslateError> {
     serde_json::from_value(v).map_err(|e| TranslateError::InvalidRequest(e.to_string()))
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use translate::document::{translate, Kind};
+use translate::document::{self, translate, Kind};
 use translate::method::Method;
 use translate::{onepass, transcode, Version};
 
@@ -168,7 +168,9 @@ const OPS: [(Op, &str); 4] = [
 /// path. `typed`: main's single pass (typed structs only) instead.
 fn ours(op: Op, to: Version, input: &[u8], typed: bool) -> Vec<u8> {
     let fast = match (op, typed) {
-        (Op::Card, _) => None,
+        // The proxy's card entry point: the card transcoder, else the typed path.
+        (Op::Card, false) => return document::card(to, input).expect("translates"),
+        (Op::Card, true) => None,
         (Op::Task, false) => onepass::response(to, Method::GetTask, input),
         (Op::Task, true) => onepass::typed_response(to, Method::GetTask, input),
         (Op::Status, false) => onepass::response(to, Method::SendStreamingMessage, input),
@@ -247,7 +249,7 @@ fn run(dir: &Path, ms: u64) {
             let label = format!("{name}.{from}");
             // Which path answers (the transcoder, or the typed path).
             let path = match op {
-                Op::Card => "general",
+                Op::Card => transcode::card(to, &input).map_or("general", |_| "transcode"),
                 Op::Task => transcode::response(to, Method::GetTask, &input)
                     .map_or("typed", |_| "transcode"),
                 Op::Status => transcode::response(to, Method::SendStreamingMessage, &input)

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! The first input byte picks the direction, request or response, and the
-//! method; the rest is the body.
+//! method, or (high bit set) an agent card (`transcode::card` against
+//! `translate(Kind::Card, ..)`); the rest is the body.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -52,7 +53,11 @@ fuzz_target!(|data: &[u8]| {
     } else {
         Version::V03
     };
-    if sel & 2 == 0 {
+    if sel & 0x80 != 0 {
+        check("card", transcode::card(to, body), || {
+            translate(Kind::Card, to, None, body).map_err(|e| e.to_string())
+        });
+    } else if sel & 2 == 0 {
         let m = RESPONSES[usize::from(sel >> 2) % RESPONSES.len()];
         let name = m.name(Version::V10).unwrap_or_default();
         check("response", transcode::response(to, m, body), || {

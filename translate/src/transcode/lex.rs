@@ -213,6 +213,76 @@ impl<'a> Lex<'a> {
         }
     }
 
+    /// As [`Lex::skip`], and records in `ends[s]` the end of every value
+    /// and member name starting at `s` (so a later reader finds any value's
+    /// end without reading it again). `ends` is as long as the input.
+    pub(super) fn index(&mut self, i: usize, depth: u32, ends: &mut [u32]) -> Option<usize> {
+        let e = match self.at(i)? {
+            b'"' => self.string_end(i)?,
+            b'{' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                let base = self.keys.len();
+                let mut j = self.skip_ws(i + 1);
+                if self.at(j)? == b'}' {
+                    j + 1
+                } else {
+                    loop {
+                        let ke = self.string_end(j)?;
+                        *ends.get_mut(j)? = ke as u32;
+                        self.keys.push((j as u32, ke as u32));
+                        j = self.skip_ws(ke);
+                        if self.at(j)? != b':' {
+                            return None;
+                        }
+                        j = self.skip_ws(j + 1);
+                        j = self.index(j, depth + 1, ends)?;
+                        j = self.skip_ws(j);
+                        match self.at(j)? {
+                            b',' => j = self.skip_ws(j + 1),
+                            b'}' => {
+                                let unique = self.unique(base);
+                                self.keys.truncate(base);
+                                if !unique {
+                                    return None;
+                                }
+                                break j + 1;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+            }
+            b'[' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                let mut j = self.skip_ws(i + 1);
+                if self.at(j)? == b']' {
+                    j + 1
+                } else {
+                    loop {
+                        j = self.index(j, depth + 1, ends)?;
+                        j = self.skip_ws(j);
+                        match self.at(j)? {
+                            b',' => j = self.skip_ws(j + 1),
+                            b']' => break j + 1,
+                            _ => return None,
+                        }
+                    }
+                }
+            }
+            b't' => self.literal(i, b"true")?,
+            b'f' => self.literal(i, b"false")?,
+            b'n' => self.literal(i, b"null")?,
+            b'-' | b'0'..=b'9' => self.number_end(i)?,
+            _ => return None,
+        };
+        *ends.get_mut(i)? = e as u32;
+        Some(e)
+    }
+
     /// Whether the member names pushed since `base` are all different
     /// (raw comparison is exact: only one spelling is accepted per name).
     fn unique(&self, base: usize) -> bool {

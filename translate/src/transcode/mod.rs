@@ -373,7 +373,10 @@ enum Want {
     Strings,
 }
 
+mod card;
 mod entities;
+
+pub use card::card;
 
 /// Translates the JSON-RPC request envelope `input`, whose method is `name`
 /// (in the other version), to `to`. `None`: not taken here.
