@@ -2,7 +2,8 @@
 # One reverse-proxy hop, side by side (loopback only, bounded): the same
 # fake v0.3 agent reached directly, through nginx (1 worker, keep-alive
 # upstream pool of 32, access log off) and through the proxy (1 thread)
-# passing through (v0.3 client) and translating (v1.0 client), with the same
+# passing through (v0.3 client) and translating (v1.0 client), and through
+# pingora's proxy with no hooks (bare_hop: the floor), with the same
 # load client (bench/proxyload --hop), the paths interleaved round by round.
 # Prints req/s, p50/p99, each hop's CPU us per request and the ratios to
 # nginx; with strace present, a separate short run counts system calls per
@@ -40,4 +41,5 @@ fi
 
 cargo build --release -q -p a2a-compat-proxy -p proxyload
 BIN="${CARGO_TARGET_DIR:-target}/release"
-exec "$BIN/proxyload" --hop --nginx-bin "$NGINX" --proxy-bin "$BIN/a2a-compat-proxy" "${STRACE[@]}" "$@"
+exec "$BIN/proxyload" --hop --nginx-bin "$NGINX" --proxy-bin "$BIN/a2a-compat-proxy" \
+  --bare-bin "$BIN/bare_hop" "${STRACE[@]}" "$@"

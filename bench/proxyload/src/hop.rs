@@ -4,8 +4,9 @@
 //! client) and translating (v1.0 client), with the same closed-loop client;
 //! the paths take turns round by round and medians are printed, with each
 //! hop's CPU per request (utime + stime of its processes) and the ratios to
-//! nginx. `--strace`: a separate short run per hop under `strace -c -f`,
-//! for system calls per request.
+//! nginx. `--bare-bin`: also pingora's proxy with no hooks (`bare_hop`), the
+//! floor under the proxy's own hop. `--strace`: a separate short run per hop
+//! under `strace -c -f`, for system calls per request.
 
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -126,6 +127,41 @@ fn start_nginx(bin: &Path, agent: SocketAddr) -> Result<Nginx, String> {
     Err(format!("nginx did not listen on {addr}"))
 }
 
+/// A child process killed on drop.
+struct Bare {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Bare {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `bare_hop` (pingora's proxy with no hooks) in front of `agent`.
+fn start_bare(bin: &Path, agent: SocketAddr) -> Result<Bare, String> {
+    let addr = free_addr().map_err(|e| e.to_string())?;
+    let child = Command::new(bin)
+        .args([addr.to_string(), agent.to_string()])
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+    let bare = Bare { child, addr };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(bare);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(format!("bare_hop did not listen on {addr}"))
+}
+
 /// `pid` and its direct children (nginx's worker under its master).
 fn family(pid: u32) -> Vec<u32> {
     let mut out = vec![pid];
@@ -174,15 +210,18 @@ struct Series {
     errors: usize,
 }
 
-/// System calls of one hop over a short run, from `strace -c -f`:
-/// (requests answered, calls in all, the most frequent calls).
+/// What `strace -c -f` counted over a short run of one hop: requests
+/// answered, system calls in all, the most frequent calls by name.
+type Syscalls = (usize, u64, Vec<(String, u64)>);
+
+/// System calls of one hop over a short run, from `strace -c -f`.
 fn strace_run(
     rt: &tokio::runtime::Runtime,
     p: &Path1,
     conns: usize,
     secs: Duration,
     dir: &Path,
-) -> Result<(usize, u64, Vec<(String, u64)>), String> {
+) -> Result<Syscalls, String> {
     let out = dir.join(format!("strace-{}.txt", p.pids[0]));
     let mut cmd = Command::new("strace");
     cmd.args(["-c", "-f", "-o"]).arg(&out);
@@ -236,7 +275,7 @@ fn strace_run(
             calls.push((name.to_string(), n));
         }
     }
-    calls.sort_by(|a, b| b.1.cmp(&a.1));
+    calls.sort_by_key(|c| std::cmp::Reverse(c.1));
     calls.truncate(6);
     Ok((r.ok, total, calls))
 }
@@ -257,6 +296,10 @@ pub fn run(args: &Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let nginx = start_nginx(&nginx_bin, agent)?;
     let proxy = start_proxy(args, agent, "0.3")?;
+    let bare = match &args.bare_bin {
+        Some(bin) => Some(start_bare(bin, agent)?),
+        None => None,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("client")
@@ -275,7 +318,7 @@ pub fn run(args: &Args) -> Result<(), String> {
     }
     let nginx_pids = family(nginx.child.id());
     let proxy_pid = proxy.child.id();
-    let paths = [
+    let mut paths = vec![
         Path1 {
             name: "direct      v0.3 -> agent",
             addr: agent,
@@ -301,6 +344,14 @@ pub fn run(args: &Args) -> Result<(), String> {
             pids: vec![proxy_pid],
         },
     ];
+    if let Some(b) = &bare {
+        paths.push(Path1 {
+            name: "bare pingora v0.3 -> pingora -> agent",
+            addr: b.addr,
+            client_v10: false,
+            pids: vec![b.child.id()],
+        });
+    }
     let req = |p: &Path1| {
         client::request(
             p.client_v10,
@@ -379,6 +430,20 @@ pub fn run(args: &Args) -> Result<(), String> {
         "nginx req/s / direct req/s                     {:>6.2}",
         ratio(&s[1].rps, &s[0].rps)
     );
+    if bare.is_some() {
+        println!(
+            "bare pingora req/s / nginx req/s               {:>6.2}",
+            ratio(&s[4].rps, &s[1].rps)
+        );
+        println!(
+            "bare pingora CPU/req / nginx CPU/req           {:>6.2}",
+            ratio(&s[4].cpu_us, &s[1].cpu_us)
+        );
+        println!(
+            "passthrough CPU/req / bare pingora CPU/req     {:>6.2}",
+            ratio(&s[2].cpu_us, &s[4].cpu_us)
+        );
+    }
 
     if args.strace {
         println!();
@@ -413,6 +478,7 @@ pub fn run(args: &Args) -> Result<(), String> {
             }
         }
     }
+    drop(bare);
     drop(proxy);
     drop(nginx);
     Ok(())

@@ -59,6 +59,9 @@ struct Args {
     /// The nginx binary of `--hop`.
     #[arg(long)]
     nginx_bin: Option<PathBuf>,
+    /// `--hop`: also measure this `bare_hop` binary (pingora with no hooks).
+    #[arg(long)]
+    bare_bin: Option<PathBuf>,
     /// `--hop`: also count each hop's system calls per request under
     /// `strace -c -f`, in a separate run.
     #[arg(long)]
