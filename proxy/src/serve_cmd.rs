@@ -176,12 +176,15 @@ fn credential_safe(meta: &tracing::Metadata<'_>) -> bool {
 }
 
 fn init_logging(format: LogFormat) {
-    use tracing_subscriber::filter::{filter_fn, EnvFilter, FilterExt};
+    use tracing_subscriber::filter::{filter_fn, EnvFilter, FilterExt, LevelFilter};
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::Layer;
     let env = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let filter = env.and(filter_fn(credential_safe));
+    // The hint lets the env filter's level stand for the whole: without
+    // one, pingora's `log` records of every level were built and offered
+    // to the subscriber on each request, to be dropped there.
+    let filter = env.and(filter_fn(credential_safe).with_max_level_hint(LevelFilter::TRACE));
     // Colour codes only on a terminal (not in files, journald, pipes), and
     // never with `text`.
     let ansi = format == LogFormat::Auto && std::io::IsTerminal::is_terminal(&std::io::stderr());

@@ -6,6 +6,7 @@
 //! Everything binds and targets 127.0.0.1; every phase has a fixed length.
 
 mod client;
+mod hop;
 mod http;
 mod payload;
 mod upstream;
@@ -51,6 +52,23 @@ struct Args {
     /// measurement.
     #[arg(long)]
     only: Option<String>,
+    /// One hop side by side instead (bench/hop.sh): direct, nginx, the
+    /// proxy passing through and translating, in front of one v0.3 agent.
+    #[arg(long)]
+    hop: bool,
+    /// The nginx binary of `--hop`.
+    #[arg(long)]
+    nginx_bin: Option<PathBuf>,
+    /// `--hop`: also measure this `bare_hop` binary (pingora with no hooks).
+    #[arg(long)]
+    bare_bin: Option<PathBuf>,
+    /// `--hop`: also count each hop's system calls per request under
+    /// `strace -c -f`, in a separate run.
+    #[arg(long)]
+    strace: bool,
+    /// Seconds of each `--strace` run.
+    #[arg(long, default_value_t = 2)]
+    strace_seconds: u64,
 }
 
 /// A proxy child process, killed on drop.
@@ -72,6 +90,13 @@ fn free_addr() -> std::io::Result<SocketAddr> {
 
 fn start_proxy(args: &Args, upstream: SocketAddr, version: &str) -> Result<Proxy, String> {
     let addr = free_addr().map_err(|e| e.to_string())?;
+    if let Some(dir) = args
+        .proxy_log
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        let _ = std::fs::create_dir_all(dir);
+    }
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -156,7 +181,12 @@ struct Samples {
 
 fn main() {
     let args = Args::parse();
-    if let Err(e) = run(&args) {
+    let result = if args.hop {
+        hop::run(&args)
+    } else {
+        run(&args)
+    };
+    if let Err(e) = result {
         eprintln!("proxyload: {e}");
         std::process::exit(1);
     }
