@@ -1,0 +1,258 @@
+//! `[limits]`: every bound the proxy keeps, with its default, resolved and
+//! checked.
+
+use std::time::Duration;
+
+use super::*;
+
+/// Resource limits and timeouts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest request body accepted; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// Largest number of proxied requests (streams included; local endpoints
+    /// not counted) handled at once; more get 503.
+    pub max_connections: usize,
+    pub connect_timeout: Duration,
+    /// Longest wait for upstream bytes (also the longest gap between SSE events).
+    pub read_timeout: Duration,
+    /// Longest life of one SSE stream.
+    pub stream_max_duration: Duration,
+    /// Card cache lifetime when the upstream sends no `max-age`.
+    pub card_default_ttl: Duration,
+    /// Longest time a client may take to send a request head (from the
+    /// accept on a new connection, from its first byte on a kept-alive one).
+    pub header_timeout: Duration,
+    /// Longest silence of a kept-alive client connection between requests
+    /// (HTTP/1.1), or of an HTTP/2 connection with no open stream.
+    pub idle_timeout: Duration,
+    /// Largest request head (request line and headers); 431 beyond.
+    pub max_header_bytes: usize,
+    /// Longest time an agent may take over a whole non-streaming answer,
+    /// however steadily its bytes trickle in.
+    pub answer_timeout: Duration,
+    /// Longest time a client may take over a whole request (head and body),
+    /// however steadily it trickles the body.
+    pub body_timeout: Duration,
+    // sse (issue #20):
+    /// Largest upstream SSE event, or whole JSON answer, held to be
+    /// translated; a stream whose event grows past it ends with an error
+    /// event in the client's version (never forwarded untranslated).
+    pub max_event_bytes: usize,
+    // ListTasks emulation (area: listtasks).
+    /// Bounds of the ListTasks index.
+    pub list_index: crate::tasks::IndexLimits,
+    /// Tasks of one ListTasks page asked of the agent at once.
+    pub list_fetch_parallel: usize,
+    // Relayed subscriptions (area: relay, issue #22 item 6).
+    pub relay: crate::tasks::relay::RelayLimits,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 4 * 1024 * 1024,
+            max_connections: 1024,
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(60),
+            stream_max_duration: Duration::from_secs(3600),
+            card_default_ttl: Duration::from_secs(60),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_header_bytes: 64 * 1024,
+            answer_timeout: Duration::from_secs(120),
+            body_timeout: Duration::from_secs(60),
+            // sse (issue #20):
+            max_event_bytes: 16 * 1024 * 1024,
+            list_index: crate::tasks::IndexLimits::default(),
+            list_fetch_parallel: 8,
+            // Relayed subscriptions (area: relay).
+            relay: crate::tasks::relay::RelayLimits::default(),
+        }
+    }
+}
+
+pub(crate) fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
+    let d = Limits::default();
+    let positive = |key: &str, v: Option<u64>, default: u64| -> Result<u64, ConfigError> {
+        match v {
+            None => Ok(default),
+            Some(0) => Err(bad(key, 0, "must be greater than 0")),
+            Some(n) => Ok(n),
+        }
+    };
+    let max_body = positive(
+        "limits.max_body_bytes",
+        raw.max_body_bytes,
+        d.max_body_bytes as u64,
+    )?;
+    if max_body > 1 << 30 {
+        return Err(bad(
+            "limits.max_body_bytes",
+            max_body,
+            "must be at most 1 GiB",
+        ));
+    }
+    let max_conn = positive(
+        "limits.max_connections",
+        raw.max_connections,
+        d.max_connections as u64,
+    )?;
+    if max_conn > 1_000_000 {
+        return Err(bad(
+            "limits.max_connections",
+            max_conn,
+            "must be at most 1000000",
+        ));
+    }
+    let ms = |key: &str, v: Option<u64>, default: Duration| -> Result<Duration, ConfigError> {
+        positive(key, v, default.as_millis() as u64).map(Duration::from_millis)
+    };
+    let secs = |key: &str, v: Option<u64>, default: Duration| -> Result<Duration, ConfigError> {
+        positive(key, v, default.as_secs()).map(Duration::from_secs)
+    };
+    let read_timeout = ms(
+        "limits.read_timeout_ms",
+        raw.read_timeout_ms,
+        d.read_timeout,
+    )?;
+    Ok(Limits {
+        max_body_bytes: max_body as usize,
+        max_connections: max_conn as usize,
+        connect_timeout: ms(
+            "limits.connect_timeout_ms",
+            raw.connect_timeout_ms,
+            d.connect_timeout,
+        )?,
+        read_timeout,
+        stream_max_duration: secs(
+            "limits.stream_max_duration_secs",
+            raw.stream_max_duration_secs,
+            d.stream_max_duration,
+        )?,
+        card_default_ttl: match raw.card_default_ttl_secs {
+            // 0 is allowed here: revalidate on every request.
+            Some(n) => Duration::from_secs(n),
+            None => d.card_default_ttl,
+        },
+        list_index: resolve_list_index(raw, d.list_index)?,
+        list_fetch_parallel: match raw.list_fetch_parallel {
+            None => d.list_fetch_parallel,
+            Some(n) if (1..=64).contains(&n) => n as usize,
+            Some(n) => return Err(bad("limits.list_fetch_parallel", n, "must be 1..=64")),
+        },
+        header_timeout: ms(
+            "limits.header_timeout_ms",
+            raw.header_timeout_ms,
+            d.header_timeout,
+        )?,
+        idle_timeout: ms(
+            "limits.idle_timeout_ms",
+            raw.idle_timeout_ms,
+            d.idle_timeout,
+        )?,
+        max_header_bytes: match raw.max_header_bytes {
+            Some(n) if !(1024..=1024 * 1024).contains(&n) => {
+                return Err(bad(
+                    "limits.max_header_bytes",
+                    n,
+                    "must be from 1024 to 1048576",
+                ))
+            }
+            Some(n) => n as usize,
+            None => d.max_header_bytes,
+        },
+        // Default: twice the read timeout (a whole answer may take as long
+        // as two of the longest gaps).
+        answer_timeout: ms(
+            "limits.answer_timeout_ms",
+            raw.answer_timeout_ms,
+            read_timeout * 2,
+        )?,
+        body_timeout: ms(
+            "limits.body_timeout_ms",
+            raw.body_timeout_ms,
+            d.body_timeout,
+        )?,
+        // sse (issue #20):
+        max_event_bytes: match positive(
+            "limits.max_event_bytes",
+            raw.max_event_bytes,
+            d.max_event_bytes as u64,
+        )? {
+            n if n > 1 << 30 => {
+                return Err(bad("limits.max_event_bytes", n, "must be at most 1 GiB"))
+            }
+            n => n as usize,
+        },
+        // Relayed subscriptions (area: relay).
+        relay: resolve_relay(raw, d.relay)?,
+    })
+}
+
+/// `limits.relay_*` (area: relay, issue #22 item 6).
+pub(super) fn resolve_relay(
+    raw: &RawLimits,
+    d: crate::tasks::relay::RelayLimits,
+) -> Result<crate::tasks::relay::RelayLimits, ConfigError> {
+    let within = |key: &str, v: Option<u64>, default: u64, min: u64, max: u64| match v {
+        None => Ok(default),
+        Some(n) if (min..=max).contains(&n) => Ok(n),
+        Some(n) => Err(bad(key, n, format!("must be {min}..={max}"))),
+    };
+    Ok(crate::tasks::relay::RelayLimits {
+        max_subscriptions: within(
+            "limits.relay_max_subscriptions",
+            raw.relay_max_subscriptions,
+            d.max_subscriptions as u64,
+            0,
+            1_000_000,
+        )? as usize,
+        max_wait: Duration::from_secs(within(
+            "limits.relay_max_wait_secs",
+            raw.relay_max_wait_secs,
+            d.max_wait.as_secs(),
+            1,
+            86_400,
+        )?),
+        max_buffer_bytes: within(
+            "limits.relay_max_buffer_bytes",
+            raw.relay_max_buffer_bytes,
+            d.max_buffer_bytes as u64,
+            1024,
+            1 << 30,
+        )? as usize,
+    })
+}
+
+/// `limits.list_index_*` (area: listtasks).
+pub(super) fn resolve_list_index(
+    raw: &RawLimits,
+    d: crate::tasks::IndexLimits,
+) -> Result<crate::tasks::IndexLimits, ConfigError> {
+    let within = |key: &str, v: Option<u64>, default: usize, max: u64| match v {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&n) => Ok(n as usize),
+        Some(n) => Err(bad(key, n, format!("must be 1..={max}"))),
+    };
+    Ok(crate::tasks::IndexLimits {
+        max_tasks: within(
+            "limits.list_index_max_tasks",
+            raw.list_index_max_tasks,
+            d.max_tasks,
+            1_000_000,
+        )?,
+        max_bytes: within(
+            "limits.list_index_max_bytes",
+            raw.list_index_max_bytes,
+            d.max_bytes,
+            1 << 30,
+        )?,
+        max_id_bytes: within(
+            "limits.list_index_max_id_bytes",
+            raw.list_index_max_id_bytes,
+            d.max_id_bytes,
+            64 * 1024,
+        )?,
+    })
+}

@@ -1,0 +1,225 @@
+//! `[push]`: the push-notification settings, resolved and checked.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use super::*;
+
+/// Where push state lives.
+#[derive(Clone, PartialEq, Eq)]
+pub enum PushBackend {
+    /// The embedded store: one file under this directory.
+    Embedded(std::path::PathBuf),
+    /// A PostgreSQL database shared by several proxy instances.
+    Postgres(String),
+}
+
+impl fmt::Debug for PushBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PushBackend::Embedded(d) => write!(f, "Embedded({})", d.display()),
+            // The URL may carry a password.
+            PushBackend::Postgres(_) => write!(f, "Postgres(<redacted>)"),
+        }
+    }
+}
+
+/// Push-notification interception and delivery (`[push]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushSettings {
+    /// Off: push configs pass through (translated) with the subscriber's own
+    /// URL, so webhook bodies arrive in the agent's version.
+    pub enabled: bool,
+    pub backend: PushBackend,
+    /// The base URL the upstream agent reaches the proxy's callback at.
+    pub callback_url: HttpUrl,
+    /// Also intercept when client and agent speak the same version.
+    pub intercept_same_version: bool,
+    /// Allow loopback, private and link-local webhook targets.
+    pub allow_private_targets: bool,
+    /// Hosts (or IP literals) allowed even when private.
+    pub allow_hosts: Vec<String>,
+    /// Attempts before a notification becomes a dead letter.
+    pub max_attempts: u32,
+    pub backoff_initial: Duration,
+    pub backoff_max: Duration,
+    /// Per attempt: connect, send and the response head.
+    pub delivery_timeout: Duration,
+    /// Names this instance's delivery leases (several instances on one database).
+    pub instance_id: String,
+    // pg (issue #25)
+    /// How long a claim holds notifications; renewed every third of it
+    /// while the instance delivers them, so another instance takes a
+    /// crashed one's over within about this long.
+    pub lease: Duration,
+    /// The key (64 hex digits) that seals stored credentials. `None`: the
+    /// embedded store keeps one in `<data_dir>/credentials.key` (made on
+    /// first use); PostgreSQL stores them in clear (warned at start).
+    pub credentials_key_file: Option<std::path::PathBuf>,
+}
+
+/// Default data directory of the embedded push store.
+pub const DEFAULT_PUSH_DATA_DIR: &str = "./a2a-proxy-data";
+
+// pg (issue #25)
+/// Default delivery lease: a crashed instance's notifications are taken
+/// over within about 9 s (plus one idle poll).
+pub const DEFAULT_PUSH_LEASE_MS: u64 = 9_000;
+const MIN_PUSH_LEASE_MS: u64 = 300;
+const MAX_PUSH_LEASE_MS: u64 = 3_600_000;
+
+/// `push.postgres_url`: a `postgres://` URL or a libpq `key=value` string,
+/// checked here so a bad one stops the start with the key named. TLS to
+/// PostgreSQL is not built in: `sslmode=require` is refused (`disable`
+/// and `prefer` connect without TLS). Errors never echo the string (it
+/// may hold a password).
+pub(super) fn check_postgres_url(u: &str) -> Result<(), ConfigError> {
+    let err = |message: &str| ConfigError {
+        key: "push.postgres_url".into(),
+        message: message.into(),
+    };
+    let t = u.trim();
+    if t.is_empty() {
+        return Err(err("must not be empty"));
+    }
+    let is_url = t.starts_with("postgres://") || t.starts_with("postgresql://");
+    if t.contains("://") && !is_url {
+        return Err(err(
+            "must be a postgres:// or postgresql:// URL or a libpq key=value string",
+        ));
+    }
+    if !is_url && !t.contains('=') {
+        return Err(err(
+            "must be a postgres:// or postgresql:// URL or a libpq key=value string (host=... dbname=...)",
+        ));
+    }
+    const NO_TLS: &str = "asks for TLS (sslmode=require, verify-ca or verify-full, or sslnegotiation=direct): TLS to PostgreSQL is not supported by this build; use sslmode=disable or prefer (no TLS) over a trusted network or a local TLS tunnel";
+    let lower = t.to_ascii_lowercase();
+    if ["sslmode=verify-ca", "sslmode=verify-full"]
+        .iter()
+        .any(|m| lower.contains(m))
+    {
+        return Err(err(NO_TLS));
+    }
+    let parsed: postgres::Config = t.parse().map_err(|_| {
+        err("is not a valid connection string (a postgres:// URL or libpq key=value pairs of the options the proxy's client knows)")
+    })?;
+    if parsed.get_hosts().is_empty() {
+        return Err(err("names no host (host=... or postgres://host/...)"));
+    }
+    if parsed.get_ssl_mode() == postgres::config::SslMode::Require
+        || parsed.get_ssl_negotiation() == postgres::config::SslNegotiation::Direct
+    {
+        return Err(err(NO_TLS));
+    }
+    Ok(())
+}
+
+pub(super) fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSettings, ConfigError> {
+    let backend = match (&raw.postgres_url, &raw.data_dir) {
+        (Some(_), Some(_)) => {
+            return Err(bad(
+                "push.postgres_url",
+                "<url>",
+                "set either push.postgres_url or push.data_dir, not both",
+            ))
+        }
+        (Some(u), None) => {
+            check_postgres_url(u)?;
+            PushBackend::Postgres(u.clone())
+        }
+        (None, d) => {
+            let d = d.as_deref().unwrap_or(DEFAULT_PUSH_DATA_DIR);
+            if d.trim().is_empty() {
+                return Err(bad("push.data_dir", d, "must not be empty"));
+            }
+            PushBackend::Embedded(d.into())
+        }
+    };
+    let callback_url = match raw.callback_url.as_deref() {
+        Some(s) => HttpUrl::parse("push.callback_url", s)?,
+        None => {
+            let ip = match listen.ip() {
+                std::net::IpAddr::V4(v) if v.is_unspecified() => "127.0.0.1".to_string(),
+                std::net::IpAddr::V6(v) if v.is_unspecified() => "::1".to_string(),
+                ip => ip.to_string(),
+            };
+            HttpUrl {
+                scheme: "http".into(),
+                host: ip,
+                port: listen.port(),
+                base_path: String::new(),
+            }
+        }
+    };
+    let max_attempts = raw.max_attempts.unwrap_or(10);
+    if max_attempts == 0 || max_attempts > 1000 {
+        return Err(bad("push.max_attempts", max_attempts, "must be 1..=1000"));
+    }
+    let ms = |key: &str, v: Option<u64>, default: u64| -> Result<Duration, ConfigError> {
+        match v {
+            Some(0) => Err(bad(key, 0, "must be greater than 0")),
+            Some(n) => Ok(Duration::from_millis(n)),
+            None => Ok(Duration::from_millis(default)),
+        }
+    };
+    let backoff_initial = ms("push.backoff_initial_ms", raw.backoff_initial_ms, 500)?;
+    let backoff_max = ms("push.backoff_max_ms", raw.backoff_max_ms, 300_000)?;
+    if backoff_max < backoff_initial {
+        return Err(bad(
+            "push.backoff_max_ms",
+            backoff_max.as_millis(),
+            "must not be below push.backoff_initial_ms",
+        ));
+    }
+    let delivery_timeout = ms("push.delivery_timeout_ms", raw.delivery_timeout_ms, 10_000)?;
+    let mut allow_hosts = Vec::new();
+    for h in raw.allow_hosts.iter().flatten() {
+        let h = h.trim().trim_start_matches('[').trim_end_matches(']');
+        if h.is_empty() || h.contains('/') || h.contains(' ') {
+            return Err(bad(
+                "push.allow_hosts",
+                h,
+                "must be a host name or IP literal",
+            ));
+        }
+        allow_hosts.push(h.to_ascii_lowercase());
+    }
+    let instance_id = match raw.instance_id.as_deref() {
+        Some(s) if s.trim().is_empty() || s.len() > 100 => {
+            return Err(bad("push.instance_id", s, "must be 1..=100 characters"))
+        }
+        Some(s) => s.to_string(),
+        None => format!("{}-{}", std::process::id(), crate::push::random_id()),
+    };
+    // pg (issue #25)
+    let lease = ms("push.lease_ms", raw.lease_ms, DEFAULT_PUSH_LEASE_MS)?;
+    if !(MIN_PUSH_LEASE_MS..=MAX_PUSH_LEASE_MS).contains(&(lease.as_millis() as u64)) {
+        return Err(bad(
+            "push.lease_ms",
+            lease.as_millis(),
+            format!("must be {MIN_PUSH_LEASE_MS}..={MAX_PUSH_LEASE_MS}"),
+        ));
+    }
+    Ok(PushSettings {
+        enabled: raw.enabled.unwrap_or(true),
+        backend,
+        callback_url,
+        intercept_same_version: raw.intercept_same_version.unwrap_or(false),
+        allow_private_targets: raw.allow_private_targets.unwrap_or(false),
+        allow_hosts,
+        max_attempts,
+        backoff_initial,
+        backoff_max,
+        delivery_timeout,
+        instance_id,
+        lease,
+        credentials_key_file: match raw.credentials_key_file.as_deref() {
+            Some(f) if f.trim().is_empty() => {
+                return Err(bad("push.credentials_key_file", f, "must not be empty"))
+            }
+            f => f.map(std::path::PathBuf::from),
+        },
+    })
+}
