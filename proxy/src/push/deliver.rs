@@ -19,19 +19,16 @@
 //! out (the post in flight at the crash may then arrive twice).
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, Notify};
 
 use super::layer::{blocking, Push};
-use super::safety::{Target, TargetPolicy};
-use super::{OutboxItem, PushConfig};
-use crate::version::Version;
+use super::webhook::{post, Net, Undelivered};
+use super::OutboxItem;
 
 /// Items claimed per round (and per config at most).
 const CLAIM_LIMIT: usize = 256;
@@ -39,8 +36,6 @@ const CLAIM_LIMIT: usize = 256;
 const MAX_IN_FLIGHT: usize = 64;
 /// Idle poll interval (retries become due without a wake-up).
 const POLL: Duration = Duration::from_millis(200);
-/// Most bytes of a webhook's response read (its head; the body is ignored).
-const MAX_RESPONSE_HEAD: usize = 8 * 1024;
 
 /// The running worker; stopped by [`Worker::stop`] or drop.
 pub struct Worker {
@@ -229,10 +224,7 @@ async fn run(push: Arc<Push>, stop: Arc<(AtomicBool, Notify)>) {
     let completer = tokio::spawn(complete_loop(push.clone(), leases.clone(), done_rx));
     let beat = tokio::spawn(heartbeat(push.clone(), leases.clone()));
     let mut groups = tokio::task::JoinSet::new();
-    let net = Arc::new(Net {
-        tls: tls_config(),
-        pool: Pool::default(),
-    });
+    let net = Arc::new(Net::new());
     tracing::info!("push delivery worker started");
     while !stop.0.load(Ordering::Acquire) {
         while let Some(r) = groups.try_join_next() {
@@ -444,350 +436,6 @@ fn backoff_between(initial: Duration, max: Duration, attempt: u32, unit: f64) ->
     d.mul_f64(0.5 + 0.5 * unit.clamp(0.0, 1.0))
 }
 
-/// The headers a subscriber of `version` expects (MAPPING-FACTS §9), and
-/// the agent's trace context of the push.
-fn headers_for(c: &PushConfig, it: &OutboxItem) -> Vec<(&'static str, String)> {
-    let mut h = vec![(
-        "Content-Type",
-        match c.subscriber_version {
-            Version::V03 => translate::push_body::V03_CONTENT_TYPE,
-            Version::V10 => translate::push_body::V10_CONTENT_TYPE,
-        }
-        .to_string(),
-    )];
-    if let Some(t) = &c.token {
-        h.push(("X-A2A-Notification-Token", t.clone()));
-    }
-    if let Some(a) = &c.auth {
-        if let Some(cred) = &a.credentials {
-            h.push(("Authorization", format!("{} {}", a.scheme, cred)));
-        }
-    }
-    if !it.traceparent.is_empty() {
-        h.push(("traceparent", it.traceparent.clone()));
-        if !it.tracestate.is_empty() {
-            h.push(("tracestate", it.tracestate.clone()));
-        }
-    }
-    h
-}
-
-/// Why a send failed; `last` when trying again cannot help (the target
-/// is refused by the policy, the request cannot be written): the item goes
-/// to the dead letters at once.
-struct Undelivered {
-    why: String,
-    last: bool,
-}
-
-impl Undelivered {
-    fn again(why: String) -> Undelivered {
-        Undelivered { why, last: false }
-    }
-
-    fn last(why: String) -> Undelivered {
-        Undelivered { why, last: true }
-    }
-}
-
-/// Posts one body; `Ok` on a 2xx answer.
-async fn post(push: &Push, c: &PushConfig, it: &OutboxItem, net: &Net) -> Result<(), Undelivered> {
-    let policy: &TargetPolicy = &push.policy;
-    // Checked again on every send: the policy may have changed since the
-    // registration (a restart with other settings).
-    let target = policy
-        .check_url(&c.original_url)
-        .map_err(|r| Undelivered::last(r.0))?;
-    let timeout = push.settings.delivery_timeout;
-    let r = tokio::time::timeout(timeout, send(policy, &target, c, it, net)).await;
-    match r {
-        Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
-        Ok(Ok(status)) => Err(Undelivered::again(format!(
-            "webhook answered HTTP {status}"
-        ))),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(Undelivered::again(format!(
-            "webhook did not answer within {} ms",
-            timeout.as_millis()
-        ))),
-    }
-}
-
-async fn send(
-    policy: &TargetPolicy,
-    t: &Target,
-    c: &PushConfig,
-    it: &OutboxItem,
-    net: &Net,
-) -> Result<u16, Undelivered> {
-    // An IP literal is the address itself; a name is resolved once, its
-    // addresses checked, and only those are connected to.
-    let addrs: Vec<SocketAddr> = match t.ip {
-        Some(ip) => vec![SocketAddr::new(ip, t.port)],
-        None => tokio::net::lookup_host((t.host.as_str(), t.port))
-            .await
-            .map_err(|e| Undelivered::again(format!("cannot resolve the webhook host: {e}")))?
-            .collect(),
-    };
-    // Checked on every send, pooled connection or not.
-    policy
-        .check_resolved(t, &addrs)
-        .map_err(|r| Undelivered::last(r.0))?;
-    let body = it.body.as_str();
-    let head = request_head(t, c, it, body.len()).map_err(Undelivered::last)?;
-    let mut last = Undelivered::again("webhook host resolves to no address".into());
-    for a in &addrs {
-        let key: PoolKey = (*a, t.host.clone(), t.https);
-        // An idle connection may have been closed by the webhook meanwhile:
-        // if it fails before any answer byte, a fresh one is tried.
-        while let Some(conn) = net.pool.take(&key) {
-            match exchange(conn, &head, body).await {
-                Ok((status, again)) => {
-                    if let Some(conn) = again {
-                        net.pool.put(key, conn);
-                    }
-                    return Ok(status);
-                }
-                Err(Failed { stale: true, .. }) => continue,
-                Err(Failed { why, .. }) => return Err(Undelivered::again(why)),
-            }
-        }
-        let conn = match connect(a, t, net).await {
-            Ok(conn) => conn,
-            Err(e) => {
-                last = Undelivered::again(e);
-                continue;
-            }
-        };
-        return match exchange(conn, &head, body).await {
-            Ok((status, again)) => {
-                if let Some(conn) = again {
-                    net.pool.put(key, conn);
-                }
-                Ok(status)
-            }
-            Err(f) => Err(Undelivered::again(f.why)),
-        };
-    }
-    Err(last)
-}
-
-async fn connect(a: &SocketAddr, t: &Target, net: &Net) -> Result<Conn, String> {
-    let s = tokio::net::TcpStream::connect(a)
-        .await
-        .map_err(|e| format!("cannot connect to the webhook: {e}"))?;
-    let _ = s.set_nodelay(true);
-    if !t.https {
-        return Ok(Box::new(s));
-    }
-    let name = rustls_name(&t.host)?;
-    let tls = net
-        .tls
-        .as_ref()
-        .ok_or("this build cannot make TLS connections")?;
-    let s = tls
-        .connect(name, s)
-        .await
-        .map_err(|e| format!("TLS with the webhook failed: {e}"))?;
-    Ok(Box::new(s))
-}
-
-fn rustls_name(host: &str) -> Result<tokio_rustls::rustls::pki_types::ServerName<'static>, String> {
-    tokio_rustls::rustls::pki_types::ServerName::try_from(host.to_string())
-        .map_err(|_| "webhook host is not a valid TLS server name".to_string())
-}
-
-fn request_head(t: &Target, c: &PushConfig, it: &OutboxItem, len: usize) -> Result<String, String> {
-    let host = if t.host.contains(':') {
-        format!("[{}]", t.host)
-    } else {
-        t.host.clone()
-    };
-    let default_port = if t.https { 443 } else { 80 };
-    let host = if t.port == default_port {
-        host
-    } else {
-        format!("{host}:{}", t.port)
-    };
-    let mut head = format!(
-        "POST {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: a2a-compat-proxy\r\nContent-Length: {len}\r\n",
-        t.path_and_query
-    );
-    for (k, v) in headers_for(c, it) {
-        if v.bytes().any(|b| b < 0x20 && b != b'\t') {
-            return Err(format!(
-                "the subscriber's {k} value holds control characters"
-            ));
-        }
-        head.push_str(k);
-        head.push_str(": ");
-        head.push_str(&v);
-        head.push_str("\r\n");
-    }
-    head.push_str("\r\n");
-    Ok(head)
-}
-
-/// A connection to a webhook (plain or TLS).
-trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
-type Conn = Box<dyn Io>;
-
-/// (address, host name, https): connections are reused only for the same
-/// checked address and the same TLS server name.
-type PoolKey = (SocketAddr, String, bool);
-
-/// How long an idle webhook connection is kept.
-const IDLE_FOR: Duration = Duration::from_secs(20);
-/// Idle connections kept per key, and keys kept.
-const IDLE_PER_KEY: usize = 8;
-const IDLE_KEYS: usize = 1024;
-
-/// The worker's network side: TLS client and keep-alive pool.
-struct Net {
-    tls: Option<tokio_rustls::TlsConnector>,
-    pool: Pool,
-}
-
-/// Idle keep-alive connections to webhooks.
-#[derive(Default)]
-struct Pool {
-    idle: std::sync::Mutex<std::collections::HashMap<PoolKey, Vec<(Conn, std::time::Instant)>>>,
-}
-
-impl Pool {
-    fn take(&self, key: &PoolKey) -> Option<Conn> {
-        let mut m = self.idle.lock().ok()?;
-        let list = m.get_mut(key)?;
-        while let Some((c, since)) = list.pop() {
-            if since.elapsed() < IDLE_FOR {
-                return Some(c);
-            }
-        }
-        None
-    }
-
-    fn put(&self, key: PoolKey, c: Conn) {
-        let Ok(mut m) = self.idle.lock() else {
-            return;
-        };
-        if m.len() >= IDLE_KEYS && !m.contains_key(&key) {
-            m.retain(|_, v| v.iter().any(|(_, since)| since.elapsed() < IDLE_FOR));
-            if m.len() >= IDLE_KEYS {
-                return;
-            }
-        }
-        let list = m.entry(key).or_default();
-        if list.len() < IDLE_PER_KEY {
-            list.push((c, std::time::Instant::now()));
-        }
-    }
-}
-
-/// A failed exchange; `stale` when nothing was answered on a connection
-/// that may simply have been closed while idle (safe to try a fresh one).
-struct Failed {
-    stale: bool,
-    why: String,
-}
-
-/// Writes the request and reads the answer: its head (at most
-/// [`MAX_RESPONSE_HEAD`] bytes) and, when it has a small Content-Length,
-/// its body, so the connection can be reused (returned as `Some`).
-async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Conn>), Failed> {
-    let io = |stale: bool| {
-        move |e: std::io::Error| Failed {
-            stale,
-            why: format!("webhook connection: {e}"),
-        }
-    };
-    s.write_all(head.as_bytes()).await.map_err(io(true))?;
-    s.write_all(body.as_bytes()).await.map_err(io(true))?;
-    s.flush().await.map_err(io(true))?;
-    let mut buf = vec![0u8; MAX_RESPONSE_HEAD];
-    let mut n = 0;
-    let end = loop {
-        let k = s.read(&mut buf[n..]).await.map_err(io(n == 0))?;
-        if k == 0 {
-            if n == 0 {
-                return Err(Failed {
-                    stale: true,
-                    why: "webhook closed the connection without an answer".into(),
-                });
-            }
-            break None;
-        }
-        n += k;
-        if let Some(i) = buf[..n].windows(4).position(|w| w == b"\r\n\r\n") {
-            break Some(i + 4);
-        }
-        if n == buf.len() {
-            break None;
-        }
-    };
-    let text = String::from_utf8_lossy(&buf[..end.unwrap_or(n)]).into_owned();
-    let mut lines = text.split("\r\n");
-    let line = lines.next().unwrap_or_default();
-    let mut parts = line.split_whitespace();
-    let (version, code) = match (
-        parts.next(),
-        parts.next().and_then(|c| c.parse::<u16>().ok()),
-    ) {
-        (Some(v), Some(code)) if v.starts_with("HTTP/1.") => (v.to_string(), code),
-        _ => {
-            return Err(Failed {
-                stale: false,
-                why: "webhook answered something that is not HTTP/1.x".into(),
-            })
-        }
-    };
-    let Some(end) = end else {
-        return Ok((code, None));
-    };
-    // Reusable only with a known, small body and no `close`.
-    let mut length = None;
-    let mut keep = version == "HTTP/1.1";
-    for l in lines {
-        let Some((k, v)) = l.split_once(':') else {
-            continue;
-        };
-        let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_ascii_lowercase());
-        match k.as_str() {
-            "content-length" => length = v.parse::<usize>().ok(),
-            "transfer-encoding" => keep = false,
-            "connection" if v.contains("close") => keep = false,
-            _ => {}
-        }
-    }
-    let no_body = code == 204 || code == 304 || (100..200).contains(&code);
-    let length = if no_body { Some(0) } else { length };
-    let Some(length) = length.filter(|l| keep && end + l <= MAX_RESPONSE_HEAD) else {
-        return Ok((code, None));
-    };
-    while n < end + length {
-        match s.read(&mut buf[n..end + length]).await {
-            Ok(0) | Err(_) => return Ok((code, None)),
-            Ok(k) => n += k,
-        }
-    }
-    Ok((code, (n == end + length).then_some(s)))
-}
-
-/// The TLS client for https webhooks (`None` if rustls offers no protocol,
-/// then https deliveries fail with that reason).
-fn tls_config() -> Option<tokio_rustls::TlsConnector> {
-    use tokio_rustls::rustls;
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .ok()?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Some(tokio_rustls::TlsConnector::from(Arc::new(config)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -800,54 +448,5 @@ mod tests {
         assert_eq!(backoff_between(i, m, 3, 1.0), Duration::from_millis(400));
         assert_eq!(backoff_between(i, m, 9, 1.0), Duration::from_millis(1000));
         assert_eq!(backoff_between(i, m, 100, 0.0), Duration::from_millis(500));
-    }
-
-    #[test]
-    fn heads_per_version() {
-        let mut c = PushConfig {
-            callback_id: "x".into(),
-            task_id: "t".into(),
-            config_id: "c".into(),
-            original_url: "http://127.0.0.1:9/h?q=1".into(),
-            token: Some("tok".into()),
-            auth: Some(super::super::Auth {
-                scheme: "Bearer".into(),
-                credentials: Some("cred".into()),
-            }),
-            subscriber_version: Version::V10,
-            upstream_version: Version::V03,
-            callback_secret: "s".into(),
-            created: 0,
-            seed: None,
-        };
-        let p = TargetPolicy {
-            allow_private: true,
-            allow_hosts: vec![],
-        };
-        let t = p.check_url(&c.original_url).unwrap();
-        let mut it = crate::push::contract::item("t");
-        let h = request_head(&t, &c, &it, 5).unwrap();
-        assert!(!h.contains("traceparent"), "{h}");
-        it.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into();
-        it.tracestate = "a=1".into();
-        let h = request_head(&t, &c, &it, 5).unwrap();
-        assert!(
-            h.contains("traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\ntracestate: a=1\r\n"),
-            "{h}"
-        );
-        assert!(
-            h.starts_with("POST /h?q=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"),
-            "{h}"
-        );
-        assert!(h.contains("Content-Type: application/a2a+json\r\n"));
-        assert!(h.contains("X-A2A-Notification-Token: tok\r\n"));
-        assert!(h.contains("Authorization: Bearer cred\r\n"));
-        c.subscriber_version = Version::V03;
-        c.token = Some("bad\r\nX-Evil: 1".into());
-        assert!(request_head(&t, &c, &it, 5).is_err());
-        c.token = None;
-        assert!(request_head(&t, &c, &it, 5)
-            .unwrap()
-            .contains("Content-Type: application/json\r\n"));
     }
 }

@@ -19,6 +19,7 @@ pub mod safety;
 pub mod sealed;
 pub mod task_sync;
 pub mod wal;
+pub mod webhook;
 
 use std::fmt;
 

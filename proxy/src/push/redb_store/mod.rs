@@ -23,6 +23,7 @@
 //! is made under the journal lock: one process holds the file, so that
 //! lock orders every change.
 
+mod budget;
 mod checkpoint;
 mod schema;
 
@@ -460,7 +461,7 @@ impl Store for RedbStore {
     ) -> Result<Vec<OutboxItem>, StoreError> {
         let _claims = self.inner.claiming.lock().map_err(poisoned)?;
         // Table items come first (every one is older than every hot one).
-        let mut budget = RunBudget::new(now_ms, run_limit);
+        let mut budget = budget::RunBudget::new(now_ms, run_limit);
         let mut decide = |item: &OutboxItem| budget.admits(item);
         let mut got = Vec::new();
         let window = self.inner.claim_scan.load(Ordering::Relaxed);
@@ -661,45 +662,6 @@ impl Store for RedbStore {
         out.sort_by(|a, b| (a.updated_ms, &a.id).cmp(&(b.updated_ms, &b.id)));
         let skip = out.len().saturating_sub(limit);
         Ok(out.split_off(skip))
-    }
-}
-
-/// How many more items of each callback's run a claim may take, decided
-/// at the callback's oldest item (0: skip all of it: it is not due, or
-/// another instance holds it).
-struct RunBudget {
-    now_ms: i64,
-    run_limit: usize,
-    left: HashMap<String, usize>,
-}
-
-impl RunBudget {
-    fn new(now_ms: i64, run_limit: usize) -> RunBudget {
-        RunBudget {
-            now_ms,
-            run_limit,
-            left: HashMap::new(),
-        }
-    }
-
-    /// Whether `item` (met in seq order) is claimed.
-    fn admits(&mut self, item: &OutboxItem) -> bool {
-        let (now, limit) = (self.now_ms, self.run_limit);
-        let left = self
-            .left
-            .entry(item.callback_id.clone())
-            .or_insert_with(|| {
-                if item.next_attempt_ms <= now && item.lease_until_ms <= now {
-                    limit.max(1)
-                } else {
-                    0
-                }
-            });
-        if *left == 0 {
-            return false;
-        }
-        *left -= 1;
-        true
     }
 }
 
