@@ -1,0 +1,330 @@
+//! The card cache: the agent's card fetched with pingora's client (bounded
+//! in time and size), kept for its max-age, revalidated with ETag /
+//! If-None-Match, and the agent's interfaces resolved from it.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use pingora::connectors::http::Connector;
+use pingora::http::RequestHeader;
+use pingora::protocols::http::client::HttpSession;
+use pingora::upstreams::peer::HttpPeer;
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use super::*;
+
+/// The outcome of one upstream fetch.
+enum Fetched {
+    Card(CachedCard),
+    NotModified { ttl: Duration },
+}
+
+/// Reads a whole response body of at most [`MAX_CARD_BYTES`]; errors are
+/// prefixed with `call` and name the body `what`.
+async fn read_body(session: &mut HttpSession, call: &str, what: &str) -> Result<Bytes, String> {
+    let mut body = BytesMut::new();
+    while let Some(chunk) = session
+        .read_response_body()
+        .await
+        .map_err(|e| format!("{call}: read body: {e}"))?
+    {
+        if body.len() + chunk.len() > MAX_CARD_BYTES {
+            return Err(format!("{call}: {what} larger than {MAX_CARD_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+/// Fetches and caches the upstream card.
+pub struct CardCache {
+    upstream: HttpUrl,
+    /// Sent as `A2A-Version` on the fetch: the configured upstream version,
+    /// or 1.0 in auto mode (a v0.3 agent ignores it, a v1.0 agent needs it).
+    send_version: Version,
+    connect_timeout: Duration,
+    read_timeout: Duration,
+    default_ttl: Duration,
+    connector: Connector,
+    slot: Mutex<Option<Arc<CachedCard>>>,
+    /// The agent's interfaces from the card held (area: paths).
+    pub endpoints: crate::endpoints::EndpointsMemo,
+}
+
+impl CardCache {
+    pub fn new(
+        upstream: HttpUrl,
+        send_version: Version,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+        default_ttl: Duration,
+    ) -> CardCache {
+        CardCache {
+            upstream,
+            send_version,
+            connect_timeout,
+            read_timeout,
+            default_ttl,
+            connector: Connector::new(None),
+            slot: Mutex::new(None),
+            endpoints: Default::default(),
+        }
+    }
+
+    /// The cached card if fresh, else a (conditional) refetch. With
+    /// `allow_stale`, a failed refetch falls back to the old copy.
+    pub async fn get(
+        &self,
+        addr: SocketAddr,
+        allow_stale: bool,
+    ) -> Result<Arc<CachedCard>, String> {
+        let mut slot = self.slot.lock().await;
+        let now = Instant::now();
+        if let Some(c) = slot.as_ref() {
+            if c.is_fresh(now) {
+                return Ok(c.clone());
+            }
+        }
+        let etag = slot.as_ref().and_then(|c| c.etag.clone());
+        match self.fetch(addr, etag.as_deref()).await {
+            Ok(Fetched::Card(card)) => {
+                let card = Arc::new(card);
+                *slot = Some(card.clone());
+                Ok(card)
+            }
+            Ok(Fetched::NotModified { ttl }) => match slot.as_ref() {
+                Some(old) => {
+                    let mut renewed = (**old).clone();
+                    renewed.fetched = Instant::now();
+                    renewed.ttl = ttl;
+                    let renewed = Arc::new(renewed);
+                    *slot = Some(renewed.clone());
+                    Ok(renewed)
+                }
+                None => Err("upstream answered 304 to an unconditional card fetch".into()),
+            },
+            Err(e) => match slot.as_ref() {
+                Some(old) if allow_stale => {
+                    tracing::warn!(error = %e, "card refetch failed; serving the stale copy");
+                    Ok(old.clone())
+                }
+                _ => Err(e),
+            },
+        }
+    }
+
+    /// The card held now, fresh or not, without fetching or waiting for a
+    /// fetch under way (area: paths).
+    pub fn peek(&self) -> Option<Arc<CachedCard>> {
+        self.slot.try_lock().ok().and_then(|s| s.clone())
+    }
+
+    /// The upstream peer with the connect and read timeouts.
+    fn peer(&self, addr: SocketAddr) -> HttpPeer {
+        let mut peer = HttpPeer::new(addr, false, String::new());
+        peer.options.connection_timeout = Some(self.connect_timeout);
+        peer.options.total_connection_timeout = Some(self.connect_timeout);
+        peer.options.read_timeout = Some(self.read_timeout);
+        peer
+    }
+
+    /// POSTs a small JSON body to the upstream (`path` relative to its base)
+    /// and returns the status and body; bounded by the connect and read
+    /// timeouts and by the card size limit.
+    pub async fn post_json(
+        &self,
+        addr: SocketAddr,
+        path: &str,
+        version: Version,
+        body: Bytes,
+    ) -> Result<(u16, Bytes), String> {
+        self.call_json(addr, "POST", path, version, Some(body))
+            .await
+    }
+
+    /// [`CardCache::post_json`] for any method; `None`: no body (a GET).
+    pub async fn call_json(
+        &self,
+        addr: SocketAddr,
+        method: &str,
+        path: &str,
+        version: Version,
+        body: Option<Bytes>,
+    ) -> Result<(u16, Bytes), String> {
+        self.call_json_as(addr, method, path, version, body, &[])
+            .await
+    }
+
+    /// [`CardCache::call_json`] on behalf of a caller: with its credential
+    /// `headers` (`Authorization`, identity headers).
+    pub async fn call_json_as(
+        &self,
+        addr: SocketAddr,
+        method: &str,
+        path: &str,
+        version: Version,
+        body: Option<Bytes>,
+        headers: &[(http::HeaderName, http::HeaderValue)],
+    ) -> Result<(u16, Bytes), String> {
+        let total = self.connect_timeout + self.read_timeout;
+        let call = self.call_inner(addr, method, path, version, body, headers);
+        match tokio::time::timeout(total, call).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("upstream call timed out after {total:?}")),
+        }
+    }
+
+    async fn call_inner(
+        &self,
+        addr: SocketAddr,
+        method: &str,
+        path: &str,
+        version: Version,
+        body: Option<Bytes>,
+        caller: &[(http::HeaderName, http::HeaderValue)],
+    ) -> Result<(u16, Bytes), String> {
+        let peer = self.peer(addr);
+        let err = |what: &str, e: Box<pingora::Error>| format!("upstream call: {what}: {e}");
+        let (mut session, _reused) = self
+            .connector
+            .get_http_session(&peer)
+            .await
+            .map_err(|e| err("connect", e))?;
+        let mut req =
+            RequestHeader::build(method, path.as_bytes(), None).map_err(|e| err("request", e))?;
+        let mut headers = vec![
+            ("Host", self.upstream.authority()),
+            ("Accept", "application/json".to_string()),
+            ("A2A-Version", version.as_str().to_string()),
+        ];
+        if let Some(b) = &body {
+            headers.push(("Content-Type", "application/json".to_string()));
+            headers.push(("Content-Length", b.len().to_string()));
+        }
+        for (k, v) in headers {
+            req.insert_header(k, v).map_err(|e| err("header", e))?;
+        }
+        // Only what goes end to end (crate::forward): the head above is
+        // this call's own.
+        for (k, v) in caller
+            .iter()
+            .filter(|(k, _)| crate::forward::end_to_end(k.as_str()))
+        {
+            req.append_header(k.clone(), v.clone())
+                .map_err(|e| err("header", e))?;
+        }
+        session
+            .write_request_header(Box::new(req))
+            .await
+            .map_err(|e| err("write", e))?;
+        if let Some(b) = body {
+            session
+                .write_request_body(b, true)
+                .await
+                .map_err(|e| err("write", e))?;
+        }
+        session
+            .finish_request_body()
+            .await
+            .map_err(|e| err("write", e))?;
+        session
+            .read_response_header()
+            .await
+            .map_err(|e| err("read", e))?;
+        let status = session
+            .response_header()
+            .map(|r| r.status.as_u16())
+            .ok_or("upstream call: no response header")?;
+        let out = read_body(&mut session, "upstream call", "answer").await?;
+        self.connector
+            .release_http_session(session, &peer, None)
+            .await;
+        Ok((status, out))
+    }
+
+    async fn fetch(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
+        let total = self.connect_timeout + self.read_timeout;
+        match tokio::time::timeout(total, self.fetch_inner(addr, etag)).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("card fetch timed out after {total:?}")),
+        }
+    }
+
+    async fn fetch_inner(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
+        let peer = self.peer(addr);
+        let err = |what: &str, e: Box<pingora::Error>| format!("card fetch: {what}: {e}");
+        let (mut session, _reused) = self
+            .connector
+            .get_http_session(&peer)
+            .await
+            .map_err(|e| err("connect", e))?;
+        let path = format!("{}{}", self.upstream.base_path, CARD_PATH);
+        let mut req =
+            RequestHeader::build("GET", path.as_bytes(), None).map_err(|e| err("request", e))?;
+        let headers = [
+            ("Host", self.upstream.authority()),
+            ("Accept", "application/json".to_string()),
+            ("A2A-Version", self.send_version.as_str().to_string()),
+        ];
+        for (k, v) in headers {
+            req.insert_header(k, v).map_err(|e| err("header", e))?;
+        }
+        if let Some(tag) = etag {
+            req.insert_header("If-None-Match", tag.to_string())
+                .map_err(|e| err("header", e))?;
+        }
+        session
+            .write_request_header(Box::new(req))
+            .await
+            .map_err(|e| err("write", e))?;
+        session
+            .finish_request_body()
+            .await
+            .map_err(|e| err("write", e))?;
+        session
+            .read_response_header()
+            .await
+            .map_err(|e| err("read", e))?;
+        let resp = session
+            .response_header()
+            .ok_or("card fetch: no response header")?;
+        let status = resp.status.as_u16();
+        let header = |name: &str| {
+            resp.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let ttl = ttl_from_cache_control(header("cache-control").as_deref(), self.default_ttl);
+        let new_etag = header("etag");
+        if status == 304 {
+            self.connector
+                .release_http_session(session, &peer, None)
+                .await;
+            return Ok(Fetched::NotModified { ttl });
+        }
+        if status != 200 {
+            return Err(format!("card fetch: upstream answered HTTP {status}"));
+        }
+        let raw = read_body(&mut session, "card fetch", "card").await?;
+        self.connector
+            .release_http_session(session, &peer, None)
+            .await;
+        let json: Value =
+            serde_json::from_slice(&raw).map_err(|e| format!("card fetch: not JSON: {e}"))?;
+        if !json.is_object() {
+            return Err("card fetch: card is not a JSON object".into());
+        }
+        Ok(Fetched::Card(CachedCard {
+            version: card_version(&json),
+            raw,
+            json,
+            etag: new_etag,
+            fetched: Instant::now(),
+            ttl,
+        }))
+    }
+}
