@@ -1,0 +1,302 @@
+//! The agent's answer events (JSON-RPC over SSE, or a gRPC agent's
+//! stream) pumped to the caller one by one, in the caller's version, within
+//! the call's deadline and the event size bound.
+
+use super::*;
+
+/// The upstream's stream events as JSON-RPC response bodies: SSE `data`
+/// of the JSON-RPC binding, or the gRPC binding's messages.
+pub(super) enum UpstreamEvents {
+    Sse {
+        body: hyper::body::Incoming,
+        framer: SseFramer,
+    },
+    Grpc(Events),
+    /// The events before a failure went out; the failure comes next.
+    Failed(Failure),
+    Ended,
+}
+
+impl UpstreamEvents {
+    /// The next batch of bodies (maybe empty); `None` when the stream ended.
+    async fn next(&mut self) -> Option<Result<Vec<Vec<u8>>, Failure>> {
+        match self {
+            UpstreamEvents::Ended => None,
+            UpstreamEvents::Grpc(s) => match s.next().await {
+                None => None,
+                Some(Ok(b)) => Some(Ok(vec![b])),
+                Some(Err(f)) => Some(Err(f)),
+            },
+            UpstreamEvents::Failed(_) => match std::mem::replace(self, UpstreamEvents::Ended) {
+                UpstreamEvents::Failed(f) => Some(Err(f)),
+                _ => None,
+            },
+            UpstreamEvents::Sse { body, framer } => {
+                let mut events = Vec::new();
+                let framed = match body.frame().await {
+                    None => {
+                        let r = framer.finish(&mut events);
+                        *self = UpstreamEvents::Ended;
+                        r
+                    }
+                    Some(Err(e)) => {
+                        return Some(Err(Failure::UpstreamUnavailable {
+                            detail: e.to_string(),
+                        }))
+                    }
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(d) => framer.push(&d, &mut events),
+                        Err(_) => Ok(()),
+                    },
+                };
+                let datas: Vec<Vec<u8>> = events
+                    .iter()
+                    .filter_map(|e| crate::sse::event_data(e))
+                    .filter(|d| !d.trim().is_empty())
+                    .map(|d| d.into_owned().into_bytes())
+                    .collect();
+                if let Err(crate::sse::TooLarge { limit }) = framed {
+                    // The stream ends with an error status, never a
+                    // partial event.
+                    *self = UpstreamEvents::Failed(Failure::BadUpstreamResponse {
+                        detail: format!("a stream event over the limit of {limit} bytes"),
+                    });
+                }
+                Some(Ok(datas))
+            }
+        }
+    }
+}
+
+/// One upstream event as the caller's item: translated, the subscriber's
+/// push values restored (`push`: the first event's), converted; and whether
+/// it is a v0.3 `final: true` status update (the stream ends after it).
+pub(super) fn event_item<T>(
+    client: Version,
+    upstream: Version,
+    rpc: &RpcTranslation,
+    push: Option<PushCall>,
+    conv: fn(Value) -> Result<T, String>,
+    data: &[u8],
+    relay: Option<&crate::tasks::relay::Relay>,
+) -> (Result<T, Status>, bool) {
+    let last = upstream == Version::V03 && is_final_v03(data);
+    let out = if client == upstream {
+        data.to_vec()
+    } else {
+        match std::str::from_utf8(data) {
+            Ok(d) => rpc.event(d).into_bytes(),
+            Err(_) => rpc.response(data),
+        }
+    };
+    // The first event (the Task, or the Message) records the task an
+    // inline config was created for; later ones carry no configs.
+    let out = match push {
+        Some(p) => p.restore(client, out),
+        None => out,
+    };
+    if let Some(r) = relay {
+        r.publish_envelope(&rpc.method, &out);
+    }
+    let item = envelope_result(client, &out).and_then(|v| convert(client, conv, v));
+    (item, last)
+}
+
+/// Forwards the upstream's events until it ends, the caller goes away
+/// (send fails: the upstream call is dropped with this task), the deadline
+/// passes, or a v0.3 upstream sends its `final: true` status update.
+/// Returns the status code the call ended with (`None`: ok) and the last
+/// item, not yet sent.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn pump<T: Send + 'static>(
+    client: Version,
+    upstream: Version,
+    rpc: RpcTranslation,
+    mut push: Option<PushCall>,
+    source: Source,
+    tx: &mpsc::Sender<Result<T, Status>>,
+    conv: fn(Value) -> Result<T, String>,
+    end: Instant,
+    gap: Duration,
+    limit: usize,
+    relay: Option<Arc<crate::tasks::relay::Relay>>,
+) -> (Option<tonic::Code>, Option<Result<T, Status>>) {
+    let rpc = Arc::new(rpc);
+    let mut events = match source {
+        Source::Grpc(s) => UpstreamEvents::Grpc(s),
+        Source::Http(resp) => {
+            let sse = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("text/event-stream"));
+            let body = resp.into_body();
+            if !sse {
+                // A plain JSON answer to a streaming call: typically an error.
+                let body = http_body_util::Limited::new(body, limit);
+                let collected = tokio::time::timeout_at(end, body.collect()).await;
+                let item = match collected {
+                    Err(_) => Err(from_failure(client, &Failure::UpstreamTimeout)),
+                    Ok(Err(e)) => Err(from_failure(client, &body_failure(&*e, limit))),
+                    Ok(Ok(c)) => {
+                        let b = c.to_bytes();
+                        let mut out = if client == upstream {
+                            b.to_vec()
+                        } else {
+                            rpc.response(&b)
+                        };
+                        if let Some(push) = &push {
+                            out = push.restore(client, out);
+                        }
+                        envelope_result(client, &out).and_then(|v| convert(client, conv, v))
+                    }
+                };
+                return (item.as_ref().err().map(Status::code), Some(item));
+            }
+            UpstreamEvents::Sse {
+                body,
+                framer: SseFramer::new(limit),
+            }
+        }
+    };
+    loop {
+        let datas = match next_within(client, tx, end, gap, events.next()).await {
+            Err(None) => return (Some(tonic::Code::Cancelled), None),
+            Err(Some(s)) => return (Some(s.code()), Some(Err(s))),
+            Ok(None) => return (None, None),
+            Ok(Some(Err(f))) => {
+                let s = from_failure(client, &f);
+                return (Some(s.code()), Some(Err(s)));
+            }
+            Ok(Some(Ok(d))) => d,
+        };
+        for data in datas {
+            let p = push.take();
+            let (item, last) = if data.len() > crate::sse::OFFLOAD_EVENT_BYTES {
+                // Off the runtime's workers: a big event does not hold up
+                // the other calls meanwhile.
+                let (rpc, relay) = (rpc.clone(), relay.clone());
+                let job = tokio::task::spawn_blocking(move || {
+                    event_item(client, upstream, &rpc, p, conv, &data, relay.as_deref())
+                });
+                job.await.unwrap_or_else(|e| {
+                    let detail = format!("translating an event: {e}");
+                    (
+                        Err(from_failure(client, &Failure::Internal { detail })),
+                        true,
+                    )
+                })
+            } else {
+                event_item(client, upstream, &rpc, p, conv, &data, relay.as_deref())
+            };
+            let failed = item.as_ref().err().map(Status::code);
+            if failed.is_some() || last {
+                return (failed, Some(item));
+            }
+            if tx.send(item).await.is_err() {
+                tracing::debug!("gRPC stream caller went away; upstream stream dropped");
+                return (Some(tonic::Code::Cancelled), None);
+            }
+        }
+    }
+}
+
+/// Why reading an answer body of at most `limit` bytes failed.
+pub(super) fn body_failure(
+    e: &(dyn std::error::Error + Send + Sync + 'static),
+    limit: usize,
+) -> Failure {
+    if e.is::<http_body_util::LengthLimitError>() {
+        Failure::BadUpstreamResponse {
+            detail: format!("answer over the limit of {limit} bytes"),
+        }
+    } else {
+        Failure::UpstreamUnavailable {
+            detail: e.to_string(),
+        }
+    }
+}
+
+/// A stream pump's next upstream item, within the stream's limits:
+/// `Ok(None)` at the upstream's end; `Err(None)` when the caller went away
+/// (dropping the upstream call then closes it); `Err(Some(status))` when
+/// the stream's lifetime or the longest gap between items ran out.
+pub(in crate::grpc) async fn next_within<T, S>(
+    client: Version,
+    tx: &mpsc::Sender<S>,
+    end: Instant,
+    gap: Duration,
+    next: impl std::future::Future<Output = Option<T>>,
+) -> Result<Option<T>, Option<Status>> {
+    tokio::select! {
+        _ = tx.closed() => {
+            tracing::debug!("gRPC stream caller went away; upstream stream dropped");
+            Err(None)
+        }
+        n = tokio::time::timeout_at(end.min(Instant::now() + gap), next) => n.map_err(|_| {
+            let f = if Instant::now() >= end {
+                Failure::StreamExpired { limit_secs: 0 }
+            } else {
+                Failure::UpstreamTimeout
+            };
+            Some(from_failure(client, &f))
+        }),
+    }
+}
+
+pub(super) fn convert<T>(
+    client: Version,
+    conv: fn(Value) -> Result<T, String>,
+    v: Value,
+) -> Result<T, Status> {
+    conv(v).map_err(|detail| from_failure(client, &Failure::BadUpstreamResponse { detail }))
+}
+
+/// A v0.3 stream event with `final: true` (the stream ends after it).
+pub(super) fn is_final_v03(data: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(data)
+        .ok()
+        .is_some_and(|v| v["result"]["final"] == Value::Bool(true))
+}
+
+/// `result` of a JSON-RPC response in the caller's version, or its error as
+/// a status.
+pub(in crate::grpc) fn envelope_result(client: Version, body: &[u8]) -> Result<Value, Status> {
+    method_result(client, None, body)
+}
+
+/// [`envelope_result`] of a `method` call: a delete answered with neither
+/// `result` nor `error` (a2a-python 0.3 leaves its null result out)
+/// succeeded.
+pub(super) fn method_result(
+    client: Version,
+    method: Option<Method>,
+    body: &[u8],
+) -> Result<Value, Status> {
+    let bad = |detail: String| from_failure(client, &Failure::BadUpstreamResponse { detail });
+    let mut v: Value =
+        serde_json::from_slice(body).map_err(|e| bad(format!("not a JSON-RPC response: {e}")))?;
+    if let Some(err) = v.get("error") {
+        return Err(from_rpc_error(client, err, None));
+    }
+    let deleted = method == Some(Method::DeletePushConfig) && v.get("id").is_some();
+    match v.get_mut("result") {
+        Some(r) => Ok(r.take()),
+        None if deleted => Ok(Value::Null),
+        None => Err(bad("JSON-RPC response without result or error".into())),
+    }
+}
+
+pub(in crate::grpc) async fn with_deadline<T>(
+    client: Version,
+    timeout: Option<Duration>,
+    fut: impl std::future::Future<Output = Result<T, Status>>,
+) -> Result<T, Status> {
+    match timeout {
+        None => fut.await,
+        Some(t) => match tokio::time::timeout(t, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(from_failure(client, &Failure::UpstreamTimeout)),
+        },
+    }
+}
