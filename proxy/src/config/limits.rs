@@ -74,120 +74,137 @@ impl Default for Limits {
 
 pub(crate) fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
     let d = Limits::default();
-    let positive = |key: &str, v: Option<u64>, default: u64| -> Result<u64, ConfigError> {
-        match v {
-            None => Ok(default),
-            Some(0) => Err(bad(key, 0, "must be greater than 0")),
-            Some(n) => Ok(n),
-        }
-    };
-    let max_body = positive(
-        "limits.max_body_bytes",
-        raw.max_body_bytes,
-        d.max_body_bytes as u64,
-    )?;
-    if max_body > 1 << 30 {
-        return Err(bad(
-            "limits.max_body_bytes",
-            max_body,
-            "must be at most 1 GiB",
-        ));
-    }
-    let max_conn = positive(
-        "limits.max_connections",
-        raw.max_connections,
-        d.max_connections as u64,
-    )?;
-    if max_conn > 1_000_000 {
-        return Err(bad(
-            "limits.max_connections",
-            max_conn,
-            "must be at most 1000000",
-        ));
-    }
-    let ms = |key: &str, v: Option<u64>, default: Duration| -> Result<Duration, ConfigError> {
-        positive(key, v, default.as_millis() as u64).map(Duration::from_millis)
-    };
-    let secs = |key: &str, v: Option<u64>, default: Duration| -> Result<Duration, ConfigError> {
-        positive(key, v, default.as_secs()).map(Duration::from_secs)
-    };
-    let read_timeout = ms(
+    let read_timeout = millis(
         "limits.read_timeout_ms",
         raw.read_timeout_ms,
         d.read_timeout,
     )?;
     Ok(Limits {
-        max_body_bytes: max_body as usize,
-        max_connections: max_conn as usize,
-        connect_timeout: ms(
+        max_body_bytes: at_most(
+            "limits.max_body_bytes",
+            raw.max_body_bytes,
+            d.max_body_bytes,
+            1 << 30,
+            "must be at most 1 GiB",
+        )?,
+        max_connections: at_most(
+            "limits.max_connections",
+            raw.max_connections,
+            d.max_connections,
+            1_000_000,
+            "must be at most 1000000",
+        )?,
+        connect_timeout: millis(
             "limits.connect_timeout_ms",
             raw.connect_timeout_ms,
             d.connect_timeout,
         )?,
         read_timeout,
-        stream_max_duration: secs(
+        stream_max_duration: seconds(
             "limits.stream_max_duration_secs",
             raw.stream_max_duration_secs,
             d.stream_max_duration,
         )?,
-        card_default_ttl: match raw.card_default_ttl_secs {
-            // 0 is allowed here: revalidate on every request.
-            Some(n) => Duration::from_secs(n),
-            None => d.card_default_ttl,
-        },
+        // 0 is allowed here: revalidate on every request.
+        card_default_ttl: raw
+            .card_default_ttl_secs
+            .map_or(d.card_default_ttl, Duration::from_secs),
         list_index: resolve_list_index(raw, d.list_index)?,
-        list_fetch_parallel: match raw.list_fetch_parallel {
-            None => d.list_fetch_parallel,
-            Some(n) if (1..=64).contains(&n) => n as usize,
-            Some(n) => return Err(bad("limits.list_fetch_parallel", n, "must be 1..=64")),
-        },
-        header_timeout: ms(
+        list_fetch_parallel: within(
+            "limits.list_fetch_parallel",
+            raw.list_fetch_parallel,
+            d.list_fetch_parallel,
+            1..=64,
+            "must be 1..=64",
+        )?,
+        header_timeout: millis(
             "limits.header_timeout_ms",
             raw.header_timeout_ms,
             d.header_timeout,
         )?,
-        idle_timeout: ms(
+        idle_timeout: millis(
             "limits.idle_timeout_ms",
             raw.idle_timeout_ms,
             d.idle_timeout,
         )?,
-        max_header_bytes: match raw.max_header_bytes {
-            Some(n) if !(1024..=1024 * 1024).contains(&n) => {
-                return Err(bad(
-                    "limits.max_header_bytes",
-                    n,
-                    "must be from 1024 to 1048576",
-                ))
-            }
-            Some(n) => n as usize,
-            None => d.max_header_bytes,
-        },
+        max_header_bytes: within(
+            "limits.max_header_bytes",
+            raw.max_header_bytes,
+            d.max_header_bytes,
+            1024..=1024 * 1024,
+            "must be from 1024 to 1048576",
+        )?,
         // Default: twice the read timeout (a whole answer may take as long
         // as two of the longest gaps).
-        answer_timeout: ms(
+        answer_timeout: millis(
             "limits.answer_timeout_ms",
             raw.answer_timeout_ms,
             read_timeout * 2,
         )?,
-        body_timeout: ms(
+        body_timeout: millis(
             "limits.body_timeout_ms",
             raw.body_timeout_ms,
             d.body_timeout,
         )?,
         // sse (issue #20):
-        max_event_bytes: match positive(
+        max_event_bytes: at_most(
             "limits.max_event_bytes",
             raw.max_event_bytes,
-            d.max_event_bytes as u64,
-        )? {
-            n if n > 1 << 30 => {
-                return Err(bad("limits.max_event_bytes", n, "must be at most 1 GiB"))
-            }
-            n => n as usize,
-        },
+            d.max_event_bytes,
+            1 << 30,
+            "must be at most 1 GiB",
+        )?,
         // Relayed subscriptions (area: relay).
         relay: resolve_relay(raw, d.relay)?,
     })
+}
+
+/// A count that must be above 0 (`default` when unset).
+fn positive(key: &str, v: Option<u64>, default: u64) -> Result<u64, ConfigError> {
+    match v {
+        None => Ok(default),
+        Some(0) => Err(bad(key, 0, "must be greater than 0")),
+        Some(n) => Ok(n),
+    }
+}
+
+/// A size or count above 0 and at most `max`.
+fn at_most(
+    key: &str,
+    v: Option<u64>,
+    default: usize,
+    max: u64,
+    why: &str,
+) -> Result<usize, ConfigError> {
+    match positive(key, v, default as u64)? {
+        n if n > max => Err(bad(key, n, why)),
+        n => Ok(n as usize),
+    }
+}
+
+/// A value in `range` (`default` when unset).
+fn within(
+    key: &str,
+    v: Option<u64>,
+    default: usize,
+    range: std::ops::RangeInclusive<u64>,
+    why: &str,
+) -> Result<usize, ConfigError> {
+    match v {
+        None => Ok(default),
+        Some(n) if range.contains(&n) => Ok(n as usize),
+        Some(n) => Err(bad(key, n, why)),
+    }
+}
+
+/// A duration in milliseconds, above 0.
+fn millis(key: &str, v: Option<u64>, default: Duration) -> Result<Duration, ConfigError> {
+    positive(key, v, default.as_millis() as u64).map(Duration::from_millis)
+}
+
+/// A duration in seconds, above 0.
+fn seconds(key: &str, v: Option<u64>, default: Duration) -> Result<Duration, ConfigError> {
+    positive(key, v, default.as_secs()).map(Duration::from_secs)
 }
 
 /// `limits.relay_*` (area: relay, issue #22 item 6).
