@@ -153,19 +153,33 @@ fn trim_newlines(b: &[u8]) -> &[u8] {
 
 /// The lines of an event (ends `\n`, `\r\n` or `\r`), without their ends.
 fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(text);
+    // The hot loop: a `\n` is looked for with the library's word-wise search
+    // (once per `\n`, so that `\r`-only lines stay linear), then a `\r`
+    // before it (rare) the same way.
+    let mut pos = Some(0);
+    let mut nl: Option<Option<usize>> = None;
     std::iter::from_fn(move || {
-        let t = rest?;
-        // Bytes, not chars: line ends are ASCII, and this is the hot loop.
-        match t.bytes().position(|b| b == b'\n' || b == b'\r') {
+        let start = pos?;
+        let next_nl = match nl {
+            Some(Some(n)) if n >= start => Some(n),
+            Some(None) => None,
+            _ => {
+                let found = text[start..].find('\n').map(|i| start + i);
+                nl = Some(found);
+                found
+            }
+        };
+        let end = next_nl.unwrap_or(text.len());
+        match text[start..end].find('\r').map(|i| start + i).or(next_nl) {
             None => {
-                rest = None;
+                pos = None;
+                let t = &text[start..];
                 (!t.is_empty()).then_some(t)
             }
             Some(i) => {
-                let skip = if t[i..].starts_with("\r\n") { 2 } else { 1 };
-                rest = Some(&t[i + skip..]);
-                Some(&t[..i])
+                let skip = if text[i..].starts_with("\r\n") { 2 } else { 1 };
+                pos = Some(i + skip);
+                Some(&text[start..i])
             }
         }
     })
@@ -384,5 +398,43 @@ mod tests {
         assert_eq!(out, b"data: \ndata: X\ndata: Y\n\n");
         assert_eq!(event_data(b"event: x").as_deref(), None);
         assert_eq!(event_data(b"datax: 1").as_deref(), None);
+    }
+
+    /// The lines of every mix of `\n`, `\r\n` and `\r` ends, as a plain
+    /// byte-by-byte split finds them.
+    #[test]
+    fn lines_split_at_every_kind_of_end() {
+        fn reference(text: &str) -> Vec<&str> {
+            let (mut out, mut rest) = (Vec::new(), text);
+            loop {
+                match rest.bytes().position(|b| b == b'\n' || b == b'\r') {
+                    None => {
+                        if !rest.is_empty() {
+                            out.push(rest);
+                        }
+                        return out;
+                    }
+                    Some(i) => {
+                        out.push(&rest[..i]);
+                        let skip = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
+                        rest = &rest[i + skip..];
+                    }
+                }
+            }
+        }
+        let parts = ["a", "\n", "\r", "\r\n", "bé", ""];
+        for x in parts {
+            for y in parts {
+                for z in parts {
+                    for w in parts {
+                        let text = format!("{x}{y}{z}{w}{x}");
+                        let got: Vec<&str> = lines(&text).collect();
+                        assert_eq!(got, reference(&text), "{text:?}");
+                    }
+                }
+            }
+        }
+        let long = "x\r".repeat(1000) + "y\n\nz";
+        assert_eq!(lines(&long).collect::<Vec<_>>(), reference(&long));
     }
 }
