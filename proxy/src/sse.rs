@@ -104,7 +104,7 @@ impl SseFramer {
     fn scan(&mut self, at_end: bool, events: &mut Vec<Bytes>) -> Result<(), TooLarge> {
         loop {
             let rest = &self.buf[self.pos..];
-            let Some(rel) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
+            let Some(rel) = line_end(rest) else {
                 #[cfg(test)]
                 {
                     self.scanned += rest.len();
@@ -141,6 +141,22 @@ impl SseFramer {
             }
         }
     }
+}
+
+/// Where the first `\n` or `\r` of `b` is: looked for 16 bytes at a time
+/// (a test without early exit, which the compiler turns into vector code),
+/// then byte by byte in the block that has one.
+fn line_end(b: &[u8]) -> Option<usize> {
+    let is_end = |c: &u8| *c == b'\n' || *c == b'\r';
+    let mut blocks = b.chunks_exact(16);
+    let mut at = 0;
+    for block in &mut blocks {
+        if block.iter().fold(false, |any, c| any | is_end(c)) {
+            return block.iter().position(is_end).map(|i| at + i);
+        }
+        at += 16;
+    }
+    blocks.remainder().iter().position(is_end).map(|i| at + i)
 }
 
 fn trim_newlines(b: &[u8]) -> &[u8] {
@@ -235,7 +251,11 @@ fn split_event<'a>(text: &'a str, mut other: impl FnMut(&'a str)) -> Option<Cow<
 /// keeps its other lines; an empty one (a bare blank line, a keep-alive to
 /// some agents) stays a blank line.
 pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
-    let text = String::from_utf8_lossy(event);
+    // Checked the quick way first: the lossy copy is for invalid bytes only.
+    let text = match std::str::from_utf8(event) {
+        Ok(t) => Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(event),
+    };
     let data = split_event(&text, |line| {
         out.extend_from_slice(line.as_bytes());
         out.push(b'\n');
@@ -436,5 +456,24 @@ mod tests {
         }
         let long = "x\r".repeat(1000) + "y\n\nz";
         assert_eq!(lines(&long).collect::<Vec<_>>(), reference(&long));
+    }
+
+    #[test]
+    fn line_end_finds_the_first_end_in_every_block_position() {
+        for len in 0..40 {
+            for at in 0..=len {
+                for end in [b'\n', b'\r'] {
+                    let mut b = vec![b'x'; len];
+                    if at < len {
+                        b[at] = end;
+                        if at + 1 < len {
+                            b[at + 1] = b'\n';
+                        }
+                    }
+                    let want = b.iter().position(|&c| c == b'\n' || c == b'\r');
+                    assert_eq!(line_end(&b), want, "{len} {at}");
+                }
+            }
+        }
     }
 }
