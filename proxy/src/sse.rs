@@ -104,7 +104,7 @@ impl SseFramer {
     fn scan(&mut self, at_end: bool, events: &mut Vec<Bytes>) -> Result<(), TooLarge> {
         loop {
             let rest = &self.buf[self.pos..];
-            let Some(rel) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
+            let Some(rel) = line_end(rest) else {
                 #[cfg(test)]
                 {
                     self.scanned += rest.len();
@@ -143,6 +143,22 @@ impl SseFramer {
     }
 }
 
+/// Where the first `\n` or `\r` of `b` is: looked for 16 bytes at a time
+/// (a test without early exit, which the compiler turns into vector code),
+/// then byte by byte in the block that has one.
+fn line_end(b: &[u8]) -> Option<usize> {
+    let is_end = |c: &u8| *c == b'\n' || *c == b'\r';
+    let mut blocks = b.chunks_exact(16);
+    let mut at = 0;
+    for block in &mut blocks {
+        if block.iter().fold(false, |any, c| any | is_end(c)) {
+            return block.iter().position(is_end).map(|i| at + i);
+        }
+        at += 16;
+    }
+    blocks.remainder().iter().position(is_end).map(|i| at + i)
+}
+
 fn trim_newlines(b: &[u8]) -> &[u8] {
     let mut end = b.len();
     while end > 0 && (b[end - 1] == b'\n' || b[end - 1] == b'\r') {
@@ -153,19 +169,33 @@ fn trim_newlines(b: &[u8]) -> &[u8] {
 
 /// The lines of an event (ends `\n`, `\r\n` or `\r`), without their ends.
 fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(text);
+    // The hot loop: a `\n` is looked for with the library's word-wise search
+    // (once per `\n`, so that `\r`-only lines stay linear), then a `\r`
+    // before it (rare) the same way.
+    let mut pos = Some(0);
+    let mut nl: Option<Option<usize>> = None;
     std::iter::from_fn(move || {
-        let t = rest?;
-        // Bytes, not chars: line ends are ASCII, and this is the hot loop.
-        match t.bytes().position(|b| b == b'\n' || b == b'\r') {
+        let start = pos?;
+        let next_nl = match nl {
+            Some(Some(n)) if n >= start => Some(n),
+            Some(None) => None,
+            _ => {
+                let found = text[start..].find('\n').map(|i| start + i);
+                nl = Some(found);
+                found
+            }
+        };
+        let end = next_nl.unwrap_or(text.len());
+        match text[start..end].find('\r').map(|i| start + i).or(next_nl) {
             None => {
-                rest = None;
+                pos = None;
+                let t = &text[start..];
                 (!t.is_empty()).then_some(t)
             }
             Some(i) => {
-                let skip = if t[i..].starts_with("\r\n") { 2 } else { 1 };
-                rest = Some(&t[i + skip..]);
-                Some(&t[..i])
+                let skip = if text[i..].starts_with("\r\n") { 2 } else { 1 };
+                pos = Some(i + skip);
+                Some(&text[start..i])
             }
         }
     })
@@ -221,7 +251,11 @@ fn split_event<'a>(text: &'a str, mut other: impl FnMut(&'a str)) -> Option<Cow<
 /// keeps its other lines; an empty one (a bare blank line, a keep-alive to
 /// some agents) stays a blank line.
 pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
-    let text = String::from_utf8_lossy(event);
+    // Checked the quick way first: the lossy copy is for invalid bytes only.
+    let text = match std::str::from_utf8(event) {
+        Ok(t) => Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(event),
+    };
     let data = split_event(&text, |line| {
         out.extend_from_slice(line.as_bytes());
         out.push(b'\n');
@@ -384,5 +418,62 @@ mod tests {
         assert_eq!(out, b"data: \ndata: X\ndata: Y\n\n");
         assert_eq!(event_data(b"event: x").as_deref(), None);
         assert_eq!(event_data(b"datax: 1").as_deref(), None);
+    }
+
+    /// The lines of every mix of `\n`, `\r\n` and `\r` ends, as a plain
+    /// byte-by-byte split finds them.
+    #[test]
+    fn lines_split_at_every_kind_of_end() {
+        fn reference(text: &str) -> Vec<&str> {
+            let (mut out, mut rest) = (Vec::new(), text);
+            loop {
+                match rest.bytes().position(|b| b == b'\n' || b == b'\r') {
+                    None => {
+                        if !rest.is_empty() {
+                            out.push(rest);
+                        }
+                        return out;
+                    }
+                    Some(i) => {
+                        out.push(&rest[..i]);
+                        let skip = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
+                        rest = &rest[i + skip..];
+                    }
+                }
+            }
+        }
+        let parts = ["a", "\n", "\r", "\r\n", "bé", ""];
+        for x in parts {
+            for y in parts {
+                for z in parts {
+                    for w in parts {
+                        let text = format!("{x}{y}{z}{w}{x}");
+                        let got: Vec<&str> = lines(&text).collect();
+                        assert_eq!(got, reference(&text), "{text:?}");
+                    }
+                }
+            }
+        }
+        let long = "x\r".repeat(1000) + "y\n\nz";
+        assert_eq!(lines(&long).collect::<Vec<_>>(), reference(&long));
+    }
+
+    #[test]
+    fn line_end_finds_the_first_end_in_every_block_position() {
+        for len in 0..40 {
+            for at in 0..=len {
+                for end in [b'\n', b'\r'] {
+                    let mut b = vec![b'x'; len];
+                    if at < len {
+                        b[at] = end;
+                        if at + 1 < len {
+                            b[at + 1] = b'\n';
+                        }
+                    }
+                    let want = b.iter().position(|&c| c == b'\n' || c == b'\r');
+                    assert_eq!(line_end(&b), want, "{len} {at}");
+                }
+            }
+        }
     }
 }

@@ -409,6 +409,14 @@ impl TaskIndex {
         ) else {
             return;
         };
+        let field = |k: &str| status.get(k).and_then(Value::as_str);
+        self.put_status_of(scope, id, field("state"), field("timestamp"));
+    }
+
+    /// [`Self::put_status`] with the status's `state` and `timestamp` read
+    /// (each when it is a string); they are checked and parsed only for a
+    /// task `scope` knows.
+    fn put_status_of(&self, scope: Scope, id: &str, state: Option<&str>, ts: Option<&str>) {
         if !self.enabled || id.len() > self.limits.max_id_bytes {
             return;
         }
@@ -424,22 +432,23 @@ impl TaskIndex {
             bytes,
             ..
         } = &mut *inner;
-        let Some((key, e)) = tasks.get_key_value(&(scope, Arc::from(id))) else {
+        // One look-up: a vacant entry inserts nothing.
+        let std::collections::hash_map::Entry::Occupied(entry) =
+            tasks.entry((scope, Arc::from(id)))
+        else {
             return;
         };
-        let key = key.clone();
+        let key = entry.key().clone();
+        let e = entry.into_mut();
         let old = cost(id, e);
-        let Some(e) = tasks.get_mut(&key) else {
-            return;
-        };
         if let Some(c) = changed.as_mut() {
             c.insert(key.clone());
         }
         order.remove(&e.seq);
         order.insert(seq, key);
         e.seq = seq;
-        e.state = state_of(Some(status));
-        e.ts = timestamp(Some(status));
+        e.state = state.filter(|s| s.len() <= MAX_STATE_BYTES).map(Box::from);
+        e.ts = ts.and_then(|s| DateTime::parse_from_rfc3339(s).ok());
         *bytes = *bytes - old + cost(id, e);
         self.evict(&mut inner);
     }
@@ -448,7 +457,12 @@ impl TaskIndex {
     fn put_seen(&self, scope: Scope, seen: Seen) {
         match seen {
             Seen::Nothing => {}
-            Seen::Status(u) => self.put_status(scope, &u),
+            Seen::Status(u) => {
+                if let (Some(id), Some(status)) = (u.task_id, u.status) {
+                    let (state, ts) = (status.state.as_deref(), status.timestamp.as_deref());
+                    self.put_status_of(scope, &id, state, ts);
+                }
+            }
             Seen::Task(p) => {
                 let Some(Value::String(id)) = p.id else {
                     return;
@@ -974,6 +988,13 @@ mod tests {
             ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":"c","status":[1]}}}"#.into()),
             ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":"zz","status":{}}}}"#.into()),
             ("SendMessage", r#"{"result":{"task":null,"statusUpdate":{"taskId":"a","status":{}}}}"#.into()),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"contextId":"c1","status":{"message":{"parts":[{"text":"x"}]},"state":"TASK_STATE_FAILED","timestamp":"2025-01-01T00:00:06Z"},"taskId":"b"}}}"#.into()),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":"c","status":{"state":"TASK_STATE_WORKING","state":"TASK_STATE_CANCELED"}}}}"#.into()),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":"\u0064","status":{"state":"TASK_\u0053TATE_REJECTED","timestamp":"2025-01-01T00:00:07\u005a"}}}}"#.into()),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":"d","status":null}}}"#.into()),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":7,"status":{"state":"TASK_STATE_FAILED"}}}}"#.into()),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":{"taskId":"a","status":{"state":9,"timestamp":{"t":1}}}}}"#.into()),
+            ("SendStreamingMessage", r#"{"result":{"statusUpdate":"a"}}"#.into()),
             ("SendMessage", r#"{"result":{"message":{"messageId":"m"}}}"#.into()),
             ("GetTask", r#"{"result":{"id":5,"status":{}}}"#.into()),
             ("GetTask", r#"{"result":[{"id":"arr"}]}"#.into()),

@@ -49,7 +49,7 @@ struct Args {
     /// Profiling aid: run only the unary throughput of the paths whose name
     /// contains this text (e.g. "translated  v1.0"), print req/s and proxy
     /// CPU us/req per round, and skip everything else; `rss`: only the RSS
-    /// measurement.
+    /// measurement; `sse`: only the SSE events/s runs.
     #[arg(long)]
     only: Option<String>,
     /// One hop side by side instead (bench/hop.sh): direct, nginx, the
@@ -272,6 +272,7 @@ fn run(args: &Args) -> Result<(), String> {
     );
 
     let rss_only = args.only.as_deref() == Some("rss");
+    let sse_only = args.only.as_deref() == Some("sse");
     // Warm-up: connections, caches, allocator.
     for m in &modes {
         rt.block_on(client::unary(
@@ -282,7 +283,7 @@ fn run(args: &Args) -> Result<(), String> {
         ));
     }
 
-    if let Some(only) = args.only.as_deref().filter(|o| *o != "rss") {
+    if let Some(only) = args.only.as_deref().filter(|o| *o != "rss" && *o != "sse") {
         for round in 0..args.rounds {
             for m in modes.iter().filter(|m| m.name.contains(only)) {
                 let cpu0 = m.proxy_pid.map(cpu_secs);
@@ -304,7 +305,7 @@ fn run(args: &Args) -> Result<(), String> {
         return Ok(());
     }
 
-    if !rss_only {
+    if !rss_only && !sse_only {
         // Throughput at `conns` concurrent connections, and latency at 1.
         let mut load: Vec<Samples> = modes.iter().map(|_| Samples::default()).collect();
         let mut lat: Vec<Samples> = modes.iter().map(|_| Samples::default()).collect();
@@ -410,7 +411,9 @@ fn run(args: &Args) -> Result<(), String> {
             "added p99 of translation at c=1, v0.3 -> v1.0 (ms)            {:>6.3}   <= 0.300",
             added_p99(5, 4)
         );
+    }
 
+    if !rss_only {
         // SSE: events per second, `streams` of `sse_events` status updates.
         let events_mode = format!("events:{}", args.sse_events);
         let sse_modes = [1usize, 2, 4, 5];
@@ -426,6 +429,9 @@ fn run(args: &Args) -> Result<(), String> {
                     4,
                     secs,
                 ));
+                if sse_only {
+                    println!("round {round} {:<36} {:>10.0} events/s", m.name, rate);
+                }
                 sse[i].push(rate);
                 sse_errors += errors;
             }
@@ -451,6 +457,9 @@ fn run(args: &Args) -> Result<(), String> {
         if sse_errors > 0 {
             println!("SSE errors: {sse_errors}");
         }
+    }
+    if sse_only {
+        return Ok(());
     }
 
     // RSS per open stream, through the translating and the passing path.

@@ -27,6 +27,28 @@ pub(super) struct TaskProbe {
     pub(super) status: Option<Value>,
 }
 
+/// A member name, read as its place in the names looked for (`None`:
+/// another name) without copying it.
+#[derive(Clone, Copy)]
+struct Names(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for Names {
+    type Value = Option<usize>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Names {
+    type Value = Option<usize>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|n| *n == s))
+    }
+}
+
 /// What a task-carrying member held: an object (`Some`), or anything else,
 /// which is no task.
 struct Probed(Option<TaskProbe>);
@@ -52,11 +74,11 @@ impl<'de> Deserialize<'de> for Probed {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probed, A::Error> {
                 let mut p = TaskProbe::default();
-                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match k.as_ref() {
-                        "id" => once(&mut p.id, &mut map)?,
-                        "contextId" => once(&mut p.context, &mut map)?,
-                        "status" => once(&mut p.status, &mut map)?,
+                while let Some(k) = map.next_key_seed(Names(&["id", "contextId", "status"]))? {
+                    match k {
+                        Some(0) => once(&mut p.id, &mut map)?,
+                        Some(1) => once(&mut p.context, &mut map)?,
+                        Some(2) => once(&mut p.status, &mut map)?,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -95,8 +117,150 @@ impl<'de> Deserialize<'de> for Probed {
 pub(super) enum Seen {
     Nothing,
     Task(TaskProbe),
-    /// A `statusUpdate` member (any value).
-    Status(Value),
+    /// A `statusUpdate` member: an object with a string `taskId` and a
+    /// `status` (any value).
+    Status(StatusProbe),
+}
+
+/// The members of a `statusUpdate` the index needs: its `taskId` and its
+/// status's `state` and `timestamp`, read without building the update (its
+/// message is skipped over). A non-object update, a non-string `taskId`
+/// or a repeated member fails the probe (the caller then reads the whole
+/// value, where the last one wins).
+pub(super) struct StatusProbe {
+    pub(super) task_id: Option<String>,
+    /// `None`: the update has no `status`.
+    pub(super) status: Option<StatusFields>,
+}
+
+/// A status's `state` and `timestamp` when they are strings (a status that
+/// is no object has neither).
+#[derive(Default)]
+pub(super) struct StatusFields {
+    pub(super) state: Option<String>,
+    pub(super) timestamp: Option<String>,
+}
+
+/// Any JSON value, kept only when it is a string.
+struct MaybeStr(Option<String>);
+
+impl<'de> Deserialize<'de> for MaybeStr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeStr;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, s: &str) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(Some(s.to_owned())))
+            }
+            fn visit_string<E>(self, s: String) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(Some(s)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeStr, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeStr(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MaybeStr, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeStr(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_unit<E>(self) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusFields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StatusFields;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StatusFields, A::Error> {
+                let (mut state, mut timestamp) = (None::<MaybeStr>, None::<MaybeStr>);
+                while let Some(k) = map.next_key_seed(Names(&["state", "timestamp"]))? {
+                    match k {
+                        Some(0) => once(&mut state, &mut map)?,
+                        Some(1) => once(&mut timestamp, &mut map)?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(StatusFields {
+                    state: state.and_then(|s| s.0),
+                    timestamp: timestamp.and_then(|s| s.0),
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<StatusFields, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(StatusFields::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<StatusFields, E> {
+                Ok(StatusFields::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<StatusFields, E> {
+                Ok(StatusFields::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<StatusFields, E> {
+                Ok(StatusFields::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<StatusFields, E> {
+                Ok(StatusFields::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<StatusFields, E> {
+                Ok(StatusFields::default())
+            }
+            fn visit_unit<E>(self) -> Result<StatusFields, E> {
+                Ok(StatusFields::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusProbe {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StatusProbe;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a status update object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StatusProbe, A::Error> {
+                let (mut task_id, mut status) = (None::<String>, None::<StatusFields>);
+                while let Some(k) = map.next_key_seed(Names(&["taskId", "status"]))? {
+                    match k {
+                        Some(0) => once(&mut task_id, &mut map)?,
+                        Some(1) => once(&mut status, &mut map)?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(StatusProbe { task_id, status })
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// A result wrapping its task (`{"task": …}` or `{"statusUpdate": …}`):
@@ -113,11 +277,11 @@ impl<'de> Deserialize<'de> for WrappedProbe {
                 f.write_str("a result object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WrappedProbe, A::Error> {
-                let (mut task, mut status) = (None::<Probed>, None::<Value>);
-                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match k.as_ref() {
-                        "task" => once(&mut task, &mut map)?,
-                        "statusUpdate" => once(&mut status, &mut map)?,
+                let (mut task, mut status) = (None::<Probed>, None::<StatusProbe>);
+                while let Some(k) = map.next_key_seed(Names(&["task", "statusUpdate"]))? {
+                    match k {
+                        Some(0) => once(&mut task, &mut map)?,
+                        Some(1) => once(&mut status, &mut map)?,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -169,8 +333,8 @@ impl<'de> DeserializeSeed<'de> for EnvelopeSeed {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Seen, A::Error> {
                 let mut result = None;
-                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    if k == "result" {
+                while let Some(k) = map.next_key_seed(Names(&["result"]))? {
+                    if k == Some(0) {
                         if result.is_some() {
                             return Err(de::Error::custom("repeated member"));
                         }
