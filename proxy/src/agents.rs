@@ -254,42 +254,7 @@ pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
     let mut derived_callback = Vec::with_capacity(entries.len());
     for (i, a) in entries.iter().enumerate() {
         let key = |k: &str| format!("agents[{i}].{k}");
-        let name = a
-            .name
-            .clone()
-            .ok_or_else(|| bad(key("name"), "is required"))?;
-        if !valid_name(&name) {
-            return Err(bad(
-                key("name"),
-                format!("{name:?}: must be 1..=64 letters, digits, `-`, `_` or `.`"),
-            ));
-        }
-        let prefix = match a.prefix.as_deref() {
-            None => String::new(),
-            Some(p) => {
-                normalize_prefix(p).map_err(|m| bad(key("prefix"), format!("{p:?}: {m}")))?
-            }
-        };
-        let mut hosts = Vec::new();
-        for h in a.hosts.iter().flatten() {
-            let pat = HostPattern::parse(h).ok_or_else(|| {
-                bad(
-                    key("hosts"),
-                    format!("{h:?}: must be a host name or IP literal, with an optional :port"),
-                )
-            })?;
-            if hosts.contains(&pat) {
-                return Err(bad(key("hosts"), format!("{h:?} is listed twice")));
-            }
-            hosts.push(pat);
-        }
-        let grpc_listen = match a.grpc_listen.as_deref() {
-            None => None,
-            Some(g) => Some(
-                g.parse::<std::net::SocketAddr>()
-                    .map_err(|e| bad(key("grpc_listen"), format!("{g:?}: not an IP:port ({e})")))?,
-            ),
-        };
+        let (name, prefix, hosts, grpc_listen) = route_of(a, &key)?;
         // The agent's own values over the top-level ones.
         let mut own = serde_json::to_value(a).map_err(internal)?;
         if let Value::Object(m) = &mut own {
@@ -322,42 +287,7 @@ pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
         if grpc_listen.is_some() || i > 0 {
             c.grpc_listen = grpc_listen;
         }
-        // Its public URL: the path is its prefix; by default the top-level
-        // one's origin, or its first host's when it is served by host.
-        if a.public_url.is_some() {
-            if c.public_url.base_path.is_empty() {
-                c.public_url.base_path = prefix.clone();
-            } else if c.public_url.base_path != prefix {
-                return Err(bad(
-                    key("public_url"),
-                    format!(
-                        "its path {:?} must be the agent's prefix {prefix:?} (or left out)",
-                        c.public_url.base_path
-                    ),
-                ));
-            }
-        } else {
-            if let Some(h) = hosts.first() {
-                c.public_url.host = h.host.clone();
-                if let Some(p) = h.port {
-                    c.public_url.port = p;
-                }
-            }
-            c.public_url.base_path = prefix.clone();
-        }
-        // Its push callback: under its own prefix (and first host).
-        if !own_callback {
-            let cb = &mut c.push.callback_url;
-            if raw.push.callback_url.is_none() {
-                if let Some(h) = hosts.first() {
-                    cb.host = h.host.clone();
-                    if let Some(p) = h.port {
-                        cb.port = p;
-                    }
-                }
-            }
-            cb.base_path = format!("{}{}", cb.base_path, prefix);
-        }
+        place_urls(&mut c, a, &raw, &prefix, &hosts, own_callback, &key)?;
         derived_callback.push(!own_callback);
         c.agent = crate::agents::AgentRoute {
             name,
@@ -373,6 +303,107 @@ pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
     first.limits = crate::config::resolve_limits(&raw.limits)?;
     first.agents = out;
     Ok(first)
+}
+
+/// An entry's own route: its name, path prefix, hosts and gRPC listener.
+type EntryRoute = (
+    String,
+    String,
+    Vec<HostPattern>,
+    Option<std::net::SocketAddr>,
+);
+
+/// An entry's own route ([`EntryRoute`]), each part checked.
+fn route_of(
+    a: &crate::config::RawAgent,
+    key: &dyn Fn(&str) -> String,
+) -> Result<EntryRoute, ConfigError> {
+    let name = a
+        .name
+        .clone()
+        .ok_or_else(|| bad(key("name"), "is required"))?;
+    if !valid_name(&name) {
+        return Err(bad(
+            key("name"),
+            format!("{name:?}: must be 1..=64 letters, digits, `-`, `_` or `.`"),
+        ));
+    }
+    let prefix = match a.prefix.as_deref() {
+        None => String::new(),
+        Some(p) => normalize_prefix(p).map_err(|m| bad(key("prefix"), format!("{p:?}: {m}")))?,
+    };
+    let mut hosts = Vec::new();
+    for h in a.hosts.iter().flatten() {
+        let pat = HostPattern::parse(h).ok_or_else(|| {
+            bad(
+                key("hosts"),
+                format!("{h:?}: must be a host name or IP literal, with an optional :port"),
+            )
+        })?;
+        if hosts.contains(&pat) {
+            return Err(bad(key("hosts"), format!("{h:?} is listed twice")));
+        }
+        hosts.push(pat);
+    }
+    let grpc_listen = match a.grpc_listen.as_deref() {
+        None => None,
+        Some(g) => Some(
+            g.parse::<std::net::SocketAddr>()
+                .map_err(|e| bad(key("grpc_listen"), format!("{g:?}: not an IP:port ({e})")))?,
+        ),
+    };
+    Ok((name, prefix, hosts, grpc_listen))
+}
+
+/// An agent's public URL (its path is the prefix; by default the
+/// top-level one's origin, or its first host's when served by host) and
+/// its push callback under its own prefix (and first host).
+fn place_urls(
+    c: &mut Config,
+    a: &crate::config::RawAgent,
+    raw: &RawConfig,
+    prefix: &str,
+    hosts: &[HostPattern],
+    own_callback: bool,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(), ConfigError> {
+    // Its public URL: the path is its prefix; by default the top-level
+    // one's origin, or its first host's when it is served by host.
+    if a.public_url.is_some() {
+        if c.public_url.base_path.is_empty() {
+            c.public_url.base_path = prefix.to_string();
+        } else if c.public_url.base_path != prefix {
+            return Err(bad(
+                key("public_url"),
+                format!(
+                    "its path {:?} must be the agent's prefix {prefix:?} (or left out)",
+                    c.public_url.base_path
+                ),
+            ));
+        }
+    } else {
+        if let Some(h) = hosts.first() {
+            c.public_url.host = h.host.clone();
+            if let Some(p) = h.port {
+                c.public_url.port = p;
+            }
+        }
+        c.public_url.base_path = prefix.to_string();
+    }
+    // Its push callback: under its own prefix (and first host).
+    if !own_callback {
+        let cb = &mut c.push.callback_url;
+        if raw.push.callback_url.is_none() {
+            if let Some(h) = hosts.first() {
+                cb.host = h.host.clone();
+                if let Some(p) = h.port {
+                    cb.port = p;
+                }
+            }
+        }
+        cb.base_path = format!("{}{}", cb.base_path, prefix);
+    }
+    Ok(())
 }
 
 /// Whether two push backends are one store: the same directory, or the
