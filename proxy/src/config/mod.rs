@@ -200,6 +200,89 @@ pub struct Config {
     pub agents: Vec<Config>,
 }
 
+/// `upstream.url`: required, `http://` (this build has no TLS toward agents).
+fn resolve_upstream_url(raw: &RawConfig) -> Result<HttpUrl, ConfigError> {
+    let up_s = raw.upstream.url.as_deref().ok_or_else(|| ConfigError {
+        key: "upstream.url".into(),
+        message: "is required (--upstream URL or [upstream] url = …)".into(),
+    })?;
+    let upstream = HttpUrl::parse("upstream.url", up_s)?;
+    if upstream.scheme != "http" {
+        return Err(bad(
+            "upstream.url",
+            up_s,
+            "only http:// upstreams are supported (this build has no TLS)",
+        ));
+    }
+    Ok(upstream)
+}
+
+/// `upstream.version` and `versions.newer_minor` (area: versions): any 1.N
+/// names the v1.0 family.
+fn resolve_versions(
+    raw: &RawConfig,
+) -> Result<
+    (
+        UpstreamVersion,
+        Option<ProtocolVersion>,
+        crate::route::NewerMinor,
+    ),
+    ConfigError,
+> {
+    let (upstream_version, upstream_protocol) = match raw.upstream.version.as_deref().map(str::trim)
+    {
+        None | Some("auto") => (UpstreamVersion::Auto, None),
+        Some(text) => match ProtocolVersion::parse(text) {
+            Some(p) => (UpstreamVersion::Fixed(p.family()), Some(p)),
+            None => {
+                return Err(bad(
+                    "upstream.version",
+                    text,
+                    "must be auto, 0.3 or a 1.N version (1.0, 1.1, ...)",
+                ))
+            }
+        },
+    };
+    let newer_minor = match raw.versions.newer_minor.as_deref().map(str::trim) {
+        None | Some("refuse") => crate::route::NewerMinor::Refuse,
+        Some("passthrough") => crate::route::NewerMinor::Passthrough,
+        Some(other) => {
+            return Err(bad(
+                "versions.newer_minor",
+                other,
+                "must be refuse or passthrough",
+            ))
+        }
+    };
+    Ok((upstream_version, upstream_protocol, newer_minor))
+}
+
+/// `grpc.listen` and the gRPC listener's TLS files.
+#[allow(clippy::type_complexity)]
+fn resolve_grpc_listener(
+    raw: &RawConfig,
+) -> Result<
+    (
+        Option<SocketAddr>,
+        Option<(std::path::PathBuf, std::path::PathBuf)>,
+    ),
+    ConfigError,
+> {
+    let grpc_listen = match raw.grpc.listen.as_deref() {
+        None => None,
+        Some(g) => Some(
+            g.parse()
+                .map_err(|e| bad("grpc.listen", g, format!("not an IP:port ({e})")))?,
+        ),
+    };
+    let grpc_tls = resolve_tls_pair(
+        ("grpc.tls_cert_file", "grpc.tls_key_file"),
+        &raw.grpc.tls_cert_file,
+        &raw.grpc.tls_key_file,
+    )?;
+    Ok((grpc_listen, grpc_tls))
+}
+
 // TLS on the HTTP listener, log format (area: ops).
 /// How log lines are written (`log_format`, `--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -380,45 +463,8 @@ impl Config {
             .parse()
             .map_err(|e| bad("listen", listen_s, format!("not an IP:port ({e})")))?;
 
-        let up_s = raw.upstream.url.as_deref().ok_or_else(|| ConfigError {
-            key: "upstream.url".into(),
-            message: "is required (--upstream URL or [upstream] url = …)".into(),
-        })?;
-        let upstream = HttpUrl::parse("upstream.url", up_s)?;
-        if upstream.scheme != "http" {
-            return Err(bad(
-                "upstream.url",
-                up_s,
-                "only http:// upstreams are supported (this build has no TLS)",
-            ));
-        }
-
-        // A2A 1.N versions (area: versions): any 1.N names the v1.0 family.
-        let (upstream_version, upstream_protocol) =
-            match raw.upstream.version.as_deref().map(str::trim) {
-                None | Some("auto") => (UpstreamVersion::Auto, None),
-                Some(text) => match ProtocolVersion::parse(text) {
-                    Some(p) => (UpstreamVersion::Fixed(p.family()), Some(p)),
-                    None => {
-                        return Err(bad(
-                            "upstream.version",
-                            text,
-                            "must be auto, 0.3 or a 1.N version (1.0, 1.1, ...)",
-                        ))
-                    }
-                },
-            };
-        let newer_minor = match raw.versions.newer_minor.as_deref().map(str::trim) {
-            None | Some("refuse") => crate::route::NewerMinor::Refuse,
-            Some("passthrough") => crate::route::NewerMinor::Passthrough,
-            Some(other) => {
-                return Err(bad(
-                    "versions.newer_minor",
-                    other,
-                    "must be refuse or passthrough",
-                ))
-            }
-        };
+        let upstream = resolve_upstream_url(&raw)?;
+        let (upstream_version, upstream_protocol, newer_minor) = resolve_versions(&raw)?;
 
         // TLS on the HTTP listener (area: ops).
         let tls = resolve_tls_pair(
@@ -445,18 +491,7 @@ impl Config {
         }
 
         let limits = resolve_limits(&raw.limits)?;
-        let grpc_listen = match raw.grpc.listen.as_deref() {
-            None => None,
-            Some(g) => Some(
-                g.parse()
-                    .map_err(|e| bad("grpc.listen", g, format!("not an IP:port ({e})")))?,
-            ),
-        };
-        let grpc_tls = resolve_tls_pair(
-            ("grpc.tls_cert_file", "grpc.tls_key_file"),
-            &raw.grpc.tls_cert_file,
-            &raw.grpc.tls_key_file,
-        )?;
+        let (grpc_listen, grpc_tls) = resolve_grpc_listener(&raw)?;
         let upstream_grpc = match raw.upstream.grpc_url.as_deref() {
             None => None,
             Some(g) => Some(HttpUrl::parse("upstream.grpc_url", g)?),
