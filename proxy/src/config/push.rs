@@ -117,42 +117,8 @@ pub(super) fn check_postgres_url(u: &str) -> Result<(), ConfigError> {
 }
 
 pub(super) fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSettings, ConfigError> {
-    let backend = match (&raw.postgres_url, &raw.data_dir) {
-        (Some(_), Some(_)) => {
-            return Err(bad(
-                "push.postgres_url",
-                "<url>",
-                "set either push.postgres_url or push.data_dir, not both",
-            ))
-        }
-        (Some(u), None) => {
-            check_postgres_url(u)?;
-            PushBackend::Postgres(u.clone())
-        }
-        (None, d) => {
-            let d = d.as_deref().unwrap_or(DEFAULT_PUSH_DATA_DIR);
-            if d.trim().is_empty() {
-                return Err(bad("push.data_dir", d, "must not be empty"));
-            }
-            PushBackend::Embedded(d.into())
-        }
-    };
-    let callback_url = match raw.callback_url.as_deref() {
-        Some(s) => HttpUrl::parse("push.callback_url", s)?,
-        None => {
-            let ip = match listen.ip() {
-                std::net::IpAddr::V4(v) if v.is_unspecified() => "127.0.0.1".to_string(),
-                std::net::IpAddr::V6(v) if v.is_unspecified() => "::1".to_string(),
-                ip => ip.to_string(),
-            };
-            HttpUrl {
-                scheme: "http".into(),
-                host: ip,
-                port: listen.port(),
-                base_path: String::new(),
-            }
-        }
-    };
+    let backend = push_backend(raw)?;
+    let callback_url = default_callback(raw, listen)?;
     let max_attempts = raw.max_attempts.unwrap_or(10);
     if max_attempts == 0 || max_attempts > 1000 {
         return Err(bad("push.max_attempts", max_attempts, "must be 1..=1000"));
@@ -174,18 +140,7 @@ pub(super) fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSett
         ));
     }
     let delivery_timeout = ms("push.delivery_timeout_ms", raw.delivery_timeout_ms, 10_000)?;
-    let mut allow_hosts = Vec::new();
-    for h in raw.allow_hosts.iter().flatten() {
-        let h = h.trim().trim_start_matches('[').trim_end_matches(']');
-        if h.is_empty() || h.contains('/') || h.contains(' ') {
-            return Err(bad(
-                "push.allow_hosts",
-                h,
-                "must be a host name or IP literal",
-            ));
-        }
-        allow_hosts.push(h.to_ascii_lowercase());
-    }
+    let allow_hosts = push_allow_hosts(raw)?;
     let instance_id = match raw.instance_id.as_deref() {
         Some(s) if s.trim().is_empty() || s.len() > 100 => {
             return Err(bad("push.instance_id", s, "must be 1..=100 characters"))
@@ -222,4 +177,68 @@ pub(super) fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSett
             f => f.map(std::path::PathBuf::from),
         },
     })
+}
+
+/// Where the push store lives: an embedded directory or PostgreSQL.
+fn push_backend(raw: &RawPush) -> Result<PushBackend, ConfigError> {
+    let backend = match (&raw.postgres_url, &raw.data_dir) {
+        (Some(_), Some(_)) => {
+            return Err(bad(
+                "push.postgres_url",
+                "<url>",
+                "set either push.postgres_url or push.data_dir, not both",
+            ))
+        }
+        (Some(u), None) => {
+            check_postgres_url(u)?;
+            PushBackend::Postgres(u.clone())
+        }
+        (None, d) => {
+            let d = d.as_deref().unwrap_or(DEFAULT_PUSH_DATA_DIR);
+            if d.trim().is_empty() {
+                return Err(bad("push.data_dir", d, "must not be empty"));
+            }
+            PushBackend::Embedded(d.into())
+        }
+    };
+    Ok(backend)
+}
+
+/// `push.callback_url`, by default the listener (a wildcard listener as
+/// loopback).
+fn default_callback(raw: &RawPush, listen: SocketAddr) -> Result<HttpUrl, ConfigError> {
+    let callback_url = match raw.callback_url.as_deref() {
+        Some(s) => HttpUrl::parse("push.callback_url", s)?,
+        None => {
+            let ip = match listen.ip() {
+                std::net::IpAddr::V4(v) if v.is_unspecified() => "127.0.0.1".to_string(),
+                std::net::IpAddr::V6(v) if v.is_unspecified() => "::1".to_string(),
+                ip => ip.to_string(),
+            };
+            HttpUrl {
+                scheme: "http".into(),
+                host: ip,
+                port: listen.port(),
+                base_path: String::new(),
+            }
+        }
+    };
+    Ok(callback_url)
+}
+
+/// `push.allow_hosts`: host names or IP literals, lower-cased.
+fn push_allow_hosts(raw: &RawPush) -> Result<Vec<String>, ConfigError> {
+    let mut allow_hosts = Vec::new();
+    for h in raw.allow_hosts.iter().flatten() {
+        let h = h.trim().trim_start_matches('[').trim_end_matches(']');
+        if h.is_empty() || h.contains('/') || h.contains(' ') {
+            return Err(bad(
+                "push.allow_hosts",
+                h,
+                "must be a host name or IP literal",
+            ));
+        }
+        allow_hosts.push(h.to_ascii_lowercase());
+    }
+    Ok(allow_hosts)
 }
