@@ -78,85 +78,7 @@ impl GrpcServer {
         let thread = std::thread::Builder::new()
             .name(format!("a2a-grpc-{}", addr.port()))
             .spawn(move || {
-                rt.block_on(async move {
-                    let limits = app.config.limits.clone();
-                    let max = app.config.limits.max_body_bytes;
-                    let read = app.config.limits.read_timeout;
-                    let grpc = endpoint
-                        .as_ref()
-                        .map(|e| upstream::GrpcUpstream::new(e, max, read));
-                    let pass = grpc.as_ref().map(|g| passthrough::Passthrough {
-                        channel: g.channel.clone(),
-                        app: app.clone(),
-                    });
-                    let bridge = Arc::new(bridge::Bridge::new(app, grpc));
-                    let listener = match tokio::net::TcpListener::from_std(std_listener) {
-                        Ok(l) => l,
-                        Err(e) => {
-                            tracing::error!(error = %e, "gRPC listener unusable");
-                            return;
-                        }
-                    };
-                    let mode = if tls.is_some() { "TLS" } else { "h2c" };
-                    tracing::info!(%addr, mode, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
-                    let v03 = passthrough::Dispatch::new(
-                        proto::v03::a2a_service_server::A2aServiceServer::new(
-                            svc_v03::V03Service {
-                                bridge: bridge.clone(),
-                            },
-                        ),
-                        Version::V03,
-                        pass.clone(),
-                    )
-                    .with_direct(bridge.clone());
-                    let v10 = passthrough::Dispatch::new(
-                        proto::v10::a2a_service_server::A2aServiceServer::new(
-                            svc_v10::V10Service {
-                                bridge: bridge.clone(),
-                            },
-                        ),
-                        Version::V10,
-                        pass,
-                    )
-                    .with_direct(bridge);
-                    // Dead or vanished peers: HTTP/2 PINGs every idle
-                    // timeout, the connection closed when one goes
-                    // unanswered for 20 s.
-                    let idle = limits.idle_timeout;
-                    let router = tonic::transport::Server::builder()
-                        .tcp_nodelay(true)
-                        .http2_keepalive_interval(Some(idle))
-                        .http2_keepalive_timeout(Some(Duration::from_secs(20)))
-                        .http2_max_header_list_size(limits.max_header_bytes as u32)
-                        .add_service(v03)
-                        .add_service(v10);
-                    let stop = async {
-                        let _ = rx.await;
-                    };
-                    let served = match tls {
-                        Some(acceptor) => {
-                            router
-                                .serve_with_incoming_shutdown(
-                                    tls::incoming(listener, acceptor),
-                                    stop,
-                                )
-                                .await
-                        }
-                        None => {
-                            // Connections are admitted once their preface
-                            // is in, within the header timeout (a silent
-                            // one is closed); TCP_NODELAY is set on each
-                            // (else Nagle holds the frames a passed-through
-                            // answer writes one by one).
-                            let head = limits.header_timeout;
-                            let incoming = accept::admitted(listener, head, accept::h2c_preface);
-                            router.serve_with_incoming_shutdown(incoming, stop).await
-                        }
-                    };
-                    if let Err(e) = served {
-                        tracing::error!(error = %e, "gRPC server stopped");
-                    }
-                });
+                rt.block_on(serve(app, endpoint, tls, std_listener, addr, rx));
                 rt.shutdown_background();
             })?;
         Ok(GrpcServer {
@@ -309,6 +231,98 @@ pub fn advertise(card: &mut Value, version: Version, grpc: Option<&GrpcInterface
                     (None, None) => {}
                 }
             }
+        }
+    }
+}
+
+/// The listener's life: the services of both versions (bridged, direct or
+/// passed through) served until `rx` fires.
+async fn serve(
+    app: Arc<App>,
+    endpoint: Option<tonic::transport::Endpoint>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    std_listener: std::net::TcpListener,
+    addr: SocketAddr,
+    rx: oneshot::Receiver<()>,
+) {
+    let limits = app.config.limits.clone();
+    let max = app.config.limits.max_body_bytes;
+    let read = app.config.limits.read_timeout;
+    let grpc = endpoint
+        .as_ref()
+        .map(|e| upstream::GrpcUpstream::new(e, max, read));
+    let pass = grpc.as_ref().map(|g| passthrough::Passthrough {
+        channel: g.channel.clone(),
+        app: app.clone(),
+    });
+    let bridge = Arc::new(bridge::Bridge::new(app, grpc));
+    let listener = match tokio::net::TcpListener::from_std(std_listener) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "gRPC listener unusable");
+            return;
+        }
+    };
+    let mode = if tls.is_some() { "TLS" } else { "h2c" };
+    tracing::info!(%addr, mode, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
+    let v03 = passthrough::Dispatch::new(
+        proto::v03::a2a_service_server::A2aServiceServer::new(svc_v03::V03Service {
+            bridge: bridge.clone(),
+        }),
+        Version::V03,
+        pass.clone(),
+    )
+    .with_direct(bridge.clone());
+    let v10 = passthrough::Dispatch::new(
+        proto::v10::a2a_service_server::A2aServiceServer::new(svc_v10::V10Service {
+            bridge: bridge.clone(),
+        }),
+        Version::V10,
+        pass,
+    )
+    .with_direct(bridge);
+    // Dead or vanished peers: HTTP/2 PINGs every idle timeout, the
+    // connection closed when one goes unanswered for 20 s.
+    let idle = limits.idle_timeout;
+    let router = tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .http2_keepalive_interval(Some(idle))
+        .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+        .http2_max_header_list_size(limits.max_header_bytes as u32)
+        .add_service(v03)
+        .add_service(v10);
+    let served = run(router, listener, tls, &limits, rx).await;
+    if let Err(e) = served {
+        tracing::error!(error = %e, "gRPC server stopped");
+    }
+}
+
+/// Serves `router` on `listener` (TLS, or h2c with each connection
+/// admitted once its preface is in) until `rx` fires.
+async fn run(
+    router: tonic::transport::server::Router,
+    listener: tokio::net::TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    limits: &crate::config::Limits,
+    rx: oneshot::Receiver<()>,
+) -> Result<(), tonic::transport::Error> {
+    let stop = async {
+        let _ = rx.await;
+    };
+    match tls {
+        Some(acceptor) => {
+            router
+                .serve_with_incoming_shutdown(tls::incoming(listener, acceptor), stop)
+                .await
+        }
+        None => {
+            // Connections are admitted once their preface is in, within
+            // the header timeout (a silent one is closed); TCP_NODELAY is
+            // set on each (else Nagle holds the frames a passed-through
+            // answer writes one by one).
+            let head = limits.header_timeout;
+            let incoming = accept::admitted(listener, head, accept::h2c_preface);
+            router.serve_with_incoming_shutdown(incoming, stop).await
         }
     }
 }
