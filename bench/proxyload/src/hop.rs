@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{client, cpu_secs, free_addr, median, payload, start_proxy, upstream, Args};
+use crate::{client, cpu_secs, free_addr, median, payload, start_proxy, upstream, Args, Proxy};
 
 /// nginx started on a config of its own in a temporary directory; stopped
 /// (and the directory removed) on drop.
@@ -127,21 +127,8 @@ fn start_nginx(bin: &Path, agent: SocketAddr) -> Result<Nginx, String> {
     Err(format!("nginx did not listen on {addr}"))
 }
 
-/// A child process killed on drop.
-struct Bare {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Bare {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// `bare_hop` (pingora's proxy with no hooks) in front of `agent`.
-fn start_bare(bin: &Path, agent: SocketAddr) -> Result<Bare, String> {
+fn start_bare(bin: &Path, agent: SocketAddr) -> Result<Proxy, String> {
     let addr = free_addr().map_err(|e| e.to_string())?;
     let child = Command::new(bin)
         .args([addr.to_string(), agent.to_string()])
@@ -151,7 +138,7 @@ fn start_bare(bin: &Path, agent: SocketAddr) -> Result<Bare, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
-    let bare = Bare { child, addr };
+    let bare = Proxy { child, addr };
     let deadline = Instant::now() + Duration::from_secs(15);
     while Instant::now() < deadline {
         if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
