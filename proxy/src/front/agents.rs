@@ -339,12 +339,7 @@ impl ProxyHttp for Front {
                 .await;
         }
         let _in = span.enter();
-        let outcome = match (ctx.status, e) {
-            (_, Some(_)) | (None, None) => "aborted",
-            (Some(s), None) if s >= 500 => "server_error",
-            (Some(s), None) if s >= 400 => "client_error",
-            (Some(_), None) => "ok",
-        };
+        let outcome = outcome_label(ctx, e);
         let binding = binding_label(ctx.target.binding.as_ref());
         tracing::info!(
             target: "access",

@@ -49,6 +49,19 @@ pub(crate) fn content_length(req: &RequestHeader) -> Option<usize> {
         .ok()
 }
 
+/// A call's `outcome` label (metrics, access log): its failure, else what
+/// its status says; a call that ended with an error or without an answer
+/// was aborted.
+pub(crate) fn outcome_label(ctx: &Ctx, e: Option<&pingora::Error>) -> &'static str {
+    match (&ctx.failure, ctx.status, e) {
+        (Some(f), _, _) => f.label(),
+        (None, _, Some(_)) | (None, None, None) => "aborted",
+        (None, Some(s), None) if s >= 500 => "server_error",
+        (None, Some(s), None) if s >= 400 => "client_error",
+        (None, Some(_), None) => "ok",
+    }
+}
+
 pub(crate) fn binding_label(b: Option<&Binding>) -> &'static str {
     match b {
         Some(Binding::JsonRpc) => "jsonrpc",

@@ -276,14 +276,7 @@ impl ProxyHttp for ProxyService {
             },
             None => "none".into(),
         };
-        let outcome = match (&ctx.failure, ctx.status, e) {
-            (Some(f), _, _) => f.label().to_string(),
-            (None, _, Some(_)) => "aborted".into(),
-            (None, Some(s), None) if s >= 500 => "server_error".into(),
-            (None, Some(s), None) if s >= 400 => "client_error".into(),
-            (None, Some(_), None) => "ok".into(),
-            (None, None, None) => "aborted".into(),
-        };
+        let outcome = outcome_label(ctx, e);
         let binding = binding_label(route.map(|r| &r.binding));
         let elapsed = ctx.started.elapsed();
         tracing::info!(
@@ -307,7 +300,7 @@ impl ProxyHttp for ProxyService {
                     ctx.upstream_version,
                 ),
                 binding,
-                outcome,
+                outcome: outcome.into(),
             },
             elapsed,
         );
