@@ -52,6 +52,11 @@ impl HostPattern {
             && (self.port.is_none() || self.port == port)
     }
 
+    /// `host` as a gRPC call gives it, whatever the port.
+    fn matches_name(&self, host: &str) -> bool {
+        self.host.eq_ignore_ascii_case(host.trim_end_matches('.'))
+    }
+
     /// Whether one request could match both.
     fn overlaps(&self, other: &HostPattern) -> bool {
         self.host == other.host
@@ -86,6 +91,10 @@ pub struct AgentRoute {
     pub prefix: String,
     /// Empty: every host.
     pub hosts: Vec<HostPattern>,
+    /// It takes the gRPC calls of its gRPC listener that name no agent's
+    /// host ([`GrpcRouter`]): the one agent of a listener of its own, the
+    /// default agent of the shared one.
+    pub grpc_default: bool,
 }
 
 impl Default for AgentRoute {
@@ -94,6 +103,7 @@ impl Default for AgentRoute {
             name: DEFAULT_AGENT.into(),
             prefix: String::new(),
             hosts: Vec::new(),
+            grpc_default: true,
         }
     }
 }
@@ -252,6 +262,8 @@ pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
     let mut out: Vec<Config> = Vec::with_capacity(entries.len());
     // Whether each agent's callback URL was derived (then checked below).
     let mut derived_callback = Vec::with_capacity(entries.len());
+    // The top-level `grpc.listen` (the same in every agent's config).
+    let mut shared_grpc = None;
     for (i, a) in entries.iter().enumerate() {
         let key = |k: &str| format!("agents[{i}].{k}");
         let (name, prefix, hosts, grpc_listen) = route_of(a, &key)?;
@@ -282,27 +294,113 @@ pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
             }
             e
         })?;
-        // The first agent keeps the top-level gRPC listener unless it
-        // names its own; the others have one only when they name it.
-        if grpc_listen.is_some() || i > 0 {
-            c.grpc_listen = grpc_listen;
-        }
+        // Its own gRPC listener for now; the shared one (top-level
+        // `grpc.listen`) is placed below, once every route is known.
+        shared_grpc = c.grpc_listen;
+        c.grpc_listen = grpc_listen;
         place_urls(&mut c, a, &raw, &prefix, &hosts, own_callback, &key)?;
         derived_callback.push(!own_callback);
+        // An agent on a gRPC listener of its own takes its every call.
         c.agent = crate::agents::AgentRoute {
             name,
             prefix,
             hosts,
+            grpc_default: c.grpc_listen.is_some(),
         };
         out.push(c);
     }
     check_together(&out, &derived_callback)?;
+    if let Some(shared) = shared_grpc {
+        place_on_shared_grpc(&mut out, shared)?;
+    }
     let mut first = out[0].clone();
     // The listener's own bounds (request heads, idle connections) are the
     // top-level ones.
     first.limits = crate::config::resolve_limits(&raw.limits)?;
     first.agents = out;
     Ok(first)
+}
+
+/// The agents served on the shared gRPC listener (top-level
+/// `grpc.listen`), each given it as its `grpc_listen` (so its card
+/// advertises it): every agent with `hosts` and no listener of its own
+/// (routed by `:authority`), and the listener's default agent, the one
+/// calls naming no agent's host go to ([`grpc_default`]). An agent with
+/// neither (a prefix-only agent that is not the default) is not served
+/// there: gRPC paths cannot carry a prefix.
+fn place_on_shared_grpc(
+    agents: &mut [Config],
+    shared: std::net::SocketAddr,
+) -> Result<(), ConfigError> {
+    if let Some(j) = agents.iter().position(|c| c.grpc_listen == Some(shared)) {
+        return Err(bad(
+            format!("agents[{j}].grpc_listen"),
+            "is the top-level grpc.listen (the shared gRPC listener): leave it out to be served there",
+        ));
+    }
+    // Its default: the catch-all agent (no hosts, no prefix), else the
+    // first agent when it has no hosts (it kept `grpc.listen` before
+    // routing by `:authority`); none: calls naming no agent's host are
+    // refused.
+    let hostless = |c: &Config| c.grpc_listen.is_none() && c.agent.hosts.is_empty();
+    let default = agents
+        .iter()
+        .position(|c| hostless(c) && c.agent.prefix.is_empty())
+        .or_else(|| agents.first().filter(|c| hostless(c)).map(|_| 0));
+    for (i, c) in agents.iter_mut().enumerate() {
+        if c.grpc_listen.is_none() && (!c.agent.hosts.is_empty() || default == Some(i)) {
+            c.grpc_listen = Some(shared);
+            c.agent.grpc_default = default == Some(i);
+        }
+    }
+    Ok(())
+}
+
+/// Picks the agent of a gRPC call on a listener serving several agents,
+/// by the call's `:authority` (or `Host`): its host name (any case, a
+/// trailing dot ignored; the port is ignored, a gRPC listener's port is
+/// never the one an HTTP `hosts` entry names) against each agent's
+/// `hosts`. Several agents naming the host (by prefix on HTTP): the one
+/// with the shortest prefix, then the first. No agent naming it: the
+/// listener's default agent, if it has one. Path prefixes play no part
+/// (a gRPC path is `/package.Service/Method`).
+#[derive(Debug, Clone)]
+pub struct GrpcRouter {
+    routes: Vec<AgentRoute>,
+    default: Option<usize>,
+}
+
+impl GrpcRouter {
+    /// The router of the agents served on one gRPC listener, in config
+    /// order. One agent alone takes every call.
+    pub fn new(routes: Vec<AgentRoute>) -> GrpcRouter {
+        let default = routes.iter().position(|r| r.grpc_default);
+        GrpcRouter { routes, default }
+    }
+
+    /// The index of the agent serving a call whose authority is
+    /// `authority` (`host[:port]`); `None`: no agent.
+    pub fn pick(&self, authority: Option<&str>) -> Option<usize> {
+        if self.routes.len() == 1 && self.default == Some(0) {
+            return Some(0);
+        }
+        let host = authority
+            .and_then(|a| split_host_port(a.trim()))
+            .map(|(h, _)| h);
+        let by_host = host.and_then(|h| {
+            self.routes
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.hosts.iter().any(|p| p.matches_name(h)))
+                .min_by_key(|(i, r)| (r.prefix.len(), *i))
+                .map(|(i, _)| i)
+        });
+        by_host.or(self.default)
+    }
+
+    pub fn routes(&self) -> &[AgentRoute] {
+        &self.routes
+    }
 }
 
 /// An entry's own route: its name, path prefix, hosts and gRPC listener.
@@ -521,6 +619,7 @@ mod tests {
                 .iter()
                 .map(|h| HostPattern::parse(h).unwrap())
                 .collect(),
+            grpc_default: false,
         }
     }
 
@@ -550,6 +649,77 @@ mod tests {
         let r = Router::new(vec![route("all", "", &[]), route("a", "/a", &[])]);
         assert_eq!(r.pick(None, "/x"), Some(0));
         assert_eq!(r.pick(None, "/a/x"), Some(1));
+    }
+
+    #[test]
+    fn grpc_calls_go_by_authority_host_then_to_the_default() {
+        let mut d = route("d", "", &[]);
+        d.grpc_default = true;
+        let r = GrpcRouter::new(vec![
+            route("a", "/a", &["a.example"]),
+            route("a2", "", &["a.example"]),
+            d,
+            route("b", "", &["B.example:8443"]),
+        ]);
+        // Several agents on one host: the shortest prefix.
+        assert_eq!(r.pick(Some("a.example:50051")), Some(1));
+        // The port is ignored; case and a trailing dot too.
+        assert_eq!(r.pick(Some("b.EXAMPLE.:1")), Some(3));
+        assert_eq!(r.pick(Some("b.example")), Some(3));
+        assert_eq!(r.pick(Some("c.example")), Some(2));
+        assert_eq!(r.pick(Some("")), Some(2));
+        assert_eq!(r.pick(None), Some(2));
+        // No default: only named hosts are served.
+        let r = GrpcRouter::new(vec![
+            route("a", "", &["a.example"]),
+            route("b", "", &["[::1]"]),
+        ]);
+        assert_eq!(r.pick(Some("[::1]:9")), Some(1));
+        assert_eq!(r.pick(Some("c.example")), None);
+        assert_eq!(r.pick(Some("a.example@x")), None);
+        assert_eq!(r.pick(None), None);
+        let r = GrpcRouter::new(vec![route("a", "", &["a.example"])]);
+        assert_eq!(r.pick(Some("a.example")), Some(0));
+        assert_eq!(r.pick(Some("b.example")), None);
+        // The one agent of its own listener: every call.
+        let mut own = route("a", "/a", &["a.example"]);
+        own.grpc_default = true;
+        assert_eq!(GrpcRouter::new(vec![own]).pick(Some("b.example")), Some(0));
+    }
+
+    #[test]
+    fn the_shared_grpc_listener_serves_agents_by_host_and_its_default() {
+        let head = "[upstream]\nurl = \"http://127.0.0.1:9000\"\n[push]\nenabled = false\n[grpc]\nlisten = \"127.0.0.1:7000\"\n";
+        let shared = Some("127.0.0.1:7000".parse().unwrap());
+        let placed = |text: &str| {
+            file(&format!("{head}{text}"))
+                .unwrap()
+                .agent_configs()
+                .iter()
+                .map(|c| (c.grpc_listen, c.agent.grpc_default))
+                .collect::<Vec<_>>()
+        };
+        let own = Some("127.0.0.1:7001".parse().unwrap());
+        // The first agent without hosts is the default; a prefix-only
+        // agent after it is not served there; one with hosts is.
+        assert_eq!(
+            placed("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[[agents]]\nname = \"b\"\nhosts = [\"b.example\"]\n[[agents]]\nname = \"c\"\nprefix = \"/c\"\n[[agents]]\nname = \"d\"\nprefix = \"/d\"\ngrpc_listen = \"127.0.0.1:7001\"\n"),
+            [(shared, true), (shared, false), (None, false), (own, true)]
+        );
+        // The catch-all agent is the default wherever it is.
+        assert_eq!(
+            placed("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[[agents]]\nname = \"b\"\nhosts = [\"b.example\"]\n[[agents]]\nname = \"all\"\n"),
+            [(None, false), (shared, false), (shared, true)]
+        );
+        // A first agent with hosts and no catch-all: no default.
+        assert_eq!(
+            placed("[[agents]]\nname = \"b\"\nhosts = [\"b.example\"]\n[[agents]]\nname = \"a\"\nprefix = \"/a\"\n"),
+            [(shared, false), (None, false)]
+        );
+        let e = error_of(&format!(
+            "{head}[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[[agents]]\nname = \"b\"\nprefix = \"/b\"\ngrpc_listen = \"127.0.0.1:7000\"\n"
+        ));
+        assert_eq!(e.key, "agents[1].grpc_listen", "{e}");
     }
 
     #[test]

@@ -248,12 +248,13 @@ pub fn main(args: &ServeArgs) -> i32 {
         }
     };
     init_logging(config.log_format);
-    let listeners = std::iter::once(("HTTP", Some(config.listen))).chain(
-        config
-            .agent_configs()
-            .into_iter()
-            .map(|c| ("gRPC", c.grpc_listen)),
-    );
+    let mut listeners = vec![("HTTP", Some(config.listen))];
+    for c in config.agent_configs() {
+        // The shared gRPC listener is named by several agents: once.
+        if !listeners.contains(&("gRPC", c.grpc_listen)) {
+            listeners.push(("gRPC", c.grpc_listen));
+        }
+    }
     for (what, addr) in listeners {
         if let Err(e) = addr.map_or(Ok(()), |a| check_listen(what, a)) {
             eprintln!("a2a-compat-proxy serve: {e}");
@@ -278,6 +279,7 @@ pub fn main(args: &ServeArgs) -> i32 {
             upstream = %c.upstream.as_string(),
             upstream_version = ?c.upstream_version,
             public_url = %c.public_url.as_string(),
+            grpc_listen = ?c.grpc_listen,
             "agent"
         );
     }
@@ -296,29 +298,20 @@ pub fn main(args: &ServeArgs) -> i32 {
             }
         }
     }
-    // Several agents (area: agents): each agent's gRPC listener, if any
-    // (the top-level grpc.listen is the first agent's).
-    let mut grpc = Vec::new();
-    for app in &apps {
-        match crate::grpc::GrpcServer::start_if_configured(app.clone()) {
-            Ok(g) => grpc.extend(g),
-            Err(e) => {
-                let name = &app.config.agent.name;
-                eprintln!(
-                    "a2a-compat-proxy serve: cannot start the gRPC listener of agent {name}: {e}"
-                );
-                for mut g in grpc {
-                    g.stop();
-                }
-                for app in &apps {
-                    app.stop_push();
-                }
-                return 2;
+    // Several agents (area: agents): the gRPC listeners, the shared one
+    // (top-level grpc.listen, routed by :authority) and any agent's own.
+    let mut grpc = match crate::grpc::GrpcServer::start_all(&apps) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("a2a-compat-proxy serve: cannot start {e}");
+            for app in &apps {
+                app.stop_push();
             }
+            return 2;
         }
-    }
+    };
     server.run(RunArgs::default());
-    for mut g in grpc {
+    for g in grpc.iter_mut() {
         g.stop();
     }
     for app in &apps {

@@ -10,6 +10,7 @@
 //! INTERNAL from tonic itself.
 
 mod accept;
+pub mod authority;
 pub mod bridge;
 pub mod direct;
 pub mod passthrough;
@@ -40,7 +41,8 @@ pub struct GrpcServer {
 }
 
 impl GrpcServer {
-    /// Starts the listener when the config has `grpc_listen`.
+    /// Starts the listener of `app` alone when its config has
+    /// `grpc_listen` (every call on it is this agent's).
     pub fn start_if_configured(app: Arc<App>) -> std::io::Result<Option<GrpcServer>> {
         match app.config.grpc_listen {
             None => Ok(None),
@@ -48,20 +50,82 @@ impl GrpcServer {
         }
     }
 
-    /// Binds `addr` now (errors are reported here) and serves on a new thread.
+    /// Binds `addr` now (errors are reported here) and serves `app` alone
+    /// on a new thread.
     pub fn start(app: Arc<App>, addr: SocketAddr) -> std::io::Result<GrpcServer> {
+        let mut route = app.config.agent.clone();
+        route.grpc_default = true;
+        let router = crate::agents::GrpcRouter::new(vec![route]);
+        GrpcServer::start_group(vec![app], addr, router)
+    }
+
+    /// Several agents (area: agents): one listener per distinct
+    /// `grpc_listen` of `apps` (in config order), each serving the agents
+    /// that name it, routed by `:authority` ([`authority`]). On an error
+    /// the listeners started are stopped and the error names the agents.
+    pub fn start_all(apps: &[Arc<App>]) -> std::io::Result<Vec<GrpcServer>> {
+        let mut groups: Vec<(SocketAddr, Vec<Arc<App>>)> = Vec::new();
+        for app in apps {
+            let Some(addr) = app.config.grpc_listen else {
+                continue;
+            };
+            match groups.iter_mut().find(|(a, _)| *a == addr) {
+                Some((_, g)) => g.push(app.clone()),
+                None => groups.push((addr, vec![app.clone()])),
+            }
+        }
+        let mut started = Vec::with_capacity(groups.len());
+        for (addr, group) in groups {
+            let names: Vec<String> = group.iter().map(|a| a.config.agent.name.clone()).collect();
+            let router = crate::agents::GrpcRouter::new(
+                group.iter().map(|a| a.config.agent.clone()).collect(),
+            );
+            match GrpcServer::start_group(group, addr, router) {
+                Ok(g) => started.push(g),
+                Err(e) => {
+                    for mut g in started {
+                        g.stop();
+                    }
+                    let agents = names.join(", ");
+                    return Err(std::io::Error::new(
+                        e.kind(),
+                        format!("the gRPC listener {addr} (agents {agents}): {e}"),
+                    ));
+                }
+            }
+        }
+        Ok(started)
+    }
+
+    /// Binds `addr` now (errors are reported here) and serves `apps` on a
+    /// new thread, each call going to the agent `router` picks. The
+    /// listener's own settings (TLS, threads, connection bounds) are the
+    /// first agent's (the top-level ones).
+    fn start_group(
+        apps: Vec<Arc<App>>,
+        addr: SocketAddr,
+        router: crate::agents::GrpcRouter,
+    ) -> std::io::Result<GrpcServer> {
+        let first = apps
+            .first()
+            .cloned()
+            .ok_or_else(|| std::io::Error::other("a gRPC listener with no agent"))?;
         let std_listener = std::net::TcpListener::bind(addr)?;
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
         let (tx, rx) = oneshot::channel::<()>();
-        let endpoint = match &app.config.upstream_grpc {
-            None => None,
-            Some(u) => Some(
-                upstream::endpoint(u, app.config.limits.connect_timeout)
-                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
-            ),
-        };
-        let tls = match &app.config.grpc_tls {
+        let mut agents = Vec::with_capacity(apps.len());
+        for app in apps {
+            let endpoint = match &app.config.upstream_grpc {
+                None => None,
+                Some(u) => Some(
+                    upstream::endpoint(u, app.config.limits.connect_timeout)
+                        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+                ),
+            };
+            agents.push((app, endpoint));
+        }
+        let tls = match &first.config.grpc_tls {
             None => None,
             Some((cert, key)) => Some(
                 tls::acceptor(cert, key)
@@ -71,14 +135,21 @@ impl GrpcServer {
         // Built last: a runtime must not be dropped (on an error above) in
         // a caller's async context.
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(app.config.threads.clamp(1, 4))
+            .worker_threads(first.config.threads.clamp(1, 4))
             .thread_name("a2a-grpc")
             .enable_all()
             .build()?;
+        let listener = Listener {
+            limits: first.config.limits.clone(),
+            tls,
+            std_listener,
+            addr,
+        };
+        let router = Arc::new(router);
         let thread = std::thread::Builder::new()
             .name(format!("a2a-grpc-{}", addr.port()))
             .spawn(move || {
-                rt.block_on(serve(app, endpoint, tls, std_listener, addr, rx));
+                rt.block_on(serve(agents, router, listener, rx));
                 rt.shutdown_background();
             })?;
         Ok(GrpcServer {
@@ -235,36 +306,29 @@ pub fn advertise(card: &mut Value, version: Version, grpc: Option<&GrpcInterface
     }
 }
 
-/// The listener's life: the services of both versions (bridged, direct or
-/// passed through) served until `rx` fires.
-async fn serve(
-    app: Arc<App>,
-    endpoint: Option<tonic::transport::Endpoint>,
+/// What a gRPC listener serves its agents on.
+struct Listener {
+    /// The listener's own bounds (request heads, idle connections).
+    limits: crate::config::Limits,
     tls: Option<tokio_rustls::TlsAcceptor>,
     std_listener: std::net::TcpListener,
     addr: SocketAddr,
-    rx: oneshot::Receiver<()>,
-) {
-    let limits = app.config.limits.clone();
+}
+
+/// One agent's services of both versions (bridged, direct or passed
+/// through), each behind [`passthrough::Dispatch`].
+fn agent_services(
+    app: Arc<App>,
+    endpoint: Option<&tonic::transport::Endpoint>,
+) -> (V03Svc, V10Svc) {
     let max = app.config.limits.max_body_bytes;
     let read = app.config.limits.read_timeout;
-    let grpc = endpoint
-        .as_ref()
-        .map(|e| upstream::GrpcUpstream::new(e, max, read));
+    let grpc = endpoint.map(|e| upstream::GrpcUpstream::new(e, max, read));
     let pass = grpc.as_ref().map(|g| passthrough::Passthrough {
         channel: g.channel.clone(),
         app: app.clone(),
     });
     let bridge = Arc::new(bridge::Bridge::new(app, grpc));
-    let listener = match tokio::net::TcpListener::from_std(std_listener) {
-        Ok(l) => l,
-        Err(e) => {
-            tracing::error!(error = %e, "gRPC listener unusable");
-            return;
-        }
-    };
-    let mode = if tls.is_some() { "TLS" } else { "h2c" };
-    tracing::info!(%addr, mode, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
     let v03 = passthrough::Dispatch::new(
         proto::v03::a2a_service_server::A2aServiceServer::new(svc_v03::V03Service {
             bridge: bridge.clone(),
@@ -281,6 +345,47 @@ async fn serve(
         pass,
     )
     .with_direct(bridge);
+    (v03, v10)
+}
+
+type V03Svc =
+    passthrough::Dispatch<proto::v03::a2a_service_server::A2aServiceServer<svc_v03::V03Service>>;
+type V10Svc =
+    passthrough::Dispatch<proto::v10::a2a_service_server::A2aServiceServer<svc_v10::V10Service>>;
+
+/// The listener's life: every agent's services, each call routed to its
+/// agent by `router`, served until `rx` fires.
+async fn serve(
+    agents: Vec<(Arc<App>, Option<tonic::transport::Endpoint>)>,
+    router: Arc<crate::agents::GrpcRouter>,
+    listener: Listener,
+    rx: oneshot::Receiver<()>,
+) {
+    let Listener {
+        limits,
+        tls,
+        std_listener,
+        addr,
+    } = listener;
+    let (mut v03s, mut v10s) = (Vec::new(), Vec::new());
+    for (app, endpoint) in agents {
+        let name = app.config.agent.name.clone();
+        let (v03, v10) = agent_services(app, endpoint.as_ref());
+        v03s.push((v03, name.clone()));
+        v10s.push((v10, name));
+    }
+    let listener = match tokio::net::TcpListener::from_std(std_listener) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "gRPC listener unusable");
+            return;
+        }
+    };
+    let mode = if tls.is_some() { "TLS" } else { "h2c" };
+    let names: Vec<&str> = router.routes().iter().map(|r| r.name.as_str()).collect();
+    tracing::info!(%addr, mode, agents = ?names, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
+    let v03 = authority::ByAuthority::new(v03s, router.clone());
+    let v10 = authority::ByAuthority::new(v10s, router);
     // Dead or vanished peers: HTTP/2 PINGs every idle timeout, the
     // connection closed when one goes unanswered for 20 s.
     let idle = limits.idle_timeout;
