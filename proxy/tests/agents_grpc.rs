@@ -427,15 +427,6 @@ url = "{}"
         .insert("traceparent", traceparent.parse().unwrap());
     c.send_message(req).await.unwrap();
 
-    // The caller's trace context went on to each agent.
-    let to_b = b.calls();
-    assert_eq!(to_b.len(), 1, "{to_b:?}");
-    assert_eq!(to_b[0].header("traceparent"), Some(traceparent.as_str()));
-    assert_eq!(to_b[0].header("tracestate"), Some("k=v"));
-    let to_a = a.calls();
-    assert_eq!(to_a.len(), 1, "{to_a:?}");
-    assert_eq!(to_a[0].header("traceparent"), Some(traceparent.as_str()));
-
     let lines = lines_until(&px, |l| closes(l).len() >= 2);
     let closed = closes(&lines);
     assert_eq!(closed.len(), 2, "{lines:?}");
@@ -460,6 +451,15 @@ url = "{}"
         "{span_all}"
     );
     assert_eq!(span_all["status"], 0, "{span_all}");
+
+    // The caller's trace context went on to each agent.
+    let to_b = b.calls();
+    assert_eq!(to_b.len(), 1, "{to_b:?}");
+    assert_eq!(to_b[0].header("traceparent"), Some(traceparent.as_str()));
+    assert_eq!(to_b[0].header("tracestate"), Some("k=v"));
+    let to_a = a.calls();
+    assert_eq!(to_a.len(), 1, "{to_a:?}");
+    assert_eq!(to_a[0].header("traceparent"), Some(traceparent.as_str()));
 }
 
 /// `check-upstream --config FILE` run to its end (at most 30 s): exit
