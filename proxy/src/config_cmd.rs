@@ -84,7 +84,7 @@ delivery_timeout_ms = 10000
 # hosts = ["b.example.com"]          # served at Host b.example.com (any port unless given)
 # public_url = "https://b.example.com"   # default: its first host on the listener's port
 # list_tasks = "off"
-# grpc_listen = "127.0.0.1:8082"     # its own gRPC listener (grpc.listen serves the first agent)
+# grpc_listen = "127.0.0.1:8082"     # its own gRPC listener (else grpc.listen, routed by :authority)
 # [agents.upstream]
 # url = "http://127.0.0.1:9100"
 # version = "1.0"
