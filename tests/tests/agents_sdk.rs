@@ -273,3 +273,121 @@ version = "1.0"
     drop(px);
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// gRPC with several agents: the SDK echo agents of both versions behind
+/// one shared gRPC listener (`grpc.listen`), each named by `hosts`; real
+/// a2a-sdk gRPC clients (`grpc_authority_client.py`: the SDK 1.x
+/// `GrpcTransport`, its bundled v0.3 stub) set the channel's authority to
+/// an agent's host and reach that agent only (its card, its messages,
+/// counted under its name); an authority of no agent's host is refused
+/// with NOT_FOUND naming it.
+#[test]
+fn sdk_grpc_clients_reach_two_agents_behind_one_grpc_listener_by_authority() {
+    let (v03, v10) = (
+        start_agent(
+            &python_v03(),
+            &repo_root().join("tests/sdk/agent_v03.py"),
+            AGENT_START,
+        ),
+        start_agent(
+            &python_v10(),
+            &repo_root().join("tests/sdk/agent_v10.py"),
+            AGENT_START,
+        ),
+    );
+    let python_grpc = repo_root().join(".venv-grpc/bin/python");
+    let addr = proxy::free_local_addr().expect("port");
+    let g = proxy::free_local_addr().expect("port");
+    let toml = format!(
+        r#"listen = "{addr}"
+threads = 1
+[grpc]
+listen = "{g}"
+[push]
+enabled = false
+[limits]
+read_timeout_ms = 20000
+[[agents]]
+name = "old"
+hosts = ["old.example"]
+[agents.upstream]
+url = "{}"
+[[agents]]
+name = "new"
+hosts = ["new.example"]
+[agents.upstream]
+url = "{}"
+"#,
+        v03.url(),
+        v10.url()
+    );
+    let config =
+        Config::resolve(RawConfig::from_toml(&toml, "agents.toml").expect("toml")).expect("config");
+    let px = proxy::start(config).expect("proxy");
+    let grpc = proxy::grpc::GrpcServer::start_all(&px.apps).expect("gRPC listener");
+    assert_eq!(grpc.len(), 1, "one shared gRPC listener");
+    let run = |authority: &str| {
+        run_client_with(
+            &python_grpc,
+            &repo_root().join("tests/sdk/grpc_authority_client.py"),
+            &g.to_string(),
+            &[("A2A_AUTHORITY", authority)],
+            CLIENT_RUN,
+        )
+    };
+    let mut failed = Vec::new();
+    for (host, name) in [("old.example", "echo-v03"), ("new.example", "echo-v10")] {
+        let authority = format!("{host}:{}", g.port());
+        let r = run(&authority);
+        let card = r.step("v03 card").cloned().unwrap_or(Value::Null);
+        let grpc_urls: Vec<&Value> = card["interfaces"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["transport"] == "GRPC")
+            .map(|i| &i["url"])
+            .collect();
+        if card["ok"] != true
+            || card["name"] != name
+            || grpc_urls != [&json!(format!("http://{authority}"))]
+        {
+            failed.push(format!("{authority}: card {card}\n{}", r.raw));
+        }
+        for step in ["v10 send", "v03 send"] {
+            let s = r.step(step).cloned().unwrap_or(Value::Null);
+            if s["ok"] != true || s["artifacts"] != json!(["echo: hello"]) {
+                failed.push(format!("{authority}: {step} {s}\n{}", r.raw));
+            }
+        }
+    }
+    // No agent's host: refused, naming the authority.
+    let r = run("nobody.example:1");
+    for step in ["v10 send", "v03 card", "v03 send"] {
+        let s = r.step(step).cloned().unwrap_or(Value::Null);
+        let named = s["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nobody.example:1"));
+        if s["ok"] != false || s["code"] != "NOT_FOUND" || !named {
+            failed.push(format!("nobody.example: {step} {s}\n{}", r.raw));
+        }
+    }
+    // Each agent was asked through its own authority only: both sends of
+    // each counted under its own name, in each direction.
+    let metrics = metrics_of(addr);
+    for (agent, directions) in [
+        ("old", ["v03_v03", "v10_v03"]),
+        ("new", ["v03_v10", "v10_v10"]),
+    ] {
+        for d in directions {
+            let line = format!(
+                "{{agent=\"{agent}\",method=\"SendMessage\",direction=\"{d}\",binding=\"grpc\",outcome=\"ok\"}} 1"
+            );
+            if !metrics.contains(&line) {
+                failed.push(format!("no {line} in\n{metrics}"));
+            }
+        }
+    }
+    drop(grpc);
+    drop(px);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
