@@ -1,6 +1,8 @@
 //! Several agents behind one proxy (issue #23): the `[[agents]]` table
-//! resolved into one whole [`Config`] per agent, and the [`Router`] that
-//! picks the agent of a request by `Host` and path prefix.
+//! resolved into one whole [`Config`] per agent, the [`Router`] that
+//! picks the agent of a request by `Host` and path prefix, and the
+//! [`GrpcRouter`] that picks the agent of a gRPC call by `:authority` on
+//! a gRPC listener serving several agents.
 //!
 //! Each agent runs as a full [`crate::app::App`] of its own (card cache,
 //! ListTasks scope, push store, limits, metrics); the listener-level

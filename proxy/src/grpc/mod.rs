@@ -99,8 +99,9 @@ impl GrpcServer {
 
     /// Binds `addr` now (errors are reported here) and serves `apps` on a
     /// new thread, each call going to the agent `router` picks. The
-    /// listener's own settings (TLS, threads, connection bounds) are the
-    /// first agent's (the top-level ones).
+    /// listener's own settings (TLS, threads, request-head and idle
+    /// bounds) are those of its first agent (the top-level ones unless
+    /// that agent's entry sets its own `[agents.limits]`).
     fn start_group(
         apps: Vec<Arc<App>>,
         addr: SocketAddr,
