@@ -713,6 +713,12 @@ mod tests {
             placed("[[agents]]\nname = \"a\"\nprefix = \"/a\"\n[[agents]]\nname = \"b\"\nhosts = [\"b.example\"]\n[[agents]]\nname = \"all\"\n"),
             [(None, false), (shared, false), (shared, true)]
         );
+        // The README's example: the first agent on a listener of its own,
+        // the other by host; the shared listener has no default.
+        assert_eq!(
+            placed("[[agents]]\nname = \"a\"\nprefix = \"/a\"\ngrpc_listen = \"127.0.0.1:7001\"\n[[agents]]\nname = \"b\"\nhosts = [\"b.example\"]\n"),
+            [(own, true), (shared, false)]
+        );
         // A first agent with hosts and no catch-all: no default.
         assert_eq!(
             placed("[[agents]]\nname = \"b\"\nhosts = [\"b.example\"]\n[[agents]]\nname = \"a\"\nprefix = \"/a\"\n"),
