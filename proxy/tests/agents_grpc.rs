@@ -5,7 +5,8 @@
 //! answering its own calls with its own card; an authority no agent is
 //! served at is refused with NOT_FOUND; each call's metrics carry its
 //! agent; each call runs in the `a2a_call` span with the caller's trace
-//! id, which goes on to the agent; check-upstream checks every agent.
+//! id, which goes on to the agent; agents with gRPC upstreams each call
+//! their own; check-upstream checks every agent.
 
 mod support;
 
