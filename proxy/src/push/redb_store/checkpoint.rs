@@ -138,7 +138,7 @@ impl Inner {
 
     pub(super) fn try_checkpoint(&self) -> Result<(), StoreError> {
         let _claims = self.claiming.lock().map_err(poisoned)?;
-        let (moved, top, snaps) = self.hot_copy()?;
+        let HotCopy { moved, top, snaps } = self.hot_copy()?;
         self.dirty.store(false, Ordering::Relaxed);
         self.commit_moved(&moved, top, &snaps)?;
         let (gone, changed) = self.settle_moved(&moved, top, &snaps)?;
@@ -157,18 +157,15 @@ impl Inner {
         self.remove_covered_segments(top)
     }
 
-    /// A copy of the hot items, the acked seq `top` and the snapshots.
-    /// Every snapshot change up to `top` is among the snapshots (they are
-    /// recorded with `acked` under the same lock).
-    #[allow(clippy::type_complexity)]
-    fn hot_copy(&self) -> Result<(Vec<OutboxItem>, u64, HashMap<String, Snapshot>), StoreError> {
+    /// A copy of the hot set for a checkpoint.
+    fn hot_copy(&self) -> Result<HotCopy, StoreError> {
         let mut h = self.hot()?;
         h.fresh = false;
-        Ok((
-            h.items.values().cloned().collect(),
-            h.acked,
-            h.snapshots.clone(),
-        ))
+        Ok(HotCopy {
+            moved: h.items.values().cloned().collect(),
+            top: h.acked,
+            snaps: h.snapshots.clone(),
+        })
     }
 
     /// The checkpoint's one durable commit: the `moved` items, the `snaps`
@@ -282,4 +279,13 @@ impl Inner {
         })?;
         Ok(cold_last)
     }
+}
+
+/// What a checkpoint moves into the table: the hot items, the acked seq
+/// `top`, and the snapshots. Every snapshot change up to `top` is among
+/// `snaps` (they are recorded with `acked` under the same lock).
+struct HotCopy {
+    moved: Vec<OutboxItem>,
+    top: u64,
+    snaps: HashMap<String, Snapshot>,
 }
