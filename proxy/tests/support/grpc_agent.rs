@@ -277,6 +277,7 @@ impl GrpcFront {
         config.grpc_listen = Some(grpc_addr);
         let http = proxy::start(config).unwrap();
         let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
+        assert_eq!(grpc.addr, grpc_addr);
         GrpcFront {
             http,
             grpc,
