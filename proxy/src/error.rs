@@ -88,7 +88,8 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// (A2A code, HTTP status override for transport conditions, message).
+    /// (A2A code, HTTP status override for transport conditions, message,
+    /// gRPC status name overriding the code's own), one arm per failure.
     fn describe(&self) -> (A2aCode, Option<u16>, String, Option<&'static str>) {
         match self {
             Failure::VersionNotSupported { requested } => (

@@ -8,6 +8,11 @@
 //! [`translation`] (JSON-RPC cross-version bodies), [`serve_cmd`] (the
 //! `serve` subcommand), [`cli`] and [`translate_cmd`] (the `translate` subcommand). [`start`] runs the proxy in-process for tests.
 
+// Test files shared with the integration tests (the push store contract)
+// name this crate `proxy`, as the integration tests do.
+#[cfg(test)]
+extern crate self as proxy;
+
 pub mod agents;
 pub mod app;
 pub mod call;

@@ -161,98 +161,107 @@ pub fn local_endpoint(method: &Method, path: &str) -> Option<Binding> {
 /// Classifies a request.
 pub fn classify(req: &RequestInfo<'_>) -> Result<Route, RouteError> {
     let precise = ProtocolVersion::from_header(version_value(req.headers, req.query));
-    let declared = precise.as_ref().map(|p| p.family()).map_err(Clone::clone);
-    // The precise version of a call in family `v`.
-    let protocol = |v: Version| match &precise {
-        Ok(p) if p.family() == v => *p,
-        _ => ProtocolVersion::of(v),
-    };
-    let local = |binding| Route {
-        client_version: *declared.as_ref().unwrap_or(&Version::V03),
-        client_protocol: *precise.as_ref().unwrap_or(&ProtocolVersion::V0_3),
-        binding,
-        operation: None,
-        params: PathParams::default(),
-        version_conflict: false,
-    };
-    let is_get = req.method == Method::GET || req.method == Method::HEAD;
     if let Some(binding) = local_endpoint(req.method, req.path) {
         // Local endpoints answer whatever the version header says.
-        return Ok(local(binding));
+        let version = precise.as_ref().map_or(Version::V03, |p| p.family());
+        let protocol = *precise.as_ref().unwrap_or(&ProtocolVersion::V0_3);
+        return Ok(Route::plain(version, protocol, binding));
     }
-
     let known = req.jsonrpc_method.and_then(jsonrpc_method);
-    let render_version = known.map_or(Version::V10, |(v, _)| v);
-    let declared = match declared {
-        Ok(v) => v,
-        Err(unsupported) => {
-            let (binding, operation) = if let Some((_, op)) = known {
-                (Binding::JsonRpc, Some(op))
-            } else if is_get && is_card_path(req.path).is_some() {
-                let legacy_path = is_card_path(req.path) == Some(true);
-                (Binding::AgentCard { legacy_path }, None)
-            } else if let Some((op, _)) = req
-                .rest_path
-                .and_then(|p| rest_route(Version::V10, req.method, p))
-            {
-                (Binding::Rest, Some(op))
-            } else if req.method == Method::POST {
-                (Binding::JsonRpc, None)
-            } else {
-                (Binding::Other, None)
-            };
-            return Err(RouteError {
-                unsupported,
-                render_version,
-                binding,
-                operation,
-            });
-        }
+    let precise = match precise {
+        Ok(p) => p,
+        Err(unsupported) => return Err(unsupported_version(req, known, unsupported)),
     };
+    let is_get = req.method == Method::GET || req.method == Method::HEAD;
+    if let Some(legacy_path) = is_card_path(req.path).filter(|_| is_get) {
+        let card = Binding::AgentCard { legacy_path };
+        return Ok(Route::plain(precise.family(), precise, card));
+    }
+    Ok(call_route(req, precise, known))
+}
 
-    if is_get {
-        if let Some(legacy_path) = is_card_path(req.path) {
-            return Ok(local(Binding::AgentCard { legacy_path }));
+impl Route {
+    /// A route of `binding` without an operation or path parameters.
+    fn plain(client_version: Version, client_protocol: ProtocolVersion, binding: Binding) -> Route {
+        Route {
+            client_version,
+            client_protocol,
+            binding,
+            operation: None,
+            params: PathParams::default(),
+            version_conflict: false,
         }
     }
+}
 
+/// The error for a request whose version value is `unsupported`, with the
+/// binding (and operation) it is answered on: a known JSON-RPC method, a
+/// card path, a v1.0 REST route, any other POST as JSON-RPC.
+fn unsupported_version(
+    req: &RequestInfo<'_>,
+    known: Option<(Version, Op)>,
+    unsupported: UnsupportedVersion,
+) -> RouteError {
+    let is_get = req.method == Method::GET || req.method == Method::HEAD;
+    let (binding, operation) = if let Some((_, op)) = known {
+        (Binding::JsonRpc, Some(op))
+    } else if let Some(legacy_path) = is_card_path(req.path).filter(|_| is_get) {
+        (Binding::AgentCard { legacy_path }, None)
+    } else if let Some((op, _)) = req
+        .rest_path
+        .and_then(|p| rest_route(Version::V10, req.method, p))
+    {
+        (Binding::Rest, Some(op))
+    } else if req.method == Method::POST {
+        (Binding::JsonRpc, None)
+    } else {
+        (Binding::Other, None)
+    };
+    RouteError {
+        unsupported,
+        render_version: known.map_or(Version::V10, |(v, _)| v),
+        binding,
+        operation,
+    }
+}
+
+/// The route of a call (neither a local endpoint nor a card) from a client
+/// that declared `precise`: a REST route of its version, else JSON-RPC for
+/// a POST (a known method names its own version; disagreeing with the
+/// declared one is a conflict), else [`Binding::Other`].
+fn call_route(
+    req: &RequestInfo<'_>,
+    precise: ProtocolVersion,
+    known: Option<(Version, Op)>,
+) -> Route {
+    let declared = precise.family();
     if let Some((op, params)) = req
         .rest_path
         .and_then(|p| rest_route(declared, req.method, p))
     {
-        return Ok(Route {
-            client_version: declared,
-            client_protocol: protocol(declared),
-            binding: Binding::Rest,
+        return Route {
             operation: Some(op),
             params,
-            version_conflict: false,
-        });
-    }
-
-    if req.method == Method::POST {
-        let (client_version, operation, version_conflict) = match known {
-            Some((v, op)) => (v, Some(op), v != declared),
-            None => (declared, None, false),
+            ..Route::plain(declared, precise, Binding::Rest)
         };
-        return Ok(Route {
-            client_version,
-            client_protocol: protocol(client_version),
-            binding: Binding::JsonRpc,
-            operation,
-            params: PathParams::default(),
-            version_conflict,
-        });
     }
-
-    Ok(Route {
-        client_version: declared,
-        client_protocol: protocol(declared),
-        binding: Binding::Other,
-        operation: None,
-        params: PathParams::default(),
-        version_conflict: false,
-    })
+    if req.method != Method::POST {
+        return Route::plain(declared, precise, Binding::Other);
+    }
+    let Some((version, op)) = known else {
+        return Route::plain(declared, precise, Binding::JsonRpc);
+    };
+    // The precise version of a call in family `version`.
+    let protocol = if version == declared {
+        precise
+    } else {
+        ProtocolVersion::of(version)
+    };
+    Route {
+        operation: Some(op),
+        version_conflict: version != declared,
+        ..Route::plain(version, protocol, Binding::JsonRpc)
+    }
 }
 
 // Interface endpoints (area: paths).

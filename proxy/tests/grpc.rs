@@ -12,9 +12,9 @@ use proto::v10 as p10;
 use proxy::config::{Config, UpstreamVersion};
 use proxy::grpc::GrpcServer;
 use proxy::version::Version;
-use proxy::RunningProxy;
 use serde_json::{json, Value};
 use support::grpc::*;
+use support::grpc_agent::GrpcFront;
 use support::*;
 use tokio::sync::Semaphore;
 use tokio::time::timeout;
@@ -34,38 +34,14 @@ async fn agent(
     agent_with_card(move |me| card.replace("UP", me), f).await
 }
 
-struct Px {
-    http: RunningProxy,
-    grpc: GrpcServer,
-}
-
-impl Px {
-    fn url(&self) -> String {
-        format!("http://{}", self.grpc.addr)
-    }
-    async fn v10(&self) -> p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
-        p10::a2a_service_client::A2aServiceClient::connect(self.url())
-            .await
-            .unwrap()
-    }
-    async fn v03(&self) -> p03::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
-        p03::a2a_service_client::A2aServiceClient::connect(self.url())
-            .await
-            .unwrap()
-    }
-}
+type Px = GrpcFront;
 
 fn proxy(up: &FakeUpstream, version: Version) -> Px {
     let addr = proxy::free_local_addr().unwrap();
     let mut config = Config::new(addr, &up.url()).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(version);
-    let grpc_addr = proxy::free_local_addr().unwrap();
-    config.grpc_listen = Some(grpc_addr);
-    let http = proxy::start(config).unwrap();
-    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
-    assert_eq!(grpc.addr, grpc_addr);
-    Px { http, grpc }
+    GrpcFront::start(config)
 }
 
 /// The only non-card request the agent saw, as (target, a2a-version, body).
@@ -613,7 +589,11 @@ async fn one_n_clients_over_grpc() {
     config.grpc_listen = Some(grpc_addr);
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
-    let px = Px { http, grpc };
+    let px = GrpcFront {
+        http,
+        grpc,
+        card: None,
+    };
     let t = px.v10().await.get_task(get("1.1")).await.unwrap();
     assert_eq!(t.into_inner().id, "t1");
     // Same minor: the agent is asked in the client's own 1.1.
@@ -631,7 +611,11 @@ async fn dead_upstream_is_unavailable() {
     config.upstream_version = UpstreamVersion::Fixed(Version::V10);
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
-    let px = Px { http, grpc };
+    let px = GrpcFront {
+        http,
+        grpc,
+        card: None,
+    };
     let s = px
         .v10()
         .await
@@ -878,7 +862,11 @@ async fn dropped_stream_closes_the_upstream_connection() {
     config.upstream_version = UpstreamVersion::Fixed(Version::V10);
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
-    let px = Px { http, grpc };
+    let px = GrpcFront {
+        http,
+        grpc,
+        card: None,
+    };
     let mut stream = px
         .v10()
         .await
@@ -1086,7 +1074,11 @@ async fn over_the_connection_limit_is_unavailable() {
     config.limits.max_connections = 0;
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
-    let px = Px { http, grpc };
+    let px = GrpcFront {
+        http,
+        grpc,
+        card: None,
+    };
     let s = px
         .v10()
         .await
@@ -1110,11 +1102,7 @@ fn push_proxy(up: &FakeUpstream, version: Version, dir: &std::path::Path) -> Px 
     config.push.enabled = true;
     config.push.backend = proxy::config::PushBackend::Embedded(dir.to_path_buf());
     config.push.allow_hosts = vec!["127.0.0.1".into()];
-    let grpc_addr = proxy::free_local_addr().unwrap();
-    config.grpc_listen = Some(grpc_addr);
-    let http = proxy::start(config).unwrap();
-    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
-    Px { http, grpc }
+    GrpcFront::start(config)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

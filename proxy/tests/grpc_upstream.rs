@@ -1,263 +1,27 @@
 //! gRPC upstreams (`upstream.grpc_url`) end to end on 127.0.0.1: tonic
 //! clients of both versions -> the proxy's gRPC listener -> fake gRPC agents
-//! of both versions. The fake agents are raw HTTP/2 gRPC servers (a tower
-//! service under tonic's server) recording every request's path, headers and
-//! exact body bytes, and answering with scripted encoded messages, so the
-//! tests assert the exact protobuf the agent received and the exact reply
-//! or status the client got.
+//! of both versions (`support::grpc_agent`: raw, recording, scripted), so
+//! the tests assert the exact protobuf the agent received and the exact
+//! reply or status the client got.
 
 mod support;
 
 use std::collections::HashMap;
-use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{BufMut, Bytes, BytesMut};
-use http_body_util::BodyExt;
+use bytes::Bytes;
 use prost::Message;
 use proto::v03 as p03;
 use proto::v10 as p10;
-use proxy::config::{Config, HttpUrl, UpstreamVersion};
-use proxy::grpc::GrpcServer;
+use proxy::config::Config;
 use proxy::version::Version;
-use proxy::RunningProxy;
 use support::grpc::*;
-use support::{FakeUpstream, Reply};
-use tonic::codegen::{BoxFuture, Service};
-use tonic::server::NamedService;
+use support::grpc_agent::*;
 use tonic::{Code, Status};
-
-// ---------------------------------------------------------------- fake agent
-
-/// What the fake agent answers to one call.
-enum Answer {
-    /// One encoded message, status OK.
-    Msg(Vec<u8>),
-    /// Encoded messages, then the final status.
-    Stream(Vec<Vec<u8>>, Status),
-    /// A status without messages.
-    Fail(Status),
-    /// Headers, then nothing until the caller goes away (sets `closed`).
-    Hang,
-}
-
-/// One request the fake agent received.
-#[derive(Clone, Debug)]
-struct Call {
-    path: String,
-    headers: http::HeaderMap,
-    /// The whole request body (gRPC length-prefixed frames).
-    body: Vec<u8>,
-}
-
-impl Call {
-    /// The single uncompressed message of the body.
-    fn message(&self) -> &[u8] {
-        assert!(self.body.len() >= 5, "{self:?}");
-        assert_eq!(self.body[0], 0, "compressed frame");
-        let len = u32::from_be_bytes([self.body[1], self.body[2], self.body[3], self.body[4]]);
-        assert_eq!(self.body.len(), 5 + len as usize, "one message");
-        &self.body[5..]
-    }
-    fn decode<M: Message + Default>(&self) -> M {
-        M::decode(self.message()).unwrap()
-    }
-    fn header(&self, k: &str) -> Option<&str> {
-        self.headers.get(k).and_then(|v| v.to_str().ok())
-    }
-}
-
-type Script = dyn Fn(&str, &[u8]) -> Answer + Send + Sync;
-
-struct AgentState {
-    calls: Mutex<Vec<Call>>,
-    script: Box<Script>,
-    /// Set when a hanging answer's body was dropped (the caller went away).
-    closed: Mutex<bool>,
-}
-
-/// A raw gRPC service named after one A2A version's service (`V`: 3 or 10).
-#[derive(Clone)]
-struct RawAgent<const V: u8>(Arc<AgentState>);
-
-impl NamedService for RawAgent<3> {
-    const NAME: &'static str = "a2a.v1.A2AService";
-}
-impl NamedService for RawAgent<10> {
-    const NAME: &'static str = "lf.a2a.v1.A2AService";
-}
-
-fn frame(m: &[u8]) -> Bytes {
-    let mut b = BytesMut::with_capacity(5 + m.len());
-    b.put_u8(0);
-    b.put_u32(m.len() as u32);
-    b.put_slice(m);
-    b.freeze()
-}
-
-struct SetOnDrop(Arc<AgentState>);
-impl Drop for SetOnDrop {
-    fn drop(&mut self) {
-        *self.0.closed.lock().unwrap() = true;
-    }
-}
-
-impl<const V: u8> Service<http::Request<tonic::body::Body>> for RawAgent<V> {
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Self::Response, Self::Error>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
-        let st = self.0.clone();
-        Box::pin(async move {
-            let (parts, body) = req.into_parts();
-            let body = body
-                .collect()
-                .await
-                .map(|c| c.to_bytes())
-                .unwrap_or_default();
-            let call = Call {
-                path: parts.uri.path().to_string(),
-                headers: parts.headers,
-                body: body.to_vec(),
-            };
-            let msg = if body.len() >= 5 { &body[5..] } else { &[][..] };
-            let answer = (st.script)(&call.path, msg);
-            st.calls.lock().unwrap().push(call);
-            let ok = || {
-                let mut t = http::HeaderMap::new();
-                t.insert("grpc-status", http::HeaderValue::from_static("0"));
-                t
-            };
-            type Frames = Vec<Result<hyper::body::Frame<Bytes>, Infallible>>;
-            let frames: Frames = match answer {
-                Answer::Fail(s) => return Ok(s.into_http()),
-                Answer::Msg(m) => vec![
-                    Ok(hyper::body::Frame::data(frame(&m))),
-                    Ok(hyper::body::Frame::trailers(ok())),
-                ],
-                Answer::Stream(ms, s) => {
-                    let mut f: Frames = ms
-                        .iter()
-                        .map(|m| Ok(hyper::body::Frame::data(frame(m))))
-                        .collect();
-                    let mut t = http::HeaderMap::new();
-                    s.add_header(&mut t).unwrap();
-                    f.push(Ok(hyper::body::Frame::trailers(t)));
-                    f
-                }
-                Answer::Hang => {
-                    let guard = SetOnDrop(st.clone());
-                    let s =
-                        tokio_stream::StreamExt::map(tokio_stream::pending::<()>(), move |_| {
-                            let _ = &guard;
-                            Ok::<_, Infallible>(hyper::body::Frame::data(Bytes::new()))
-                        });
-                    let body = http_body_util::StreamBody::new(s);
-                    return Ok(grpc_response(tonic::body::Body::new(body)));
-                }
-            };
-            let body = http_body_util::StreamBody::new(tokio_stream::iter(frames));
-            Ok(grpc_response(tonic::body::Body::new(body)))
-        })
-    }
-}
-
-fn grpc_response(body: tonic::body::Body) -> http::Response<tonic::body::Body> {
-    http::Response::builder()
-        .status(200)
-        .header("content-type", "application/grpc")
-        .body(body)
-        .unwrap()
-}
-
-/// A fake gRPC agent of `version` on 127.0.0.1:0.
-struct GrpcAgent {
-    addr: std::net::SocketAddr,
-    state: Arc<AgentState>,
-    _task: tokio::task::JoinHandle<()>,
-}
-
-impl GrpcAgent {
-    async fn start(
-        version: Version,
-        script: impl Fn(&str, &[u8]) -> Answer + Send + Sync + 'static,
-    ) -> GrpcAgent {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let state = Arc::new(AgentState {
-            calls: Mutex::default(),
-            script: Box::new(script),
-            closed: Mutex::new(false),
-        });
-        let incoming =
-            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-        let mut b = tonic::transport::Server::builder();
-        let router = match version {
-            Version::V03 => b.add_service(RawAgent::<3>(state.clone())),
-            Version::V10 => b.add_service(RawAgent::<10>(state.clone())),
-        };
-        let task = tokio::spawn(async move {
-            let _ = router.serve_with_incoming(incoming).await;
-        });
-        GrpcAgent {
-            addr,
-            state,
-            _task: task,
-        }
-    }
-    fn calls(&self) -> Vec<Call> {
-        self.state.calls.lock().unwrap().clone()
-    }
-    fn one_call(&self) -> Call {
-        let c = self.calls();
-        assert_eq!(c.len(), 1, "{c:?}");
-        c[0].clone()
-    }
-    fn closed(&self) -> bool {
-        *self.state.closed.lock().unwrap()
-    }
-    /// Whether a hanging answer's caller goes away within 5 s.
-    async fn wait_closed(&self) -> bool {
-        for _ in 0..500 {
-            if self.closed() {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        false
-    }
-}
 
 // ---------------------------------------------------------------- proxy
 
-struct Px {
-    http: RunningProxy,
-    grpc: GrpcServer,
-    _card: FakeUpstream,
-}
-
-impl Px {
-    fn url(&self) -> String {
-        format!("http://{}", self.grpc.addr)
-    }
-    async fn v10(&self) -> p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
-        p10::a2a_service_client::A2aServiceClient::connect(self.url())
-            .await
-            .unwrap()
-    }
-    async fn v03(&self) -> p03::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
-        p03::a2a_service_client::A2aServiceClient::connect(self.url())
-            .await
-            .unwrap()
-    }
-}
+type Px = GrpcFront;
 
 /// A proxy whose upstream is `grpc_url` (of `version`); its HTTP upstream
 /// serves only the agent card.
@@ -274,26 +38,11 @@ async fn proxy_tuned(grpc_url: &str, version: Version, tune: impl FnOnce(&mut Co
             r#"{"name":"fake","description":"d","version":"1","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"supportedInterfaces":[{"url":"http://127.0.0.1:9/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"skills":[]}"#
         }
     };
-    let card_up = FakeUpstream::start(move |_| Reply::json(200, card)).await;
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &card_up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    config.upstream_grpc = Some(HttpUrl::parse("upstream.grpc_url", grpc_url).unwrap());
-    let grpc_addr = proxy::free_local_addr().unwrap();
-    config.grpc_listen = Some(grpc_addr);
-    tune(&mut config);
-    let http = proxy::start(config).unwrap();
-    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
-    Px {
-        http,
-        grpc,
-        _card: card_up,
-    }
+    GrpcFront::of_grpc_agent(grpc_url, version, card.to_string(), tune).await
 }
 
 async fn proxy(agent: &GrpcAgent, version: Version) -> Px {
-    proxy_to(&format!("http://{}", agent.addr), version).await
+    proxy_to(&agent.url(), version).await
 }
 
 // ---------------------------------------------------------------- messages
@@ -313,12 +62,6 @@ fn status_with_info(code: Code, message: &str, reason: &str) -> Status {
         }],
     };
     Status::with_details(code, message, Bytes::from(st.encode_to_vec()))
-}
-
-/// Answers every unary call with `m`.
-fn always(m: impl Message) -> impl Fn(&str, &[u8]) -> Answer + Send + Sync + 'static {
-    let b = m.encode_to_vec();
-    move |_, _| Answer::Msg(b.clone())
 }
 
 async fn drain<T>(mut s: tonic::Streaming<T>) -> (Vec<T>, Option<Status>) {

@@ -4,6 +4,8 @@
 //! when the database is away. Plain threads: the sync client must not run
 //! inside a tokio runtime.
 
+#[path = "support/store_contract.rs"]
+mod contract;
 #[path = "support/pg.rs"]
 mod pg;
 
@@ -11,7 +13,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use proxy::push::contract;
 use proxy::push::pg_store::PgStore;
 use proxy::push::{OutboxItem, Snapshot, Store};
 

@@ -167,99 +167,111 @@ pub fn translate_card(card: &Value, to: Version, ends: &Endpoints) -> Result<Val
 /// usable) is added. A v0.3 card whose primary `url` is left out takes the
 /// first served interface (JSON-RPC first) as its primary.
 pub fn keep_served(card: &mut Value, ends: &Endpoints) {
-    let keep = |binding: Option<&str>, url: Option<&str>| match (binding.and_then(Iface::of), url) {
+    match card_version(card) {
+        Version::V10 => keep_served_v10(card, ends),
+        Version::V03 => keep_served_v03(card, ends),
+    }
+}
+
+/// Whether an interface of `binding` at `url` stays on the card: gRPC ones
+/// always, JSON-RPC and HTTP+JSON ones when they are that binding's
+/// endpoint in `ends`, nothing else.
+fn kept(ends: &Endpoints, binding: Option<&str>, url: Option<&str>) -> bool {
+    match (binding.and_then(Iface::of), url) {
         (Some(Iface::Grpc), _) => true,
         (Some(i), Some(u)) => ends.serves(i, u),
         _ => false,
-    };
-    let served = [Iface::JsonRpc, Iface::Rest]
+    }
+}
+
+/// The JSON-RPC and HTTP+JSON endpoints the proxy serves, with their URLs.
+fn served(ends: &Endpoints) -> impl Iterator<Item = (Iface, String)> + '_ {
+    [Iface::JsonRpc, Iface::Rest]
         .into_iter()
-        .filter_map(|i| ends.get(i).map(|e| (i, e.url.as_string())));
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    match card_version(card) {
-        Version::V10 => {
-            let Some(Value::Array(list)) = card.get_mut("supportedInterfaces") else {
-                return;
-            };
-            list.retain(|i| {
-                keep(
-                    i.get("protocolBinding").and_then(Value::as_str),
-                    i.get("url").and_then(Value::as_str),
-                )
-            });
-            let stamp = list
-                .iter()
-                .find_map(|i| s(i, "protocolVersion"))
-                .unwrap_or_else(|| "1.0".into());
-            for (iface, url) in served {
-                let listed = list.iter().any(|i| {
-                    i.get("protocolBinding")
-                        .and_then(Value::as_str)
-                        .and_then(Iface::of)
-                        == Some(iface)
-                });
-                if !listed {
-                    list.push(serde_json::json!({"url": url, "protocolBinding": iface.name(), "protocolVersion": stamp}));
-                }
-            }
+        .filter_map(|i| ends.get(i).map(|e| (i, e.url.as_string())))
+}
+
+/// Member `k` of `v` when it is a string.
+fn str_at<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
+}
+
+/// Whether `list` has an interface of `iface` (its binding named by `key`).
+fn lists(list: &[Value], key: &str, iface: Iface) -> bool {
+    list.iter()
+        .any(|i| str_at(i, key).and_then(Iface::of) == Some(iface))
+}
+
+/// [`keep_served`] on a v1.0 card: `supportedInterfaces` filtered, the
+/// missing endpoints added with the card's protocol version.
+fn keep_served_v10(card: &mut Value, ends: &Endpoints) {
+    let Some(Value::Array(list)) = card.get_mut("supportedInterfaces") else {
+        return;
+    };
+    list.retain(|i| kept(ends, str_at(i, "protocolBinding"), str_at(i, "url")));
+    let stamp = list
+        .iter()
+        .find_map(|i| str_at(i, "protocolVersion"))
+        .unwrap_or("1.0")
+        .to_string();
+    for (iface, url) in served(ends) {
+        if !lists(list, "protocolBinding", iface) {
+            list.push(serde_json::json!({"url": url, "protocolBinding": iface.name(), "protocolVersion": stamp}));
         }
-        Version::V03 => {
-            let Some(obj) = card.as_object_mut() else {
-                return;
-            };
-            let main_t = obj
-                .get("preferredTransport")
-                .and_then(Value::as_str)
-                .unwrap_or("JSONRPC")
-                .to_string();
-            let main_u = obj.get("url").and_then(Value::as_str).map(str::to_string);
-            let had_list = obj.contains_key("additionalInterfaces");
-            let mut list = match obj.get("additionalInterfaces") {
-                Some(Value::Array(l)) => l.clone(),
-                _ => Vec::new(),
-            };
-            list.retain(|i| {
-                keep(
-                    i.get("transport").and_then(Value::as_str),
-                    i.get("url").and_then(Value::as_str),
-                )
-            });
-            let main_kept = keep(Some(&main_t), main_u.as_deref());
-            let listed = |list: &[Value], iface: Iface| {
-                list.iter().any(|i| {
-                    i.get("transport")
-                        .and_then(Value::as_str)
-                        .and_then(Iface::of)
-                        == Some(iface)
-                }) || (main_kept && Iface::of(&main_t) == Some(iface))
-            };
-            let mut added = false;
-            for (iface, url) in served {
-                if !listed(&list, iface) {
-                    list.push(serde_json::json!({"url": url, "transport": iface.name()}));
-                    added = true;
-                }
-            }
-            if !main_kept {
-                let first = list
-                    .iter()
-                    .filter(|i| s(i, "transport").as_deref() != Some("GRPC"))
-                    .min_by_key(|i| s(i, "transport").as_deref() != Some("JSONRPC"))
-                    .or_else(|| list.first())
-                    .cloned();
-                match first {
-                    Some(f) => {
-                        obj.insert("url".into(), f["url"].clone());
-                        obj.insert("preferredTransport".into(), f["transport"].clone());
-                    }
-                    None => {
-                        obj.remove("url");
-                    }
-                }
-            }
-            if had_list || added || !main_kept {
-                obj.insert("additionalInterfaces".into(), Value::Array(list));
-            }
+    }
+}
+
+/// [`keep_served`] on a v0.3 card: `additionalInterfaces` filtered, the
+/// missing endpoints added, and a new primary when the old one is left out.
+fn keep_served_v03(card: &mut Value, ends: &Endpoints) {
+    let Some(obj) = card.as_object_mut() else {
+        return;
+    };
+    let main_t = obj
+        .get("preferredTransport")
+        .and_then(Value::as_str)
+        .unwrap_or("JSONRPC")
+        .to_string();
+    let main_u = obj.get("url").and_then(Value::as_str).map(str::to_string);
+    let had_list = obj.contains_key("additionalInterfaces");
+    let mut list = match obj.get("additionalInterfaces") {
+        Some(Value::Array(l)) => l.clone(),
+        _ => Vec::new(),
+    };
+    list.retain(|i| kept(ends, str_at(i, "transport"), str_at(i, "url")));
+    let main_kept = kept(ends, Some(&main_t), main_u.as_deref());
+    let mut added = false;
+    for (iface, url) in served(ends) {
+        let listed =
+            lists(&list, "transport", iface) || (main_kept && Iface::of(&main_t) == Some(iface));
+        if !listed {
+            list.push(serde_json::json!({"url": url, "transport": iface.name()}));
+            added = true;
+        }
+    }
+    if !main_kept {
+        set_v03_primary(obj, &list);
+    }
+    if had_list || added || !main_kept {
+        obj.insert("additionalInterfaces".into(), Value::Array(list));
+    }
+}
+
+/// Makes the first non-gRPC interface of `list` (JSON-RPC first; else the
+/// first of any kind) the v0.3 card's primary `url`; none: no `url`.
+fn set_v03_primary(obj: &mut serde_json::Map<String, Value>, list: &[Value]) {
+    let first = list
+        .iter()
+        .filter(|i| str_at(i, "transport") != Some("GRPC"))
+        .min_by_key(|i| str_at(i, "transport") != Some("JSONRPC"))
+        .or_else(|| list.first());
+    match first {
+        Some(f) => {
+            obj.insert("url".into(), f["url"].clone());
+            obj.insert("preferredTransport".into(), f["transport"].clone());
+        }
+        None => {
+            obj.remove("url");
         }
     }
 }

@@ -8,8 +8,11 @@
 //! callback secret) are sealed at rest ([`sealed`]) and never logged:
 //! [`PushConfig`]'s `Debug` redacts them.
 
-#[doc(hidden)]
-pub mod contract;
+/// The store contract every backend's tests run: test code, kept with the
+/// integration tests' support files and compiled only into tests.
+#[cfg(test)]
+#[path = "../../tests/support/store_contract.rs"]
+pub(crate) mod contract;
 pub mod deliver;
 pub mod layer;
 pub mod pg_store;

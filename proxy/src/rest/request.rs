@@ -303,19 +303,26 @@ pub(super) fn missing_member(what: &str) -> Failure {
     invalid_params(format!("{what} is missing"))
 }
 
+/// Member `key` of `p` as a path segment; missing: invalid params.
+fn segment(p: &Value, key: &str) -> Result<String, Failure> {
+    str_of(p, key).map(seg).ok_or_else(|| missing_member(key))
+}
+
+/// A request with one body form.
+fn one_form(method: http::Method, path: String, body: Option<Vec<u8>>) -> UpstreamRequest {
+    UpstreamRequest {
+        method,
+        path_and_query: path,
+        body,
+        other_form: None,
+    }
+}
+
 /// The v1.0 REST request for v1.0 JSON-RPC params.
 pub(super) fn v10_request(op: Method, p: Value) -> Result<UpstreamRequest, Failure> {
     use http::Method as H;
-    let id = || {
-        str_of(&p, "id")
-            .map(seg)
-            .ok_or_else(|| missing_member("id"))
-    };
-    let task_id = || {
-        str_of(&p, "taskId")
-            .map(seg)
-            .ok_or_else(|| missing_member("taskId"))
-    };
+    let id = || segment(&p, "id");
+    let task_id = || segment(&p, "taskId");
     let (method, path, body) = match op {
         Method::SendMessage => (H::POST, "/message:send".to_string(), body_of(&p)),
         Method::SendStreamingMessage => (H::POST, "/message:stream".to_string(), body_of(&p)),
@@ -351,39 +358,22 @@ pub(super) fn v10_request(op: Method, p: Value) -> Result<UpstreamRequest, Failu
         Method::ListTasks => (H::GET, "/tasks".to_string(), None),
         Method::GetExtendedCard => (H::GET, "/extendedAgentCard".to_string(), None),
     };
-    Ok(UpstreamRequest {
-        method,
-        path_and_query: path,
-        body,
-        other_form: None,
-    })
+    Ok(one_form(method, path, body))
 }
 
 /// The v0.3 REST request for v0.3 JSON-RPC params (model JSON).
 pub(super) fn v03_request(op: Method, p: Value) -> Result<UpstreamRequest, Failure> {
     use http::Method as H;
-    let id = || {
-        str_of(&p, "id")
-            .map(seg)
-            .ok_or_else(|| missing_member("id"))
-    };
-    let cid = || {
-        str_of(&p, "pushNotificationConfigId")
-            .map(seg)
-            .ok_or_else(|| missing_member("pushNotificationConfigId"))
-    };
+    let id = || segment(&p, "id");
+    let cid = || segment(&p, "pushNotificationConfigId");
     let (method, path, body) = match op {
         Method::SendMessage | Method::SendStreamingMessage => {
-            let params: m::params::MessageSendParams =
-                typed("MessageSendParams", p.clone()).map_err(tr)?;
-            let req = r03::send_params_to_pb(params).map_err(tr)?;
             let path = if op == Method::SendMessage {
                 "/v1/message:send"
             } else {
                 "/v1/message:stream"
             };
-            let v = pb_to("SendMessageRequest", &req).map_err(tr)?;
-            (H::POST, path.to_string(), body_of(&v))
+            (H::POST, path.to_string(), v03_send_body(p.clone())?)
         }
         Method::GetTask => {
             let mut path = format!("/v1/tasks/{}", id()?);
@@ -404,27 +394,7 @@ pub(super) fn v03_request(op: Method, p: Value) -> Result<UpstreamRequest, Failu
             )
         }
         Method::SubscribeToTask => (H::GET, format!("/v1/tasks/{}:subscribe", id()?), None),
-        Method::CreatePushConfig => {
-            let c: m::push_config::TaskPushNotificationConfig =
-                typed("TaskPushNotificationConfig", p.clone()).map_err(tr)?;
-            let task = seg(&c.task_id);
-            let parent = format!("tasks/{}", c.task_id);
-            let config_id = c.push_notification_config.id.clone();
-            let pbc = r03::task_push_config_to_pb(c).map_err(tr)?;
-            let v = pb_to("TaskPushNotificationConfig", &pbc).map_err(tr)?;
-            // The request message (a2a-python 0.3 reads only this) first;
-            // the bare config (the proto's `body: "config"`, a2a-js) second.
-            let mut wrapped = json!({ "parent": parent, "config": v });
-            if let Some(id) = config_id.filter(|id| !id.is_empty()) {
-                wrapped["configId"] = json!(id);
-            }
-            return Ok(UpstreamRequest {
-                method: H::POST,
-                path_and_query: format!("/v1/tasks/{task}/pushNotificationConfigs"),
-                body: body_of(&wrapped),
-                other_form: body_of(&v),
-            });
-        }
+        Method::CreatePushConfig => return v03_push_create(p),
         Method::GetPushConfig => {
             // Without a config id the task id names the config (a2a-python 0.3).
             let c = cid().or_else(|_| id())?;
@@ -449,11 +419,38 @@ pub(super) fn v03_request(op: Method, p: Value) -> Result<UpstreamRequest, Failu
         }
         Method::GetExtendedCard => (H::GET, "/v1/card".to_string(), None),
     };
+    Ok(one_form(method, path, body))
+}
+
+/// The v0.3 REST body of a send (`MessageSendParams` as the proto's
+/// `SendMessageRequest` JSON).
+fn v03_send_body(p: Value) -> Result<Option<Vec<u8>>, Failure> {
+    let params: m::params::MessageSendParams = typed("MessageSendParams", p).map_err(tr)?;
+    let req = r03::send_params_to_pb(params).map_err(tr)?;
+    let v = pb_to("SendMessageRequest", &req).map_err(tr)?;
+    Ok(body_of(&v))
+}
+
+/// The v0.3 REST push config create: the request message (a2a-python 0.3
+/// reads only this) first; the bare config (the proto's `body: "config"`,
+/// a2a-js) as the other form.
+fn v03_push_create(p: Value) -> Result<UpstreamRequest, Failure> {
+    let c: m::push_config::TaskPushNotificationConfig =
+        typed("TaskPushNotificationConfig", p).map_err(tr)?;
+    let task = seg(&c.task_id);
+    let parent = format!("tasks/{}", c.task_id);
+    let config_id = c.push_notification_config.id.clone();
+    let pbc = r03::task_push_config_to_pb(c).map_err(tr)?;
+    let v = pb_to("TaskPushNotificationConfig", &pbc).map_err(tr)?;
+    let mut wrapped = json!({ "parent": parent, "config": v });
+    if let Some(id) = config_id.filter(|id| !id.is_empty()) {
+        wrapped["configId"] = json!(id);
+    }
     Ok(UpstreamRequest {
-        method,
-        path_and_query: path,
-        body,
-        other_form: None,
+        method: http::Method::POST,
+        path_and_query: format!("/v1/tasks/{task}/pushNotificationConfigs"),
+        body: body_of(&wrapped),
+        other_form: body_of(&v),
     })
 }
 

@@ -6,27 +6,21 @@
 //! (`proxy-authorization`, `connection`-listed names) or the proxy's own
 //! (`a2a-version`, gRPC transport metadata) does not.
 
-use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{BufMut, Bytes, BytesMut};
-use http_body_util::BodyExt;
 use prost::Message as _;
 use proto::v03 as p03;
 use proto::v10 as p10;
-use proxy::config::{Config, HttpUrl, UpstreamVersion};
-use proxy::grpc::GrpcServer;
+use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
 use proxy::RunningProxy;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 use tokio::time::timeout;
-use tonic::codegen::{BoxFuture, Service};
-use tonic::server::NamedService;
 use tonic::{Code, Status};
 
+use crate::support::grpc_agent::{Answer, Call, GrpcAgent, GrpcFront};
 use crate::support::*;
 
 const TOKEN: &str = "Bearer good-token";
@@ -156,27 +150,7 @@ fn extended_card_answer(version: Version, r: &Recorded, req: &Value) -> Reply {
     }
 }
 
-struct Px {
-    _http: RunningProxy,
-    grpc: GrpcServer,
-    _card: Option<FakeUpstream>,
-}
-
-impl Px {
-    fn url(&self) -> String {
-        format!("http://{}", self.grpc.addr)
-    }
-    async fn v10(&self) -> p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
-        p10::a2a_service_client::A2aServiceClient::connect(self.url())
-            .await
-            .unwrap()
-    }
-    async fn v03(&self) -> p03::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
-        p03::a2a_service_client::A2aServiceClient::connect(self.url())
-            .await
-            .unwrap()
-    }
-}
+type Px = GrpcFront;
 
 /// A proxy with a gRPC listener in front of the JSON-RPC agent `up`.
 fn grpc_proxy(up: &FakeUpstream, version: Version) -> Px {
@@ -184,15 +158,7 @@ fn grpc_proxy(up: &FakeUpstream, version: Version) -> Px {
     let mut config = Config::new(addr, &up.url()).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(version);
-    let grpc_addr = proxy::free_local_addr().unwrap();
-    config.grpc_listen = Some(grpc_addr);
-    let http = proxy::start(config).unwrap();
-    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
-    Px {
-        _http: http,
-        grpc,
-        _card: None,
-    }
+    GrpcFront::start(config)
 }
 
 /// What a JSON-RPC agent must have seen of an authorized gRPC caller.
@@ -355,138 +321,25 @@ async fn grpc_subscribe_first_task_is_asked_with_the_callers_credentials() {
 
 // ------------------------------------------------------------ gRPC agents
 
-/// One request a fake gRPC agent received.
-#[derive(Clone, Debug)]
-struct Call {
-    path: String,
-    headers: http::HeaderMap,
-}
-
-type Script = dyn Fn(&str, &http::HeaderMap) -> Result<Vec<u8>, Status> + Send + Sync;
-
-#[derive(Clone)]
-struct RawAgent<const V: u8>(Arc<(Mutex<Vec<Call>>, Box<Script>)>);
-
-impl NamedService for RawAgent<3> {
-    const NAME: &'static str = "a2a.v1.A2AService";
-}
-impl NamedService for RawAgent<10> {
-    const NAME: &'static str = "lf.a2a.v1.A2AService";
-}
-
-impl<const V: u8> Service<http::Request<tonic::body::Body>> for RawAgent<V> {
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Self::Response, Self::Error>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
-        let st = self.0.clone();
-        Box::pin(async move {
-            let (parts, body) = req.into_parts();
-            let _ = body.collect().await;
-            let path = parts.uri.path().to_string();
-            let answer = (st.1)(&path, &parts.headers);
-            st.0.lock().unwrap().push(Call {
-                path,
-                headers: parts.headers,
-            });
-            let m = match answer {
-                Ok(m) => m,
-                Err(s) => return Ok(s.into_http()),
-            };
-            let mut b = BytesMut::with_capacity(5 + m.len());
-            b.put_u8(0);
-            b.put_u32(m.len() as u32);
-            b.put_slice(&m);
-            let mut t = http::HeaderMap::new();
-            t.insert("grpc-status", http::HeaderValue::from_static("0"));
-            let frames: Vec<Result<hyper::body::Frame<Bytes>, Infallible>> = vec![
-                Ok(hyper::body::Frame::data(b.freeze())),
-                Ok(hyper::body::Frame::trailers(t)),
-            ];
-            let body = http_body_util::StreamBody::new(tokio_stream::iter(frames));
-            Ok(http::Response::builder()
-                .status(200)
-                .header("content-type", "application/grpc")
-                .body(tonic::body::Body::new(body))
-                .unwrap())
-        })
-    }
-}
-
-struct GrpcAgent {
-    addr: std::net::SocketAddr,
-    state: Arc<(Mutex<Vec<Call>>, Box<Script>)>,
-    _task: tokio::task::JoinHandle<()>,
-}
-
-impl GrpcAgent {
-    async fn start(
-        version: Version,
-        script: impl Fn(&str, &http::HeaderMap) -> Result<Vec<u8>, Status> + Send + Sync + 'static,
-    ) -> GrpcAgent {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let state = Arc::new((Mutex::new(Vec::new()), Box::new(script) as Box<Script>));
-        let incoming = tonic::transport::server::TcpIncoming::from(listener);
-        let mut b = tonic::transport::Server::builder();
-        let router = match version {
-            Version::V03 => b.add_service(RawAgent::<3>(state.clone())),
-            Version::V10 => b.add_service(RawAgent::<10>(state.clone())),
-        };
-        let task = tokio::spawn(async move {
-            let _ = router.serve_with_incoming(incoming).await;
-        });
-        GrpcAgent {
-            addr,
-            state,
-            _task: task,
-        }
-    }
-    fn calls(&self) -> Vec<Call> {
-        self.state.0.lock().unwrap().clone()
-    }
-}
-
 /// A proxy whose upstream is the gRPC agent (of `version`); its HTTP
 /// upstream serves only the agent card.
 async fn grpc_upstream_proxy(agent: &GrpcAgent, version: Version) -> Px {
     let card = match version {
         Version::V03 => card_v03("127.0.0.1:9", false),
         Version::V10 => card_v10("127.0.0.1:9", false),
-    }
-    .to_string();
-    let card_up = FakeUpstream::start(move |_| Reply::json(200, &card)).await;
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &card_up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    let url = format!("http://{}", agent.addr);
-    config.upstream_grpc = Some(HttpUrl::parse("upstream.grpc_url", &url).unwrap());
-    let grpc_addr = proxy::free_local_addr().unwrap();
-    config.grpc_listen = Some(grpc_addr);
-    let http = proxy::start(config).unwrap();
-    let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
-    Px {
-        _http: http,
-        grpc,
-        _card: Some(card_up),
-    }
+    };
+    GrpcFront::of_grpc_agent(&agent.url(), version, card.to_string(), |_| {}).await
 }
 
-fn grpc_authorized(h: &http::HeaderMap) -> bool {
-    h.get("authorization").and_then(|v| v.to_str().ok()) == Some(TOKEN)
+fn grpc_authorized(c: &Call) -> bool {
+    c.header("authorization") == Some(TOKEN)
 }
 
 /// What a gRPC agent must have seen of an authorized gRPC caller
 /// (`a2a_version`: what the proxy sets, or the caller's own when passed
 /// through).
 fn assert_forwarded_grpc(c: &Call, a2a_version: Option<&str>) {
-    let h = |k: &str| c.headers.get(k).and_then(|v| v.to_str().ok());
+    let h = |k: &str| c.header(k);
     assert_eq!(h("authorization"), Some(TOKEN), "{}", c.path);
     assert_eq!(h("x-tenant"), Some(TENANT), "{}", c.path);
     assert_eq!(h("traceparent"), Some(TRACEPARENT), "{}", c.path);
@@ -520,14 +373,12 @@ fn v10_task_pb() -> p10::Task {
 }
 
 /// An agent that answers only authorized callers.
-fn only_authorized(
-    ok: Vec<u8>,
-) -> impl Fn(&str, &http::HeaderMap) -> Result<Vec<u8>, Status> + Send + Sync + 'static {
-    move |_, h| {
-        if grpc_authorized(h) {
-            Ok(ok.clone())
+fn only_authorized(ok: Vec<u8>) -> impl Fn(&Call) -> Answer + Send + Sync + 'static {
+    move |c| {
+        if grpc_authorized(c) {
+            Answer::Msg(ok.clone())
         } else {
-            Err(Status::unauthenticated("authentication required"))
+            Answer::Fail(Status::unauthenticated("authentication required"))
         }
     }
 }
@@ -539,7 +390,7 @@ async fn grpc_send_translated_to_grpc_agents_carries_credentials() {
     let answer = p03::SendMessageResponse {
         payload: Some(p03::send_message_response::Payload::Task(v03_task_pb())),
     };
-    let agent = GrpcAgent::start(Version::V03, only_authorized(answer.encode_to_vec())).await;
+    let agent = GrpcAgent::start_with(Version::V03, only_authorized(answer.encode_to_vec())).await;
     let px = grpc_upstream_proxy(&agent, Version::V03).await;
     let r = px.v10().await.send_message(authed(v10_send())).await;
     assert!(r.is_ok(), "{r:?}");
@@ -555,7 +406,7 @@ async fn grpc_send_translated_to_grpc_agents_carries_credentials() {
     let answer = p10::SendMessageResponse {
         payload: Some(p10::send_message_response::Payload::Task(v10_task_pb())),
     };
-    let agent = GrpcAgent::start(Version::V10, only_authorized(answer.encode_to_vec())).await;
+    let agent = GrpcAgent::start_with(Version::V10, only_authorized(answer.encode_to_vec())).await;
     let px = grpc_upstream_proxy(&agent, Version::V10).await;
     let r = px.v03().await.send_message(authed(v03_send())).await;
     assert!(r.is_ok(), "{r:?}");
@@ -572,7 +423,7 @@ async fn grpc_passthrough_carries_credentials_but_not_proxy_ones() {
     let answer = p10::SendMessageResponse {
         payload: Some(p10::send_message_response::Payload::Task(v10_task_pb())),
     };
-    let agent = GrpcAgent::start(Version::V10, only_authorized(answer.encode_to_vec())).await;
+    let agent = GrpcAgent::start_with(Version::V10, only_authorized(answer.encode_to_vec())).await;
     let px = grpc_upstream_proxy(&agent, Version::V10).await;
     let r = px.v10().await.send_message(authed(v10_send())).await;
     assert!(r.is_ok(), "{r:?}");
@@ -595,8 +446,8 @@ async fn grpc_extended_card_from_grpc_agents_is_asked_with_the_callers_credentia
         proto::convert_v03::agent_card_to_pb(m).encode_to_vec()
     };
     let (public, extended) = (card03(false), card03(true));
-    let agent = GrpcAgent::start(Version::V03, move |_, h| {
-        Ok(if grpc_authorized(h) {
+    let agent = GrpcAgent::start_with(Version::V03, move |c| {
+        Answer::Msg(if grpc_authorized(c) {
             extended.clone()
         } else {
             public.clone()
@@ -618,7 +469,7 @@ async fn grpc_extended_card_from_grpc_agents_is_asked_with_the_callers_credentia
     let m: translate::v10::agent_card::AgentCard =
         serde_json::from_value(card_v10("127.0.0.1:9", true)).unwrap();
     let extended = proto::convert_v10::agent_card_to_pb(m).encode_to_vec();
-    let agent = GrpcAgent::start(Version::V10, only_authorized(extended)).await;
+    let agent = GrpcAgent::start_with(Version::V10, only_authorized(extended)).await;
     let px = grpc_upstream_proxy(&agent, Version::V10).await;
     let ask = p10::GetExtendedAgentCardRequest::default();
     let card = px.v10().await.get_extended_agent_card(authed(ask)).await;

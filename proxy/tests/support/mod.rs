@@ -523,3 +523,6 @@ pub mod grpc;
 
 /// TLS toward the proxy's listener: a test CA and a client trusting it.
 pub mod tls;
+
+/// A fake gRPC agent of either version, scripted and recording.
+pub mod grpc_agent;

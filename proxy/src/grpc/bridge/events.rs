@@ -124,40 +124,18 @@ pub(super) async fn pump<T: Send + 'static>(
     let rpc = Arc::new(rpc);
     let mut events = match source {
         Source::Grpc(s) => UpstreamEvents::Grpc(s),
-        Source::Http(resp) => {
-            let sse = resp
-                .headers()
-                .get("content-type")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.starts_with("text/event-stream"));
-            let body = resp.into_body();
-            if !sse {
-                // A plain JSON answer to a streaming call: typically an error.
-                let body = http_body_util::Limited::new(body, limit);
-                let collected = tokio::time::timeout_at(end, body.collect()).await;
-                let item = match collected {
-                    Err(_) => Err(from_failure(client, &Failure::UpstreamTimeout)),
-                    Ok(Err(e)) => Err(from_failure(client, &body_failure(&*e, limit))),
-                    Ok(Ok(c)) => {
-                        let b = c.to_bytes();
-                        let mut out = if client == upstream {
-                            b.to_vec()
-                        } else {
-                            rpc.response(&b)
-                        };
-                        if let Some(push) = &push {
-                            out = push.restore(client, out);
-                        }
-                        envelope_result(client, &out).and_then(|v| convert(client, conv, v))
-                    }
-                };
-                return (item.as_ref().err().map(Status::code), Some(item));
-            }
-            UpstreamEvents::Sse {
-                body,
-                framer: SseFramer::new(limit),
-            }
+        Source::Http(resp) if !is_sse(&resp) => {
+            // A plain JSON answer to a streaming call: typically an error.
+            let item = match read_plain(resp.into_body(), end, limit).await {
+                Err(f) => Err(from_failure(client, &f)),
+                Ok(b) => answer_item(client, upstream, &rpc, push.as_ref(), conv, &b),
+            };
+            return (item.as_ref().err().map(Status::code), Some(item));
         }
+        Source::Http(resp) => UpstreamEvents::Sse {
+            body: resp.into_body(),
+            framer: SseFramer::new(limit),
+        },
     };
     loop {
         let datas = match next_within(client, tx, end, gap, events.next()).await {
@@ -171,24 +149,8 @@ pub(super) async fn pump<T: Send + 'static>(
             Ok(Some(Ok(d))) => d,
         };
         for data in datas {
-            let p = push.take();
-            let (item, last) = if data.len() > crate::sse::OFFLOAD_EVENT_BYTES {
-                // Off the runtime's workers: a big event does not hold up
-                // the other calls meanwhile.
-                let (rpc, relay) = (rpc.clone(), relay.clone());
-                let job = tokio::task::spawn_blocking(move || {
-                    event_item(client, upstream, &rpc, p, conv, &data, relay.as_deref())
-                });
-                job.await.unwrap_or_else(|e| {
-                    let detail = format!("translating an event: {e}");
-                    (
-                        Err(from_failure(client, &Failure::Internal { detail })),
-                        true,
-                    )
-                })
-            } else {
-                event_item(client, upstream, &rpc, p, conv, &data, relay.as_deref())
-            };
+            let (item, last) =
+                event_item_offloaded(client, upstream, &rpc, push.take(), conv, data, &relay).await;
             let failed = item.as_ref().err().map(Status::code);
             if failed.is_some() || last {
                 return (failed, Some(item));
@@ -199,6 +161,79 @@ pub(super) async fn pump<T: Send + 'static>(
             }
         }
     }
+}
+
+/// Whether the agent answered a streaming call with an event stream.
+fn is_sse<B>(resp: &http::Response<B>) -> bool {
+    resp.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
+/// The whole body of a plain (not SSE) answer, of at most `limit` bytes,
+/// read before `end`.
+async fn read_plain(
+    body: hyper::body::Incoming,
+    end: Instant,
+    limit: usize,
+) -> Result<bytes::Bytes, Failure> {
+    let body = http_body_util::Limited::new(body, limit);
+    match tokio::time::timeout_at(end, body.collect()).await {
+        Err(_) => Err(Failure::UpstreamTimeout),
+        Ok(Err(e)) => Err(body_failure(&*e, limit)),
+        Ok(Ok(c)) => Ok(c.to_bytes()),
+    }
+}
+
+/// A plain JSON-RPC answer `b` to a streaming call as the call's one item:
+/// translated, the subscriber's push values restored, converted.
+fn answer_item<T>(
+    client: Version,
+    upstream: Version,
+    rpc: &RpcTranslation,
+    push: Option<&PushCall>,
+    conv: fn(Value) -> Result<T, String>,
+    b: &[u8],
+) -> Result<T, Status> {
+    let out = if client == upstream {
+        b.to_vec()
+    } else {
+        rpc.response(b)
+    };
+    let out = match push {
+        Some(push) => push.restore(client, out),
+        None => out,
+    };
+    envelope_result(client, &out).and_then(|v| convert(client, conv, v))
+}
+
+/// [`event_item`], off the runtime's workers for an event over
+/// [`crate::sse::OFFLOAD_EVENT_BYTES`]: a big event does not hold up the
+/// other calls meanwhile.
+async fn event_item_offloaded<T: Send + 'static>(
+    client: Version,
+    upstream: Version,
+    rpc: &Arc<RpcTranslation>,
+    push: Option<PushCall>,
+    conv: fn(Value) -> Result<T, String>,
+    data: Vec<u8>,
+    relay: &Option<Arc<crate::tasks::relay::Relay>>,
+) -> (Result<T, Status>, bool) {
+    if data.len() <= crate::sse::OFFLOAD_EVENT_BYTES {
+        return event_item(client, upstream, rpc, push, conv, &data, relay.as_deref());
+    }
+    let (rpc, relay) = (rpc.clone(), relay.clone());
+    let job = tokio::task::spawn_blocking(move || {
+        event_item(client, upstream, &rpc, push, conv, &data, relay.as_deref())
+    });
+    job.await.unwrap_or_else(|e| {
+        let detail = format!("translating an event: {e}");
+        (
+            Err(from_failure(client, &Failure::Internal { detail })),
+            true,
+        )
+    })
 }
 
 /// Why reading an answer body of at most `limit` bytes failed.

@@ -138,66 +138,10 @@ impl Inner {
 
     pub(super) fn try_checkpoint(&self) -> Result<(), StoreError> {
         let _claims = self.claiming.lock().map_err(poisoned)?;
-        // Every snapshot change up to `top` is among `snaps` (they are
-        // recorded with `acked` under the same lock).
-        let (moved, top, snaps) = {
-            let mut h = self.hot()?;
-            h.fresh = false;
-            (
-                h.items.values().cloned().collect::<Vec<_>>(),
-                h.acked,
-                h.snapshots.clone(),
-            )
-        };
+        let HotCopy { moved, top, snaps } = self.hot_copy()?;
         self.dirty.store(false, Ordering::Relaxed);
-        self.write(|tx| {
-            let mut out = tx.open_table(OUTBOX).map_err(e)?;
-            for item in &moved {
-                out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
-            }
-            let mut t = tx.open_table(SNAPSHOTS).map_err(e)?;
-            let configs = tx.open_table(CONFIGS).map_err(e)?;
-            for (cb, snap) in &snaps {
-                // A config deleted since this copy was taken keeps no row.
-                if configs.get(cb.as_str()).map_err(e)?.is_some() {
-                    t.insert(cb.as_str(), enc(snap)?.as_slice()).map_err(e)?;
-                }
-            }
-            let mut meta = tx.open_table(META).map_err(e)?;
-            let next = meta.get("next_seq").map_err(e)?.map_or(1, |g| g.value());
-            meta.insert("next_seq", next.max(top + 1)).map_err(e)?;
-            meta.insert("applied_seq", top).map_err(e)?;
-            Ok(())
-        })?;
-        let (mut gone, mut changed) = (Vec::new(), Vec::new());
-        {
-            let mut h = self.hot()?;
-            for m in &moved {
-                match h.items.remove(&m.seq) {
-                    None => gone.push(m.seq),
-                    Some(now) if now != *m => changed.push(now),
-                    Some(_) => {}
-                }
-            }
-            h.cold_upto = h.cold_upto.max(top);
-            for m in &moved {
-                match h.cold_last.get_mut(&m.callback_id) {
-                    Some(last) => *last = (*last).max(m.seq),
-                    None => {
-                        h.cold_last.insert(m.callback_id.clone(), m.seq);
-                    }
-                }
-            }
-            // In the table now, unless changed again meanwhile.
-            for (cb, snap) in &snaps {
-                if h.snapshots
-                    .get(cb)
-                    .is_some_and(|x| x.version == snap.version)
-                {
-                    h.snapshots.remove(cb);
-                }
-            }
-        }
+        self.commit_moved(&moved, top, &snaps)?;
+        let (gone, changed) = self.settle_moved(&moved, top, &snaps)?;
         if !gone.is_empty() || !changed.is_empty() {
             self.write_lazy(|tx| {
                 let mut out = tx.open_table(OUTBOX).map_err(e)?;
@@ -210,6 +154,91 @@ impl Inner {
                 Ok(())
             })?;
         }
+        self.remove_covered_segments(top)
+    }
+
+    /// A copy of the hot set for a checkpoint.
+    fn hot_copy(&self) -> Result<HotCopy, StoreError> {
+        let mut h = self.hot()?;
+        h.fresh = false;
+        Ok(HotCopy {
+            moved: h.items.values().cloned().collect(),
+            top: h.acked,
+            snaps: h.snapshots.clone(),
+        })
+    }
+
+    /// The checkpoint's one durable commit: the `moved` items, the `snaps`
+    /// of configs still there, and the seqs up to `top` as applied.
+    fn commit_moved(
+        &self,
+        moved: &[OutboxItem],
+        top: u64,
+        snaps: &HashMap<String, Snapshot>,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let mut out = tx.open_table(OUTBOX).map_err(e)?;
+            for item in moved {
+                out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
+            }
+            let mut t = tx.open_table(SNAPSHOTS).map_err(e)?;
+            let configs = tx.open_table(CONFIGS).map_err(e)?;
+            for (cb, snap) in snaps {
+                // A config deleted since this copy was taken keeps no row.
+                if configs.get(cb.as_str()).map_err(e)?.is_some() {
+                    t.insert(cb.as_str(), enc(snap)?.as_slice()).map_err(e)?;
+                }
+            }
+            let mut meta = tx.open_table(META).map_err(e)?;
+            let next = meta.get("next_seq").map_err(e)?.map_or(1, |g| g.value());
+            meta.insert("next_seq", next.max(top + 1)).map_err(e)?;
+            meta.insert("applied_seq", top).map_err(e)?;
+            Ok(())
+        })
+    }
+
+    /// Takes the committed items and snapshots out of the hot set. Returns
+    /// what changed in them meanwhile, for the table: the seqs completed
+    /// (gone) and the items rescheduled (changed).
+    fn settle_moved(
+        &self,
+        moved: &[OutboxItem],
+        top: u64,
+        snaps: &HashMap<String, Snapshot>,
+    ) -> Result<(Vec<u64>, Vec<OutboxItem>), StoreError> {
+        let (mut gone, mut changed) = (Vec::new(), Vec::new());
+        let mut h = self.hot()?;
+        for m in moved {
+            match h.items.remove(&m.seq) {
+                None => gone.push(m.seq),
+                Some(now) if now != *m => changed.push(now),
+                Some(_) => {}
+            }
+        }
+        h.cold_upto = h.cold_upto.max(top);
+        for m in moved {
+            match h.cold_last.get_mut(&m.callback_id) {
+                Some(last) => *last = (*last).max(m.seq),
+                None => {
+                    h.cold_last.insert(m.callback_id.clone(), m.seq);
+                }
+            }
+        }
+        // In the table now, unless changed again meanwhile.
+        for (cb, snap) in snaps {
+            if h.snapshots
+                .get(cb)
+                .is_some_and(|x| x.version == snap.version)
+            {
+                h.snapshots.remove(cb);
+            }
+        }
+        Ok((gone, changed))
+    }
+
+    /// Deletes the journal segments whose records are all at or below
+    /// `top` (in the table now).
+    fn remove_covered_segments(&self, top: u64) -> Result<(), StoreError> {
         let gone = match self.journal.lock().map_err(poisoned)?.as_mut() {
             Some(j) => j.wal.take_covered(top)?,
             None => Vec::new(),
@@ -250,4 +279,13 @@ impl Inner {
         })?;
         Ok(cold_last)
     }
+}
+
+/// What a checkpoint moves into the table: the hot items, the acked seq
+/// `top`, and the snapshots. Every snapshot change up to `top` is among
+/// `snaps` (they are recorded with `acked` under the same lock).
+struct HotCopy {
+    moved: Vec<OutboxItem>,
+    top: u64,
+    snaps: HashMap<String, Snapshot>,
 }

@@ -1,9 +1,13 @@
-//! The behaviour every [`Store`] backend must show, as functions the
-//! backends' tests (redb unit tests, the PostgreSQL integration test) run
-//! on a fresh, empty store. Panics on a violation (test-only use).
+//! The behaviour every push [`Store`] backend must show, as functions the
+//! backends' tests run on a fresh, empty store: the redb and sealed-store
+//! unit tests (the library includes this file under `cfg(test)`) and the
+//! PostgreSQL integration test (`push_store_pg.rs`). Panics on a violation.
+//! Test code only: it is never compiled into the proxy.
 
-use super::{OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, TaskRecord};
-use crate::version::Version;
+#![allow(dead_code)]
+
+use proxy::push::{OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, TaskRecord};
+use proxy::version::Version;
 
 pub fn cfg(cb: &str, task: &str, id: &str) -> PushConfig {
     PushConfig {
