@@ -244,8 +244,7 @@ pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
     if entries.len() > 256 {
         return Err(bad("agents".into(), "at most 256 agents"));
     }
-    let internal = |e: serde_json::Error| bad("agents".into(), e.to_string());
-    let base = serde_json::to_value(&raw).map_err(internal)?;
+    let base = serde_json::to_value(&raw).map_err(|e| bad("agents".into(), e.to_string()))?;
     let top_public = match raw.public_url.as_deref() {
         Some(s) => Some(HttpUrl::parse("public_url", s)?),
         None => None,
@@ -269,24 +268,7 @@ pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
     for (i, a) in entries.iter().enumerate() {
         let key = |k: &str| format!("agents[{i}].{k}");
         let (name, prefix, hosts, grpc_listen) = route_of(a, &key)?;
-        // The agent's own values over the top-level ones.
-        let mut own = serde_json::to_value(a).map_err(internal)?;
-        if let Value::Object(m) = &mut own {
-            for k in ["name", "prefix", "hosts", "grpc_listen"] {
-                m.remove(k);
-            }
-        }
-        let mut merged = base.clone();
-        overlay(&mut merged, own.clone());
-        let mut one: RawConfig =
-            serde_json::from_value(merged).map_err(|e| bad(key(""), e.to_string()))?;
-        // Its embedded push store: a subdirectory of the top-level one.
-        let own_dir = a.push.as_ref().is_some_and(|p| p.data_dir.is_some());
-        let own_pg = a.push.as_ref().is_some_and(|p| p.postgres_url.is_some());
-        if !own_dir && !own_pg && one.push.postgres_url.is_none() {
-            let dir = std::path::Path::new(&top_dir).join(&name);
-            one.push.data_dir = Some(dir.to_string_lossy().into_owned());
-        }
+        let (one, own) = merged(a, &base, &top_dir, &name, &key(""))?;
         let own_callback = a.push.as_ref().is_some_and(|p| p.callback_url.is_some());
         let mut c = Config::resolve_one(one).map_err(|mut e| {
             // Keys the agent set are named as its own.
@@ -321,6 +303,36 @@ pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
     first.limits = crate::config::resolve_limits(&raw.limits)?;
     first.agents = out;
     Ok(first)
+}
+
+/// One agent's file as written: its own values laid over the top-level
+/// ones (`base`), its embedded push store a subdirectory of the top-level
+/// one unless it names its own. Also returns the agent's own values, to
+/// name its keys in errors.
+fn merged(
+    a: &crate::config::RawAgent,
+    base: &Value,
+    top_dir: &str,
+    name: &str,
+    key: &str,
+) -> Result<(RawConfig, Value), ConfigError> {
+    let mut own = serde_json::to_value(a).map_err(|e| bad("agents".into(), e.to_string()))?;
+    if let Value::Object(m) = &mut own {
+        for k in ["name", "prefix", "hosts", "grpc_listen"] {
+            m.remove(k);
+        }
+    }
+    let mut merged = base.clone();
+    overlay(&mut merged, own.clone());
+    let mut one: RawConfig =
+        serde_json::from_value(merged).map_err(|e| bad(key.to_string(), e.to_string()))?;
+    let own_dir = a.push.as_ref().is_some_and(|p| p.data_dir.is_some());
+    let own_pg = a.push.as_ref().is_some_and(|p| p.postgres_url.is_some());
+    if !own_dir && !own_pg && one.push.postgres_url.is_none() {
+        let dir = std::path::Path::new(top_dir).join(name);
+        one.push.data_dir = Some(dir.to_string_lossy().into_owned());
+    }
+    Ok((one, own))
 }
 
 /// The agents served on the shared gRPC listener (top-level

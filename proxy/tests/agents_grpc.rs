@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use proto::v03 as p03;
 use proto::v10 as p10;
+use proxy::version::Version;
 use serde_json::{json, Value};
+use support::grpc_agent::{always, GrpcAgent};
 use support::*;
 use tonic::transport::{Channel, Endpoint};
 
@@ -541,97 +543,15 @@ async fn check_upstream_checks_every_agent_and_names_each() {
     assert!(stderr.contains("1 of 2 agents failed: b"), "{stderr}");
 }
 
-/// A fake v1.0 gRPC agent (`lf.a2a.v1.A2AService`) on 127.0.0.1:0: every
-/// call is recorded (path and metadata) and answered with one encoded
-/// `SendMessageResponse` holding the task `task`, status OK.
-struct GrpcAgent {
-    addr: SocketAddr,
-    calls: std::sync::Arc<std::sync::Mutex<Vec<(String, http::HeaderMap)>>>,
-    _task: tokio::task::JoinHandle<()>,
-}
-
-#[derive(Clone)]
-struct RawV10 {
-    task: &'static str,
-    calls: std::sync::Arc<std::sync::Mutex<Vec<(String, http::HeaderMap)>>>,
-}
-
-impl tonic::server::NamedService for RawV10 {
-    const NAME: &'static str = "lf.a2a.v1.A2AService";
-}
-
-impl tonic::codegen::Service<http::Request<tonic::body::Body>> for RawV10 {
-    type Response = http::Response<tonic::body::Body>;
-    type Error = std::convert::Infallible;
-    type Future = tonic::codegen::BoxFuture<Self::Response, Self::Error>;
-
-    fn poll_ready(
-        &mut self,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
-        use http_body_util::BodyExt;
-        use prost::Message;
-        let (task, calls) = (self.task, self.calls.clone());
-        Box::pin(async move {
-            let (parts, body) = req.into_parts();
-            let _ = body.collect().await;
-            calls
-                .lock()
-                .unwrap()
-                .push((parts.uri.path().to_string(), parts.headers));
-            let reply = p10::SendMessageResponse {
-                payload: Some(p10::send_message_response::Payload::Task(
-                    support::grpc::v10_task(task, p10::TaskState::Completed),
-                )),
-            };
-            let msg = reply.encode_to_vec();
-            let mut framed = vec![0u8];
-            framed.extend_from_slice(&(msg.len() as u32).to_be_bytes());
-            framed.extend_from_slice(&msg);
-            let mut trailers = http::HeaderMap::new();
-            trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
-            let frames: Vec<Result<hyper::body::Frame<bytes::Bytes>, std::convert::Infallible>> = vec![
-                Ok(hyper::body::Frame::data(bytes::Bytes::from(framed))),
-                Ok(hyper::body::Frame::trailers(trailers)),
-            ];
-            let body = http_body_util::StreamBody::new(tokio_stream::iter(frames));
-            Ok(http::Response::builder()
-                .status(200)
-                .header("content-type", "application/grpc")
-                .body(tonic::body::Body::new(body))
-                .unwrap())
-        })
-    }
-}
-
-impl GrpcAgent {
-    async fn start(task: &'static str) -> GrpcAgent {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let calls = std::sync::Arc::default();
-        let svc = RawV10 {
-            task,
-            calls: std::sync::Arc::clone(&calls),
-        };
-        let incoming = tonic::transport::server::TcpIncoming::from(listener);
-        let router = tonic::transport::Server::builder().add_service(svc);
-        let task = tokio::spawn(async move {
-            let _ = router.serve_with_incoming(incoming).await;
-        });
-        GrpcAgent {
-            addr,
-            calls,
-            _task: task,
-        }
-    }
-
-    fn calls(&self) -> Vec<(String, http::HeaderMap)> {
-        self.calls.lock().unwrap().clone()
-    }
+/// A fake v1.0 gRPC agent answering every call with one
+/// `SendMessageResponse` holding the task `task`.
+async fn grpc_agent(task: &str) -> GrpcAgent {
+    let reply = p10::SendMessageResponse {
+        payload: Some(p10::send_message_response::Payload::Task(
+            support::grpc::v10_task(task, p10::TaskState::Completed),
+        )),
+    };
+    GrpcAgent::start(Version::V10, always(reply)).await
 }
 
 /// Agents with gRPC upstreams (`grpc_url`) on the shared listener: each
@@ -640,7 +560,7 @@ impl GrpcAgent {
 /// caller), and counts under its agent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_agent_on_the_shared_listener_calls_its_own_grpc_upstream() {
-    let (ga, gb) = (GrpcAgent::start("ga").await, GrpcAgent::start("gb").await);
+    let (ga, gb) = (grpc_agent("ga").await, grpc_agent("gb").await);
     let (ca, cb) = (
         fake(CARD_V10, false, "unused").await,
         fake(CARD_V10, false, "unused").await,
@@ -661,18 +581,18 @@ name = "a"
 hosts = ["a.example"]
 [agents.upstream]
 url = "{}"
-grpc_url = "http://{}"
+grpc_url = "{}"
 [[agents]]
 name = "b"
 hosts = ["b.example"]
 [agents.upstream]
 url = "{}"
-grpc_url = "http://{}"
+grpc_url = "{}"
 "#,
         ca.url(),
-        ga.addr,
+        ga.url(),
         cb.url(),
-        gb.addr
+        gb.url()
     );
     let _px = serve(&config, "warn", http, g).await;
     let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");
@@ -688,10 +608,13 @@ grpc_url = "http://{}"
         assert_eq!(v03_task_id(g, host).await, task);
         let calls = agent.calls();
         assert_eq!(calls.len(), 2, "{host}: {calls:?}");
-        for (path, _) in &calls {
-            assert_eq!(path, "/lf.a2a.v1.A2AService/SendMessage");
+        for call in &calls {
+            assert_eq!(call.path, "/lf.a2a.v1.A2AService/SendMessage");
         }
-        let trace = calls[0].1.get("traceparent").and_then(|v| v.to_str().ok());
+        let trace = calls[0]
+            .headers
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok());
         assert_eq!(trace, Some(traceparent.as_str()), "{host}");
     }
     let text = get(http, "/metrics", &[]).await.text();
