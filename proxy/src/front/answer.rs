@@ -61,18 +61,6 @@ impl ProxyService {
             // (accept-encoding is per call, crate::forward).
             upstream_request.remove_header(&http::header::ACCEPT_ENCODING);
         }
-        let replaced = ctx.same_version_push || ctx.rpc.is_some();
-        match &ctx.new_req_body {
-            Some(body) if replaced => {
-                upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
-                upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
-            }
-            // Accumulated: the length is unknown yet, pingora sends chunked.
-            None if ctx.rpc.is_some() => {
-                upstream_request.remove_header(&http::header::CONTENT_LENGTH);
-            }
-            _ => {}
-        }
         if let Some(rpc) = &ctx.rpc {
             let (from, to) = extension_names(rpc.upstream);
             if let Some(v) = upstream_request.headers.get(from).cloned() {

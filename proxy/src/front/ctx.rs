@@ -57,9 +57,6 @@ pub struct Ctx {
     pub(crate) rpc: Option<RpcTranslation>,
     /// The translated request body, sent in place of the original.
     pub(crate) new_req_body: Option<Bytes>,
-    /// A cross-version body too large to read before routing, held back
-    /// until its end, then translated and sent chunked.
-    pub(crate) accumulate: Option<BytesMut>,
     pub(crate) resp: RespRewrite,
     /// A cross-version REST call: its translation and upstream request.
     pub(crate) rest: Option<(crate::rest::RestTranslation, crate::rest::UpstreamRequest)>,
@@ -119,7 +116,6 @@ impl Ctx {
             upstream_version: None,
             rpc: None,
             new_req_body: None,
-            accumulate: None,
             resp: RespRewrite::Pass,
             rest: None,
             first_frame: None,

@@ -107,38 +107,6 @@ impl ProxyHttp for ProxyService {
                 return Error::e_explain(ErrorType::HTTPStatus(413), "request body over the limit");
             }
         }
-        if let Some(acc) = ctx.accumulate.as_mut() {
-            if let Some(b) = body.take() {
-                acc.extend_from_slice(&b);
-            }
-            if !end_of_stream {
-                *body = Some(Bytes::new());
-                return Ok(());
-            }
-            let whole = ctx.accumulate.take().unwrap_or_default().freeze();
-            return match self.translate_accumulated(ctx, whole) {
-                Ok(out) => {
-                    *body = Some(out);
-                    Ok(())
-                }
-                Err(f) => {
-                    ctx.failure = Some(f);
-                    Error::e_explain(ErrorType::InternalError, "untranslatable request body")
-                }
-            };
-        }
-        if ctx.rest.is_some() && (body.is_some() || end_of_stream) {
-            // The translated body replaces the original, once.
-            *body = ctx
-                .new_req_body
-                .take()
-                .or_else(|| body.as_ref().map(|_| Bytes::new()));
-            return Ok(());
-        }
-        if (ctx.rpc.is_some() || ctx.same_version_push) && body.is_some() {
-            // The replayed original is swapped for its translation, once.
-            *body = Some(ctx.new_req_body.take().unwrap_or_default());
-        }
         Ok(())
     }
 
