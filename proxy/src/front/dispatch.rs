@@ -1,5 +1,5 @@
 //! Routing one request: answered here, passed to pingora's proxy loop, or
-//! handed to a call of the proxy's own (see [`super::ctx::OwnCall`]).
+//! handed to a call of the proxy's own (see [`super::ctx::Kind`]).
 
 use bytes::Bytes;
 use pingora::proxy::Session;
@@ -130,23 +130,19 @@ fn jsonrpc_path(
 fn pass_on(ctx: &mut Ctx, inc: Incoming, stream: bool) -> bool {
     match inc.body {
         Some(body) if stream || !inc.replayable => {
-            ctx.new_req_body = Some(body);
-            ctx.own_call(if stream {
-                OwnCall::Stream
-            } else {
-                OwnCall::Unary
-            })
+            let mode = if stream { Mode::Stream } else { Mode::Unary };
+            ctx.own_call(OwnCall::new(mode, Some(body)))
         }
         _ => false,
     }
 }
 
-/// The call of our own that answers an operation: streamed or whole.
-pub(super) fn own_call_for(op: translate::method::Method) -> OwnCall {
+/// How a call of our own answers an operation: streamed or whole.
+pub(super) fn mode_for(op: translate::method::Method) -> Mode {
     if op.is_streaming() {
-        OwnCall::Stream
+        Mode::Stream
     } else {
-        OwnCall::Unary
+        Mode::Unary
     }
 }
 
@@ -369,13 +365,13 @@ impl ProxyService {
         let plan = Plan::new(op, route.client_version, up, app.push.as_deref());
         if !plan.translates() {
             let intercepted = match &body {
-                Some(body) => self.same_version_push(ctx, &plan, body).await,
-                None => Ok(false),
+                Some(body) => self.same_version_push(&plan, body).await,
+                None => Ok(None),
             };
             return match intercepted {
                 // Its config swapped for the callback, its answer restored.
-                Ok(true) => Ok(ctx.own_call(own_call_for(op))),
-                Ok(false) => Ok(pass_on(ctx, inc, op.is_streaming())),
+                Ok(Some(own)) => Ok(ctx.own_call(own)),
+                Ok(None) => Ok(pass_on(ctx, inc, op.is_streaming())),
                 Err(f) => self.respond_failure(session, ctx, f).await,
             };
         }
@@ -412,39 +408,41 @@ impl ProxyService {
             asked_config: None,
             exact_id: None,
         };
+        let mut own = OwnCall::new(mode_for(op), None);
         let prepared = match rpc.request(&body) {
             Ok(new_body) => {
-                self.jsonrpc_prelude(ctx, &plan, path, &body, new_body, caller_headers)
+                self.jsonrpc_prelude(ctx, &mut own, &plan, &inc, &body, new_body)
                     .await
             }
             Err(f) => Err(f),
         };
         match prepared {
             Ok(new_body) => {
-                ctx.new_req_body = Some(Bytes::from(new_body));
-                ctx.rpc = Some(rpc);
-                ctx.plan = Some(plan);
-                Ok(ctx.own_call(own_call_for(op)))
+                own.body = Some(Bytes::from(new_body));
+                own.translation = Translation::Rpc(rpc);
+                own.plan = Some(plan);
+                Ok(ctx.own_call(own))
             }
             Err(f) => self.respond_failure(session, ctx, f).await,
         }
     }
 
     /// What a translated JSON-RPC call needs before it is sent (the
-    /// plan's prelude and push interception): the body to send.
+    /// plan's prelude and push interception, left in `own`): the body to
+    /// send.
     async fn jsonrpc_prelude(
         &self,
-        ctx: &mut Ctx,
+        ctx: &Ctx,
+        own: &mut OwnCall,
         plan: &Plan,
-        path: &str,
+        inc: &Incoming,
         body: &[u8],
         mut new_body: Vec<u8>,
-        caller_headers: &http::HeaderMap,
     ) -> std::result::Result<Vec<u8>, Failure> {
         let app = &self.app;
         // Only a prelude or the push fold asks the agent with them.
-        let caller = || crate::forward::caller_headers(caller_headers);
-        let agent_path = jsonrpc_path(app, ctx.dest.as_ref(), path);
+        let caller = || crate::forward::caller_headers(&inc.headers);
+        let agent_path = jsonrpc_path(app, ctx.dest.as_ref(), &inc.path);
         let via = || crate::app::TaskFetch::JsonRpc(agent_path.clone());
         if plan.prelude == Some(Prelude::FirstTask) {
             let req: Option<Value> = serde_json::from_slice(body).ok();
@@ -454,7 +452,7 @@ impl ProxyService {
                 let frame = |task: &Value| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
                 let first = first_task_frame(app, &via(), task_id, &caller(), frame).await?;
                 if let Some(first) = first {
-                    ctx.start_relay(first, app.config.limits.max_event_bytes);
+                    own.start_relay(first, app.config.limits.max_event_bytes);
                 }
             }
         }
@@ -462,7 +460,7 @@ impl ProxyService {
             return Ok(new_body);
         };
         if plan.push == PushStep::InterceptDelete {
-            ctx.push_delete = crate::push::layer::delete_target(plan.client, body);
+            own.push_delete = crate::push::layer::delete_target(plan.client, body);
         }
         let (changed, mut pending) = push
             .register(plan.op, plan.client, plan.upstream, &new_body)
@@ -471,7 +469,7 @@ impl ProxyService {
             new_body = b;
         }
         seed_push_fold(app, push, plan.op, &mut pending, via(), &caller()).await;
-        ctx.push = Some(pending);
+        own.push = Some(pending);
         Ok(new_body)
     }
 }

@@ -141,6 +141,9 @@ impl ProxyService {
             h.set_content_length(r.body.len())?;
         }
         ctx.status = Some(r.status);
+        if matches!(ctx.kind, Kind::Undecided) {
+            ctx.kind = Kind::Local;
+        }
         let empty = r.body.is_empty();
         session.write_response_header(Box::new(h), empty).await?;
         if !empty {
@@ -249,40 +252,45 @@ impl ProxyService {
 
     /// With `push.intercept_same_version`, a same-version push request has
     /// its config swapped for the proxy's callback like a cross-version one:
-    /// whether it was.
+    /// the call of our own that sends it, when it is intercepted.
     pub(crate) async fn same_version_push(
         &self,
-        ctx: &mut Ctx,
         plan: &crate::call::Plan,
         body: &Bytes,
-    ) -> std::result::Result<bool, Failure> {
+    ) -> std::result::Result<Option<OwnCall>, Failure> {
         let Some(push) = self.app.push.as_deref().filter(|_| plan.intercepts_push()) else {
-            return Ok(false);
+            return Ok(None);
         };
         let version = plan.client;
-        if plan.push == crate::call::PushStep::InterceptDelete {
-            ctx.push_delete = crate::push::layer::delete_target(version, body);
-        }
+        let delete = plan.push == crate::call::PushStep::InterceptDelete;
+        let push_delete = crate::push::layer::delete_target(version, body).filter(|_| delete);
         let (changed, pending) = push.register(plan.op, version, version, body).await?;
-        ctx.new_req_body = Some(changed.map(Bytes::from).unwrap_or_else(|| body.clone()));
-        ctx.push = Some(pending);
-        ctx.same_version_push = true;
-        Ok(true)
+        let body = changed.map(Bytes::from).unwrap_or_else(|| body.clone());
+        let mut own = OwnCall::new(super::dispatch::mode_for(plan.op), Some(body));
+        own.push_delete = push_delete;
+        own.push = Some(pending);
+        Ok(Some(own))
     }
 
-    /// The answer of a [`Self::same_version_push`] call: subscriber values
-    /// back; a successful delete forgotten.
-    pub(crate) fn restore_same_version(&self, ctx: &mut Ctx, out: &mut Vec<u8>) {
-        let (Some(push), Some(v)) = (&self.app.push, ctx.upstream_version) else {
+    /// The answer of a [`Self::same_version_push`] call (`status`, agent of
+    /// version `v`): subscriber values back; a successful delete forgotten.
+    pub(crate) fn restore_same_version(
+        &self,
+        own: &mut OwnCall,
+        v: Option<crate::version::Version>,
+        status: Option<u16>,
+        out: &mut Vec<u8>,
+    ) {
+        let (Some(push), Some(v)) = (&self.app.push, v) else {
             return;
         };
-        if let Some(p) = &ctx.push {
+        if let Some(p) = &own.push {
             if let Some(b) = push.restore(v, out, p) {
                 *out = b;
             }
         }
-        if let Some((t, c)) = ctx.push_delete.take() {
-            if ctx.status == Some(200) && !answer_is_error(out) {
+        if let Some((t, c)) = own.push_delete.take() {
+            if status == Some(200) && !answer_is_error(out) {
                 push.forget(t, c);
             }
         }
