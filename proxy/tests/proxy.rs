@@ -91,6 +91,12 @@ async fn jsonrpc_passthrough_is_byte_for_byte() {
     assert_eq!(r.status, 200);
     assert_eq!(r.body, answer03.as_bytes());
     assert_eq!(up03.calls()[0].body, big.as_bytes());
+    // Read whole to be routed, it goes whole: with its length.
+    let length = big.len().to_string();
+    assert_eq!(
+        up03.calls()[0].header("content-length"),
+        Some(length.as_str())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
