@@ -22,7 +22,8 @@ pub(crate) fn refuses_form(status: u16) -> bool {
 
 impl ProxyService {
     /// The whole upstream request (head and body) of a call the proxy
-    /// makes itself, with the head `upstream_request_filter` gives it.
+    /// makes itself, with the head `upstream_head` gives it (the work of
+    /// `upstream_request_filter`).
     pub(crate) async fn upstream_wire(
         &self,
         session: &mut Session,
@@ -201,12 +202,12 @@ impl ProxyService {
         }
     }
 
-    /// A translated unary JSON-RPC call, made by the proxy itself (see
-    /// [`crate::unary`]): the upstream request head comes from
-    /// `upstream_request_filter` and the answer goes through
-    /// `response_filter` and `response_body_filter`, as on the proxied path
-    /// (push restores, task index, extension names, card URLs), then out
-    /// whole with a `Content-Length`.
+    /// A unary call made by the proxy itself (see [`crate::unary`]; every
+    /// translated one, one the push layer intercepts, a same-version body
+    /// pingora cannot replay): its head from `upstream_head`, its answer
+    /// through `answer_head` and `answer_body`, the work the hooks do on
+    /// pingora's proxy loop (push restores, task index, extension names,
+    /// card URLs), then out whole with a `Content-Length`.
     pub(crate) async fn unary_call(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         let app = &self.app;
         let wire = match self.upstream_wire(session, ctx).await? {
@@ -239,8 +240,8 @@ impl ProxyService {
         self.answer_whole(session, ctx, answer).await
     }
 
-    /// Sends a whole upstream answer through `response_filter` and
-    /// `response_body_filter`, with a length and the status its translated
+    /// Sends a whole upstream answer through `answer_head` and
+    /// `answer_body`, with a length and the status its translated
     /// body calls for.
     pub(crate) async fn answer_whole(
         &self,
