@@ -91,6 +91,12 @@ async fn jsonrpc_passthrough_is_byte_for_byte() {
     assert_eq!(r.status, 200);
     assert_eq!(r.body, answer03.as_bytes());
     assert_eq!(up03.calls()[0].body, big.as_bytes());
+    // Read whole to be routed, it goes whole: with its length.
+    let length = big.len().to_string();
+    assert_eq!(
+        up03.calls()[0].header("content-length"),
+        Some(length.as_str())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -680,7 +686,7 @@ fn start_and_stop_are_bounded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn large_cross_version_bodies_are_accumulated_and_translated() {
+async fn large_cross_version_bodies_are_read_whole_and_translated() {
     let answer = r#"{"jsonrpc":"2.0","id":"big","result":{"message":{"messageId":"r1","role":"ROLE_AGENT","parts":[{"text":"ok"}]}}}"#;
     let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
     let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
@@ -694,7 +700,10 @@ async fn large_cross_version_bodies_are_accumulated_and_translated() {
     assert_eq!(v["result"]["kind"], "message", "{v}");
     assert_eq!(v["result"]["role"], "agent");
     let call = &up.calls()[0];
-    assert_eq!(call.header("transfer-encoding"), Some("chunked"));
+    // Read whole before routing, sent whole: with its length.
+    let length = call.body.len().to_string();
+    assert_eq!(call.header("content-length"), Some(length.as_str()));
+    assert_eq!(call.header("transfer-encoding"), None);
     let sent: Value = serde_json::from_slice(&call.body).unwrap();
     assert_eq!(sent["method"], "SendMessage");
     assert_eq!(
@@ -722,6 +731,23 @@ async fn large_cross_version_bodies_are_accumulated_and_translated() {
         (Value::from("u"), Value::from(-32601)),
         "{v}"
     );
+
+    // Chunked, without a length: read whole the same way, then translated.
+    let mut raw = b"POST / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for piece in req.as_bytes().chunks(16 * 1024) {
+        raw.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        raw.extend_from_slice(piece);
+        raw.extend_from_slice(b"\r\n");
+    }
+    raw.extend_from_slice(b"0\r\n\r\n");
+    let r = send(px.addr, &raw).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["role"], "agent");
+    let call = up.calls().pop().unwrap();
+    let length = call.body.len().to_string();
+    assert_eq!(call.header("content-length"), Some(length.as_str()));
+    let sent: Value = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent["method"], "SendMessage");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

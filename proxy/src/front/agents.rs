@@ -207,6 +207,8 @@ fn no_agent(req: &RequestHeader) -> LocalResponse {
 impl ProxyHttp for Front {
     type CTX = Ctx;
 
+    /// When a request arrives on a kept-alive connection (every agent's
+    /// hook is the same: the first's runs).
     fn on_connection_reuse(
         &self,
         session: &mut Session,
@@ -216,11 +218,14 @@ impl ProxyHttp for Front {
         self.agents[0].on_connection_reuse(session, ctx, prev)
     }
 
+    /// When a request's head is read: its state, undecided.
     fn new_ctx(&self) -> Ctx {
         Ctx::new()
     }
 
-    /// The first hook: the agent is chosen here, once.
+    /// The first hook of a request, once its head is read: the agent is
+    /// chosen here, once, and the call's span opened; what belongs to no
+    /// agent is answered here.
     async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         ctx.span = call_span(session.req_header());
         let span = ctx.span.clone();
@@ -249,6 +254,7 @@ impl ProxyHttp for Front {
             .await
     }
 
+    /// On pingora's proxy loop, before connecting (the agent's hook).
     async fn upstream_peer(&self, session: &mut Session, ctx: &mut Ctx) -> Result<Box<HttpPeer>> {
         let span = ctx.span.clone();
         self.agents[Self::index(ctx)]
@@ -257,6 +263,7 @@ impl ProxyHttp for Front {
             .await
     }
 
+    /// On pingora's proxy loop, when the agent cannot be connected to.
     fn fail_to_connect(
         &self,
         session: &mut Session,
@@ -268,6 +275,7 @@ impl ProxyHttp for Front {
         span.in_scope(|| self.agents[Self::index(ctx)].fail_to_connect(session, peer, ctx, e))
     }
 
+    /// Before pingora sends a passed-through request's head to the agent.
     async fn upstream_request_filter(
         &self,
         session: &mut Session,
@@ -281,6 +289,7 @@ impl ProxyHttp for Front {
             .await
     }
 
+    /// For each piece of a passed-through request's body.
     async fn request_body_filter(
         &self,
         session: &mut Session,
@@ -295,6 +304,7 @@ impl ProxyHttp for Front {
             .await
     }
 
+    /// When the agent's answer head arrives on pingora's proxy loop.
     async fn response_filter(
         &self,
         session: &mut Session,
@@ -308,6 +318,7 @@ impl ProxyHttp for Front {
             .await
     }
 
+    /// For each piece of the agent's answer body on pingora's proxy loop.
     fn response_body_filter(
         &self,
         session: &mut Session,
@@ -321,6 +332,7 @@ impl ProxyHttp for Front {
         })
     }
 
+    /// When a request fails with an error.
     async fn fail_to_proxy(&self, session: &mut Session, e: &Error, ctx: &mut Ctx) -> FailToProxy {
         let span = ctx.span.clone();
         self.agents[Self::index(ctx)]
@@ -329,6 +341,8 @@ impl ProxyHttp for Front {
             .await
     }
 
+    /// The last hook of every request: the agent's access log and
+    /// metrics, or those of no agent.
     async fn logging(&self, session: &mut Session, e: Option<&Error>, ctx: &mut Ctx) {
         let span = std::mem::replace(&mut ctx.span, tracing::Span::none());
         span.record("status", ctx.status.unwrap_or(0));

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::{Error, ErrorType, Result};
 
@@ -56,24 +56,12 @@ impl ProxyService {
             let sent = route::upstream_header(ctx.route.as_ref(), v);
             upstream_request.insert_header("A2A-Version", sent)?;
         }
-        if ctx.rpc.is_some() || ctx.rest.is_some() {
+        if ctx.translated() {
             // The proxy reads this answer to translate it: unencoded
             // (accept-encoding is per call, crate::forward).
             upstream_request.remove_header(&http::header::ACCEPT_ENCODING);
         }
-        let replaced = ctx.same_version_push || ctx.rpc.is_some();
-        match &ctx.new_req_body {
-            Some(body) if replaced => {
-                upstream_request.remove_header(&http::header::TRANSFER_ENCODING);
-                upstream_request.insert_header(http::header::CONTENT_LENGTH, body.len())?;
-            }
-            // Accumulated: the length is unknown yet, pingora sends chunked.
-            None if ctx.rpc.is_some() => {
-                upstream_request.remove_header(&http::header::CONTENT_LENGTH);
-            }
-            _ => {}
-        }
-        if let Some(rpc) = &ctx.rpc {
+        if let Some(rpc) = ctx.rpc() {
             let (from, to) = extension_names(rpc.upstream);
             if let Some(v) = upstream_request.headers.get(from).cloned() {
                 upstream_request.remove_header(from);
@@ -82,7 +70,7 @@ impl ProxyService {
                 }
             }
         }
-        if let Some((t, up)) = &ctx.rest {
+        if let Some(Translation::Rest(t, up)) = ctx.own().map(|o| &o.translation) {
             crate::rest::set_upstream_head(&agent.base_path, t.upstream, up, upstream_request)?;
         } else if let Some(d) = dest {
             let asked = client_uri.path_and_query().map(|p| p.as_str());
@@ -113,7 +101,7 @@ impl ProxyService {
         ctx: &mut Ctx,
     ) -> Result<()> {
         ctx.status = Some(resp.status.as_u16());
-        if let Some((t, _)) = &ctx.rest {
+        if let Some(t) = ctx.rest() {
             if resp.status.as_u16() >= 400 {
                 resp.set_status(t.client_status(resp.status.as_u16()))?;
             }
@@ -132,7 +120,7 @@ impl ProxyService {
             self.app.metrics.stream_opened();
             resp.insert_header("X-Accel-Buffering", "no")?;
         }
-        if let Some(rpc) = &ctx.rpc {
+        if let Some(rpc) = ctx.rpc() {
             // Echoed extensions in the client's spelling.
             let (from, to) = extension_names(rpc.client);
             if let Some(v) = resp.headers.get(from).cloned() {
@@ -156,8 +144,9 @@ impl ProxyService {
         let card = ctx.route.as_ref().and_then(|r| r.operation)
             == Some(translate::method::Method::GetExtendedCard)
             && resp.status.as_u16() == 200;
-        let translated = ctx.rpc.is_some() || ctx.rest.is_some();
-        if !(translated || card || ctx.same_version_push) {
+        let translated = ctx.translated();
+        let restored = ctx.own().is_some_and(OwnCall::intercepted_same_version);
+        if !(translated || card || restored) {
             return Ok(());
         }
         let json = is_json(resp);
@@ -176,23 +165,26 @@ impl ProxyService {
         resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
         let as_sse = !sse
             && resp.status.as_u16() == 200
-            && ctx.rpc.as_ref().is_some_and(|r| r.json_answer_as_sse());
+            && ctx.rpc().is_some_and(|r| r.json_answer_as_sse());
         let tr = if sse {
             EventTranslation::of(ctx, || self.app.tasks.scope_of(client_headers))
         } else {
             None
         };
-        ctx.resp = if let Some(tr) = tr {
+        let rewrite = if let Some(tr) = tr {
             RespRewrite::Sse {
                 framer: SseFramer::new(self.app.config.limits.max_event_bytes),
                 tr: Arc::new(tr),
             }
         } else if as_sse {
             resp.insert_header(http::header::CONTENT_TYPE, "text/event-stream")?;
-            RespRewrite::JsonAsSse(BytesMut::new())
+            RespRewrite::JsonAsSse(Held::default())
         } else {
-            RespRewrite::Json(BytesMut::new())
+            RespRewrite::Json(Held::default())
         };
+        if let Some(r) = ctx.resp_mut() {
+            *r = rewrite;
+        }
         Ok(())
     }
 
@@ -207,44 +199,42 @@ impl ProxyService {
         ctx: &mut Ctx,
     ) -> Result<()> {
         let limit = self.app.config.limits.max_event_bytes;
-        match &mut ctx.resp {
-            RespRewrite::Pass => {}
-            RespRewrite::JsonAsSse(buf) => {
-                hold(buf, body.take(), limit, &mut ctx.body_over);
-                *body = match (&ctx.rpc, end_of_stream) {
-                    (_, true) if ctx.body_over => Some(over_limit(ctx, limit)),
-                    (Some(rpc), true) => Some(Bytes::from(rpc.response_as_sse(buf))),
-                    (None, true) => Some(Bytes::from(buf.to_vec())),
-                    (_, false) => Some(Bytes::new()),
-                };
-            }
-            RespRewrite::Json(buf) => {
-                hold(buf, body.take(), limit, &mut ctx.body_over);
-                *body = Some(match end_of_stream {
-                    false => Bytes::new(),
-                    true if ctx.body_over => over_limit(ctx, limit),
-                    true => {
-                        let buf = std::mem::take(buf);
-                        Bytes::from(self.finish_whole(client_headers, ctx, &buf))
-                    }
-                });
-            }
+        let Some(rewrite) = ctx.resp_mut() else {
+            return Ok(());
+        };
+        let held = match rewrite {
+            RespRewrite::Pass => return Ok(()),
             RespRewrite::Sse { framer, tr } => {
-                // Pingora's proxy loop (a JSON-RPC stream whose request was
-                // too large to read before routing): translated in place.
+                // A unary call of ours answered as a stream: translated in
+                // place.
                 let tr = tr.clone();
                 let piece = body.take();
                 let mut events = Vec::new();
                 let framed = frame(framer, piece.as_deref(), end_of_stream, &mut events);
                 drop(piece);
-                let mut created = tr.take_created(&mut ctx.push);
+                let mut created = ctx.take_created(&tr);
                 let mut out = Vec::new();
                 for e in &events {
                     tr.rewrite(&self.app, e, &mut created, &mut out);
                 }
                 *body = Some(settle_piece(ctx, &tr, created, out, framed)?);
+                return Ok(());
             }
+            RespRewrite::Json(held) | RespRewrite::JsonAsSse(held) => held,
+        };
+        hold(&mut held.buf, body.take(), limit, &mut held.over);
+        if !end_of_stream {
+            *body = Some(Bytes::new());
+            return Ok(());
         }
+        let (buf, over) = (std::mem::take(&mut held.buf), held.over);
+        let as_sse = matches!(ctx.resp(), Some(RespRewrite::JsonAsSse(_)));
+        *body = Some(match (over, ctx.rpc()) {
+            (true, _) => over_limit(ctx, limit),
+            (false, Some(rpc)) if as_sse => Bytes::from(rpc.response_as_sse(&buf)),
+            (false, _) if as_sse => buf.freeze(),
+            (false, _) => Bytes::from(self.finish_whole(client_headers, ctx, &buf)),
+        });
         Ok(())
     }
 
@@ -252,25 +242,23 @@ impl ProxyService {
     /// its plan asks after the call: tasks recorded, push configs restored
     /// and settled, a deleted config forgotten, a card shaped.
     fn finish_whole(&self, client_headers: &http::HeaderMap, ctx: &mut Ctx, buf: &[u8]) -> Vec<u8> {
-        // Taken for the while and put back: the access log reads them.
-        let mut out = if let Some(rpc) = ctx.rpc.take() {
-            let out = self.finish_rpc(client_headers, ctx, &rpc, buf);
-            ctx.rpc = Some(rpc);
-            out
-        } else if let Some((t, up)) = ctx.rest.take() {
-            let out = self.finish_rest(client_headers, ctx, &t, buf);
-            ctx.rest = Some((t, up));
-            out
-        } else {
-            let mut out = buf.to_vec();
-            if ctx.same_version_push {
-                self.restore_same_version(ctx, &mut out);
-            }
-            out
+        let (status, upstream) = (ctx.status, ctx.upstream_version);
+        let op = ctx.route.as_ref().and_then(|r| r.operation);
+        let mut out = match ctx.own_mut() {
+            Some(own) => match own.translation {
+                Translation::Rpc(_) => self.finish_rpc(client_headers, own, status, buf),
+                Translation::Rest(..) => self.finish_rest(client_headers, own, status, op, buf),
+                Translation::Same => {
+                    let mut out = buf.to_vec();
+                    if own.intercepted_same_version() {
+                        self.restore_same_version(own, upstream, status, &mut out);
+                    }
+                    out
+                }
+            },
+            None => buf.to_vec(),
         };
-        if ctx.route.as_ref().and_then(|r| r.operation)
-            == Some(translate::method::Method::GetExtendedCard)
-        {
+        if op == Some(translate::method::Method::GetExtendedCard) {
             let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
             let to = ctx
                 .target
@@ -281,71 +269,78 @@ impl ProxyService {
         out
     }
 
-    /// [`Self::finish_whole`] of a translated JSON-RPC answer.
+    /// [`Self::finish_whole`] of a translated JSON-RPC answer (`status`:
+    /// the agent's).
     fn finish_rpc(
         &self,
         client_headers: &http::HeaderMap,
-        ctx: &mut Ctx,
-        rpc: &crate::translation::RpcTranslation,
+        own: &mut OwnCall,
+        status: Option<u16>,
         buf: &[u8],
     ) -> Vec<u8> {
         let app = &self.app;
+        let Translation::Rpc(rpc) = &own.translation else {
+            return buf.to_vec();
+        };
         let mut out = rpc.response(buf);
-        if ctx.records_tasks() {
+        if own.records_tasks() {
             let scope = app.tasks.scope_of(client_headers);
             app.tasks.record(scope, &rpc.method, &out);
             app.relay.publish_envelope(&rpc.method, &out);
         }
-        if let (Some(push), Some(p)) = (&app.push, &ctx.push) {
+        if let (Some(push), Some(p)) = (&app.push, &own.push) {
             if let Some(b) = push.restore(rpc.client, &out, p) {
                 out = b;
             }
         }
-        let known = crate::push::layer::Push::known_config(ctx.push.as_ref());
+        let known = crate::push::layer::Push::known_config(own.push.as_ref());
         out = rpc.settle_config(out, known);
-        if let (Some(push), Some((t, c))) = (&app.push, ctx.push_delete.take()) {
-            if ctx.status == Some(200) && !answer_is_error(&out) {
+        if let (Some(push), Some((t, c))) = (&app.push, own.push_delete.take()) {
+            if status == Some(200) && !answer_is_error(&out) {
                 push.forget(t, c);
             }
         }
         out
     }
 
-    /// [`Self::finish_whole`] of a translated REST answer; the status its
-    /// body calls for is left in `ctx.answer_status`.
+    /// [`Self::finish_whole`] of a translated REST answer of `op`
+    /// (`status`: the agent's); the status its body calls for is left in
+    /// the call's `answer_status`.
     fn finish_rest(
         &self,
         client_headers: &http::HeaderMap,
-        ctx: &mut Ctx,
-        t: &crate::rest::RestTranslation,
+        own: &mut OwnCall,
+        status: Option<u16>,
+        op: Option<translate::method::Method>,
         buf: &[u8],
     ) -> Vec<u8> {
         let app = &self.app;
-        let status = ctx.status.unwrap_or(200);
+        let Translation::Rest(t, _) = &own.translation else {
+            return buf.to_vec();
+        };
+        let status = status.unwrap_or(200);
         let (answer_status, mut out) = t.response(status, buf);
-        ctx.answer_status = answer_status;
+        own.answer_status = answer_status;
         let ok = (200..300).contains(&status) && answer_status.is_none();
-        if ctx.records_tasks() && ok {
-            if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
-                let scope = app.tasks.scope_of(client_headers);
-                app.tasks.record_result(scope, op.as_str(), &out);
-                app.relay.publish_result(op.as_str(), &out);
-            }
+        if let Some(op) = op.filter(|_| own.records_tasks() && ok) {
+            let scope = app.tasks.scope_of(client_headers);
+            app.tasks.record_result(scope, op.as_str(), &out);
+            app.relay.publish_result(op.as_str(), &out);
         }
-        if let (Some(push), Some(p)) = (&app.push, &ctx.push) {
+        if let (Some(push), Some(p)) = (&app.push, &own.push) {
             if let Some(b) = push.restore_rest(t.client, &out, p) {
                 out = b;
             }
         }
         if ok {
-            let known = crate::push::layer::Push::known_config(ctx.push.as_ref());
+            let known = crate::push::layer::Push::known_config(own.push.as_ref());
             let (settled_status, settled) = t.settle_config(out, known);
             out = settled;
             if settled_status.is_some() {
-                ctx.answer_status = settled_status;
+                own.answer_status = settled_status;
             }
         }
-        if let (Some(push), Some((task, c))) = (&app.push, ctx.push_delete.take()) {
+        if let (Some(push), Some((task, c))) = (&app.push, own.push_delete.take()) {
             if ok {
                 push.forget(task, c);
             }

@@ -1,5 +1,10 @@
-//! Per-request state of the HTTP front: what routing decided and what the
-//! answer still needs.
+//! Per-request state of the HTTP front: what every request has (its
+//! start, agent, span, route, status, failure, counters) and one [`Kind`]
+//! saying what routing made of it. The kind moves once, at the hook where
+//! the decision is made: [`Kind::Undecided`] while `request_filter` routes,
+//! then [`Kind::Local`] (answered here), [`Kind::Passthrough`] (pingora's
+//! proxy loop carries it) or [`Kind::OwnCall`] (a call the proxy makes
+//! itself). Each field lives in the kind it means something for.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -7,25 +12,40 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 
 use super::*;
+use crate::call::Plan;
 use crate::error::{ErrorTarget, Failure};
+use crate::push::layer::Pending;
+use crate::rest::{RestTranslation, UpstreamRequest};
 use crate::route::Route;
 use crate::sse::SseFramer;
+use crate::tasks::relay::Watch;
 use crate::translation::RpcTranslation;
 
 /// How the response body is treated.
+#[derive(Default)]
 pub(crate) enum RespRewrite {
     /// Forwarded as it arrives.
+    #[default]
     Pass,
     /// A whole JSON body, translated at its end.
-    Json(BytesMut),
+    Json(Held),
     /// A whole JSON body, translated at its end and sent as one SSE frame
     /// (see [`crate::translation::RpcTranslation::json_answer_as_sse`]).
-    JsonAsSse(BytesMut),
+    JsonAsSse(Held),
     /// An SSE stream, translated event by event.
     Sse {
         framer: SseFramer,
         tr: Arc<EventTranslation>,
     },
+}
+
+/// A whole answer held until its end, within `limits.max_event_bytes`.
+#[derive(Default)]
+pub(crate) struct Held {
+    pub(crate) buf: BytesMut,
+    /// It went past the limit: no longer held, an error goes out in its
+    /// place.
+    pub(crate) over: bool,
 }
 
 /// Per-request state.
@@ -44,8 +64,6 @@ pub struct Ctx {
     pub(crate) target: ErrorTarget,
     /// Counted in `App::enter`.
     pub(crate) entered: bool,
-    /// Request body bytes seen so far.
-    pub(crate) body_seen: usize,
     /// The response is an SSE stream (counted as open).
     pub(crate) stream_open: bool,
     pub(crate) status: Option<u16>,
@@ -53,52 +71,123 @@ pub struct Ctx {
     pub(crate) failure: Option<Failure>,
     /// The upstream's version, once known (sent as its `A2A-Version`).
     pub(crate) upstream_version: Option<crate::version::Version>,
-    /// Set when the client's and the upstream's versions differ.
-    pub(crate) rpc: Option<RpcTranslation>,
-    /// The translated request body, sent in place of the original.
-    pub(crate) new_req_body: Option<Bytes>,
-    /// A cross-version body too large to read before routing, held back
-    /// until its end, then translated and sent chunked.
-    pub(crate) accumulate: Option<BytesMut>,
+    /// What routing made of the request.
+    pub(crate) kind: Kind,
+}
+
+/// What routing made of a request.
+pub(crate) enum Kind {
+    /// The head is read; `request_filter` has not decided yet.
+    Undecided,
+    /// Answered by the proxy itself: health, readiness, metrics, the
+    /// well-known card, ListTasks toward a v0.3 agent, errors before a call.
+    Local,
+    /// Same version, carried by pingora's proxy loop (set when routing
+    /// leaves the request to it).
+    Passthrough(Passthrough),
+    /// A call the proxy makes itself (set when routing names it).
+    OwnCall(Box<OwnCall>),
+}
+
+/// A request pingora's proxy loop carries, byte for byte but for an
+/// extended card's URLs.
+#[derive(Default)]
+pub(crate) struct Passthrough {
+    /// Request body bytes seen so far (`limits.max_body_bytes`).
+    pub(crate) body_seen: usize,
+    /// How its answer is treated: passed on, or an extended card held for
+    /// its URLs.
     pub(crate) resp: RespRewrite,
-    /// A cross-version REST call: its translation and upstream request.
-    pub(crate) rest: Option<(crate::rest::RestTranslation, crate::rest::UpstreamRequest)>,
+}
+
+/// A call the proxy makes itself: every cross-version call, a same-version
+/// one the push layer intercepts, a same-version stream (an open stream
+/// holds little more than its sockets), a same-version body pingora cannot
+/// replay.
+pub(crate) struct OwnCall {
+    pub(crate) mode: Mode,
+    /// The body to send (taken when the request is built).
+    pub(crate) body: Option<Bytes>,
+    pub(crate) translation: Translation,
+    /// The A2A decisions of a call the proxy rebuilds (crate::call).
+    pub(crate) plan: Option<Plan>,
+    /// Push configs this call may carry back (subscriber values to restore).
+    pub(crate) push: Option<Pending>,
+    /// A push-config delete: (task id, config id) to forget once it succeeded.
+    pub(crate) push_delete: Option<(String, String)>,
     /// A v1.0 SubscribeToTask through a v0.3 agent: the current Task as the
     /// stream's first event (v1.0 requires it; v0.3 agents start with updates).
     pub(crate) first_frame: Option<Bytes>,
     /// That subscribe's relayed subscription, until the agent's answer shows
     /// whether it streams (crate::tasks::relay).
-    pub(crate) relay: Option<crate::tasks::relay::Watch>,
-    /// Push configs this request may carry back (subscriber values to restore).
-    pub(crate) push: Option<crate::push::layer::Pending>,
-    /// A push-config delete: (task id, config id) to forget once it succeeded.
-    pub(crate) push_delete: Option<(String, String)>,
-    /// A same-version JSON-RPC call intercepted by the push layer
-    /// (`push.intercept_same_version`): body swapped, answer restored, both
-    /// in the one version.
-    pub(crate) same_version_push: bool,
-    /// The call of our own that answers this request, once routed.
-    pub(crate) own_call: Option<OwnCall>,
-    /// The A2A decisions of a call the proxy rebuilds (crate::call).
-    pub(crate) plan: Option<crate::call::Plan>,
+    pub(crate) relay: Option<Watch>,
+    pub(crate) resp: RespRewrite,
     /// The status a translated whole answer must go out with instead of the
     /// agent's (its translation failed: 502).
     pub(crate) answer_status: Option<u16>,
     /// Translated stream bytes that precede a failure: written ahead of the
     /// error frame.
     pub(crate) unsent: Option<Bytes>,
-    /// A whole answer to translate went past `limits.max_event_bytes`: it
-    /// is no longer held, and an error goes out in its place.
-    pub(crate) body_over: bool,
 }
 
-/// A call the proxy makes itself instead of pingora's proxy loop.
+/// How a call of our own is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum OwnCall {
+pub(crate) enum Mode {
     /// Answered whole, with a length.
     Unary,
     /// An SSE stream, handed on as it arrives.
     Stream,
+}
+
+/// What a call of our own translates.
+pub(crate) enum Translation {
+    /// Nothing: the client's version is the agent's.
+    Same,
+    /// A JSON-RPC call across versions.
+    Rpc(RpcTranslation),
+    /// An HTTP+JSON call rebuilt for the agent (across versions, or in its
+    /// own when the push layer intercepts it): its translation and request.
+    Rest(RestTranslation, UpstreamRequest),
+}
+
+impl OwnCall {
+    /// A call in `mode` sending `body`, translating nothing (yet).
+    pub(crate) fn new(mode: Mode, body: Option<Bytes>) -> OwnCall {
+        OwnCall {
+            mode,
+            body,
+            translation: Translation::Same,
+            plan: None,
+            push: None,
+            push_delete: None,
+            first_frame: None,
+            relay: None,
+            resp: RespRewrite::Pass,
+            answer_status: None,
+            unsent: None,
+        }
+    }
+
+    /// A v1.0 subscribe's first Task `frame`, and the subscription that
+    /// serves it should the agent refuse the resubscribe.
+    pub(crate) fn start_relay(
+        &mut self,
+        (frame, sub): (Bytes, Option<crate::tasks::relay::Subscription>),
+        max_event_bytes: usize,
+    ) {
+        self.relay = sub.map(|s| Watch::new(s, max_event_bytes));
+        self.first_frame = Some(frame);
+    }
+
+    /// Whether the answer's tasks are recorded for the caller (ListTasks).
+    pub(crate) fn records_tasks(&self) -> bool {
+        self.plan.is_some_and(|p| p.record_tasks)
+    }
+
+    /// A same-version call the push layer intercepted: its answer restored.
+    pub(crate) fn intercepted_same_version(&self) -> bool {
+        matches!(self.translation, Translation::Same) && self.push.is_some()
+    }
 }
 
 impl Ctx {
@@ -112,45 +201,12 @@ impl Ctx {
             dest: None,
             target: ErrorTarget::default(),
             entered: false,
-            body_seen: 0,
             stream_open: false,
             status: None,
             failure: None,
             upstream_version: None,
-            rpc: None,
-            new_req_body: None,
-            accumulate: None,
-            resp: RespRewrite::Pass,
-            rest: None,
-            first_frame: None,
-            relay: None,
-            push: None,
-            push_delete: None,
-            same_version_push: false,
-            answer_status: None,
-            own_call: None,
-            plan: None,
-            unsent: None,
-            body_over: false,
+            kind: Kind::Undecided,
         }
-    }
-
-    /// Routing's answer for a request one of our calls answers: the call
-    /// runs once routing's future is gone (see `request_filter`).
-    /// A v1.0 subscribe's first Task `frame`, and the subscription that
-    /// serves it should the agent refuse the resubscribe.
-    pub(crate) fn start_relay(
-        &mut self,
-        (frame, sub): (Bytes, Option<crate::tasks::relay::Subscription>),
-        max_event_bytes: usize,
-    ) {
-        self.relay = sub.map(|s| crate::tasks::relay::Watch::new(s, max_event_bytes));
-        self.first_frame = Some(frame);
-    }
-
-    /// Whether the answer's tasks are recorded for the caller (ListTasks).
-    pub(crate) fn records_tasks(&self) -> bool {
-        self.plan.is_some_and(|p| p.record_tasks)
     }
 
     /// Records the request's route (and what its errors are rendered for).
@@ -161,8 +217,86 @@ impl Ctx {
         self.route = Some(route.clone());
     }
 
+    /// Routing's answer for a request one of our calls answers: the call
+    /// runs once routing's future is gone (see `request_filter`).
     pub(crate) fn own_call(&mut self, call: OwnCall) -> bool {
-        self.own_call = Some(call);
+        self.kind = Kind::OwnCall(Box::new(call));
         true
+    }
+
+    pub(crate) fn own(&self) -> Option<&OwnCall> {
+        match &self.kind {
+            Kind::OwnCall(own) => Some(own),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn own_mut(&mut self) -> Option<&mut OwnCall> {
+        match &mut self.kind {
+            Kind::OwnCall(own) => Some(own),
+            _ => None,
+        }
+    }
+
+    /// The call's JSON-RPC translation, if it has one.
+    pub(crate) fn rpc(&self) -> Option<&RpcTranslation> {
+        match self.own().map(|o| &o.translation) {
+            Some(Translation::Rpc(rpc)) => Some(rpc),
+            _ => None,
+        }
+    }
+
+    /// The call's HTTP+JSON translation, if it has one.
+    pub(crate) fn rest(&self) -> Option<&RestTranslation> {
+        match self.own().map(|o| &o.translation) {
+            Some(Translation::Rest(t, _)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Whether the proxy rebuilds the call for the agent (and reads its
+    /// answer to translate it).
+    pub(crate) fn translated(&self) -> bool {
+        self.own()
+            .is_some_and(|o| !matches!(o.translation, Translation::Same))
+    }
+
+    /// Whether the answer's tasks are recorded for the caller (ListTasks).
+    pub(crate) fn records_tasks(&self) -> bool {
+        self.own().is_some_and(OwnCall::records_tasks)
+    }
+
+    /// How the answer's body is treated, once a call reaches the agent.
+    pub(crate) fn resp(&self) -> Option<&RespRewrite> {
+        match &self.kind {
+            Kind::Passthrough(p) => Some(&p.resp),
+            Kind::OwnCall(own) => Some(&own.resp),
+            Kind::Undecided | Kind::Local => None,
+        }
+    }
+
+    pub(crate) fn resp_mut(&mut self) -> Option<&mut RespRewrite> {
+        match &mut self.kind {
+            Kind::Passthrough(p) => Some(&mut p.resp),
+            Kind::OwnCall(own) => Some(&mut own.resp),
+            Kind::Undecided | Kind::Local => None,
+        }
+    }
+
+    /// A v1.0 subscribe's relayed subscription, while it is watched.
+    pub(crate) fn relay_mut(&mut self) -> Option<&mut Watch> {
+        self.own_mut()?.relay.as_mut()
+    }
+
+    /// The relayed subscription is not needed any more.
+    pub(crate) fn end_relay(&mut self) {
+        if let Some(own) = self.own_mut() {
+            own.relay = None;
+        }
+    }
+
+    /// The inline push config the next event of `tr` settles.
+    pub(crate) fn take_created(&mut self, tr: &EventTranslation) -> Option<Pending> {
+        tr.take_created(&mut self.own_mut()?.push)
     }
 }

@@ -1,7 +1,7 @@
 //! Routing one request: answered here, passed to pingora's proxy loop, or
-//! handed to a call of the proxy's own (see [`super::ctx::OwnCall`]).
+//! handed to a call of the proxy's own (see [`super::ctx::Kind`]).
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use pingora::proxy::Session;
 use pingora::Result;
 use serde_json::Value;
@@ -13,9 +13,11 @@ use crate::route::{self, Binding, RequestInfo, Route};
 use crate::translation::RpcTranslation;
 use crate::version::Version;
 
-/// Bodies up to this size are read before routing (pingora replays at most
-/// 64 KiB from its retry buffer, and one read may return up to 64 KiB, so
-/// only a body announced by `Content-Length` within the limit is read).
+/// Pingora replays at most 64 KiB of a body it did not pass on as it came
+/// (its retry buffer): a JSON-RPC body within it, announced by its
+/// `Content-Length`, is read before admission and may still go through
+/// pingora's proxy loop; a larger one is read after admission and goes
+/// through a call of our own.
 pub(crate) const PREBUFFER_LIMIT: usize = 64 * 1024;
 
 /// Whether a REST message body may hold an inline push config (v0.3
@@ -34,13 +36,22 @@ pub(super) struct Incoming {
     pub(super) query: Option<String>,
     pub(super) headers: http::HeaderMap,
     pub(super) length: Option<usize>,
-    /// A JSON-RPC body read before routing (up to [`PREBUFFER_LIMIT`]).
-    pub(super) prebuffered: Option<Bytes>,
+    /// A JSON-RPC body, read whole before routing.
+    pub(super) body: Option<Bytes>,
+    /// Pingora can send that body on itself (it fits its replay buffer:
+    /// [`PREBUFFER_LIMIT`]); else only a call of our own can.
+    pub(super) replayable: bool,
     /// Its `method` member.
     pub(super) rpc_method: Option<String>,
 }
 
 impl Incoming {
+    /// Whether the request says it has a body (a length over 0, or chunks).
+    pub(super) fn announces_body(&self) -> bool {
+        let chunked = self.headers.contains_key(http::header::TRANSFER_ENCODING);
+        chunked || self.length.is_some_and(|n| n > 0)
+    }
+
     fn info(&self) -> RequestInfo<'_> {
         RequestInfo {
             method: &self.method,
@@ -70,6 +81,32 @@ fn no_a2a_method(rpc_method: Option<&str>, body: &[u8], up: Version) -> Failure 
     }
 }
 
+/// Notes a located route in `ctx` (the error target too): the route, or
+/// VersionNotSupported in the dialect the client is answered in.
+fn note_routed(
+    ctx: &mut Ctx,
+    routed: &std::result::Result<Route, route::RouteError>,
+) -> std::result::Result<Route, Failure> {
+    match routed {
+        Ok(r) => {
+            ctx.note_route(r);
+            Ok(r.clone())
+        }
+        Err(e) => {
+            ctx.note_route(&Route {
+                client_version: e.render_version,
+                client_protocol: crate::version::ProtocolVersion::of(e.render_version),
+                binding: e.binding.clone(),
+                operation: e.operation,
+                params: Default::default(),
+                version_conflict: false,
+            });
+            let requested = e.unsupported.0.clone();
+            Err(Failure::VersionNotSupported { requested })
+        }
+    }
+}
+
 /// The agent path of a JSON-RPC request at `path` (relative to the
 /// public base), without its query: where routing sends it (area: paths).
 fn jsonrpc_path(
@@ -86,19 +123,35 @@ fn jsonrpc_path(
     }
 }
 
-/// The call of our own that answers an operation: streamed or whole.
-pub(super) fn own_call_for(op: translate::method::Method) -> OwnCall {
+/// A same-version JSON-RPC call nothing rewrites: pingora's proxy loop
+/// passes it on when it can replay the body routing read (`false`);
+/// otherwise, and for a `stream` (an open stream of our own holds little
+/// more than its sockets), a call of our own sends that body as it came.
+fn pass_on(ctx: &mut Ctx, inc: Incoming, stream: bool) -> bool {
+    match inc.body {
+        Some(body) if stream || !inc.replayable => {
+            let mode = if stream { Mode::Stream } else { Mode::Unary };
+            ctx.own_call(OwnCall::new(mode, Some(body)))
+        }
+        _ => false,
+    }
+}
+
+/// How a call of our own answers an operation: streamed or whole.
+pub(super) fn mode_for(op: translate::method::Method) -> Mode {
     if op.is_streaming() {
-        OwnCall::Stream
+        Mode::Stream
     } else {
-        OwnCall::Unary
+        Mode::Unary
     }
 }
 
 impl ProxyService {
     /// Routes a request: answers it here, leaves it to pingora's proxy
     /// (`Ok(false)`), or names the call of our own that answers it
-    /// ([`Ctx::own_call`]).
+    /// ([`Ctx::own_call`]). A JSON-RPC body is read whole (within
+    /// `limits.max_body_bytes`) before anything is decided: its method
+    /// decides the route.
     pub(crate) async fn route_request(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         let app = &self.app;
         let req = session.req_header();
@@ -108,7 +161,8 @@ impl ProxyService {
             query: req.uri.query().map(str::to_string),
             headers: req.headers.clone(),
             length: content_length(req),
-            prebuffered: None,
+            body: None,
+            replayable: false,
             rpc_method: None,
         };
         if let Some(push) = app.push.clone() {
@@ -124,13 +178,28 @@ impl ProxyService {
         let too_large = inc
             .length
             .is_some_and(|n| n > app.config.limits.max_body_bytes);
-        let route = match self.classify(session, ctx, &mut inc, too_large).await? {
+        // A small JSON-RPC body is read before admission, so that even a
+        // refusal names the request's id; any other after it.
+        let small = inc.length.is_some_and(|n| n <= PREBUFFER_LIMIT);
+        let route = match self
+            .classify(session, ctx, &mut inc, !too_large && small)
+            .await?
+        {
             Ok(route) => route,
             Err(f) => return self.respond_failure(session, ctx, f).await,
         };
         if let Some(f) = self.admit(session, ctx, &route, too_large) {
             return self.respond_failure(session, ctx, f).await;
         }
+        let unread = route.binding == Binding::JsonRpc && inc.body.is_none();
+        let route = if unread && !too_large && inc.announces_body() {
+            match self.classify(session, ctx, &mut inc, true).await? {
+                Ok(route) => route,
+                Err(f) => return self.respond_failure(session, ctx, f).await,
+            }
+        } else {
+            route
+        };
         // A2A 1.N: a minor newer than what is served here (route::refused_minor).
         if let Err(f) = app.check_minor(&route).await {
             return self.respond_failure(session, ctx, f).await;
@@ -149,15 +218,17 @@ impl ProxyService {
         }
     }
 
-    /// The request's route ([`route::classify`]), a small JSON-RPC body read
-    /// first so that its method decides; an unsupported `A2A-Version` is
-    /// VersionNotSupported. Fills the error target and `ctx.route`.
+    /// The request's route ([`route::classify`]); a JSON-RPC body not read
+    /// yet is read first when `read` allows, so that its method decides
+    /// (a body over the limit is PayloadTooLarge). An unsupported
+    /// `A2A-Version` is VersionNotSupported. Fills the error target,
+    /// `ctx.route` and `ctx.dest`.
     async fn classify(
         &self,
         session: &mut Session,
         ctx: &mut Ctx,
         inc: &mut Incoming,
-        too_large: bool,
+        read: bool,
     ) -> Result<std::result::Result<Route, Failure>> {
         // Which of the agent's interfaces, and its agent URL (route::locate);
         // the local endpoints ask the agent for nothing first.
@@ -171,36 +242,19 @@ impl ProxyService {
             Ok(r) => r.binding == Binding::JsonRpc,
             Err(e) => e.binding == Binding::JsonRpc,
         };
-        let small = inc.length.filter(|n| *n > 0 && *n <= PREBUFFER_LIMIT);
-        if let Some(n) = small.filter(|_| is_jsonrpc && !too_large) {
-            let (body, m, id) = self.sniff_jsonrpc(session, n, ctx.started).await?;
-            inc.prebuffered = Some(body);
-            ctx.target.jsonrpc_id = id;
-            inc.rpc_method = m;
+        if read && is_jsonrpc && inc.body.is_none() && inc.announces_body() {
+            if let Err(f) = self.read_jsonrpc(session, ctx, inc).await? {
+                let _ = note_routed(ctx, &routed);
+                return Ok(Err(f));
+            }
             (routed, dest) = route::locate(&inc.info(), &ends, upstream);
         }
         ctx.dest = Some(dest);
-        let route = match routed {
-            Ok(r) => r,
-            Err(e) => {
-                let route = Route {
-                    client_version: e.render_version,
-                    client_protocol: crate::version::ProtocolVersion::of(e.render_version),
-                    binding: e.binding,
-                    operation: e.operation,
-                    params: Default::default(),
-                    version_conflict: false,
-                };
-                ctx.note_route(&route);
-                let requested = e.unsupported.0;
-                return Ok(Err(Failure::VersionNotSupported { requested }));
-            }
-        };
-        if route.version_conflict {
+        let route = note_routed(ctx, &routed);
+        if route.as_ref().is_ok_and(|r| r.version_conflict) {
             tracing::debug!(method = ?inc.rpc_method, "A2A-Version disagrees with the JSON-RPC method; the method wins");
         }
-        ctx.note_route(&route);
-        Ok(Ok(route))
+        Ok(route)
     }
 
     /// Admission: local endpoints stay answerable under load, everything
@@ -264,8 +318,8 @@ impl ProxyService {
         self.respond(session, ctx, r).await
     }
 
-    /// A JSON-RPC request: by its method when it was read before routing,
-    /// else held back until its end (see `accumulate` in [`Ctx`]).
+    /// A JSON-RPC request, its body read whole before routing: by its
+    /// method.
     async fn route_jsonrpc(
         &self,
         session: &mut Session,
@@ -273,8 +327,7 @@ impl ProxyService {
         route: &Route,
         inc: Incoming,
     ) -> Result<bool> {
-        let unread = inc.prebuffered.is_none();
-        if route.operation.is_none() && unread && inc.length == Some(0) {
+        if route.operation.is_none() && inc.body.is_none() && inc.length == Some(0) {
             return Ok(false);
         }
         let up = match self.app.upstream_version().await {
@@ -285,34 +338,14 @@ impl ProxyService {
         if let Some(op) = route.operation {
             return self.jsonrpc_call(session, ctx, route, op, up, inc).await;
         }
-        match inc.prebuffered {
-            None => {
-                // Too large to read before routing: the method is unknown
-                // until the body has passed. The body is held back (up to
-                // max_body_bytes) and decided at its end, also when the
-                // header names the upstream's version: a method of the
-                // other version is translated then, never passed on in
-                // the wrong version (translate_accumulated).
-                ctx.accumulate = Some(BytesMut::new());
-                ctx.rpc = Some(RpcTranslation {
-                    client: route.client_version,
-                    upstream: up,
-                    method: String::new(),
-                    id: None,
-                    drop_history: false,
-                    asked_config: None,
-                    exact_id: None,
-                });
-                Ok(false)
-            }
-            // No A2A method. Same version: the upstream answers itself.
-            // Across versions: answer in the caller's dialect (EDGE-CASES 3).
-            Some(_) if up == route.client_version => Ok(false),
-            Some(body) => {
-                let f = no_a2a_method(inc.rpc_method.as_deref(), &body, up);
-                self.respond_failure(session, ctx, f).await
-            }
+        // No A2A method. Same version: the upstream answers itself.
+        // Across versions: answer in the caller's dialect (EDGE-CASES 3).
+        if up == route.client_version {
+            return Ok(pass_on(ctx, inc, false));
         }
+        let body = inc.body.unwrap_or_default();
+        let f = no_a2a_method(inc.rpc_method.as_deref(), &body, up);
+        self.respond_failure(session, ctx, f).await
     }
 
     /// A JSON-RPC call of an A2A operation, read whole before routing.
@@ -326,24 +359,21 @@ impl ProxyService {
         inc: Incoming,
     ) -> Result<bool> {
         let app = &self.app;
-        let (body, method, path) = (inc.prebuffered, inc.rpc_method, inc.path.as_str());
+        let (body, method, path) = (inc.body.clone(), inc.rpc_method.clone(), inc.path.as_str());
         // Read before routing already (no second copy of the head).
         let caller_headers = &inc.headers;
         let plan = Plan::new(op, route.client_version, up, app.push.as_deref());
         if !plan.translates() {
-            let Some(body) = body else {
-                return Ok(false);
+            let intercepted = match &body {
+                Some(body) => self.same_version_push(&plan, body).await,
+                None => Ok(None),
             };
-            if let Err(f) = self.same_version_push(ctx, &plan, &body).await {
-                return self.respond_failure(session, ctx, f).await;
-            }
-            if !op.is_streaming() {
-                return Ok(false);
-            }
-            // A stream of our own: an open stream holds little more than
-            // its sockets.
-            ctx.new_req_body.get_or_insert(body);
-            return Ok(ctx.own_call(OwnCall::Stream));
+            return match intercepted {
+                // Its config swapped for the callback, its answer restored.
+                Ok(Some(own)) => Ok(ctx.own_call(own)),
+                Ok(None) => Ok(pass_on(ctx, inc, op.is_streaming())),
+                Err(f) => self.respond_failure(session, ctx, f).await,
+            };
         }
         let (Some(body), Some(method)) = (body, method) else {
             let f = Failure::CannotTranslate {
@@ -378,39 +408,41 @@ impl ProxyService {
             asked_config: None,
             exact_id: None,
         };
+        let mut own = OwnCall::new(mode_for(op), None);
         let prepared = match rpc.request(&body) {
             Ok(new_body) => {
-                self.jsonrpc_prelude(ctx, &plan, path, &body, new_body, caller_headers)
+                self.jsonrpc_prelude(ctx, &mut own, &plan, &inc, &body, new_body)
                     .await
             }
             Err(f) => Err(f),
         };
         match prepared {
             Ok(new_body) => {
-                ctx.new_req_body = Some(Bytes::from(new_body));
-                ctx.rpc = Some(rpc);
-                ctx.plan = Some(plan);
-                Ok(ctx.own_call(own_call_for(op)))
+                own.body = Some(Bytes::from(new_body));
+                own.translation = Translation::Rpc(rpc);
+                own.plan = Some(plan);
+                Ok(ctx.own_call(own))
             }
             Err(f) => self.respond_failure(session, ctx, f).await,
         }
     }
 
     /// What a translated JSON-RPC call needs before it is sent (the
-    /// plan's prelude and push interception): the body to send.
+    /// plan's prelude and push interception, left in `own`): the body to
+    /// send.
     async fn jsonrpc_prelude(
         &self,
-        ctx: &mut Ctx,
+        ctx: &Ctx,
+        own: &mut OwnCall,
         plan: &Plan,
-        path: &str,
+        inc: &Incoming,
         body: &[u8],
         mut new_body: Vec<u8>,
-        caller_headers: &http::HeaderMap,
     ) -> std::result::Result<Vec<u8>, Failure> {
         let app = &self.app;
         // Only a prelude or the push fold asks the agent with them.
-        let caller = || crate::forward::caller_headers(caller_headers);
-        let agent_path = jsonrpc_path(app, ctx.dest.as_ref(), path);
+        let caller = || crate::forward::caller_headers(&inc.headers);
+        let agent_path = jsonrpc_path(app, ctx.dest.as_ref(), &inc.path);
         let via = || crate::app::TaskFetch::JsonRpc(agent_path.clone());
         if plan.prelude == Some(Prelude::FirstTask) {
             let req: Option<Value> = serde_json::from_slice(body).ok();
@@ -420,7 +452,7 @@ impl ProxyService {
                 let frame = |task: &Value| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
                 let first = first_task_frame(app, &via(), task_id, &caller(), frame).await?;
                 if let Some(first) = first {
-                    ctx.start_relay(first, app.config.limits.max_event_bytes);
+                    own.start_relay(first, app.config.limits.max_event_bytes);
                 }
             }
         }
@@ -428,7 +460,7 @@ impl ProxyService {
             return Ok(new_body);
         };
         if plan.push == PushStep::InterceptDelete {
-            ctx.push_delete = crate::push::layer::delete_target(plan.client, body);
+            own.push_delete = crate::push::layer::delete_target(plan.client, body);
         }
         let (changed, mut pending) = push
             .register(plan.op, plan.client, plan.upstream, &new_body)
@@ -437,7 +469,7 @@ impl ProxyService {
             new_body = b;
         }
         seed_push_fold(app, push, plan.op, &mut pending, via(), &caller()).await;
-        ctx.push = Some(pending);
+        own.push = Some(pending);
         Ok(new_body)
     }
 }

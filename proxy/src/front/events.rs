@@ -33,10 +33,10 @@ impl EventTranslation {
         scope: impl FnOnce() -> crate::tasks::Scope,
     ) -> Option<EventTranslation> {
         let scope = ctx.records_tasks().then(scope);
-        if let Some(rpc) = &ctx.rpc {
+        if let Some(rpc) = ctx.rpc() {
             return Some(EventTranslation::Rpc(rpc.clone(), scope));
         }
-        let (t, _) = ctx.rest.as_ref()?;
+        let t = ctx.rest()?;
         let op = ctx.route.as_ref().and_then(|r| r.operation);
         Some(EventTranslation::Rest(t.clone(), op, scope))
     }
@@ -136,7 +136,9 @@ pub(crate) fn over_limit(ctx: &mut Ctx, limit: usize) -> Bytes {
     };
     tracing::warn!(failure = f.label(), error = ?f, "agent answer too large to translate");
     let r = LocalResponse::failure(&f, &ctx.target);
-    ctx.answer_status = Some(r.status);
+    if let Some(own) = ctx.own_mut() {
+        own.answer_status = Some(r.status);
+    }
     ctx.failure = Some(f);
     r.body
 }
@@ -149,16 +151,20 @@ pub(crate) fn settle_piece(
     ctx: &mut Ctx,
     tr: &EventTranslation,
     created: Option<crate::push::layer::Pending>,
-    out: Vec<u8>,
+    mut out: Vec<u8>,
     framed: std::result::Result<(), TooLarge>,
 ) -> Result<Bytes> {
-    if created.is_some() {
-        // No whole event yet.
-        ctx.push = created;
+    if let Some(own) = ctx.own_mut() {
+        if created.is_some() {
+            // No whole event yet.
+            own.push = created;
+        }
+        out = with_first_frame(&mut own.first_frame, out, tr.task_pointer());
     }
-    let out = with_first_frame(&mut ctx.first_frame, out, tr.task_pointer());
     if let Err(TooLarge { limit }) = framed {
-        ctx.unsent = Some(Bytes::from(out));
+        if let Some(own) = ctx.own_mut() {
+            own.unsent = Some(Bytes::from(out));
+        }
         ctx.failure = Some(Failure::BadUpstreamResponse {
             detail: format!("a stream event over the limit of {limit} bytes"),
         });
@@ -205,14 +211,14 @@ impl ProxyService {
         piece: Option<Bytes>,
         end: bool,
     ) -> Result<Bytes> {
-        let RespRewrite::Sse { framer, tr } = &mut ctx.resp else {
+        let Some(RespRewrite::Sse { framer, tr }) = ctx.resp_mut() else {
             return Ok(piece.unwrap_or_default());
         };
         let tr = tr.clone();
         let mut events = Vec::new();
         let framed = frame(framer, piece.as_deref(), end, &mut events);
         drop(piece);
-        let mut created = tr.take_created(&mut ctx.push);
+        let mut created = ctx.take_created(&tr);
         let mut out = Vec::new();
         for event in events {
             if event.len() <= OFFLOAD_EVENT_BYTES {
@@ -235,7 +241,9 @@ impl ProxyService {
                     }
                 }
                 Err(e) => {
-                    ctx.unsent = Some(Bytes::from(out));
+                    if let Some(own) = ctx.own_mut() {
+                        own.unsent = Some(Bytes::from(out));
+                    }
                     ctx.failure = Some(Failure::Internal {
                         detail: "an event's translation failed".into(),
                     });

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::*;
 use crate::app::LocalResponse;
 use crate::error::{ErrorTarget, Failure};
-use crate::route::{self, Binding};
+use crate::route::Binding;
 
 /// The two members of a JSON-RPC request the router needs.
 #[derive(Deserialize)]
@@ -141,6 +141,9 @@ impl ProxyService {
             h.set_content_length(r.body.len())?;
         }
         ctx.status = Some(r.status);
+        if matches!(ctx.kind, Kind::Undecided) {
+            ctx.kind = Kind::Local;
+        }
         let empty = r.body.is_empty();
         session.write_response_header(Box::new(h), empty).await?;
         if !empty {
@@ -165,8 +168,6 @@ impl ProxyService {
         self.respond(session, ctx, r).await
     }
 
-    /// Reads a small JSON-RPC body (retry-buffered, so pingora replays it
-    /// upstream byte for byte) and returns it with its method and id.
     /// `POST /a2a-proxy/push/<id>`: a notification from the agent.
     pub(crate) async fn push_callback(
         &self,
@@ -201,26 +202,29 @@ impl ProxyService {
         self.respond(session, ctx, r).await
     }
 
-    pub(crate) async fn sniff_jsonrpc(
+    /// Reads a JSON-RPC body whole for routing, within `limits.max_body_bytes`
+    /// (past it: PayloadTooLarge, the connection not kept) and
+    /// `limits.body_timeout`, into `inc` with its method; its id goes to
+    /// the error target. Retry-buffered, so that pingora can replay a body
+    /// within [`super::dispatch::PREBUFFER_LIMIT`] byte for byte.
+    pub(super) async fn read_jsonrpc(
         &self,
         session: &mut Session,
-        expected: usize,
-        started: Instant,
-    ) -> Result<(Bytes, Option<String>, Option<Value>)> {
+        ctx: &mut Ctx,
+        inc: &mut super::dispatch::Incoming,
+    ) -> Result<std::result::Result<(), Failure>> {
         session.enable_retry_buffering();
-        let mut buf = BytesMut::with_capacity(expected);
-        let body_timeout = self.app.config.limits.body_timeout;
-        while let Some(chunk) = body_chunk(session, started, body_timeout).await? {
-            buf.extend_from_slice(&chunk);
-            if buf.len() > expected {
-                break;
-            }
-        }
-        let (method, id) = match serde_json::from_slice::<Envelope>(&buf) {
-            Ok(env) => (env.method, env.id),
-            Err(_) => (None, None),
+        let body = match self.read_whole_body(session, ctx.started).await? {
+            Ok(b) => b,
+            Err(f) => return Ok(Err(f)),
         };
-        Ok((buf.freeze(), method, id))
+        inc.replayable = session.get_retry_buffer().is_some();
+        if let Ok(env) = serde_json::from_slice::<Envelope>(&body) {
+            inc.rpc_method = env.method;
+            ctx.target.jsonrpc_id = env.id;
+        }
+        inc.body = Some(body);
+        Ok(Ok(()))
     }
 }
 
@@ -247,92 +251,48 @@ impl ProxyService {
     }
 
     /// With `push.intercept_same_version`, a same-version push request has
-    /// its config swapped for the proxy's callback like a cross-version one.
+    /// its config swapped for the proxy's callback like a cross-version one:
+    /// the call of our own that sends it, when it is intercepted.
     pub(crate) async fn same_version_push(
         &self,
-        ctx: &mut Ctx,
         plan: &crate::call::Plan,
         body: &Bytes,
-    ) -> std::result::Result<(), Failure> {
+    ) -> std::result::Result<Option<OwnCall>, Failure> {
         let Some(push) = self.app.push.as_deref().filter(|_| plan.intercepts_push()) else {
-            return Ok(());
+            return Ok(None);
         };
         let version = plan.client;
-        if plan.push == crate::call::PushStep::InterceptDelete {
-            ctx.push_delete = crate::push::layer::delete_target(version, body);
-        }
+        let delete = plan.push == crate::call::PushStep::InterceptDelete;
+        let push_delete = crate::push::layer::delete_target(version, body).filter(|_| delete);
         let (changed, pending) = push.register(plan.op, version, version, body).await?;
-        ctx.new_req_body = Some(changed.map(Bytes::from).unwrap_or_else(|| body.clone()));
-        ctx.push = Some(pending);
-        ctx.same_version_push = true;
-        Ok(())
+        let body = changed.map(Bytes::from).unwrap_or_else(|| body.clone());
+        let mut own = OwnCall::new(super::dispatch::mode_for(plan.op), Some(body));
+        own.push_delete = push_delete;
+        own.push = Some(pending);
+        Ok(Some(own))
     }
 
-    /// The answer of a [`Self::same_version_push`] call: subscriber values
-    /// back; a successful delete forgotten.
-    pub(crate) fn restore_same_version(&self, ctx: &mut Ctx, out: &mut Vec<u8>) {
-        let (Some(push), Some(v)) = (&self.app.push, ctx.upstream_version) else {
+    /// The answer of a [`Self::same_version_push`] call (`status`, agent of
+    /// version `v`): subscriber values back; a successful delete forgotten.
+    pub(crate) fn restore_same_version(
+        &self,
+        own: &mut OwnCall,
+        v: Option<crate::version::Version>,
+        status: Option<u16>,
+        out: &mut Vec<u8>,
+    ) {
+        let (Some(push), Some(v)) = (&self.app.push, v) else {
             return;
         };
-        if let Some(p) = &ctx.push {
+        if let Some(p) = &own.push {
             if let Some(b) = push.restore(v, out, p) {
                 *out = b;
             }
         }
-        if let Some((t, c)) = ctx.push_delete.take() {
-            if ctx.status == Some(200) && !answer_is_error(out) {
+        if let Some((t, c)) = own.push_delete.take() {
+            if status == Some(200) && !answer_is_error(out) {
                 push.forget(t, c);
             }
         }
-    }
-
-    /// The end of an accumulated cross-version body: now the method is
-    /// known. A method of the upstream's own version goes through as it is
-    /// (the method wins over the header, see `route`).
-    pub(crate) fn translate_accumulated(
-        &self,
-        ctx: &mut Ctx,
-        whole: Bytes,
-    ) -> std::result::Result<Bytes, Failure> {
-        let (method, id) = match serde_json::from_slice::<Envelope>(&whole) {
-            Ok(env) => (env.method, env.id),
-            Err(_) => (None, None),
-        };
-        ctx.target.jsonrpc_id = id.clone();
-        let known = method.as_deref().and_then(route::jsonrpc_method);
-        let Some(mut rpc) = ctx.rpc.take() else {
-            return Ok(whole);
-        };
-        if let Some(f) = bad_id(&mut ctx.target) {
-            return Err(f);
-        }
-        let Some((version, op)) = known else {
-            if rpc.client == rpc.upstream {
-                // Same version by its header and a method of neither
-                // version (an extension's): the agent's to answer.
-                return Ok(whole);
-            }
-            return Err(Failure::Translate {
-                code: -32601,
-                message: format!("method not found: {}", method.unwrap_or_default()),
-            });
-        };
-        ctx.target.version = Some(version);
-        ctx.target.operation = Some(op);
-        if let Some(r) = ctx.route.as_mut() {
-            r.operation = Some(op);
-            r.client_version = version;
-        }
-        if version == rpc.upstream {
-            return Ok(whole);
-        }
-        let push = self.app.push.as_deref();
-        ctx.plan = Some(crate::call::Plan::new(op, version, rpc.upstream, push));
-        rpc.client = version;
-        rpc.method = method.unwrap_or_default();
-        rpc.id = id;
-        let out = rpc.request(&whole)?;
-        ctx.rpc = Some(rpc);
-        Ok(Bytes::from(out))
     }
 }

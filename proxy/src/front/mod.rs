@@ -2,12 +2,14 @@
 //! adapter for the JSON-RPC and HTTP+JSON bindings, the health, metrics and
 //! card endpoints and the push callback.
 //!
-//! Reading order: [`agents`] (the listener's hooks: which agent's
-//! service runs a request) → [`service`] (the hooks, each saying when pingora runs it)
-//! → [`dispatch`] (routing one request) → [`prelude`] (work before a
-//! cross-version call) → [`own_call`] / [`stream`] (the calls the proxy makes
-//! itself) → [`events`] (translating answers and streams) → [`local`]
-//! (answers given here, bodies read within limits).
+//! Reading order: [`agents`] (the listener's hooks, the only `ProxyHttp`:
+//! which agent's service runs a request) → [`service`] (the agent's part of
+//! each hook, each saying when pingora runs it) → [`ctx`] (the per-request
+//! state: common fields and one [`Kind`]) → [`dispatch`] (routing one
+//! request) → [`prelude`] (work before a cross-version call) → [`own_call`] /
+//! [`stream`] (the calls the proxy makes itself) → [`events`] (translating
+//! answers and streams) → [`local`] (answers given here, bodies read within
+//! limits).
 
 mod agents;
 mod answer;

@@ -22,7 +22,8 @@ pub(crate) fn refuses_form(status: u16) -> bool {
 
 impl ProxyService {
     /// The whole upstream request (head and body) of a call the proxy
-    /// makes itself, with the head `upstream_request_filter` gives it.
+    /// makes itself, with the head `upstream_head` gives it (the work of
+    /// `upstream_request_filter`).
     pub(crate) async fn upstream_wire(
         &self,
         session: &mut Session,
@@ -35,7 +36,10 @@ impl ProxyService {
             req.remove_header(&h);
         }
         self.upstream_head(&session.req_header().uri, &mut req, ctx)?;
-        let body = ctx.new_req_body.take().unwrap_or_default();
+        let body = ctx
+            .own_mut()
+            .and_then(|o| o.body.take())
+            .unwrap_or_default();
         // The body goes whole: its length, whatever the client framed.
         req.remove_header(&http::header::TRANSFER_ENCODING);
         if !body.is_empty() || req.headers.contains_key(http::header::CONTENT_LENGTH) {
@@ -77,13 +81,16 @@ impl ProxyService {
         session: &mut Session,
         ctx: &mut Ctx,
     ) -> Result<Option<crate::unary::Answer>> {
-        let Some((_, up)) = ctx.rest.as_mut() else {
+        let Some(own) = ctx.own_mut() else {
+            return Ok(None);
+        };
+        let Translation::Rest(_, up) = &mut own.translation else {
             return Ok(None);
         };
         if !up.switch_form() {
             return Ok(None);
         }
-        ctx.new_req_body = up.body.clone().map(Bytes::from);
+        own.body = up.body.clone().map(Bytes::from);
         let Ok(wire) = self.upstream_wire(session, ctx).await? else {
             return Ok(None);
         };
@@ -150,13 +157,15 @@ impl ProxyService {
         };
         let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": p});
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        if let Some((_, up)) = ctx.rest.as_mut() {
-            up.method = http::Method::POST;
-            up.path_and_query = path;
-            up.body = Some(body.clone());
-            up.other_form = None;
+        if let Some(own) = ctx.own_mut() {
+            if let Translation::Rest(_, up) = &mut own.translation {
+                up.method = http::Method::POST;
+                up.path_and_query = path;
+                up.body = Some(body.clone());
+                up.other_form = None;
+            }
+            own.body = Some(Bytes::from(body));
         }
-        ctx.new_req_body = Some(Bytes::from(body));
         let Ok(wire) = self.upstream_wire(session, ctx).await? else {
             return Ok(None);
         };
@@ -193,12 +202,12 @@ impl ProxyService {
         }
     }
 
-    /// A translated unary JSON-RPC call, made by the proxy itself (see
-    /// [`crate::unary`]): the upstream request head comes from
-    /// `upstream_request_filter` and the answer goes through
-    /// `response_filter` and `response_body_filter`, as on the proxied path
-    /// (push restores, task index, extension names, card URLs), then out
-    /// whole with a `Content-Length`.
+    /// A unary call made by the proxy itself (see [`crate::unary`]; every
+    /// translated one, one the push layer intercepts, a same-version body
+    /// pingora cannot replay): its head from `upstream_head`, its answer
+    /// through `answer_head` and `answer_body`, the work the hooks do on
+    /// pingora's proxy loop (push restores, task index, extension names,
+    /// card URLs), then out whole with a `Content-Length`.
     pub(crate) async fn unary_call(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         let app = &self.app;
         let wire = match self.upstream_wire(session, ctx).await? {
@@ -231,8 +240,8 @@ impl ProxyService {
         self.answer_whole(session, ctx, answer).await
     }
 
-    /// Sends a whole upstream answer through `response_filter` and
-    /// `response_body_filter`, with a length and the status its translated
+    /// Sends a whole upstream answer through `answer_head` and
+    /// `answer_body`, with a length and the status its translated
     /// body calls for.
     pub(crate) async fn answer_whole(
         &self,
@@ -248,10 +257,10 @@ impl ProxyService {
         let mut out = Some(answer.body);
         self.answer_body(&session.req_header().headers, &mut out, true, ctx)?;
         let out = out.unwrap_or_default();
-        if let Some(s) = ctx.answer_status {
+        if let Some(s) = ctx.own().and_then(|o| o.answer_status) {
             resp.set_status(s)?;
             ctx.status = Some(s);
-        } else if let Some((t, _)) = &ctx.rest {
+        } else if let Some(t) = ctx.rest() {
             // A v1.0 agent's error status covers several v0.3 ones: the
             // translated body's code names the right one.
             if let Some(s) = t.status_of_error_body(answer.status, &out) {
@@ -281,7 +290,7 @@ fn jsonrpc_fallback(
     status: u16,
 ) -> Option<(translate::method::Method, &'static str, Value)> {
     use crate::version::Version;
-    let (t, _) = ctx.rest.as_ref()?;
+    let t = ctx.rest()?;
     let op = t.op;
     let method = match op {
         translate::method::Method::ListPushConfigs => "tasks/pushNotificationConfig/list",

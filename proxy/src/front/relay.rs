@@ -24,7 +24,7 @@ impl ProxyService {
         head_sent: bool,
     ) -> Result<bool> {
         use crate::tasks::relay::{sse_frame, Next};
-        ctx.relay = None;
+        ctx.end_relay();
         if !head_sent {
             let mut resp = ResponseHeader::build(200, Some(3))?;
             resp.insert_header(http::header::CONTENT_TYPE, "text/event-stream")?;
@@ -33,13 +33,12 @@ impl ProxyService {
         }
         let limits = &self.app.config.limits;
         let id = ctx
-            .rpc
-            .as_ref()
+            .rpc()
             .map(|_| ctx.target.jsonrpc_id.clone().unwrap_or_default());
         let end =
             (ctx.started + limits.stream_max_duration).min(Instant::now() + limits.relay.max_wait);
         let until = tokio::time::Instant::from_std(end);
-        let mut out = ctx.first_frame.take();
+        let mut out = ctx.own_mut().and_then(|o| o.first_frame.take());
         let mut client_spoke = false;
         loop {
             if let Some(b) = out.take() {

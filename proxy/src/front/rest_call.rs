@@ -9,7 +9,7 @@ use pingora::proxy::Session;
 use pingora::Result;
 use serde_json::Value;
 
-use super::dispatch::{carries_push_config, own_call_for, Incoming};
+use super::dispatch::{carries_push_config, mode_for, Incoming};
 use super::*;
 use crate::app::LocalResponse;
 use crate::call::{Local, Plan, Prelude, PushStep};
@@ -62,8 +62,7 @@ impl ProxyService {
                 };
                 if !carries_push_config(&b) {
                     // Nothing to intercept: on as it came.
-                    ctx.new_req_body = Some(b);
-                    return Ok(ctx.own_call(own_call_for(op)));
+                    return Ok(ctx.own_call(OwnCall::new(mode_for(op), Some(b))));
                 }
                 read = Some(b);
             }
@@ -99,7 +98,7 @@ impl ProxyService {
             };
         }
         match self.rest_prepare(ctx, route, &plan, &inc, &body).await {
-            Ok(()) => Ok(ctx.own_call(own_call_for(op))),
+            Ok(own) => Ok(ctx.own_call(own)),
             Err(f) => self.respond_failure(session, ctx, f).await,
         }
     }
@@ -118,13 +117,14 @@ impl ProxyService {
             return Ok(false);
         }
         let chunked = inc.headers.contains_key(http::header::TRANSFER_ENCODING);
+        let mut body = None;
         if chunked || inc.length.is_some_and(|n| n > 0) {
             match self.read_whole_body(session, ctx.started).await? {
-                Ok(b) => ctx.new_req_body = Some(b),
+                Ok(b) => body = Some(b),
                 Err(f) => return self.respond_failure(session, ctx, f).await,
             }
         }
-        Ok(ctx.own_call(OwnCall::Stream))
+        Ok(ctx.own_call(OwnCall::new(Mode::Stream, body)))
     }
 
     /// The request's whole body (empty when it announces none).
@@ -145,15 +145,15 @@ impl ProxyService {
 
     /// The agent's request for a call rebuilt by the proxy: its params in
     /// the agent's version, the push layer's swap, the first Task of a
-    /// v1.0 subscription; left in `ctx` for the call of our own.
+    /// v1.0 subscription: the call of our own that sends it.
     async fn rest_prepare(
         &self,
-        ctx: &mut Ctx,
+        ctx: &Ctx,
         route: &Route,
         plan: &Plan,
         inc: &Incoming,
         body: &[u8],
-    ) -> std::result::Result<(), Failure> {
+    ) -> std::result::Result<OwnCall, Failure> {
         let app = &self.app;
         let (client, up, op) = (plan.client, plan.upstream, plan.op);
         let query = inc.query.as_deref();
@@ -161,15 +161,16 @@ impl ProxyService {
             crate::rest::upstream_params(client, up, op, &route.params, query, body)?;
         // Only a prelude or the push fold asks the agent with them.
         let caller = || crate::forward::caller_headers(&inc.headers);
+        let mut own = OwnCall::new(mode_for(op), None);
         if let Some(push) = app.push.as_deref().filter(|_| plan.intercepts_push()) {
             if plan.push == PushStep::InterceptDelete {
                 let p = &route.params;
-                ctx.push_delete = p.task_id.clone().zip(p.config_id.clone());
+                own.push_delete = p.task_id.clone().zip(p.config_id.clone());
             }
             let mut pending = push.register_params(op, client, up, &mut params).await?;
             let via = crate::app::TaskFetch::Rest(rest_base(app, ctx));
             seed_push_fold(app, push, op, &mut pending, via, &caller()).await;
-            ctx.push = Some(pending);
+            own.push = Some(pending);
         }
         let mut upreq = crate::rest::upstream_request(&t, params)?;
         if app.rest_other_form_first.load(Ordering::Relaxed) {
@@ -183,13 +184,13 @@ impl ProxyService {
                 let frame = |task: &Value| serde_json::json!({ "task": task });
                 let first = first_task_frame(app, &via, id, &caller(), frame).await?;
                 if let Some(first) = first {
-                    ctx.start_relay(first, app.config.limits.max_event_bytes);
+                    own.start_relay(first, app.config.limits.max_event_bytes);
                 }
             }
         }
-        ctx.new_req_body = upreq.body.clone().map(Bytes::from);
-        ctx.rest = Some((t, upreq));
-        ctx.plan = Some(*plan);
-        Ok(())
+        own.body = upreq.body.clone().map(Bytes::from);
+        own.translation = Translation::Rest(t, upreq);
+        own.plan = Some(*plan);
+        Ok(own)
     }
 }

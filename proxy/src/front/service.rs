@@ -1,12 +1,12 @@
-//! The pingora [`ProxyHttp`] hooks of the HTTP front.
+//! The agent's part of the HTTP front's pingora hooks: what each hook of
+//! [`super::Front`] does for the request's agent, and when pingora runs it.
 
 use std::time::Duration;
 
-use async_trait::async_trait;
 use bytes::Bytes;
 use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::prelude::HttpPeer;
-use pingora::proxy::{FailToProxy, ProxyHttp, Session};
+use pingora::proxy::{FailToProxy, Session};
 use pingora::{Error, ErrorType, Result};
 
 use super::*;
@@ -15,13 +15,13 @@ use crate::error::Failure;
 use crate::metrics::RequestLabels;
 use crate::route::Binding;
 
-#[async_trait]
-impl ProxyHttp for ProxyService {
-    type CTX = Ctx;
-
-    /// Every request of the HTTP listener carries its connection's
-    /// head-read marker (crate::conn): the head is read, its bounds end.
-    fn on_connection_reuse(
+/// The agent's part of each of the listener's hooks ([`super::Front`]
+/// runs them, in the request's span): plain functions, named after the
+/// hook that runs them.
+impl ProxyService {
+    /// When a request arrives on a kept-alive connection: its head is read,
+    /// so the head's bounds of its connection's marker end (crate::conn).
+    pub(super) fn on_connection_reuse(
         &self,
         _session: &mut Session,
         _ctx: &mut Ctx,
@@ -30,24 +30,40 @@ impl ProxyHttp for ProxyService {
         crate::conn::head_read(&*prev);
     }
 
-    fn new_ctx(&self) -> Ctx {
-        Ctx::new()
-    }
-
-    async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
+    /// The first hook of a request, once its head is read: routing decides
+    /// what the request is ([`Kind`]): answered here, a call of our own
+    /// (made here, to its end), or passed on by pingora's proxy loop
+    /// (`Ok(false)`, the only case where the hooks below run).
+    pub(super) async fn request_filter(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+    ) -> Result<bool> {
         // Each read of the body pingora passes on: no longer than the whole.
         session.set_read_timeout(Some(self.app.config.limits.body_timeout));
         // Routing runs in a future of its own, gone before a call of ours
         // starts: an open stream keeps only what the stream needs.
         let done = Box::pin(self.route_request(session, ctx)).await?;
-        match ctx.own_call.take() {
-            Some(OwnCall::Unary) => Box::pin(self.unary_call(session, ctx)).await,
-            Some(OwnCall::Stream) => self.stream_call(session, ctx).await,
-            None => Ok(done),
+        match (&ctx.kind, done) {
+            (Kind::OwnCall(own), _) => match own.mode {
+                Mode::Unary => Box::pin(self.unary_call(session, ctx)).await,
+                Mode::Stream => self.stream_call(session, ctx).await,
+            },
+            (Kind::Undecided, false) => {
+                ctx.kind = Kind::Passthrough(Passthrough::default());
+                Ok(false)
+            }
+            _ => Ok(done),
         }
     }
 
-    async fn upstream_peer(&self, _session: &mut Session, ctx: &mut Ctx) -> Result<Box<HttpPeer>> {
+    /// On pingora's proxy loop, before connecting: the agent's address
+    /// (the URL routing chose) and the bounds of the connection.
+    pub(super) async fn upstream_peer(
+        &self,
+        _session: &mut Session,
+        ctx: &mut Ctx,
+    ) -> Result<Box<HttpPeer>> {
         let addr = match self.app.dest_addr(ctx.dest.as_ref()).await {
             Ok(a) => a,
             Err(f) => {
@@ -65,7 +81,8 @@ impl ProxyHttp for ProxyService {
         Ok(Box::new(peer))
     }
 
-    fn fail_to_connect(
+    /// On pingora's proxy loop, when the agent cannot be connected to.
+    pub(super) fn fail_to_connect(
         &self,
         _session: &mut Session,
         _peer: &HttpPeer,
@@ -78,7 +95,7 @@ impl ProxyHttp for ProxyService {
     }
 
     /// Before pingora sends a passed-through request's head to the agent.
-    async fn upstream_request_filter(
+    pub(super) async fn upstream_request_filter(
         &self,
         session: &mut Session,
         upstream_request: &mut RequestHeader,
@@ -87,63 +104,34 @@ impl ProxyHttp for ProxyService {
         self.upstream_head(&session.req_header().uri, upstream_request, ctx)
     }
 
-    async fn request_body_filter(
+    /// For each piece of a passed-through request's body, as pingora sends
+    /// it on: within `limits.max_body_bytes` and `limits.body_timeout`.
+    pub(super) async fn request_body_filter(
         &self,
         session: &mut Session,
         body: &mut Option<Bytes>,
         end_of_stream: bool,
         ctx: &mut Ctx,
     ) -> Result<()> {
-        // A body passed on as it arrives: whole within limits.body_timeout
-        // (each read is bounded by the session's read timeout, set to it).
+        // Whole within limits.body_timeout (each read is bounded by the
+        // session's read timeout, set to it).
         if !end_of_stream && ctx.started.elapsed() > self.app.config.limits.body_timeout {
             return Err(body_too_slow(session));
         }
-        if let Some(b) = body {
-            ctx.body_seen += b.len();
-            let limit = self.app.config.limits.max_body_bytes;
-            if ctx.body_seen > limit {
-                ctx.failure = Some(Failure::PayloadTooLarge { limit });
-                return Error::e_explain(ErrorType::HTTPStatus(413), "request body over the limit");
-            }
-        }
-        if let Some(acc) = ctx.accumulate.as_mut() {
-            if let Some(b) = body.take() {
-                acc.extend_from_slice(&b);
-            }
-            if !end_of_stream {
-                *body = Some(Bytes::new());
-                return Ok(());
-            }
-            let whole = ctx.accumulate.take().unwrap_or_default().freeze();
-            return match self.translate_accumulated(ctx, whole) {
-                Ok(out) => {
-                    *body = Some(out);
-                    Ok(())
-                }
-                Err(f) => {
-                    ctx.failure = Some(f);
-                    Error::e_explain(ErrorType::InternalError, "untranslatable request body")
-                }
-            };
-        }
-        if ctx.rest.is_some() && (body.is_some() || end_of_stream) {
-            // The translated body replaces the original, once.
-            *body = ctx
-                .new_req_body
-                .take()
-                .or_else(|| body.as_ref().map(|_| Bytes::new()));
+        let (Kind::Passthrough(pass), Some(b)) = (&mut ctx.kind, body) else {
             return Ok(());
-        }
-        if (ctx.rpc.is_some() || ctx.same_version_push) && body.is_some() {
-            // The replayed original is swapped for its translation, once.
-            *body = Some(ctx.new_req_body.take().unwrap_or_default());
+        };
+        pass.body_seen += b.len();
+        let limit = self.app.config.limits.max_body_bytes;
+        if pass.body_seen > limit {
+            ctx.failure = Some(Failure::PayloadTooLarge { limit });
+            return Error::e_explain(ErrorType::HTTPStatus(413), "request body over the limit");
         }
         Ok(())
     }
 
     /// When the agent's answer head arrives on pingora's proxy loop.
-    async fn response_filter(
+    pub(super) async fn response_filter(
         &self,
         session: &mut Session,
         resp: &mut ResponseHeader,
@@ -153,7 +141,7 @@ impl ProxyHttp for ProxyService {
     }
 
     /// For each piece of the agent's answer body on pingora's proxy loop.
-    fn response_body_filter(
+    pub(super) fn response_body_filter(
         &self,
         session: &mut Session,
         body: &mut Option<Bytes>,
@@ -163,22 +151,17 @@ impl ProxyHttp for ProxyService {
         // A whole answer (not a stream, whose gaps and life have bounds of
         // their own) within limits.answer_timeout of the request, however
         // steadily the agent trickles it.
-        if !ctx.stream_open
-            && !end_of_stream
-            && ctx.started.elapsed() > self.app.config.limits.answer_timeout
-        {
+        let limits = &self.app.config.limits;
+        if !ctx.stream_open && !end_of_stream && ctx.started.elapsed() > limits.answer_timeout {
             return pingora::Error::e_explain(
                 pingora::ErrorType::ReadTimedout,
                 "the agent's answer took longer than limits.answer_timeout",
             );
         }
         self.answer_body(&session.req_header().headers, body, end_of_stream, ctx)?;
-        if ctx.stream_open
-            && !end_of_stream
-            && ctx.started.elapsed() > self.app.config.limits.stream_max_duration
-        {
+        if ctx.stream_open && !end_of_stream && ctx.started.elapsed() > limits.stream_max_duration {
             ctx.failure = Some(Failure::StreamExpired {
-                limit_secs: self.app.config.limits.stream_max_duration.as_secs(),
+                limit_secs: limits.stream_max_duration.as_secs(),
             });
             return Error::e_explain(
                 ErrorType::Custom("stream max duration"),
@@ -188,61 +171,29 @@ impl ProxyHttp for ProxyService {
         Ok(None)
     }
 
-    async fn fail_to_proxy(&self, session: &mut Session, e: &Error, ctx: &mut Ctx) -> FailToProxy {
+    /// When a request fails with an error (pingora's proxy loop, or a call
+    /// of our own that returned one): an error in the client's version
+    /// when nothing was answered yet, else the stream's last error frame
+    /// where its binding has one.
+    pub(super) async fn fail_to_proxy(
+        &self,
+        session: &mut Session,
+        e: &Error,
+        ctx: &mut Ctx,
+    ) -> FailToProxy {
         if let Some(written) = session.response_written() {
-            // Mid-response: the status line is out. A JSON-RPC stream gets a
-            // last `data:` frame carrying the error envelope in the client's
-            // version (EDGE-CASES 21); anything else is just closed.
             let code = written.status.as_u16();
-            if let Some(b) = ctx.unsent.take().filter(|b| !b.is_empty()) {
-                // The events translated ahead of the failure.
-                if let Err(we) = session.write_response_body(Some(b), false).await {
-                    tracing::debug!(error = %we, "could not write the last events");
-                }
-            }
-            let jsonrpc = ctx.target.binding == Some(Binding::JsonRpc);
-            let v10 = ctx.target.version == Some(crate::version::Version::V10);
-            if ctx.stream_open && ctx.target.binding == Some(Binding::Rest) && v10 {
-                // A v1.0 REST stream gets an `event: error` frame with the
-                // REST error body (as a2a-python 1.x servers end a failing
-                // stream); v0.3 has no such convention (a2a-python 0.3
-                // clients parse every frame as an event): closed.
-                if let Some(f) = ctx.failure.clone().or_else(|| failure_of(e)) {
-                    let body = LocalResponse::failure(&f, &ctx.target).body;
-                    let body = String::from_utf8_lossy(&body).replace('\n', " ");
-                    let frame = Bytes::from(format!("event: error\ndata: {body}\n\n"));
-                    tracing::warn!(error = %e, failure = f.label(), "stream failed; sent an error event");
-                    ctx.failure = Some(f);
-                    if let Err(we) = session.write_response_body(Some(frame), true).await {
-                        tracing::debug!(error = %we, "could not write the error event");
-                    }
-                }
-            }
-            if ctx.stream_open && jsonrpc {
-                let f = ctx.failure.clone().or_else(|| failure_of(e));
-                if let (Some(f), Some(v)) = (f, ctx.target.version) {
-                    let env = crate::error::jsonrpc_envelope(&f, v, ctx.target.jsonrpc_id.clone());
-                    let frame = Bytes::from(format!("data: {env}\n\n"));
-                    tracing::warn!(error = %e, failure = f.label(), "stream failed; sent an error frame");
-                    ctx.failure = Some(f);
-                    if let Err(we) = session.write_response_body(Some(frame), true).await {
-                        tracing::debug!(error = %we, "could not write the error frame");
-                    }
-                }
-            }
+            self.end_broken_answer(session, e, ctx).await;
             return FailToProxy {
                 error_code: code,
                 can_reuse_downstream: false,
             };
         }
-        let failure = match ctx.failure.clone().or_else(|| failure_of(e)) {
-            Some(f) => f,
-            None => {
-                return FailToProxy {
-                    error_code: 0,
-                    can_reuse_downstream: false,
-                }
-            }
+        let Some(failure) = ctx.failure.clone().or_else(|| failure_of(e)) else {
+            return FailToProxy {
+                error_code: 0,
+                can_reuse_downstream: false,
+            };
         };
         tracing::warn!(error = %e, failure = failure.label(), "proxying failed");
         let r = LocalResponse::failure(&failure, &ctx.target);
@@ -258,7 +209,10 @@ impl ProxyHttp for ProxyService {
         }
     }
 
-    async fn logging(&self, _session: &mut Session, e: Option<&Error>, ctx: &mut Ctx) {
+    /// The last hook of every request, answered or failed: the access log
+    /// line and the request's metrics; an open stream and an admission
+    /// slot are given back.
+    pub(super) async fn logging(&self, _session: &mut Session, e: Option<&Error>, ctx: &mut Ctx) {
         if ctx.stream_open {
             self.app.metrics.stream_closed();
             ctx.stream_open = false;
@@ -268,14 +222,7 @@ impl ProxyHttp for ProxyService {
             ctx.entered = false;
         }
         let route = ctx.route.as_ref();
-        let method = match route {
-            Some(r) => match (r.operation, &r.binding) {
-                (Some(op), _) => op.as_str().to_string(),
-                (None, Binding::JsonRpc | Binding::Rest) => "unknown".into(),
-                (None, _) => "none".into(),
-            },
-            None => "none".into(),
-        };
+        let method = method_label(route);
         let outcome = outcome_label(ctx, e);
         let binding = binding_label(route.map(|r| &r.binding));
         let elapsed = ctx.started.elapsed();
@@ -286,23 +233,85 @@ impl ProxyHttp for ProxyService {
             binding,
             client_version = ?route.map(|r| r.client_version.as_str()),
             upstream_version = ?ctx.upstream_version.map(|v| v.as_str()),
-            translated = ctx.rpc.is_some() || ctx.rest.is_some(),
+            translated = ctx.translated(),
             status = ?ctx.status,
             outcome = %outcome,
             ms = elapsed.as_millis() as u64,
             "request"
         );
-        self.app.metrics.record(
-            RequestLabels {
-                method,
-                direction: crate::metrics::direction(
-                    route.map(|r| r.client_version),
-                    ctx.upstream_version,
-                ),
-                binding,
-                outcome: outcome.into(),
-            },
-            elapsed,
-        );
+        let client_version = route.map(|r| r.client_version);
+        let direction = crate::metrics::direction(client_version, ctx.upstream_version);
+        let outcome = outcome.into();
+        let labels = RequestLabels {
+            method,
+            direction,
+            binding,
+            outcome,
+        };
+        self.app.metrics.record(labels, elapsed);
+    }
+}
+
+/// A call's `method` label: its operation, `unknown` for an A2A binding's
+/// call of none, else `none`.
+fn method_label(route: Option<&crate::route::Route>) -> String {
+    match route {
+        Some(r) => match (r.operation, &r.binding) {
+            (Some(op), _) => op.as_str().to_string(),
+            (None, Binding::JsonRpc | Binding::Rest) => "unknown".into(),
+            (None, _) => "none".into(),
+        },
+        None => "none".into(),
+    }
+}
+
+impl ProxyService {
+    /// An answer that fails once its status line is out: the events
+    /// translated ahead of the failure, then a JSON-RPC stream gets a last
+    /// `data:` frame carrying the error envelope in the client's version
+    /// (EDGE-CASES 21) and a v1.0 REST stream an `event: error` frame;
+    /// anything else is just closed.
+    async fn end_broken_answer(&self, session: &mut Session, e: &Error, ctx: &mut Ctx) {
+        if let Some(b) = ctx.own_mut().and_then(|o| o.unsent.take()) {
+            if !b.is_empty() {
+                if let Err(we) = session.write_response_body(Some(b), false).await {
+                    tracing::debug!(error = %we, "could not write the last events");
+                }
+            }
+        }
+        if !ctx.stream_open {
+            return;
+        }
+        let v10 = ctx.target.version == Some(crate::version::Version::V10);
+        let frame = match (ctx.target.binding.as_ref(), ctx.target.version) {
+            // As a2a-python 1.x servers end a failing stream; v0.3 has no
+            // such convention (a2a-python 0.3 clients parse every frame as
+            // an event): closed.
+            (Some(Binding::Rest), _) if v10 => {
+                ctx.failure.clone().or_else(|| failure_of(e)).map(|f| {
+                    let body = LocalResponse::failure(&f, &ctx.target).body;
+                    let body = String::from_utf8_lossy(&body).replace('\n', " ");
+                    (f, format!("event: error\ndata: {body}\n\n"))
+                })
+            }
+            (Some(Binding::JsonRpc), Some(v)) => {
+                ctx.failure.clone().or_else(|| failure_of(e)).map(|f| {
+                    let env = crate::error::jsonrpc_envelope(&f, v, ctx.target.jsonrpc_id.clone());
+                    (f, format!("data: {env}\n\n"))
+                })
+            }
+            _ => None,
+        };
+        let Some((f, frame)) = frame else {
+            return;
+        };
+        tracing::warn!(error = %e, failure = f.label(), "stream failed; sent an error frame");
+        ctx.failure = Some(f);
+        if let Err(we) = session
+            .write_response_body(Some(Bytes::from(frame)), true)
+            .await
+        {
+            tracing::debug!(error = %we, "could not write the error frame");
+        }
     }
 }

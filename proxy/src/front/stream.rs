@@ -43,8 +43,7 @@ impl ProxyService {
             let status = up.status;
             up.finish(&app.upstream_pool);
             if let Some(sub) = ctx
-                .relay
-                .as_mut()
+                .relay_mut()
                 .and_then(|w| w.refused_answer(status, &body))
             {
                 // The agent refused to resubscribe an idle task: relayed.
@@ -176,7 +175,7 @@ impl ProxyService {
                     );
                 }
                 Step::Failed(f) => {
-                    if let Some(sub) = ctx.relay.as_mut().and_then(|w| w.failed()) {
+                    if let Some(sub) = ctx.relay_mut().and_then(|w| w.failed()) {
                         return Box::pin(self.relay_events(session, ctx, sub, true)).await;
                     }
                     tracing::warn!(failure = f.label(), error = ?f, "upstream stream failed");
@@ -186,18 +185,21 @@ impl ProxyService {
                 }
             };
             let end = body.is_none();
-            if let Some(w) = ctx.relay.as_mut() {
+            if let Some(w) = ctx.relay_mut() {
                 use crate::tasks::relay::Watched;
                 match w.piece(body.take(), end) {
                     Watched::Hold => continue,
-                    Watched::Live(held) => (body, ctx.relay) = (held, None),
+                    Watched::Live(held) => {
+                        body = held;
+                        ctx.end_relay();
+                    }
                     Watched::Refused(sub) => {
                         up.finish(&self.app.upstream_pool);
                         return Box::pin(self.relay_events(session, ctx, sub, true)).await;
                     }
                 }
             }
-            if matches!(ctx.resp, RespRewrite::Sse { .. }) {
+            if matches!(ctx.resp(), Some(RespRewrite::Sse { .. })) {
                 body = Some(self.rewrite_piece(ctx, body, end).await?);
             } else {
                 self.answer_body(&session.req_header().headers, &mut body, end, ctx)?;

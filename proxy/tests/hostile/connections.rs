@@ -435,7 +435,8 @@ async fn an_http2_request_head_over_the_cap_is_refused() {
 
 /// A slow POST: the head in time, the body trickled. The whole request is
 /// bounded by `limits.body_timeout` on every path that reads a body (read
-/// before routing, held back, read whole for a call of the proxy's own).
+/// before admission, read after it, read whole for a REST call of the
+/// proxy's own).
 #[tokio::test]
 async fn a_trickled_body_is_cut_at_the_body_timeout() {
     let up =
@@ -453,7 +454,7 @@ async fn a_trickled_body_is_cut_at_the_body_timeout() {
                 filler(30_000)
             ),
         ),
-        // Held back (> 64 KiB).
+        // Read after admission (> 64 KiB).
         (
             "/",
             format!(
