@@ -20,7 +20,7 @@ use bytes::{Bytes, BytesMut};
 pub const OFFLOAD_EVENT_BYTES: usize = 64 * 1024;
 
 /// Per-event translation: the event's `data` in, the new `data` out.
-pub type EventFn<'a> = dyn FnMut(&str) -> String + 'a;
+pub type EventFn<'a> = dyn FnMut(&str) -> Vec<u8> + 'a;
 
 /// An event grew past the framer's limit: the stream cannot go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,9 +263,9 @@ pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
     if let Some(d) = data {
         let new = f(&d);
         out.reserve(new.len() + 8);
-        for l in new.split('\n') {
+        for l in new.split(|c| *c == b'\n') {
             out.extend_from_slice(b"data: ");
-            out.extend_from_slice(l.as_bytes());
+            out.extend_from_slice(l);
             out.push(b'\n');
         }
     }
@@ -276,8 +276,8 @@ pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
-    fn upper(s: &str) -> String {
-        s.to_uppercase()
+    fn upper(s: &str) -> Vec<u8> {
+        s.to_uppercase().into_bytes()
     }
 
     /// Every chunk's rendered output, and the tail at the end.
