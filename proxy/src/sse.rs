@@ -20,7 +20,7 @@ use bytes::{Bytes, BytesMut};
 pub const OFFLOAD_EVENT_BYTES: usize = 64 * 1024;
 
 /// Per-event translation: the event's `data` in, the new `data` out.
-pub type EventFn<'a> = dyn FnMut(&str) -> String + 'a;
+pub type EventFn<'a> = dyn FnMut(&str) -> Vec<u8> + 'a;
 
 /// An event grew past the framer's limit: the stream cannot go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,6 +159,24 @@ fn line_end(b: &[u8]) -> Option<usize> {
     blocks.remainder().iter().position(is_end).map(|i| at + i)
 }
 
+/// Where the first `\n` of `b` is, looked for 16 bytes at a time (as
+/// [`line_end`]): a translated event's data has none but is scanned whole.
+fn newline(b: &[u8]) -> Option<usize> {
+    let mut blocks = b.chunks_exact(16);
+    let mut at = 0;
+    for block in &mut blocks {
+        if block.iter().fold(false, |any, c| any | (*c == b'\n')) {
+            return block.iter().position(|c| *c == b'\n').map(|i| at + i);
+        }
+        at += 16;
+    }
+    blocks
+        .remainder()
+        .iter()
+        .position(|c| *c == b'\n')
+        .map(|i| at + i)
+}
+
 fn trim_newlines(b: &[u8]) -> &[u8] {
     let mut end = b.len();
     while end > 0 && (b[end - 1] == b'\n' || b[end - 1] == b'\r') {
@@ -263,10 +281,20 @@ pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
     if let Some(d) = data {
         let new = f(&d);
         out.reserve(new.len() + 8);
-        for l in new.split('\n') {
+        let mut rest = &new[..];
+        loop {
             out.extend_from_slice(b"data: ");
-            out.extend_from_slice(l.as_bytes());
-            out.push(b'\n');
+            match newline(rest) {
+                Some(i) => {
+                    out.extend_from_slice(&rest[..=i]);
+                    rest = &rest[i + 1..];
+                }
+                None => {
+                    out.extend_from_slice(rest);
+                    out.push(b'\n');
+                    break;
+                }
+            }
         }
     }
     out.push(b'\n');
@@ -276,8 +304,8 @@ pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
-    fn upper(s: &str) -> String {
-        s.to_uppercase()
+    fn upper(s: &str) -> Vec<u8> {
+        s.to_uppercase().into_bytes()
     }
 
     /// Every chunk's rendered output, and the tail at the end.
@@ -310,6 +338,32 @@ mod tests {
         let (out, tail) = run(1 << 20, &[b"data: {\"a\"", b":1}\n", b"\ndata: b\n\n"]);
         assert_eq!(out, vec!["", "", "data: {\"A\":1}\n\ndata: B\n\n"]);
         assert_eq!(tail.unwrap(), "");
+    }
+
+    #[test]
+    fn long_data_splits_at_every_newline() {
+        let data = format!(
+            "{}\n{}\n{}\n",
+            "a".repeat(20),
+            "b".repeat(16),
+            "c".repeat(3)
+        );
+        let event = format!("data: {}", data.replace('\n', "\ndata: "));
+        let mut out = Vec::new();
+        rewrite_event(
+            event.trim_end_matches("data: ").trim_end().as_bytes(),
+            &mut upper,
+            &mut out,
+        );
+        let want = format!(
+            "data: {}\ndata: {}\ndata: {}\n\n",
+            "A".repeat(20),
+            "B".repeat(16),
+            "C".repeat(3)
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        assert_eq!(newline(b"0123456789abcdef0123\n"), Some(20));
+        assert_eq!(newline(&[b'x'; 40]), None);
     }
 
     #[test]

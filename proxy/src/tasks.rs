@@ -31,6 +31,7 @@ use crate::error::Failure;
 use probe::{probe, At, Seen};
 use query::Query;
 pub use scope::{Caller, Scope, ScopeKey, SCOPE_BYTES};
+use translate::transcode::TaskFacts;
 
 /// Default and bounds of `pageSize` (v1.0 spec: default 50, at most 100;
 /// a larger one is refused with InvalidParams).
@@ -155,14 +156,6 @@ fn timestamp(status: Option<&Value>) -> Option<DateTime<FixedOffset>> {
         .get("timestamp")
         .and_then(Value::as_str)
         .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-}
-
-fn state_of(status: Option<&Value>) -> Option<Box<str>> {
-    status?
-        .get("state")
-        .and_then(Value::as_str)
-        .filter(|s| s.len() <= MAX_STATE_BYTES)
-        .map(Box::from)
 }
 
 /// One ListTasks page to fetch: the ids of the caller's entries that match
@@ -355,6 +348,20 @@ impl TaskIndex {
     /// Puts an entry; `false` when it is not indexed (off, or an id or
     /// context id over `max_id_bytes`).
     fn put(&self, scope: Scope, id: &str, context: Option<&str>, status: Option<&Value>) -> bool {
+        let state = status.and_then(|s| s.get("state")).and_then(Value::as_str);
+        self.put_entry(scope, id, context, state, timestamp(status))
+    }
+
+    /// [`Self::put`] with the status's `state` (when a string) and
+    /// timestamp read.
+    fn put_entry(
+        &self,
+        scope: Scope,
+        id: &str,
+        context: Option<&str>,
+        state: Option<&str>,
+        ts: Option<DateTime<FixedOffset>>,
+    ) -> bool {
         let max_id = self.limits.max_id_bytes;
         if !self.enabled || id.len() > max_id || context.is_some_and(|c| c.len() > max_id) {
             return false;
@@ -368,8 +375,8 @@ impl TaskIndex {
         let entry = Entry {
             seq,
             context: context.map(Box::from),
-            state: state_of(status),
-            ts: timestamp(status),
+            state: state.filter(|s| s.len() <= MAX_STATE_BYTES).map(Box::from),
+            ts,
         };
         let key: Key = match inner.tasks.get_key_value(&(scope, Arc::from(id))) {
             Some((k, _)) => k.clone(),
@@ -416,9 +423,23 @@ impl TaskIndex {
     }
 
     /// [`Self::put_status`] with the status's `state` and `timestamp` read
-    /// (each when it is a string); they are checked and parsed only for a
-    /// task `scope` knows.
+    /// (each when it is a string); the timestamp is parsed only for a task
+    /// `scope` knows.
     fn put_status_of(&self, scope: Scope, id: &str, state: Option<&str>, ts: Option<&str>) {
+        self.put_status_with(scope, id, state, || {
+            ts.and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        });
+    }
+
+    /// [`Self::put_status_of`] with the timestamp given by `ts`, asked only
+    /// for a task `scope` knows.
+    fn put_status_with(
+        &self,
+        scope: Scope,
+        id: &str,
+        state: Option<&str>,
+        ts: impl FnOnce() -> Option<DateTime<FixedOffset>>,
+    ) {
         if !self.enabled || id.len() > self.limits.max_id_bytes {
             return;
         }
@@ -450,7 +471,7 @@ impl TaskIndex {
         order.insert(seq, key);
         e.seq = seq;
         e.state = state.filter(|s| s.len() <= MAX_STATE_BYTES).map(Box::from);
-        e.ts = ts.and_then(|s| DateTime::parse_from_rfc3339(s).ok());
+        e.ts = ts();
         *bytes = *bytes - old + cost(id, e);
         self.evict(&mut inner);
     }
@@ -496,6 +517,34 @@ impl TaskIndex {
         };
         if let Some(result) = v.get_mut("result") {
             self.record_value(scope, method, result.take());
+        }
+    }
+
+    /// [`Self::record`] of what the transcoder learnt about a translated
+    /// v1.0 answer while writing it: the same entries as reading the
+    /// answer's bytes again (`record_from_facts_as_from_bytes` checks it).
+    pub fn record_facts(&self, scope: Scope, method: &str, facts: &TaskFacts<'_>) {
+        if !self.enabled || !indexed(method) {
+            return;
+        }
+        match facts {
+            TaskFacts::Nothing => {}
+            TaskFacts::Task {
+                id,
+                context,
+                status,
+            } => {
+                self.put_entry(
+                    scope,
+                    id,
+                    context.as_deref(),
+                    Some(status.state),
+                    status.timestamp,
+                );
+            }
+            TaskFacts::Status { task_id, status } => {
+                self.put_status_with(scope, task_id, Some(status.state), || status.timestamp);
+            }
         }
     }
 
@@ -884,6 +933,111 @@ mod tests {
 
     /// What the answer-probing `record` keeps equals what reading the whole
     /// answer as a value keeps (the reference).
+    /// The v0.3 answers and events of the fixtures (and, embedded in an
+    /// event, the status updates and tasks), with the method they answer,
+    /// and a few edge cases of ids and timestamps.
+    fn v03_answers() -> Vec<(translate::method::Method, Vec<u8>)> {
+        use translate::method::Method;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+        let mut out = Vec::new();
+        let files = |dir: &str| {
+            let mut f: Vec<_> = std::fs::read_dir(root.join(dir))
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            f.retain(|p: &std::path::PathBuf| p.to_string_lossy().ends_with(".v03.json"));
+            f.sort();
+            f
+        };
+        for dir in ["event", "response"] {
+            for file in files(dir) {
+                let name = file.file_name().unwrap().to_string_lossy().into_owned();
+                let Some((m, _)) = Method::from_name(name.split('.').next().unwrap()) else {
+                    continue;
+                };
+                out.push((m, std::fs::read(&file).unwrap()));
+            }
+        }
+        for (dir, m) in [
+            ("status-update", Method::SendStreamingMessage),
+            ("task", Method::SendStreamingMessage),
+            ("task", Method::SendMessage),
+            ("task", Method::GetTask),
+            ("artifact-update", Method::SubscribeToTask),
+            ("message", Method::SendMessage),
+        ] {
+            for file in files(dir) {
+                let x = String::from_utf8(std::fs::read(&file).unwrap()).unwrap();
+                out.push((
+                    m,
+                    format!(r#"{{"jsonrpc":"2.0","id":3,"result":{x}}}"#).into_bytes(),
+                ));
+            }
+        }
+        for ts in [
+            "2024-03-15T18:30:00.120+02:00",
+            "2025-04-02T16:59:25.331844",
+            "2016-12-31T23:59:60.5Z",
+            "9999-12-31T23:59:59-01:00",
+            "0000-01-01T00:00:00+01:00",
+        ] {
+            let ev = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"kind":"status-update","taskId":"t\"1","contextId":"c","status":{{"state":"working","timestamp":"{ts}"}},"final":false}}}}"#
+            );
+            out.push((Method::SendStreamingMessage, ev.into_bytes()));
+            let task = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"kind":"task","id":"t\\2","contextId":"","status":{{"state":"failed","timestamp":"{ts}"}}}}}}"#
+            );
+            out.push((Method::SendMessage, task.into_bytes()));
+        }
+        out
+    }
+
+    /// What the transcoder learns while translating a v0.3 answer to v1.0
+    /// records the same entries as reading the v1.0 answer's bytes again
+    /// (the probe, or the whole value).
+    #[test]
+    fn record_from_facts_as_from_bytes() {
+        use translate::transcode::{response_to_v10_with_facts, TaskFacts};
+        let from_bytes = new_index(IndexLimits::default());
+        let from_facts = new_index(IndexLimits::default());
+        from_bytes.track_changes();
+        from_facts.track_changes();
+        let (mut checked, mut statuses, mut tasks) = (0, 0, 0);
+        for (m, input) in v03_answers() {
+            let name = m.name(crate::version::Version::V10).unwrap();
+            let Ok(text) = std::str::from_utf8(&input) else {
+                continue;
+            };
+            let Some((out, facts)) = response_to_v10_with_facts(m, text) else {
+                continue;
+            };
+            // A status update lands only on a task the index knows.
+            if let TaskFacts::Status { task_id, .. } = &facts {
+                statuses += 1;
+                for ix in [&from_bytes, &from_facts] {
+                    ix.put(a(), task_id, Some("seeded"), None);
+                }
+            }
+            if let TaskFacts::Task { .. } = &facts {
+                tasks += 1;
+            }
+            from_bytes.record(a(), name, &out);
+            from_facts.record_facts(a(), name, &facts);
+            assert_eq!(
+                from_facts.take_changed(),
+                from_bytes.take_changed(),
+                "{}",
+                String::from_utf8_lossy(&out)
+            );
+            checked += 1;
+        }
+        assert!(
+            checked > 40 && statuses > 10 && tasks > 10,
+            "{checked} {statuses} {tasks}"
+        );
+        assert_eq!(from_facts.len(), from_bytes.len());
+    }
+
     #[test]
     fn probed_answers_list_as_whole_values() {
         let t = |id: &str, ctx: &str| {

@@ -7,6 +7,7 @@ use translate::document::{self, Kind};
 use translate::envelope::{Request, Response};
 use translate::jsonrpc;
 use translate::method::Method;
+use translate::transcode::TaskFacts;
 use translate::TranslateError;
 
 use crate::error::{jsonrpc_envelope, Failure};
@@ -260,15 +261,46 @@ impl RpcTranslation {
 
     /// One SSE `data` value (a JSON-RPC response envelope) in the client's version.
     pub fn event(&self, data: &str) -> String {
-        let out = self.event_with_token(data);
-        match &self.exact_id {
-            Some(exact) => String::from_utf8(exact.restore(out.into_bytes()))
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-            None => out,
-        }
+        let out = self.event_bytes(data, false).0;
+        // Our own output is UTF-8 (lossy only as a safety net).
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
-    fn event_with_token(&self, data: &str) -> String {
+    /// [`Self::event`] as bytes (UTF-8: translated from UTF-8 by the
+    /// proxy's own writers), with, when `facts` is asked for and the
+    /// streaming transcoder wrote a v1.0 event, what the event says about
+    /// its task ([`TaskFacts`]); `None`: read the event's bytes for it.
+    pub fn event_bytes<'d>(&self, data: &'d str, facts: bool) -> (Vec<u8>, Option<TaskFacts<'d>>) {
+        let (out, learnt) = match self.transcoded_event(data, facts) {
+            Some(done) => done,
+            None => (self.event_with_token(data), None),
+        };
+        let out = match &self.exact_id {
+            Some(exact) => exact.restore(out),
+            None => out,
+        };
+        (out, learnt)
+    }
+
+    /// The streaming transcoder's translation of an event, if it takes it.
+    fn transcoded_event<'d>(
+        &self,
+        data: &'d str,
+        facts: bool,
+    ) -> Option<(Vec<u8>, Option<TaskFacts<'d>>)> {
+        let (m, _) = Method::from_name(&self.method)?;
+        if facts && self.client == Version::V10 {
+            let (out, f) = translate::transcode::response_to_v10_with_facts(m, data)?;
+            return Some((out, Some(f)));
+        }
+        Some((
+            translate::transcode::response_str(self.client, m, data)?,
+            None,
+        ))
+    }
+
+    fn event_with_token(&self, data: &str) -> Vec<u8> {
         let fast = self.fast_response(data.as_bytes()).ok_or(());
         match fast.or_else(|()| {
             document::translate(
@@ -278,13 +310,10 @@ impl RpcTranslation {
                 data.as_bytes(),
             )
         }) {
-            // Our own output is UTF-8: no copy (lossy only as a safety net).
-            Ok(out) => String::from_utf8(out)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-            Err(e) => String::from_utf8_lossy(&self.error_body(&Failure::BadUpstreamResponse {
+            Ok(out) => out,
+            Err(e) => self.error_body(&Failure::BadUpstreamResponse {
                 detail: e.to_string(),
-            }))
-            .into_owned(),
+            }),
         }
     }
 

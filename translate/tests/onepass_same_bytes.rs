@@ -10,6 +10,7 @@
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
+use chrono::{DateTime, FixedOffset};
 use proptest::prelude::*;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -52,6 +53,8 @@ thread_local! {
     /// How many inputs the streaming transcoder answered on this test's
     /// thread (it is checked on its own, not only behind `onepass`).
     static TRANSCODED: Cell<usize> = const { Cell::new(0) };
+    /// How many transcoded v1.0 answers had their task facts checked.
+    static FACTS: Cell<usize> = const { Cell::new(0) };
 }
 
 fn transcoded() -> usize {
@@ -79,15 +82,117 @@ fn same(
     }
 }
 
+/// What a v1.0 answer says about its task, read from its bytes the way
+/// the proxy's ListTasks index reads a whole answer (`TaskIndex::record`
+/// when its probe does not take the answer: `record_value`, `put_task`,
+/// `put_status`): a string `id` (`taskId`), a string `contextId`, the
+/// status's `state` when a string and `timestamp` when RFC 3339.
+#[derive(Debug, PartialEq)]
+enum Read {
+    Nothing,
+    Task(
+        String,
+        Option<String>,
+        Option<String>,
+        Option<DateTime<FixedOffset>>,
+    ),
+    Status(String, Option<String>, Option<DateTime<FixedOffset>>),
+}
+
+fn read_answer(method: Method, out: &[u8]) -> Read {
+    let v: Value = serde_json::from_slice(out).expect("v1.0 output is JSON");
+    let result = &v["result"];
+    let status_of = |status: &Value| {
+        (
+            status
+                .get("state")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            status
+                .get("timestamp")
+                .and_then(Value::as_str)
+                .and_then(|t| DateTime::parse_from_rfc3339(t).ok()),
+        )
+    };
+    let task = |t: &Value| match t.get("id").and_then(Value::as_str) {
+        Some(id) => {
+            let (state, ts) = t.get("status").map(status_of).unwrap_or((None, None));
+            let context = t.get("contextId").and_then(Value::as_str);
+            Read::Task(id.to_string(), context.map(str::to_string), state, ts)
+        }
+        None => Read::Nothing,
+    };
+    if matches!(method, Method::GetTask | Method::CancelTask) {
+        return task(result);
+    }
+    if let Some(t) = result.get("task") {
+        return task(t);
+    }
+    match result.get("statusUpdate") {
+        Some(u) => match (u.get("taskId").and_then(Value::as_str), u.get("status")) {
+            (Some(id), Some(status)) => {
+                let (state, ts) = status_of(status);
+                Read::Status(id.to_string(), state, ts)
+            }
+            _ => Read::Nothing,
+        },
+        None => Read::Nothing,
+    }
+}
+
+fn read_facts(facts: &transcode::TaskFacts<'_>) -> Read {
+    match facts {
+        transcode::TaskFacts::Nothing => Read::Nothing,
+        transcode::TaskFacts::Task {
+            id,
+            context,
+            status,
+        } => Read::Task(
+            id.to_string(),
+            context.as_deref().map(str::to_string),
+            Some(status.state.to_string()),
+            status.timestamp,
+        ),
+        transcode::TaskFacts::Status { task_id, status } => Read::Status(
+            task_id.to_string(),
+            Some(status.state.to_string()),
+            status.timestamp,
+        ),
+    }
+}
+
+/// The transcoder's facts about a v1.0 answer it writes are what reading
+/// its output finds, and its output is the same with them.
+fn same_facts(method: Method, input: &[u8], out: &[u8]) -> Result<(), String> {
+    let Ok(text) = std::str::from_utf8(input) else {
+        return Ok(());
+    };
+    let Some((with, facts)) = transcode::response_to_v10_with_facts(method, text) else {
+        return Err("the transcoder answered, but not with facts".into());
+    };
+    if with != out {
+        return Err("the output with facts differs".into());
+    }
+    let (got, want) = (read_facts(&facts), read_answer(method, out));
+    if got != want {
+        return Err(format!(
+            "facts differ from the output's:\n  facts  {got:?}\n  output {want:?}\n  {}",
+            String::from_utf8_lossy(out)
+        ));
+    }
+    FACTS.with(|c| c.set(c.get() + 1));
+    Ok(())
+}
+
 /// One comparison; returns whether the single pass answered.
 fn same_response(to: Version, method: Method, input: &[u8]) -> Result<bool, String> {
     let name = method.name(Version::V10).expect("v1.0 name");
     let general = translate(Kind::Response, to, Some(name), input);
-    if same(
-        "transcode",
-        transcode::response(to, method, input),
-        &general,
-    )? {
+    let fast = transcode::response(to, method, input);
+    if let (Some(out), Version::V10) = (&fast, to) {
+        same_facts(method, input, out)?;
+    }
+    if same("transcode", fast, &general)? {
         TRANSCODED.with(|c| c.set(c.get() + 1));
     }
     same(
@@ -313,6 +418,11 @@ fn payload_fixtures_in_envelopes() {
         "only {} embedded inputs took the streaming transcoder",
         transcoded()
     );
+    let facts = FACTS.with(Cell::get);
+    assert!(
+        facts > 300,
+        "only {facts} embedded inputs had their facts checked"
+    );
 }
 
 fn envelope<T: Serialize>(
@@ -375,6 +485,81 @@ fn check_request(to: Version, env: &Value) -> Result<(), TestCaseError> {
         }
     }
     Ok(())
+}
+
+#[test]
+fn task_facts_at_the_edges() {
+    let ev = |result: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+    let status = |ts: &str| {
+        ev(&format!(
+            r#"{{"kind":"status-update","taskId":"t\"1\\","contextId":"c","status":{{"state":"working","timestamp":"{ts}"}},"final":false}}"#
+        ))
+    };
+    let mut cases = vec![
+        (Method::SendStreamingMessage, status("2024-03-15T18:30:00Z")),
+        (
+            Method::SendStreamingMessage,
+            status("2024-03-15T18:30:00.120+02:00"),
+        ),
+        (
+            Method::SendStreamingMessage,
+            status("2025-04-02T16:59:25.331844"),
+        ),
+        (
+            Method::SendStreamingMessage,
+            status("2016-12-31T23:59:60.5Z"),
+        ),
+        (
+            Method::SendStreamingMessage,
+            status("9999-12-31T23:59:59-01:00"),
+        ),
+        (
+            Method::SendStreamingMessage,
+            status("0000-01-01T00:00:00+01:00"),
+        ),
+        (
+            Method::SendStreamingMessage,
+            ev(
+                r#"{"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"completed"},"final":true}"#,
+            ),
+        ),
+        (
+            Method::SendStreamingMessage,
+            ev(r#"{"kind":"task","id":"t","contextId":"","status":{"state":"submitted"}}"#),
+        ),
+        (
+            Method::SendMessage,
+            ev(
+                r#"{"kind":"task","id":"t","contextId":"c\n","status":{"state":"working","timestamp":"2024-03-15T18:30:00Z"}}"#,
+            ),
+        ),
+        (
+            Method::SendMessage,
+            ev(r#"{"kind":"message","messageId":"m","role":"agent","parts":[],"taskId":"t"}"#),
+        ),
+        (
+            Method::SendStreamingMessage,
+            ev(
+                r#"{"kind":"artifact-update","taskId":"t","contextId":"c","artifact":{"artifactId":"a","parts":[]}}"#,
+            ),
+        ),
+        (
+            Method::GetTask,
+            ev(
+                r#"{"kind":"task","id":"t","contextId":"c","status":{"state":"unknown","timestamp":"2024-03-15T18:30:00Z"}}"#,
+            ),
+        ),
+    ];
+    cases.push((Method::CancelTask, cases[cases.len() - 1].1.clone()));
+    let before = FACTS.with(Cell::get);
+    for (method, input) in &cases {
+        assert_eq!(
+            same_response(Version::V10, *method, input.as_bytes()),
+            Ok(true),
+            "{input}"
+        );
+    }
+    assert_eq!(FACTS.with(Cell::get) - before, cases.len());
 }
 
 proptest! {

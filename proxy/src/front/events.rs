@@ -73,13 +73,16 @@ impl EventTranslation {
         match self {
             EventTranslation::Rpc(rpc, scope) => {
                 let mut f = |data: &str| {
-                    let out = rpc.event(data);
+                    let (out, facts) = rpc.event_bytes(data, scope.is_some());
                     if let Some(scope) = scope {
-                        app.tasks.record(*scope, &rpc.method, out.as_bytes());
-                        app.relay.publish_envelope(&rpc.method, out.as_bytes());
+                        match &facts {
+                            Some(facts) => app.tasks.record_facts(*scope, &rpc.method, facts),
+                            None => app.tasks.record(*scope, &rpc.method, &out),
+                        }
+                        app.relay.publish_envelope(&rpc.method, &out);
                     }
                     if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
-                        let _ = push.restore(rpc.client, out.as_bytes(), &p);
+                        let _ = push.restore(rpc.client, &out, &p);
                     }
                     out
                 };
@@ -87,10 +90,10 @@ impl EventTranslation {
             }
             EventTranslation::Rest(t, op, scope) => {
                 let mut f = |data: &str| {
-                    let out = t.event(data);
+                    let out = t.event(data).into_bytes();
                     if let (Some(scope), Some(op)) = (scope, op) {
-                        app.tasks.record_result(*scope, op.as_str(), out.as_bytes());
-                        app.relay.publish_result(op.as_str(), out.as_bytes());
+                        app.tasks.record_result(*scope, op.as_str(), &out);
+                        app.relay.publish_result(op.as_str(), &out);
                     }
                     out
                 };

@@ -163,17 +163,17 @@ fn proto_alias(name: &[u8]) -> bool {
 }
 
 /// v0.3 task states and their v1.0 names.
-fn state_to_v10(s: &[u8]) -> Option<&'static [u8]> {
+fn state_to_v10(s: &[u8]) -> Option<&'static str> {
     Some(match s {
-        b"submitted" => b"TASK_STATE_SUBMITTED",
-        b"working" => b"TASK_STATE_WORKING",
-        b"input-required" => b"TASK_STATE_INPUT_REQUIRED",
-        b"completed" => b"TASK_STATE_COMPLETED",
-        b"canceled" => b"TASK_STATE_CANCELED",
-        b"failed" => b"TASK_STATE_FAILED",
-        b"rejected" => b"TASK_STATE_REJECTED",
-        b"auth-required" => b"TASK_STATE_AUTH_REQUIRED",
-        b"unknown" => b"TASK_STATE_UNSPECIFIED",
+        b"submitted" => "TASK_STATE_SUBMITTED",
+        b"working" => "TASK_STATE_WORKING",
+        b"input-required" => "TASK_STATE_INPUT_REQUIRED",
+        b"completed" => "TASK_STATE_COMPLETED",
+        b"canceled" => "TASK_STATE_CANCELED",
+        b"failed" => "TASK_STATE_FAILED",
+        b"rejected" => "TASK_STATE_REJECTED",
+        b"auth-required" => "TASK_STATE_AUTH_REQUIRED",
+        b"unknown" => "TASK_STATE_UNSPECIFIED",
         _ => return None,
     })
 }
@@ -626,9 +626,10 @@ impl<'a> Tx<'a> {
                     Tx::mark(o, 0)?;
                     let e = tx.lx.string_end(v)?;
                     let s = state_to_v10(&tx.b()[v + 1..e - 1])?;
+                    tx.seen.state = Some(s);
                     let p = tx.begin(b"state");
                     tx.out.push(b'"');
-                    tx.out.extend_from_slice(s);
+                    tx.out.extend_from_slice(s.as_bytes());
                     tx.out.push(b'"');
                     tx.end(o, 0, p)?;
                     Some(e)
@@ -640,10 +641,11 @@ impl<'a> Tx<'a> {
                 b"timestamp" => {
                     Tx::mark(o, 2)?;
                     let (raw, e) = tx.plain_str(v)?;
-                    let t = crate::timestamp::to_utc_z(raw).ok()?;
+                    let t = crate::timestamp::parse(raw)?;
+                    tx.seen.timestamp = Some(t);
                     let p = tx.begin(b"timestamp");
                     tx.out.push(b'"');
-                    tx.out.extend_from_slice(t.as_bytes());
+                    crate::timestamp::write_utc_z(&t, &mut tx.out);
                     tx.out.push(b'"');
                     tx.end(o, 2, p)?;
                     Some(e)
@@ -800,12 +802,15 @@ impl<'a> Tx<'a> {
                 }
                 b"id" => {
                     Tx::mark(o, 1)?;
-                    tx.str_piece(o, 0, b"id", v)
+                    let e = tx.str_piece(o, 0, b"id", v)?;
+                    tx.seen.id = Some((v, e));
+                    Some(e)
                 }
                 b"contextId" => {
                     Tx::mark(o, 2)?;
                     let e = tx.lx.string_end(v)?;
                     if e - v > 2 {
+                        tx.seen.context = Some((v, e));
                         let p = tx.begin(b"contextId");
                         tx.out.extend_from_slice(&tx.b()[v..e]);
                         tx.end(o, 1, p)?;
@@ -899,7 +904,9 @@ impl<'a> Tx<'a> {
                 }
                 b"taskId" => {
                     Tx::mark(o, 1)?;
-                    tx.str_piece(o, 0, b"taskId", v)
+                    let e = tx.str_piece(o, 0, b"taskId", v)?;
+                    tx.seen.id = Some((v, e));
+                    Some(e)
                 }
                 b"contextId" => {
                     Tx::mark(o, 2)?;
@@ -1143,9 +1150,15 @@ impl<'a> Tx<'a> {
             None => self.v03_variant(i, depth)?,
         };
         let (name, f): (&[u8], Fx<'a>) = match kind {
-            b"task" => (b"{\"task\":", Tx::task_to_v10),
+            b"task" => {
+                self.seen.what = 1;
+                (b"{\"task\":", Tx::task_to_v10)
+            }
             b"message" => (b"{\"message\":", Tx::message_to_v10),
-            b"status-update" if events => (b"{\"statusUpdate\":", Tx::status_update_to_v10),
+            b"status-update" if events => {
+                self.seen.what = 2;
+                (b"{\"statusUpdate\":", Tx::status_update_to_v10)
+            }
             b"artifact-update" if events => (b"{\"artifactUpdate\":", Tx::artifact_update_to_v10),
             _ => return None,
         };

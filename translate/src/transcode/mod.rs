@@ -17,6 +17,9 @@
 
 mod lex;
 
+use std::borrow::Cow;
+
+use chrono::{DateTime, FixedOffset, Utc};
 use lex::{canonical_base64, Lex, MAX_DEPTH};
 
 use crate::method::Method;
@@ -58,6 +61,51 @@ struct Tx<'a> {
     lx: Lex<'a>,
     out: Vec<u8>,
     tmp: Vec<u8>,
+    /// What the v1.0 output says about its task, noted while it is written.
+    seen: Seen,
+}
+
+/// The task members of a v1.0 output, noted as they are written: spans of
+/// the input (string values with their quotes).
+#[derive(Clone, Copy, Default)]
+struct Seen {
+    /// 0: neither, 1: a task, 2: a status update.
+    what: u8,
+    id: Option<(usize, usize)>,
+    context: Option<(usize, usize)>,
+    state: Option<&'static str>,
+    timestamp: Option<DateTime<Utc>>,
+}
+
+/// What a v1.0 answer or stream event says about its task, as a reader of
+/// the v1.0 bytes (the proxy's ListTasks index) finds it there: learnt
+/// while the answer is translated, so it need not be read again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskFacts<'a> {
+    /// Neither a task nor a status update (a message, an artifact update).
+    Nothing,
+    /// A task (the result, or its `task` member).
+    Task {
+        id: Cow<'a, str>,
+        /// `None`: no `contextId` member (an empty one is not written).
+        context: Option<Cow<'a, str>>,
+        status: StatusFacts,
+    },
+    /// A status update (the result's `statusUpdate` member).
+    Status {
+        task_id: Cow<'a, str>,
+        status: StatusFacts,
+    },
+}
+
+/// A v1.0 task status's state and timestamp, as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusFacts {
+    /// The v1.0 state name (`TASK_STATE_…`).
+    pub state: &'static str,
+    /// The timestamp as RFC 3339 reads it back (`None`: no timestamp, or
+    /// one RFC 3339 cannot hold, a year outside 0000-9999).
+    pub timestamp: Option<DateTime<FixedOffset>>,
 }
 
 enum Next {
@@ -73,6 +121,7 @@ impl<'a> Tx<'a> {
             lx: Lex::new(input),
             out: Vec::with_capacity(input.len() + input.len() / 8 + 64),
             tmp: Vec::new(),
+            seen: Seen::default(),
         }
     }
 
@@ -399,19 +448,79 @@ pub fn request(to: Version, name: &str, input: &[u8]) -> Option<Vec<u8>> {
 /// Translates a JSON-RPC response envelope (or one stream event envelope)
 /// answering `method` to `to`. `None`: not taken here.
 pub fn response(to: Version, method: Method, input: &[u8]) -> Option<Vec<u8>> {
-    std::str::from_utf8(input).ok()?;
+    response_str(to, method, std::str::from_utf8(input).ok()?)
+}
+
+/// [`response`] of input already known to be UTF-8.
+pub fn response_str(to: Version, method: Method, input: &str) -> Option<Vec<u8>> {
+    translate_response(to, method, input.as_bytes()).map(|(out, _)| out)
+}
+
+/// [`response_str`] to v1.0, with what the v1.0 answer says about its task
+/// (the same as reading the answer's `result` back, see [`TaskFacts`]).
+pub fn response_to_v10_with_facts(method: Method, input: &str) -> Option<(Vec<u8>, TaskFacts<'_>)> {
+    let (out, seen) = translate_response(Version::V10, method, input.as_bytes())?;
+    let facts = seen.facts(input)?;
+    Some((out, facts))
+}
+
+fn translate_response(to: Version, method: Method, input: &[u8]) -> Option<(Vec<u8>, Seen)> {
     let mut tx = Tx::new(input);
     let result = match (to, method) {
         (Version::V10, Method::SendMessage) => Tx::send_result_to_v10,
         (Version::V10, Method::SendStreamingMessage | Method::SubscribeToTask) => Tx::event_to_v10,
-        (Version::V10, Method::GetTask | Method::CancelTask) => Tx::task_to_v10,
+        (Version::V10, Method::GetTask | Method::CancelTask) => {
+            tx.seen.what = 1;
+            Tx::task_to_v10
+        }
         (Version::V03, Method::SendMessage) => Tx::send_result_to_v03,
         (Version::V03, Method::SendStreamingMessage | Method::SubscribeToTask) => Tx::event_to_v03,
         (Version::V03, Method::GetTask | Method::CancelTask) => Tx::task_to_v03,
         _ => return None,
     };
     let e = tx.envelope(0, None, result)?;
-    tx.finish(e)
+    let seen = tx.seen;
+    Some((tx.finish(e)?, seen))
+}
+
+impl Seen {
+    /// The facts of the input `input` these spans are in; `None` when a
+    /// task member was not seen (the output would not have been written).
+    fn facts(self, input: &str) -> Option<TaskFacts<'_>> {
+        let text = |(s, e): (usize, usize)| -> Option<Cow<'_, str>> {
+            let quoted = input.get(s..e)?;
+            let raw = &quoted[1..quoted.len() - 1];
+            if raw.contains('\\') {
+                serde_json::from_str::<String>(quoted).ok().map(Cow::Owned)
+            } else {
+                Some(Cow::Borrowed(raw))
+            }
+        };
+        let status = || -> Option<StatusFacts> {
+            Some(StatusFacts {
+                state: self.state?,
+                timestamp: self
+                    .timestamp
+                    .filter(|t| (0..=9999).contains(&chrono::Datelike::year(t)))
+                    .map(|t| t.fixed_offset()),
+            })
+        };
+        Some(match self.what {
+            1 => TaskFacts::Task {
+                id: text(self.id?)?,
+                context: match self.context {
+                    Some(c) => Some(text(c)?),
+                    None => None,
+                },
+                status: status()?,
+            },
+            2 => TaskFacts::Status {
+                task_id: text(self.id?)?,
+                status: status()?,
+            },
+            _ => TaskFacts::Nothing,
+        })
+    }
 }
 
 impl Tx<'_> {
