@@ -2,7 +2,6 @@
 //! in time and size), kept for its max-age, revalidated with ETag /
 //! If-None-Match, and the agent's interfaces resolved from it.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,6 +10,8 @@ use pingora::connectors::http::Connector;
 use pingora::http::RequestHeader;
 use pingora::protocols::http::client::HttpSession;
 use pingora::upstreams::peer::HttpPeer;
+
+use crate::upstream_tls::AgentAddr;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
@@ -76,11 +77,7 @@ impl CardCache {
 
     /// The cached card if fresh, else a (conditional) refetch. With
     /// `allow_stale`, a failed refetch falls back to the old copy.
-    pub async fn get(
-        &self,
-        addr: SocketAddr,
-        allow_stale: bool,
-    ) -> Result<Arc<CachedCard>, String> {
+    pub async fn get(&self, addr: AgentAddr, allow_stale: bool) -> Result<Arc<CachedCard>, String> {
         let mut slot = self.slot.lock().await;
         let now = Instant::now();
         if let Some(c) = slot.as_ref() {
@@ -89,7 +86,7 @@ impl CardCache {
             }
         }
         let etag = slot.as_ref().and_then(|c| c.etag.clone());
-        match self.fetch(addr, etag.as_deref()).await {
+        match self.fetch(&addr, etag.as_deref()).await {
             Ok(Fetched::Card(card)) => {
                 let card = Arc::new(card);
                 *slot = Some(card.clone());
@@ -122,13 +119,10 @@ impl CardCache {
         self.slot.try_lock().ok().and_then(|s| s.clone())
     }
 
-    /// The upstream peer with the connect and read timeouts.
-    fn peer(&self, addr: SocketAddr) -> HttpPeer {
-        let mut peer = HttpPeer::new(addr, false, String::new());
-        peer.options.connection_timeout = Some(self.connect_timeout);
-        peer.options.total_connection_timeout = Some(self.connect_timeout);
-        peer.options.read_timeout = Some(self.read_timeout);
-        peer
+    /// The upstream peer with the connect and read timeouts (TLS toward
+    /// an `https://` agent: crate::upstream_tls).
+    fn peer(&self, addr: &AgentAddr) -> HttpPeer {
+        crate::upstream_tls::http_peer(addr, self.connect_timeout, self.read_timeout)
     }
 
     /// POSTs a small JSON body to the upstream (`path` relative to its base)
@@ -136,7 +130,7 @@ impl CardCache {
     /// timeouts and by the card size limit.
     pub async fn post_json(
         &self,
-        addr: SocketAddr,
+        addr: AgentAddr,
         path: &str,
         version: Version,
         body: Bytes,
@@ -148,7 +142,7 @@ impl CardCache {
     /// [`CardCache::post_json`] for any method; `None`: no body (a GET).
     pub async fn call_json(
         &self,
-        addr: SocketAddr,
+        addr: AgentAddr,
         method: &str,
         path: &str,
         version: Version,
@@ -162,7 +156,7 @@ impl CardCache {
     /// `headers` (`Authorization`, identity headers).
     pub async fn call_json_as(
         &self,
-        addr: SocketAddr,
+        addr: AgentAddr,
         method: &str,
         path: &str,
         version: Version,
@@ -170,7 +164,7 @@ impl CardCache {
         headers: &[(http::HeaderName, http::HeaderValue)],
     ) -> Result<(u16, Bytes), String> {
         let total = self.connect_timeout + self.read_timeout;
-        let call = self.call_inner(addr, method, path, version, body, headers);
+        let call = self.call_inner(&addr, method, path, version, body, headers);
         match tokio::time::timeout(total, call).await {
             Ok(r) => r,
             Err(_) => Err(format!("upstream call timed out after {total:?}")),
@@ -179,7 +173,7 @@ impl CardCache {
 
     async fn call_inner(
         &self,
-        addr: SocketAddr,
+        addr: &AgentAddr,
         method: &str,
         path: &str,
         version: Version,
@@ -245,7 +239,7 @@ impl CardCache {
         Ok((status, out))
     }
 
-    async fn fetch(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
+    async fn fetch(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, String> {
         let total = self.connect_timeout + self.read_timeout;
         match tokio::time::timeout(total, self.fetch_inner(addr, etag)).await {
             Ok(r) => r,
@@ -253,7 +247,7 @@ impl CardCache {
         }
     }
 
-    async fn fetch_inner(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
+    async fn fetch_inner(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, String> {
         let peer = self.peer(addr);
         let err = |what: &str, e: Box<pingora::Error>| format!("card fetch: {what}: {e}");
         let (mut session, _reused) = self

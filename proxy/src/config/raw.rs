@@ -128,6 +128,14 @@ pub struct RawUpstream {
     /// Hosts (`host` or `host:port`) whose interfaces the agent's card may
     /// name; default: the hosts of `url` and `grpc_url`.
     pub allowed_hosts: Option<Vec<String>>,
+    // TLS toward https:// agents (area: https).
+    /// PEM CA certificates trusted for the agent, besides the Mozilla roots.
+    pub ca_file: Option<String>,
+    /// PEM client certificate chain presented to the agent (mTLS), with
+    /// `client_key_file`.
+    pub client_cert_file: Option<String>,
+    /// PEM private key of `client_cert_file`.
+    pub client_key_file: Option<String>,
 }
 
 /// `[limits]` of the file.

@@ -268,6 +268,20 @@ impl ProxyHttp for Front {
         span.in_scope(|| self.agents[Self::index(ctx)].fail_to_connect(session, peer, ctx, e))
     }
 
+    fn error_while_proxy(
+        &self,
+        peer: &HttpPeer,
+        session: &mut Session,
+        e: Box<Error>,
+        ctx: &mut Ctx,
+        client_reused: bool,
+    ) -> Box<Error> {
+        let span = ctx.span.clone();
+        span.in_scope(|| {
+            self.agents[Self::index(ctx)].error_while_proxy(peer, session, e, ctx, client_reused)
+        })
+    }
+
     async fn upstream_request_filter(
         &self,
         session: &mut Session,

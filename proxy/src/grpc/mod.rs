@@ -57,7 +57,7 @@ impl GrpcServer {
         let endpoint = match &app.config.upstream_grpc {
             None => None,
             Some(u) => Some(
-                upstream::endpoint(u, app.config.limits.connect_timeout)
+                upstream::endpoint(u, &app.config)
                     .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
             ),
         };
@@ -239,7 +239,7 @@ pub fn advertise(card: &mut Value, version: Version, grpc: Option<&GrpcInterface
 /// passed through) served until `rx` fires.
 async fn serve(
     app: Arc<App>,
-    endpoint: Option<tonic::transport::Endpoint>,
+    endpoint: Option<upstream::UpstreamEndpoint>,
     tls: Option<tokio_rustls::TlsAcceptor>,
     std_listener: std::net::TcpListener,
     addr: SocketAddr,
