@@ -80,7 +80,8 @@ impl App {
             config.limits.connect_timeout,
             config.limits.read_timeout,
             config.limits.card_default_ttl,
-        );
+        )
+        .with_agent(&config.agent.name);
         let tasks = task_index(&config, crate::tasks::ScopeKey::random());
         let relay = std::sync::Arc::new(crate::tasks::relay::Relay::new(config.limits.relay));
         App {
@@ -212,11 +213,7 @@ impl App {
             UpstreamVersion::Fixed(v) => Ok(v),
             UpstreamVersion::Auto => {
                 let addr = self.upstream_addr().await?;
-                let card = self
-                    .cards
-                    .get(addr, true)
-                    .await
-                    .map_err(|detail| Failure::UpstreamUnavailable { detail })?;
+                let card = self.cards.get_or_fail(addr, true).await?;
                 Ok(card.version)
             }
         }
@@ -234,11 +231,7 @@ impl App {
             UpstreamVersion::Fixed(v) => Ok(ProtocolVersion::of(v)),
             UpstreamVersion::Auto => {
                 let addr = self.upstream_addr().await?;
-                let card = self
-                    .cards
-                    .get(addr, true)
-                    .await
-                    .map_err(|detail| Failure::UpstreamUnavailable { detail })?;
+                let card = self.cards.get_or_fail(addr, true).await?;
                 Ok(card::card_protocol(&card.json))
             }
         }

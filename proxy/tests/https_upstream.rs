@@ -612,6 +612,19 @@ async fn an_agent_certificate_of_an_unknown_authority_is_refused() {
     .await;
     told_clearly(&r, &front, "not signed by an authority");
     assert!(up.calls().is_empty());
+    // Version auto: the card fetch (Pingora's client) is refused the same
+    // way, for the card and for the calls that need it.
+    let auto = proxy_to(&pki, &front.url(), None, NONE);
+    let r = get(
+        auto.addr,
+        "/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    told_clearly(&r, &front, "not signed by an authority");
+    let r = post(auto.addr, "/", V10, V10_SEND).await;
+    told_clearly(&r, &front, "not signed by an authority");
+    assert!(up.recorded().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

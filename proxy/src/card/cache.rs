@@ -11,6 +11,7 @@ use pingora::http::RequestHeader;
 use pingora::protocols::http::client::HttpSession;
 use pingora::upstreams::peer::HttpPeer;
 
+use crate::error::Failure;
 use crate::upstream_tls::AgentAddr;
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -40,9 +41,18 @@ async fn read_body(session: &mut HttpSession, call: &str, what: &str) -> Result<
     Ok(body.freeze())
 }
 
+/// A card fetch's failure other than TLS.
+fn unavailable(detail: impl Into<String>) -> Failure {
+    Failure::UpstreamUnavailable {
+        detail: detail.into(),
+    }
+}
+
 /// Fetches and caches the upstream card.
 pub struct CardCache {
     upstream: HttpUrl,
+    /// The agent's config name, for TLS failures (crate::upstream_tls).
+    agent: String,
     /// Sent as `A2A-Version` on the fetch: the configured upstream version,
     /// or 1.0 in auto mode (a v0.3 agent ignores it, a v1.0 agent needs it).
     send_version: Version,
@@ -65,6 +75,7 @@ impl CardCache {
     ) -> CardCache {
         CardCache {
             upstream,
+            agent: "default".into(),
             send_version,
             connect_timeout,
             read_timeout,
@@ -78,6 +89,22 @@ impl CardCache {
     /// The cached card if fresh, else a (conditional) refetch. With
     /// `allow_stale`, a failed refetch falls back to the old copy.
     pub async fn get(&self, addr: AgentAddr, allow_stale: bool) -> Result<Arc<CachedCard>, String> {
+        self.get_or_fail(addr, allow_stale)
+            .await
+            .map_err(|f| match f {
+                Failure::UpstreamUnavailable { detail } => detail,
+                other => format!("{other:?}"),
+            })
+    }
+
+    /// [`CardCache::get`], its failure as the client is told it: a TLS
+    /// failure toward an https:// agent names the agent and the kind
+    /// (crate::upstream_tls), anything else is unavailable.
+    pub async fn get_or_fail(
+        &self,
+        addr: AgentAddr,
+        allow_stale: bool,
+    ) -> Result<Arc<CachedCard>, Failure> {
         let mut slot = self.slot.lock().await;
         let now = Instant::now();
         if let Some(c) = slot.as_ref() {
@@ -101,16 +128,24 @@ impl CardCache {
                     *slot = Some(renewed.clone());
                     Ok(renewed)
                 }
-                None => Err("upstream answered 304 to an unconditional card fetch".into()),
+                None => Err(unavailable(
+                    "upstream answered 304 to an unconditional card fetch",
+                )),
             },
             Err(e) => match slot.as_ref() {
                 Some(old) if allow_stale => {
-                    tracing::warn!(error = %e, "card refetch failed; serving the stale copy");
+                    tracing::warn!(error = ?e, "card refetch failed; serving the stale copy");
                     Ok(old.clone())
                 }
                 _ => Err(e),
             },
         }
+    }
+
+    /// Names the agent in what clients are told of TLS failures.
+    pub fn with_agent(mut self, name: &str) -> CardCache {
+        self.agent = name.to_string();
+        self
     }
 
     /// The card held now, fresh or not, without fetching or waiting for a
@@ -239,17 +274,20 @@ impl CardCache {
         Ok((status, out))
     }
 
-    async fn fetch(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, String> {
+    async fn fetch(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
         let total = self.connect_timeout + self.read_timeout;
         match tokio::time::timeout(total, self.fetch_inner(addr, etag)).await {
             Ok(r) => r,
-            Err(_) => Err(format!("card fetch timed out after {total:?}")),
+            Err(_) => Err(unavailable(format!("card fetch timed out after {total:?}"))),
         }
     }
 
-    async fn fetch_inner(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, String> {
+    async fn fetch_inner(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
         let peer = self.peer(addr);
-        let err = |what: &str, e: Box<pingora::Error>| format!("card fetch: {what}: {e}");
+        let err = |what: &str, e: Box<pingora::Error>| {
+            crate::upstream_tls::pingora_failure(&self.agent, &peer, &e)
+                .unwrap_or_else(|| unavailable(format!("card fetch: {what}: {e}")))
+        };
         let (mut session, _reused) = self
             .connector
             .get_http_session(&peer)
@@ -284,7 +322,7 @@ impl CardCache {
             .map_err(|e| err("read", e))?;
         let resp = session
             .response_header()
-            .ok_or("card fetch: no response header")?;
+            .ok_or_else(|| unavailable("card fetch: no response header"))?;
         let status = resp.status.as_u16();
         let header = |name: &str| {
             resp.headers
@@ -301,16 +339,20 @@ impl CardCache {
             return Ok(Fetched::NotModified { ttl });
         }
         if status != 200 {
-            return Err(format!("card fetch: upstream answered HTTP {status}"));
+            return Err(unavailable(format!(
+                "card fetch: upstream answered HTTP {status}"
+            )));
         }
-        let raw = read_body(&mut session, "card fetch", "card").await?;
+        let raw = read_body(&mut session, "card fetch", "card")
+            .await
+            .map_err(unavailable)?;
         self.connector
             .release_http_session(session, &peer, None)
             .await;
-        let json: Value =
-            serde_json::from_slice(&raw).map_err(|e| format!("card fetch: not JSON: {e}"))?;
+        let json: Value = serde_json::from_slice(&raw)
+            .map_err(|e| unavailable(format!("card fetch: not JSON: {e}")))?;
         if !json.is_object() {
-            return Err("card fetch: card is not a JSON object".into());
+            return Err(unavailable("card fetch: card is not a JSON object"));
         }
         Ok(Fetched::Card(CachedCard {
             version: card_version(&json),
