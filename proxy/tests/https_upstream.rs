@@ -645,6 +645,39 @@ async fn an_agent_certificate_for_another_name_is_refused() {
     assert!(up.calls().is_empty());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_agent_has_its_own_tls_keys_and_is_named_in_refusals() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", false).await;
+    let listen = proxy::free_local_addr().unwrap();
+    let text = format!(
+        "listen = \"{listen}\"\nthreads = 1\n[upstream]\nurl = \"{url}\"\nversion = \"0.3\"\n[push]\nenabled = false\n\
+         [[agents]]\nname = \"billing\"\nprefix = \"/billing\"\n\
+         [[agents]]\nname = \"trusted\"\nprefix = \"/trusted\"\n[agents.upstream]\nca_file = {ca:?}\n",
+        url = front.url(),
+        ca = pki.file("ca.pem"),
+    );
+    let config = Config::resolve(RawConfig::from_toml(&text, "t.toml").unwrap()).unwrap();
+    let px = proxy::start(config).unwrap();
+    let r = post(px.addr, "/trusted", V10, V10_SEND).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = post(px.addr, "/billing", V10, V10_SEND).await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    let said = strings(&r.json());
+    assert!(said.contains("agent \"billing\" unavailable"), "{said}");
+    assert!(said.contains("not signed by an authority"), "{said}");
+    assert!(
+        !r.text().contains(&front.addr.port().to_string()),
+        "{}",
+        r.text()
+    );
+    assert_eq!(up.calls().len(), 1);
+    // A key of one agent that cannot be used names that agent.
+    let bad = text.replace("ca.pem", "missing.pem");
+    let e = Config::resolve(RawConfig::from_toml(&bad, "t.toml").unwrap()).unwrap_err();
+    assert_eq!(e.key, "agents[1].upstream.ca_file", "{e:?}");
+}
+
 #[test]
 fn tls_keys_that_cannot_be_used_are_config_errors() {
     let pki = Pki::new();
