@@ -2,7 +2,6 @@
 //! upstream resolution, version decisions, local endpoints, card serving.
 //! Hooks call these; nothing here knows pingora's phase order.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -81,7 +80,8 @@ impl App {
             config.limits.connect_timeout,
             config.limits.read_timeout,
             config.limits.card_default_ttl,
-        );
+        )
+        .with_agent(&config.agent.name);
         let tasks = task_index(&config, crate::tasks::ScopeKey::random());
         let relay = std::sync::Arc::new(crate::tasks::relay::Relay::new(config.limits.relay));
         App {
@@ -167,17 +167,33 @@ impl App {
         self.in_flight.load(Ordering::Acquire)
     }
 
-    /// Resolves the upstream host (asynchronously; never the blocking resolver).
-    pub async fn upstream_addr(&self) -> Result<SocketAddr, Failure> {
-        let authority = self.config.upstream.authority();
+    /// Resolves the upstream host (asynchronously; never the blocking
+    /// resolver): its address, with TLS when `upstream.url` is `https://`.
+    pub async fn upstream_addr(&self) -> Result<crate::upstream_tls::AgentAddr, Failure> {
+        self.resolve_addr(&self.config.upstream).await
+    }
+
+    /// The address of `url`'s host and port, with TLS when it is `https://`.
+    pub async fn resolve_addr(
+        &self,
+        url: &crate::config::HttpUrl,
+    ) -> Result<crate::upstream_tls::AgentAddr, Failure> {
+        let authority = url.authority();
         let mut addrs = tokio::net::lookup_host(authority.as_str())
             .await
             .map_err(|e| Failure::UpstreamUnavailable {
                 detail: format!("cannot resolve {authority}: {e}"),
             })?;
-        addrs.next().ok_or_else(|| Failure::UpstreamUnavailable {
+        let addr = addrs.next().ok_or_else(|| Failure::UpstreamUnavailable {
             detail: format!("{authority} resolves to no address"),
-        })
+        })?;
+        crate::upstream_tls::AgentAddr::new(
+            addr,
+            &url.scheme,
+            &url.host,
+            &self.config.agent.name,
+            &self.config.upstream_tls,
+        )
     }
 
     /// What the agent's card says of push notifications
@@ -197,11 +213,7 @@ impl App {
             UpstreamVersion::Fixed(v) => Ok(v),
             UpstreamVersion::Auto => {
                 let addr = self.upstream_addr().await?;
-                let card = self
-                    .cards
-                    .get(addr, true)
-                    .await
-                    .map_err(|detail| Failure::UpstreamUnavailable { detail })?;
+                let card = self.cards.get_or_fail(addr, true).await?;
                 Ok(card.version)
             }
         }
@@ -219,11 +231,7 @@ impl App {
             UpstreamVersion::Fixed(v) => Ok(ProtocolVersion::of(v)),
             UpstreamVersion::Auto => {
                 let addr = self.upstream_addr().await?;
-                let card = self
-                    .cards
-                    .get(addr, true)
-                    .await
-                    .map_err(|detail| Failure::UpstreamUnavailable { detail })?;
+                let card = self.cards.get_or_fail(addr, true).await?;
                 Ok(card::card_protocol(&card.json))
             }
         }

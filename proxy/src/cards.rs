@@ -135,11 +135,7 @@ impl App {
         if_none_match: Option<&str>,
     ) -> Result<LocalResponse, Failure> {
         let addr = self.upstream_addr().await?;
-        let card = self
-            .cards
-            .get(addr, true)
-            .await
-            .map_err(|detail| Failure::UpstreamUnavailable { detail })?;
+        let card = self.cards.get_or_fail(addr, true).await?;
         // The endpoints of this card, for present_card (area: paths).
         self.endpoints_of(&card);
         let for_client = |client| {

@@ -37,6 +37,9 @@ url = "http://127.0.0.1:9000"        # example; required: the agent behind the p
 version = "auto"                     # auto (read its card) | 0.3 | 1.0
 # grpc_url = "http://127.0.0.1:9001"  # example: the agent's gRPC endpoint
 # allowed_hosts = ["agent.internal"]  # example; hosts its card may name; default: those of url and grpc_url
+# ca_file = "/etc/a2a-proxy/agent-ca.pem"     # example; https:// agents: CAs trusted besides the public ones
+# client_cert_file = "/etc/a2a-proxy/client.pem" # example; mTLS toward the agent, with client_key_file
+# client_key_file = "/etc/a2a-proxy/client-key.pem"
 
 [grpc]
 # listen = "127.0.0.1:8081"          # example; the gRPC listener is off unless set

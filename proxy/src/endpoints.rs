@@ -11,7 +11,6 @@
 //! → `http://proxy/rest`. Which interface a request addresses, and the
 //! agent URL it goes to, is decided by [`crate::route::place`].
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -478,20 +477,16 @@ impl App {
         })
     }
 
-    /// The address of a request's destination (`None`: `upstream.url`'s).
-    pub async fn dest_addr(&self, dest: Option<&Dest>) -> Result<SocketAddr, Failure> {
-        let Some(d) = dest.filter(|d| d.url.authority() != self.config.upstream.authority()) else {
-            return self.upstream_addr().await;
-        };
-        let authority = d.url.authority();
-        let mut addrs = tokio::net::lookup_host(authority.as_str())
-            .await
-            .map_err(|e| Failure::UpstreamUnavailable {
-                detail: format!("cannot resolve {authority}: {e}"),
-            })?;
-        addrs.next().ok_or_else(|| Failure::UpstreamUnavailable {
-            detail: format!("{authority} resolves to no address"),
-        })
+    /// The address of a request's destination (`None`: `upstream.url`'s),
+    /// with TLS when its URL is `https://` (crate::upstream_tls).
+    pub async fn dest_addr(
+        &self,
+        dest: Option<&Dest>,
+    ) -> Result<crate::upstream_tls::AgentAddr, Failure> {
+        match dest {
+            Some(d) => self.resolve_addr(&d.url).await,
+            None => self.upstream_addr().await,
+        }
     }
 }
 

@@ -72,6 +72,14 @@ pub enum Failure {
     /// before any answer: the agent may have acted, and the call (one that
     /// must not act twice) was not sent again.
     OutcomeUnknown { detail: String },
+    /// TLS toward an `https://` agent failed (crate::upstream_tls): the
+    /// client is told the agent's config name and the kind; `detail` (its
+    /// URL, the rustls error) goes to the log.
+    UpstreamTls {
+        agent: String,
+        kind: crate::upstream_tls::TlsFailureKind,
+        detail: String,
+    },
     /// The upstream did not answer in time.
     UpstreamTimeout,
     /// An SSE stream reached its maximum duration.
@@ -140,6 +148,12 @@ impl Failure {
                 "the agent's connection ended after the request was sent: whether the agent acted on it is unknown (not sent again)".to_string(),
                 Some("UNKNOWN"),
             ),
+            Failure::UpstreamTls { agent, kind, .. } => (
+                A2aCode::Internal,
+                Some(502),
+                format!("agent {agent:?} unavailable: {}", kind.describe()),
+                Some("UNAVAILABLE"),
+            ),
             Failure::UpstreamTimeout => (
                 A2aCode::Internal,
                 Some(504),
@@ -185,6 +199,7 @@ impl Failure {
             Failure::Overloaded { .. } => "overloaded",
             Failure::UpstreamUnavailable { .. } => "upstream_unavailable",
             Failure::OutcomeUnknown { .. } => "outcome_unknown",
+            Failure::UpstreamTls { .. } => "upstream_tls",
             Failure::UpstreamTimeout => "upstream_timeout",
             Failure::StreamExpired { .. } => "stream_max_duration",
             Failure::BadUpstreamResponse { .. } => "bad_upstream_response",
@@ -287,6 +302,7 @@ impl Failure {
             Failure::UpstreamUnavailable { detail }
             | Failure::OutcomeUnknown { detail }
             | Failure::BadUpstreamResponse { detail }
+            | Failure::UpstreamTls { detail, .. }
             | Failure::Internal { detail } => detail,
             _ => return,
         };

@@ -41,6 +41,7 @@ pub mod tracectx;
 pub mod translate_cmd;
 pub mod translation;
 pub mod unary;
+pub mod upstream_tls;
 pub mod version;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};

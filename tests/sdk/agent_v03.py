@@ -64,7 +64,12 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--push", action="store_true")
     ap.add_argument("--rest", action="store_true")
+    # HTTPS agent (issue #23): PEM certificate chain and key; the card's
+    # URLs are then https://.
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     args = ap.parse_args()
+    scheme = "https" if args.tls_cert else "http"
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
@@ -72,13 +77,13 @@ def main() -> None:
     card = AgentCard(
         name="echo-v03",
         description="a2a-sdk 0.3 echo agent",
-        url=f"http://127.0.0.1:{port}/",
+        url=f"{scheme}://127.0.0.1:{port}/",
         version="1.0.0",
         protocol_version="0.3.0",
         preferred_transport="JSONRPC",
         additional_interfaces=[
-            AgentInterface(url=f"http://127.0.0.1:{port}/", transport="JSONRPC"),
-            AgentInterface(url=f"http://127.0.0.1:{port}", transport="HTTP+JSON"),
+            AgentInterface(url=f"{scheme}://127.0.0.1:{port}/", transport="JSONRPC"),
+            AgentInterface(url=f"{scheme}://127.0.0.1:{port}", transport="HTTP+JSON"),
         ]
         if args.rest
         else None,
@@ -107,7 +112,10 @@ def main() -> None:
         jsonrpc.add_routes_to_app(app)
     else:
         app = jsonrpc.build()
-    config = uvicorn.Config(app, log_level="warning", lifespan="off")
+    tls = {}
+    if args.tls_cert:
+        tls = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", **tls)
     server = uvicorn.Server(config)
     print(f"PORT {port}", flush=True)
     server.run(sockets=[sock])

@@ -2,7 +2,6 @@
 //! in time and size), kept for its max-age, revalidated with ETag /
 //! If-None-Match, and the agent's interfaces resolved from it.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,6 +10,9 @@ use pingora::connectors::http::Connector;
 use pingora::http::RequestHeader;
 use pingora::protocols::http::client::HttpSession;
 use pingora::upstreams::peer::HttpPeer;
+
+use crate::error::Failure;
+use crate::upstream_tls::AgentAddr;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
@@ -39,9 +41,18 @@ async fn read_body(session: &mut HttpSession, call: &str, what: &str) -> Result<
     Ok(body.freeze())
 }
 
+/// A card fetch's failure other than TLS.
+fn unavailable(detail: impl Into<String>) -> Failure {
+    Failure::UpstreamUnavailable {
+        detail: detail.into(),
+    }
+}
+
 /// Fetches and caches the upstream card.
 pub struct CardCache {
     upstream: HttpUrl,
+    /// The agent's config name, for TLS failures (crate::upstream_tls).
+    agent: String,
     /// Sent as `A2A-Version` on the fetch: the configured upstream version,
     /// or 1.0 in auto mode (a v0.3 agent ignores it, a v1.0 agent needs it).
     send_version: Version,
@@ -64,6 +75,7 @@ impl CardCache {
     ) -> CardCache {
         CardCache {
             upstream,
+            agent: "default".into(),
             send_version,
             connect_timeout,
             read_timeout,
@@ -76,11 +88,23 @@ impl CardCache {
 
     /// The cached card if fresh, else a (conditional) refetch. With
     /// `allow_stale`, a failed refetch falls back to the old copy.
-    pub async fn get(
+    pub async fn get(&self, addr: AgentAddr, allow_stale: bool) -> Result<Arc<CachedCard>, String> {
+        self.get_or_fail(addr, allow_stale)
+            .await
+            .map_err(|f| match f {
+                Failure::UpstreamUnavailable { detail } => detail,
+                other => format!("{other:?}"),
+            })
+    }
+
+    /// [`CardCache::get`], its failure as the client is told it: a TLS
+    /// failure toward an https:// agent names the agent and the kind
+    /// (crate::upstream_tls), anything else is unavailable.
+    pub async fn get_or_fail(
         &self,
-        addr: SocketAddr,
+        addr: AgentAddr,
         allow_stale: bool,
-    ) -> Result<Arc<CachedCard>, String> {
+    ) -> Result<Arc<CachedCard>, Failure> {
         let mut slot = self.slot.lock().await;
         let now = Instant::now();
         if let Some(c) = slot.as_ref() {
@@ -89,7 +113,7 @@ impl CardCache {
             }
         }
         let etag = slot.as_ref().and_then(|c| c.etag.clone());
-        match self.fetch(addr, etag.as_deref()).await {
+        match self.fetch(&addr, etag.as_deref()).await {
             Ok(Fetched::Card(card)) => {
                 let card = Arc::new(card);
                 *slot = Some(card.clone());
@@ -104,16 +128,24 @@ impl CardCache {
                     *slot = Some(renewed.clone());
                     Ok(renewed)
                 }
-                None => Err("upstream answered 304 to an unconditional card fetch".into()),
+                None => Err(unavailable(
+                    "upstream answered 304 to an unconditional card fetch",
+                )),
             },
             Err(e) => match slot.as_ref() {
                 Some(old) if allow_stale => {
-                    tracing::warn!(error = %e, "card refetch failed; serving the stale copy");
+                    tracing::warn!(error = ?e, "card refetch failed; serving the stale copy");
                     Ok(old.clone())
                 }
                 _ => Err(e),
             },
         }
+    }
+
+    /// Names the agent in what clients are told of TLS failures.
+    pub fn with_agent(mut self, name: &str) -> CardCache {
+        self.agent = name.to_string();
+        self
     }
 
     /// The card held now, fresh or not, without fetching or waiting for a
@@ -122,13 +154,10 @@ impl CardCache {
         self.slot.try_lock().ok().and_then(|s| s.clone())
     }
 
-    /// The upstream peer with the connect and read timeouts.
-    fn peer(&self, addr: SocketAddr) -> HttpPeer {
-        let mut peer = HttpPeer::new(addr, false, String::new());
-        peer.options.connection_timeout = Some(self.connect_timeout);
-        peer.options.total_connection_timeout = Some(self.connect_timeout);
-        peer.options.read_timeout = Some(self.read_timeout);
-        peer
+    /// The upstream peer with the connect and read timeouts (TLS toward
+    /// an `https://` agent: crate::upstream_tls).
+    fn peer(&self, addr: &AgentAddr) -> HttpPeer {
+        crate::upstream_tls::http_peer(addr, self.connect_timeout, self.read_timeout)
     }
 
     /// POSTs a small JSON body to the upstream (`path` relative to its base)
@@ -136,7 +165,7 @@ impl CardCache {
     /// timeouts and by the card size limit.
     pub async fn post_json(
         &self,
-        addr: SocketAddr,
+        addr: AgentAddr,
         path: &str,
         version: Version,
         body: Bytes,
@@ -148,7 +177,7 @@ impl CardCache {
     /// [`CardCache::post_json`] for any method; `None`: no body (a GET).
     pub async fn call_json(
         &self,
-        addr: SocketAddr,
+        addr: AgentAddr,
         method: &str,
         path: &str,
         version: Version,
@@ -162,7 +191,7 @@ impl CardCache {
     /// `headers` (`Authorization`, identity headers).
     pub async fn call_json_as(
         &self,
-        addr: SocketAddr,
+        addr: AgentAddr,
         method: &str,
         path: &str,
         version: Version,
@@ -170,7 +199,7 @@ impl CardCache {
         headers: &[(http::HeaderName, http::HeaderValue)],
     ) -> Result<(u16, Bytes), String> {
         let total = self.connect_timeout + self.read_timeout;
-        let call = self.call_inner(addr, method, path, version, body, headers);
+        let call = self.call_inner(&addr, method, path, version, body, headers);
         match tokio::time::timeout(total, call).await {
             Ok(r) => r,
             Err(_) => Err(format!("upstream call timed out after {total:?}")),
@@ -179,7 +208,7 @@ impl CardCache {
 
     async fn call_inner(
         &self,
-        addr: SocketAddr,
+        addr: &AgentAddr,
         method: &str,
         path: &str,
         version: Version,
@@ -245,17 +274,20 @@ impl CardCache {
         Ok((status, out))
     }
 
-    async fn fetch(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
+    async fn fetch(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
         let total = self.connect_timeout + self.read_timeout;
         match tokio::time::timeout(total, self.fetch_inner(addr, etag)).await {
             Ok(r) => r,
-            Err(_) => Err(format!("card fetch timed out after {total:?}")),
+            Err(_) => Err(unavailable(format!("card fetch timed out after {total:?}"))),
         }
     }
 
-    async fn fetch_inner(&self, addr: SocketAddr, etag: Option<&str>) -> Result<Fetched, String> {
+    async fn fetch_inner(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
         let peer = self.peer(addr);
-        let err = |what: &str, e: Box<pingora::Error>| format!("card fetch: {what}: {e}");
+        let err = |what: &str, e: Box<pingora::Error>| {
+            crate::upstream_tls::pingora_failure(&self.agent, &peer, &e)
+                .unwrap_or_else(|| unavailable(format!("card fetch: {what}: {e}")))
+        };
         let (mut session, _reused) = self
             .connector
             .get_http_session(&peer)
@@ -290,7 +322,7 @@ impl CardCache {
             .map_err(|e| err("read", e))?;
         let resp = session
             .response_header()
-            .ok_or("card fetch: no response header")?;
+            .ok_or_else(|| unavailable("card fetch: no response header"))?;
         let status = resp.status.as_u16();
         let header = |name: &str| {
             resp.headers
@@ -307,16 +339,20 @@ impl CardCache {
             return Ok(Fetched::NotModified { ttl });
         }
         if status != 200 {
-            return Err(format!("card fetch: upstream answered HTTP {status}"));
+            return Err(unavailable(format!(
+                "card fetch: upstream answered HTTP {status}"
+            )));
         }
-        let raw = read_body(&mut session, "card fetch", "card").await?;
+        let raw = read_body(&mut session, "card fetch", "card")
+            .await
+            .map_err(unavailable)?;
         self.connector
             .release_http_session(session, &peer, None)
             .await;
-        let json: Value =
-            serde_json::from_slice(&raw).map_err(|e| format!("card fetch: not JSON: {e}"))?;
+        let json: Value = serde_json::from_slice(&raw)
+            .map_err(|e| unavailable(format!("card fetch: not JSON: {e}")))?;
         if !json.is_object() {
-            return Err("card fetch: card is not a JSON object".into());
+            return Err(unavailable("card fetch: card is not a JSON object"));
         }
         Ok(Fetched::Card(CachedCard {
             version: card_version(&json),

@@ -198,23 +198,21 @@ pub struct Config {
     /// Every agent's whole config, in file order, when the file has
     /// `[[agents]]` (this config is then the first one's); empty otherwise.
     pub agents: Vec<Config>,
+    // TLS toward https:// agents (area: https).
+    /// `upstream.ca_file`, `upstream.client_cert_file` and
+    /// `upstream.client_key_file`, loaded (crate::upstream_tls).
+    pub upstream_tls: std::sync::Arc<crate::upstream_tls::UpstreamTls>,
 }
 
-/// `upstream.url`: required, `http://` (this build has no TLS toward agents).
+/// `upstream.url`: required, `http://` or `https://` (TLS settings:
+/// `upstream.ca_file`, `upstream.client_cert_file`, `upstream.client_key_file`,
+/// see crate::upstream_tls).
 fn resolve_upstream_url(raw: &RawConfig) -> Result<HttpUrl, ConfigError> {
     let up_s = raw.upstream.url.as_deref().ok_or_else(|| ConfigError {
         key: "upstream.url".into(),
         message: "is required (--upstream URL or [upstream] url = …)".into(),
     })?;
-    let upstream = HttpUrl::parse("upstream.url", up_s)?;
-    if upstream.scheme != "http" {
-        return Err(bad(
-            "upstream.url",
-            up_s,
-            "only http:// upstreams are supported (this build has no TLS)",
-        ));
-    }
-    Ok(upstream)
+    HttpUrl::parse("upstream.url", up_s)
 }
 
 /// `upstream.version` and `versions.newer_minor` (area: versions): any 1.N
@@ -509,7 +507,14 @@ impl Config {
             &upstream,
             upstream_grpc.as_ref(),
         )?;
+        // TLS toward https:// agents (area: https).
+        let upstream_tls = std::sync::Arc::new(crate::upstream_tls::UpstreamTls::load(
+            raw.upstream.ca_file.as_deref(),
+            raw.upstream.client_cert_file.as_deref(),
+            raw.upstream.client_key_file.as_deref(),
+        )?);
         Ok(Config {
+            upstream_tls,
             allowed_hosts,
             // Several agents (area: agents).
             agent: crate::agents::AgentRoute::default(),
@@ -544,6 +549,7 @@ impl Config {
                 version: None,
                 grpc_url: None,
                 allowed_hosts: None,
+                ..RawUpstream::default()
             },
             push: RawPush {
                 enabled: Some(false),
@@ -749,7 +755,14 @@ mod tests {
             ),
             ("[upstream]\nversion = \"1.0\"", "upstream.url"),
             ("[upstream]\nurl = \"ftp://a\"", "upstream.url"),
-            ("[upstream]\nurl = \"https://a\"", "upstream.url"),
+            (
+                "[upstream]\nurl = \"https://a\"\nca_file = \"/nonexistent/ca.pem\"",
+                "upstream.ca_file",
+            ),
+            (
+                "[upstream]\nurl = \"https://a\"\nclient_cert_file = \"c.pem\"",
+                "upstream.client_key_file",
+            ),
             (
                 "[upstream]\nurl = \"http://a\"\nversion = \"2.0\"",
                 "upstream.version",

@@ -58,8 +58,9 @@ pub struct RawAgent {
     pub prefix: Option<String>,
     /// `Host` names it is served at (`a.example.com`, or with `:port`).
     pub hosts: Option<Vec<String>>,
-    /// A gRPC listener of its own (the top-level `grpc.listen` serves the
-    /// first agent).
+    /// A gRPC listener of its own, taking its every call. Without it, the
+    /// top-level `grpc.listen` serves the agent when the call's `:authority`
+    /// names one of its `hosts`, or when it is the default agent.
     pub grpc_listen: Option<String>,
     pub public_url: Option<String>,
     pub upstream: Option<RawUpstream>,
@@ -128,6 +129,14 @@ pub struct RawUpstream {
     /// Hosts (`host` or `host:port`) whose interfaces the agent's card may
     /// name; default: the hosts of `url` and `grpc_url`.
     pub allowed_hosts: Option<Vec<String>>,
+    // TLS toward https:// agents (area: https).
+    /// PEM CA certificates trusted for the agent, besides the Mozilla roots.
+    pub ca_file: Option<String>,
+    /// PEM client certificate chain presented to the agent (mTLS), with
+    /// `client_key_file`.
+    pub client_cert_file: Option<String>,
+    /// PEM private key of `client_cert_file`.
+    pub client_key_file: Option<String>,
 }
 
 /// `[limits]` of the file.

@@ -275,6 +275,22 @@ impl ProxyHttp for Front {
         span.in_scope(|| self.agents[Self::index(ctx)].fail_to_connect(session, peer, ctx, e))
     }
 
+    /// When pingora's exchange with the agent fails after the connection
+    /// was made (the request or the answer broke off).
+    fn error_while_proxy(
+        &self,
+        peer: &HttpPeer,
+        session: &mut Session,
+        e: Box<Error>,
+        ctx: &mut Ctx,
+        client_reused: bool,
+    ) -> Box<Error> {
+        let span = ctx.span.clone();
+        span.in_scope(|| {
+            self.agents[Self::index(ctx)].error_while_proxy(peer, session, e, ctx, client_reused)
+        })
+    }
+
     /// Before pingora sends a passed-through request's head to the agent.
     async fn upstream_request_filter(
         &self,

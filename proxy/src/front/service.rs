@@ -72,11 +72,9 @@ impl ProxyService {
             }
         };
         let limits = &self.app.config.limits;
-        let mut peer = HttpPeer::new(addr, false, String::new());
-        peer.options.connection_timeout = Some(limits.connect_timeout);
-        peer.options.total_connection_timeout = Some(limits.connect_timeout);
-        peer.options.read_timeout = Some(limits.read_timeout);
-        peer.options.write_timeout = Some(limits.read_timeout);
+        // TLS toward an https:// agent (crate::upstream_tls).
+        let mut peer =
+            crate::upstream_tls::http_peer(&addr, limits.connect_timeout, limits.read_timeout);
         peer.options.idle_timeout = Some(Duration::from_secs(60));
         Ok(Box::new(peer))
     }
@@ -85,12 +83,43 @@ impl ProxyService {
     pub(super) fn fail_to_connect(
         &self,
         _session: &mut Session,
-        _peer: &HttpPeer,
-        _ctx: &mut Ctx,
+        peer: &HttpPeer,
+        ctx: &mut Ctx,
         mut e: Box<Error>,
     ) -> Box<Error> {
+        // A TLS failure toward an https:// agent: the client is told which
+        // agent and what kind (crate::upstream_tls).
+        if let Some(f) = crate::upstream_tls::pingora_failure(&self.app.config.agent.name, peer, &e)
+        {
+            ctx.failure = Some(f);
+        }
         // One upstream: retrying the same address only delays the error.
         e.set_retry(false);
+        e
+    }
+
+    /// An error on an upstream connection once connected: pingora's own
+    /// rule for a retry, and a TLS failure (the agent refusing the client
+    /// certificate after the handshake) told as such (crate::upstream_tls).
+    pub(super) fn error_while_proxy(
+        &self,
+        peer: &HttpPeer,
+        session: &mut Session,
+        e: Box<Error>,
+        ctx: &mut Ctx,
+        client_reused: bool,
+    ) -> Box<Error> {
+        if let Some(f) = crate::upstream_tls::pingora_failure(&self.app.config.agent.name, peer, &e)
+        {
+            ctx.failure = Some(f);
+        }
+        let mut e = e.more_context("on the upstream connection");
+        if !session.req_header().method.is_idempotent() || session.as_ref().retry_buffer_truncated()
+        {
+            e.set_retry(false);
+        } else {
+            e.retry.decide_reuse(client_reused);
+        }
         e
     }
 

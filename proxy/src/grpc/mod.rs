@@ -120,7 +120,7 @@ impl GrpcServer {
             let endpoint = match &app.config.upstream_grpc {
                 None => None,
                 Some(u) => Some(
-                    upstream::endpoint(u, app.config.limits.connect_timeout)
+                    upstream::endpoint(u, &app.config)
                         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
                 ),
             };
@@ -320,7 +320,7 @@ struct Listener {
 /// through), each behind [`passthrough::Dispatch`].
 fn agent_services(
     app: Arc<App>,
-    endpoint: Option<&tonic::transport::Endpoint>,
+    endpoint: Option<&upstream::UpstreamEndpoint>,
 ) -> (V03Svc, V10Svc) {
     let max = app.config.limits.max_body_bytes;
     let read = app.config.limits.read_timeout;
@@ -357,7 +357,7 @@ type V10Svc =
 /// The listener's life: every agent's services, each call routed to its
 /// agent by `router`, served until `rx` fires.
 async fn serve(
-    agents: Vec<(Arc<App>, Option<tonic::transport::Endpoint>)>,
+    agents: Vec<(Arc<App>, Option<upstream::UpstreamEndpoint>)>,
     router: Arc<crate::agents::GrpcRouter>,
     listener: Listener,
     rx: oneshot::Receiver<()>,

@@ -163,12 +163,14 @@ impl Passthrough {
         };
         match resp {
             Err(e) => {
-                let s = from_failure(
-                    version,
-                    &Failure::UpstreamUnavailable {
+                // A TLS failure toward an https:// agent is told as such
+                // (crate::upstream_tls).
+                let f = crate::upstream_tls::connect_failure_in(&e).unwrap_or_else(|| {
+                    Failure::UpstreamUnavailable {
                         detail: e.to_string(),
-                    },
-                );
+                    }
+                });
+                let s = from_failure(version, &f);
                 count.code = Some(s.code());
                 s.into_http()
             }

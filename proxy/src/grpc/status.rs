@@ -174,7 +174,9 @@ pub fn from_failure(client: Version, failure: &Failure) -> Status {
     );
     failure.log_detail();
     let force = match failure {
-        Failure::UpstreamUnavailable { .. } | Failure::Overloaded { .. } => Some(Code::Unavailable),
+        Failure::UpstreamUnavailable { .. }
+        | Failure::UpstreamTls { .. }
+        | Failure::Overloaded { .. } => Some(Code::Unavailable),
         Failure::UpstreamTimeout | Failure::StreamExpired { .. } => Some(Code::DeadlineExceeded),
         Failure::OutcomeUnknown { .. } => Some(Code::Unknown),
         _ => None,

@@ -49,33 +49,63 @@ pub struct GrpcUpstream {
     pub read_timeout: Duration,
 }
 
-/// The endpoint for `url` (h2c only: `https` needs tonic's TLS, not built).
-pub fn endpoint(url: &HttpUrl, connect_timeout: Duration) -> Result<Endpoint, String> {
-    if url.scheme != "http" {
-        return Err(format!(
-            "upstream.grpc_url: scheme {} is not supported for gRPC upstreams yet (h2c http:// only)",
-            url.scheme
-        ));
-    }
+/// The agent's gRPC endpoint and how to connect to it.
+#[derive(Clone)]
+pub struct UpstreamEndpoint {
+    pub endpoint: Endpoint,
+    /// `https://`: TLS with the `[upstream]` TLS settings
+    /// (crate::upstream_tls), ALPN h2; `None`: h2c, tonic's own connector.
+    tls: Option<crate::upstream_tls::Connector>,
+}
+
+/// The endpoint for `url` (`upstream.grpc_url`): h2c for `http://`, TLS
+/// (ALPN h2, SNI the URL's host, the agent's certificate checked) for
+/// `https://`.
+pub fn endpoint(url: &HttpUrl, config: &crate::config::Config) -> Result<UpstreamEndpoint, String> {
+    let connect_timeout = config.limits.connect_timeout;
+    let tls = match url.scheme.as_str() {
+        "http" => None,
+        "https" => Some(crate::upstream_tls::Connector::new(
+            &config.agent.name,
+            config.upstream_tls.clone(),
+            connect_timeout,
+            crate::upstream_tls::Alpn::H2,
+        )),
+        other => {
+            return Err(format!(
+                "upstream.grpc_url: scheme {other} is not supported (http:// or https://)"
+            ))
+        }
+    };
     let host = if url.host.contains(':') {
         format!("[{}]", url.host)
     } else {
         url.host.clone()
     };
-    Endpoint::from_shared(format!("http://{host}:{}", url.port))
-        .map(|e| {
-            e.connect_timeout(connect_timeout)
+    Endpoint::from_shared(format!("{}://{host}:{}", url.scheme, url.port))
+        .map(|e| UpstreamEndpoint {
+            endpoint: e
+                .connect_timeout(connect_timeout)
                 .tcp_nodelay(true)
-                .http2_keep_alive_interval(Duration::from_secs(30))
+                .http2_keep_alive_interval(Duration::from_secs(30)),
+            tls,
         })
         .map_err(|e| format!("upstream.grpc_url: {e}"))
 }
 
 impl GrpcUpstream {
     /// Must run inside a tokio runtime (the channel's worker is spawned).
-    pub fn new(endpoint: &Endpoint, max_message: usize, read_timeout: Duration) -> GrpcUpstream {
+    pub fn new(
+        endpoint: &UpstreamEndpoint,
+        max_message: usize,
+        read_timeout: Duration,
+    ) -> GrpcUpstream {
+        let channel = match &endpoint.tls {
+            None => endpoint.endpoint.connect_lazy(),
+            Some(c) => endpoint.endpoint.connect_with_connector_lazy(c.clone()),
+        };
         GrpcUpstream {
-            channel: endpoint.connect_lazy(),
+            channel,
             max_message,
             read_timeout,
         }
@@ -218,10 +248,10 @@ impl GrpcUpstream {
         let mut ch = self.channel.clone();
         std::future::poll_fn(|cx| tonic::codegen::Service::poll_ready(&mut ch, cx))
             .await
-            .map_err(|e| Status::unavailable(e.to_string()))?;
+            .map_err(unavailable)?;
         let resp = tonic::codegen::Service::call(&mut ch, req)
             .await
-            .map_err(|e| Status::unavailable(e.to_string()))?;
+            .map_err(unavailable)?;
         if let Some(s) = Status::from_header_map(resp.headers()) {
             if s.code() != Code::Ok {
                 return Err(s);
@@ -549,9 +579,22 @@ pub fn refusal(s: &Status) -> Option<Status> {
         .then(|| Status::new(s.code(), s.message()))
 }
 
+/// UNAVAILABLE for a channel error, which stays its source (a TLS
+/// failure is found there by [`transport_failure`]).
+fn unavailable(e: tonic::transport::Error) -> Status {
+    let mut s = Status::unavailable(e.to_string());
+    s.set_source(std::sync::Arc::new(e));
+    s
+}
+
 /// Statuses that say the upstream could not be reached or did not answer
 /// in time (no A2A error details) are the proxy's failures.
 pub(super) fn transport_failure(s: &Status) -> Result<(), Failure> {
+    // A TLS failure toward an https:// agent: which agent, what kind.
+    if let Some(f) = std::error::Error::source(s).and_then(crate::upstream_tls::connect_failure_in)
+    {
+        return Err(f);
+    }
     let timed_out = std::error::Error::source(s)
         .is_some_and(|e| e.downcast_ref::<tonic::TimeoutExpired>().is_some());
     if timed_out {
@@ -713,10 +756,12 @@ mod tests {
     }
 
     #[test]
-    fn only_h2c_endpoints() {
+    fn h2c_and_tls_endpoints() {
+        let config =
+            crate::config::Config::new("127.0.0.1:0".parse().unwrap(), "http://a:1").unwrap();
         let u = HttpUrl::parse("k", "https://127.0.0.1:1").unwrap();
-        assert!(endpoint(&u, Duration::from_secs(1)).is_err());
+        assert!(endpoint(&u, &config).is_ok_and(|e| e.tls.is_some()));
         let u = HttpUrl::parse("k", "http://127.0.0.1:1").unwrap();
-        assert!(endpoint(&u, Duration::from_secs(1)).is_ok());
+        assert!(endpoint(&u, &config).is_ok_and(|e| e.tls.is_none()));
     }
 }

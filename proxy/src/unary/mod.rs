@@ -1,7 +1,7 @@
 //! Translated unary JSON-RPC calls made by the proxy itself: the whole
 //! request goes to the upstream in one write over a pooled keep-alive
 //! HTTP/1.1 connection, the whole answer is read, translated, and written to
-//! the client with a `Content-Length` (see `server::ProxyService::unary_call`).
+//! the client with a `Content-Length` (see `front::own_call`).
 //! Pingora's proxy loop (a task pipe per direction, the translated answer
 //! sent chunked) costs more sends and wake-ups per call than the call itself.
 //!
@@ -10,7 +10,6 @@
 //! (refused or closed: unavailable; no answer in time: timeout; not HTTP:
 //! bad upstream response).
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -18,9 +17,9 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use http::{HeaderName, HeaderValue};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::error::Failure;
+use crate::upstream_tls::{AgentAddr, Conn};
 
 mod chunked;
 
@@ -109,8 +108,8 @@ impl Repeat {
 }
 
 struct Idle {
-    addr: SocketAddr,
-    sock: TcpStream,
+    addr: AgentAddr,
+    sock: Conn,
     since: Instant,
 }
 
@@ -149,16 +148,18 @@ impl UpstreamPool {
     }
 
     /// Sends `request` (a whole HTTP/1.1 request, head and body) to `addr`
-    /// and returns the whole answer.
+    /// (over TLS when it says so) and returns the whole answer.
     pub async fn call(
         &self,
-        addr: SocketAddr,
+        addr: impl Into<AgentAddr>,
         request: &[u8],
         limits: Limits,
     ) -> Result<Answer, Failure> {
+        let addr = addr.into();
+        let to = &addr;
         let (answer, keep) = self
-            .on_connection(addr, limits, |sock| async move {
-                tokio::time::timeout(limits.answer_timeout, exchange(sock, request, limits))
+            .on_connection(to, limits, |sock| async move {
+                tokio::time::timeout(limits.answer_timeout, exchange(sock, to, request, limits))
                     .await
                     .unwrap_or(Err(CallError::Other(Failure::UpstreamTimeout)))
             })
@@ -174,12 +175,12 @@ impl UpstreamPool {
     /// new one; any other is [`Failure::OutcomeUnknown`] (see [`Repeat`]).
     async fn on_connection<T, F, Fut>(
         &self,
-        addr: SocketAddr,
+        addr: &AgentAddr,
         limits: Limits,
         talk: F,
     ) -> Result<T, Failure>
     where
-        F: Fn(TcpStream) -> Fut,
+        F: Fn(Conn) -> Fut,
         Fut: std::future::Future<Output = Result<T, CallError>>,
     {
         let in_doubt = |f: Failure| match (limits.repeat, f) {
@@ -208,41 +209,33 @@ impl UpstreamPool {
 
     /// A pooled connection to `addr` the agent has not closed (nor sent
     /// unasked bytes on); dead ones are dropped.
-    fn take_live(&self, addr: SocketAddr) -> Option<TcpStream> {
-        while let Some(sock) = self.take(addr) {
-            let mut probe = [0u8; 1];
-            match sock.try_read(&mut probe) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Some(sock),
-                // EOF, an error, or bytes nobody asked for: not reusable.
-                _ => tracing::debug!("pooled upstream connection closed while idle; dropped"),
+    fn take_live(&self, addr: &AgentAddr) -> Option<Conn> {
+        while let Some(mut sock) = self.take(addr) {
+            if idle_and_open(&mut sock) {
+                return Some(sock);
             }
+            // EOF, an error, or bytes nobody asked for: not reusable.
+            tracing::debug!("pooled upstream connection closed while idle; dropped");
         }
         None
     }
 
-    async fn connect(&self, addr: SocketAddr, within: Duration) -> Result<TcpStream, Failure> {
-        let sock = match tokio::time::timeout(within, TcpStream::connect(addr)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(unavailable(&format!("connecting to {addr}"), e)),
-            Err(_) => return Err(Failure::UpstreamTimeout),
-        };
-        // Whole requests go out in one write; never held back by Nagle.
-        if let Err(e) = sock.set_nodelay(true) {
-            tracing::debug!(error = %e, "TCP_NODELAY on an upstream connection");
-        }
+    async fn connect(&self, addr: &AgentAddr, within: Duration) -> Result<Conn, Failure> {
+        let sock =
+            crate::upstream_tls::connect(addr, within, crate::upstream_tls::Alpn::Http1).await?;
         self.opened.fetch_add(1, Ordering::Relaxed);
         Ok(sock)
     }
 
-    fn take(&self, addr: SocketAddr) -> Option<TcpStream> {
+    fn take(&self, addr: &AgentAddr) -> Option<Conn> {
         let mut idle = self.idle.lock().ok()?;
         let now = Instant::now();
         idle.retain(|c| now.duration_since(c.since) < IDLE_FOR);
-        let i = idle.iter().rposition(|c| c.addr == addr)?;
+        let i = idle.iter().rposition(|c| c.addr.same(addr))?;
         Some(idle.swap_remove(i).sock)
     }
 
-    fn put(&self, addr: SocketAddr, sock: Option<TcpStream>) {
+    fn put(&self, addr: AgentAddr, sock: Option<Conn>) {
         let Some(sock) = sock else { return };
         if let Ok(mut idle) = self.idle.lock() {
             if idle.len() < MAX_IDLE {
@@ -256,9 +249,41 @@ impl UpstreamPool {
     }
 }
 
+/// Whether a pooled connection has nothing to read and is not closed:
+/// reusable. A TLS connection is polled once (a session ticket the agent
+/// sent meanwhile is taken in and is no answer).
+fn idle_and_open(sock: &mut Conn) -> bool {
+    match sock {
+        Conn::Plain(s) => {
+            let mut probe = [0u8; 1];
+            matches!(s.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+        }
+        Conn::Tls(t) => {
+            use std::task::{Context, Poll, Waker};
+            let mut probe = [0u8; 1];
+            let mut buf = tokio::io::ReadBuf::new(&mut probe);
+            let mut cx = Context::from_waker(Waker::noop());
+            matches!(
+                tokio::io::AsyncRead::poll_read(std::pin::Pin::new(&mut **t), &mut cx, &mut buf),
+                Poll::Pending
+            )
+        }
+    }
+}
+
+/// A failure reading or writing on `to`: TLS's own (an alert, a bad
+/// record) when rustls raised it, else `what` with the error.
+fn io_failure(to: &AgentAddr, what: &str, e: std::io::Error) -> Result<Failure, Failure> {
+    match crate::upstream_tls::io_failure(to, &e) {
+        Some(f) => Err(f),
+        None => Ok(unavailable(what, e)),
+    }
+}
+
 /// Reads more bytes into `buf`; `Ok(0)` at end of stream.
 async fn read_more(
-    sock: &mut TcpStream,
+    sock: &mut Conn,
+    to: &AgentAddr,
     buf: &mut BytesMut,
     limits: &Limits,
 ) -> Result<usize, CallError> {
@@ -268,8 +293,13 @@ async fn read_more(
     let empty = buf.is_empty();
     match tokio::time::timeout(limits.read_timeout, sock.read_buf(buf)).await {
         Ok(Ok(n)) => Ok(n),
-        Ok(Err(e)) if empty => Err(CallError::NoAnswer(unavailable("reading the answer", e))),
-        Ok(Err(e)) => Err(CallError::Other(unavailable("reading the answer", e))),
+        // A TLS failure (the agent refusing the client certificate, say):
+        // the call never reached it; told as it is.
+        Ok(Err(e)) => match io_failure(to, "reading the answer", e) {
+            Err(tls) => Err(CallError::Other(tls)),
+            Ok(f) if empty => Err(CallError::NoAnswer(f)),
+            Ok(f) => Err(CallError::Other(f)),
+        },
         Err(_) => Err(CallError::Other(Failure::UpstreamTimeout)),
     }
 }
@@ -374,13 +404,21 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, CallError> {
 /// Sends `request` on `sock` and reads the answer's head (informational
 /// answers skipped); the bytes after the head stay in `buf`.
 async fn send_and_read_head(
-    sock: &mut TcpStream,
+    sock: &mut Conn,
+    to: &AgentAddr,
     request: &[u8],
     buf: &mut BytesMut,
     limits: &Limits,
 ) -> Result<Head, CallError> {
-    if let Err(e) = sock.write_all(request).await {
-        return Err(CallError::NoAnswer(unavailable("sending the request", e)));
+    let sent = match sock.write_all(request).await {
+        Ok(()) => sock.flush().await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = sent {
+        return Err(match io_failure(to, "sending the request", e) {
+            Err(tls) => CallError::Other(tls),
+            Ok(f) => CallError::NoAnswer(f),
+        });
     }
     let head = loop {
         if !buf.is_empty() {
@@ -393,7 +431,7 @@ async fn send_and_read_head(
                 break head;
             }
         }
-        if read_more(sock, buf, limits).await? == 0 {
+        if read_more(sock, to, buf, limits).await? == 0 {
             return Err(if buf.is_empty() {
                 CallError::NoAnswer(unavailable("reading the answer", "connection closed"))
             } else {
@@ -411,12 +449,13 @@ async fn send_and_read_head(
 /// One request and its whole answer on `sock`; the connection comes back
 /// when it can carry another request.
 async fn exchange(
-    mut sock: TcpStream,
+    mut sock: Conn,
+    to: &AgentAddr,
     request: &[u8],
     limits: Limits,
-) -> Result<(Answer, Option<TcpStream>), CallError> {
+) -> Result<(Answer, Option<Conn>), CallError> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
-    let head = send_and_read_head(&mut sock, request, &mut buf, &limits).await?;
+    let head = send_and_read_head(&mut sock, to, request, &mut buf, &limits).await?;
     let (body, leftover) = match head.framing {
         Framing::Empty => (Bytes::new(), !buf.is_empty()),
         Framing::Length(n) => {
@@ -427,7 +466,7 @@ async fn exchange(
                 buf.reserve(n - buf.len());
             }
             while buf.len() < n {
-                if read_more(&mut sock, &mut buf, &limits).await? == 0 {
+                if read_more(&mut sock, to, &mut buf, &limits).await? == 0 {
                     return Err(CallError::Other(unavailable(
                         "reading the answer",
                         "connection closed inside the body",
@@ -443,7 +482,7 @@ async fn exchange(
                 if dec.advance(&buf, limits.max_body).map_err(bad)? {
                     break;
                 }
-                if read_more(&mut sock, &mut buf, &limits).await? == 0 {
+                if read_more(&mut sock, to, &mut buf, &limits).await? == 0 {
                     return Err(CallError::Other(unavailable(
                         "reading the answer",
                         "connection closed inside the body",
@@ -453,7 +492,7 @@ async fn exchange(
             (dec.out.freeze(), dec.pos < buf.len())
         }
         Framing::UntilClose => {
-            while read_more(&mut sock, &mut buf, &limits).await? > 0 {
+            while read_more(&mut sock, to, &mut buf, &limits).await? > 0 {
                 if buf.len() > limits.max_body {
                     return Err(bad(format!("answer larger than {} bytes", limits.max_body)));
                 }
@@ -479,8 +518,8 @@ const STREAM_CHUNK: usize = 4 * 1024;
 pub struct Streaming {
     pub status: u16,
     pub headers: Vec<(HeaderName, HeaderValue)>,
-    sock: Option<TcpStream>,
-    addr: SocketAddr,
+    sock: Option<Conn>,
+    addr: AgentAddr,
     buf: BytesMut,
     framing: Framing,
     chunks: Chunked,
@@ -574,27 +613,41 @@ impl Streaming {
         let Some(sock) = self.sock.as_mut() else {
             return Ok(0);
         };
-        loop {
-            match tokio::time::timeout(self.limits.read_timeout, sock.readable()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(unavailable("reading the stream", e)),
-                Err(_) => return Err(Failure::UpstreamTimeout),
-            }
-            if self.buf.capacity() - self.buf.len() < 1024 {
-                self.buf.reserve(STREAM_CHUNK);
-            }
-            match sock.try_read_buf(&mut self.buf) {
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Err(unavailable("reading the stream", e)),
-            }
+        let tls = match sock {
+            Conn::Plain(sock) => loop {
+                // No buffer held while waiting (see [`Streaming`]).
+                match tokio::time::timeout(self.limits.read_timeout, sock.readable()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => return Err(unavailable("reading the stream", e)),
+                    Err(_) => return Err(Failure::UpstreamTimeout),
+                }
+                if self.buf.capacity() - self.buf.len() < 1024 {
+                    self.buf.reserve(STREAM_CHUNK);
+                }
+                match sock.try_read_buf(&mut self.buf) {
+                    Ok(n) => return Ok(n),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Err(unavailable("reading the stream", e)),
+                }
+            },
+            Conn::Tls(tls) => tls,
+        };
+        // TLS: rustls holds its records; the read goes through it.
+        if self.buf.capacity() - self.buf.len() < 1024 {
+            self.buf.reserve(STREAM_CHUNK);
+        }
+        match tokio::time::timeout(self.limits.read_timeout, tls.read_buf(&mut self.buf)).await {
+            Ok(Ok(n)) => Ok(n),
+            Ok(Err(e)) => Err(crate::upstream_tls::io_failure(&self.addr, &e)
+                .unwrap_or_else(|| unavailable("reading the stream", e))),
+            Err(_) => Err(Failure::UpstreamTimeout),
         }
     }
 
     /// A stream read to its end gives its connection back to `pool`.
     pub fn finish(mut self, pool: &UpstreamPool) {
         if self.done && self.reusable {
-            pool.put(self.addr, self.sock.take());
+            pool.put(self.addr.clone(), self.sock.take());
         }
     }
 }
@@ -604,12 +657,13 @@ impl UpstreamPool {
     /// its body is read with [`Streaming::next`].
     pub async fn open(
         &self,
-        addr: SocketAddr,
+        addr: AgentAddr,
         request: &[u8],
         limits: Limits,
     ) -> Result<Streaming, Failure> {
-        self.on_connection(addr, limits, |sock| {
-            Streaming::start(sock, addr, request, limits)
+        let to = &addr;
+        self.on_connection(to, limits, |sock| {
+            Streaming::start(sock, to.clone(), request, limits)
         })
         .await
     }
@@ -617,13 +671,13 @@ impl UpstreamPool {
 
 impl Streaming {
     async fn start(
-        mut sock: TcpStream,
-        addr: SocketAddr,
+        mut sock: Conn,
+        addr: AgentAddr,
         request: &[u8],
         limits: Limits,
     ) -> Result<Streaming, CallError> {
         let mut buf = BytesMut::with_capacity(STREAM_CHUNK);
-        let head = send_and_read_head(&mut sock, request, &mut buf, &limits).await?;
+        let head = send_and_read_head(&mut sock, &addr, request, &mut buf, &limits).await?;
         let left = match head.framing {
             Framing::Length(n) => n,
             _ => 0,
@@ -647,6 +701,7 @@ impl Streaming {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::SocketAddr;
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
     use tokio::net::TcpListener;

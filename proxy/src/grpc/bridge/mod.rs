@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
@@ -37,7 +36,9 @@ mod meta;
 pub(in crate::grpc) use events::*;
 pub use meta::*;
 
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
+/// HTTP/1.1 toward the agent's JSON-RPC binding; TLS for an `https://`
+/// agent (crate::upstream_tls).
+type HttpClient = Client<crate::upstream_tls::Connector, Full<Bytes>>;
 
 /// The upstream's version: a configured one at once, else from its card,
 /// the card fetch boxed (its future is large, and the callers' futures are
@@ -131,9 +132,12 @@ fn answer_is_error(body: &[u8]) -> bool {
 impl Bridge {
     /// `grpc`: the upstream's gRPC endpoint when `upstream.grpc_url` is set.
     pub fn new(app: Arc<App>, grpc: Option<GrpcUpstream>) -> Bridge {
-        let mut conn = HttpConnector::new();
-        conn.set_connect_timeout(Some(app.config.limits.connect_timeout));
-        conn.set_nodelay(true);
+        let conn = crate::upstream_tls::Connector::new(
+            &app.config.agent.name,
+            app.config.upstream_tls.clone(),
+            app.config.limits.connect_timeout,
+            crate::upstream_tls::Alpn::Http1,
+        );
         let http = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .build(conn);
@@ -303,7 +307,12 @@ impl Bridge {
     ) -> Result<hyper::Response<hyper::body::Incoming>, Failure> {
         let cfg = &self.app.config;
         let path = self.rpc_path(upstream).await;
-        let uri = format!("http://{}{}", cfg.upstream.authority(), path);
+        let uri = format!(
+            "{}://{}{}",
+            cfg.upstream.scheme,
+            cfg.upstream.authority(),
+            path
+        );
         let mut b = hyper::Request::post(uri)
             .header("Host", cfg.upstream.authority())
             .header("Content-Type", "application/json")
@@ -336,9 +345,16 @@ impl Bridge {
         let fut = self.http.request(req);
         match tokio::time::timeout(cfg.limits.read_timeout, fut).await {
             Err(_) => Err(Failure::UpstreamTimeout),
-            Ok(Err(e)) => Err(Failure::UpstreamUnavailable {
-                detail: e.to_string(),
-            }),
+            // A connect or TLS failure as the connector found it (which
+            // agent, what kind), else unavailable.
+            Ok(Err(e)) => {
+                Err(
+                    crate::upstream_tls::failure_in(&cfg.agent.name, &cfg.upstream.as_string(), &e)
+                        .unwrap_or_else(|| Failure::UpstreamUnavailable {
+                            detail: e.to_string(),
+                        }),
+                )
+            }
             Ok(Ok(r)) => Ok(r),
         }
     }

@@ -1,0 +1,758 @@
+//! TLS toward `https://` agents (issue #23): one set of trust and client
+//! identity for every path the proxy takes to an agent (Pingora's
+//! passthrough, the proxy's own HTTP/1.1 calls, card and task fetches, the
+//! gRPC bridge's HTTP client, a gRPC agent's channel).
+//!
+//! Trust: the Mozilla roots (webpki-roots) plus the CAs of
+//! `upstream.ca_file`; the proxy's client certificate when
+//! `upstream.client_cert_file` and `upstream.client_key_file` are set
+//! (mTLS). The server name sent (SNI) and checked is the URL's host;
+//! certificate and host name checks are always on.
+//!
+//! A TLS failure is reported to the client as [`Failure::UpstreamTls`]:
+//! the agent's config name and the kind of failure, never its address; the
+//! log line carries the URL and the rustls error.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use tokio_rustls::TlsConnector;
+
+use crate::config::ConfigError;
+use crate::error::Failure;
+
+/// The `[upstream]` TLS settings of one agent, loaded and checked.
+pub struct UpstreamTls {
+    ca_file: Option<PathBuf>,
+    client_cert_file: Option<PathBuf>,
+    /// ALPN `http/1.1`: the proxy's own HTTP/1.1 calls.
+    h1: Arc<rustls::ClientConfig>,
+    /// ALPN `h2`: gRPC agents.
+    h2: Arc<rustls::ClientConfig>,
+    /// Pingora's forms of the same (its passthrough and card fetches):
+    /// the CAs of `ca_file` (they replace its roots on that path; see
+    /// [`http_peer`]) and the client identity.
+    pingora_ca: Option<Arc<pingora::protocols::tls::CaType>>,
+    pingora_cert: Option<Arc<pingora::utils::tls::CertKey>>,
+}
+
+impl fmt::Debug for UpstreamTls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UpstreamTls")
+            .field("ca_file", &self.ca_file)
+            .field("client_cert_file", &self.client_cert_file)
+            .finish_non_exhaustive()
+    }
+}
+
+fn config_error(key: &str, file: &Path, why: impl fmt::Display) -> ConfigError {
+    ConfigError {
+        key: key.into(),
+        message: format!("{}: {why}", file.display()),
+    }
+}
+
+/// The certificates of a PEM file (at least one).
+fn certs(key: &str, file: &Path) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(file)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| config_error(key, file, format!("cannot read PEM certificates: {e}")))?;
+    if certs.is_empty() {
+        return Err(config_error(key, file, "no PEM certificate in it"));
+    }
+    Ok(certs)
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Pingora's certificate type from DER, or why not (its parser panics on
+/// what it cannot read: tried here, at start, not on a connection).
+fn pingora_x509(
+    key: &str,
+    file: &Path,
+    der: &CertificateDer<'_>,
+) -> Result<pingora::utils::tls::WrappedX509, ConfigError> {
+    let raw = der.as_ref().to_vec();
+    std::panic::catch_unwind(move || {
+        pingora::utils::tls::WrappedX509::new(raw, pingora::utils::tls::parse_x509)
+    })
+    .map_err(|_| config_error(key, file, "a certificate that cannot be parsed"))
+}
+
+impl UpstreamTls {
+    /// Loads the files; each error names its key and file.
+    pub fn load(
+        ca_file: Option<&str>,
+        client_cert_file: Option<&str>,
+        client_key_file: Option<&str>,
+    ) -> Result<UpstreamTls, ConfigError> {
+        let path = |key: &str, v: Option<&str>| match v.map(str::trim) {
+            None => Ok(None),
+            Some("") => Err(ConfigError {
+                key: key.into(),
+                message: "is empty (a PEM file path)".into(),
+            }),
+            Some(p) => Ok(Some(PathBuf::from(p))),
+        };
+        let ca_file = path("upstream.ca_file", ca_file)?;
+        let cert_file = path("upstream.client_cert_file", client_cert_file)?;
+        let key_file = path("upstream.client_key_file", client_key_file)?;
+
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let mut pingora_ca = None;
+        if let Some(file) = &ca_file {
+            let key = "upstream.ca_file";
+            let mut list = Vec::new();
+            for c in certs(key, file)? {
+                list.push(pingora_x509(key, file, &c)?);
+                roots
+                    .add(c)
+                    .map_err(|e| config_error(key, file, format!("not a usable CA: {e}")))?;
+            }
+            pingora_ca = Some(Arc::<[_]>::from(list));
+        }
+        let builder = rustls::ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ConfigError {
+                key: "upstream".into(),
+                message: format!("TLS: {e}"),
+            })?
+            .with_root_certificates(roots);
+        let (config, pingora_cert) = match (&cert_file, &key_file) {
+            (None, None) => (builder.with_no_client_auth(), None),
+            (Some(cert), Some(keyf)) => {
+                let chain = certs("upstream.client_cert_file", cert)?;
+                let key = PrivateKeyDer::from_pem_file(keyf).map_err(|e| {
+                    config_error(
+                        "upstream.client_key_file",
+                        keyf,
+                        format!("cannot read a PEM private key: {e}"),
+                    )
+                })?;
+                let der: Vec<u8> = key.secret_der().to_vec();
+                let chain_der: Vec<Vec<u8>> = chain.iter().map(|c| c.as_ref().to_vec()).collect();
+                for c in &chain {
+                    pingora_x509("upstream.client_cert_file", cert, c)?;
+                }
+                let config = builder.with_client_auth_cert(chain, key).map_err(|e| {
+                    config_error(
+                        "upstream.client_cert_file",
+                        cert,
+                        format!("does not fit upstream.client_key_file: {e}"),
+                    )
+                })?;
+                let ck = pingora::utils::tls::CertKey::new(chain_der, der);
+                (config, Some(Arc::new(ck)))
+            }
+            (Some(_), None) => {
+                return Err(ConfigError {
+                    key: "upstream.client_key_file".into(),
+                    message: "is missing: set both upstream.client_cert_file and upstream.client_key_file, or neither".into(),
+                })
+            }
+            (None, Some(_)) => {
+                return Err(ConfigError {
+                    key: "upstream.client_cert_file".into(),
+                    message: "is missing: set both upstream.client_cert_file and upstream.client_key_file, or neither".into(),
+                })
+            }
+        };
+        let with_alpn = |alpn: &[u8]| {
+            let mut c = config.clone();
+            c.alpn_protocols = vec![alpn.to_vec()];
+            Arc::new(c)
+        };
+        Ok(UpstreamTls {
+            h1: with_alpn(b"http/1.1"),
+            h2: with_alpn(b"h2"),
+            ca_file,
+            client_cert_file: cert_file,
+            pingora_ca,
+            pingora_cert,
+        })
+    }
+}
+
+/// How to speak TLS to one agent address: the server name and the settings.
+#[derive(Clone)]
+pub struct TlsTo {
+    /// The URL's host: SNI and the name the certificate must carry.
+    pub host: Arc<str>,
+    name: ServerName<'static>,
+    /// The agent's config name (`default`, or its `[[agents]]` name): what
+    /// a client is told.
+    pub agent: Arc<str>,
+    settings: Arc<UpstreamTls>,
+}
+
+impl fmt::Debug for TlsTo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsTo").field("host", &self.host).finish()
+    }
+}
+
+/// An agent's address, and TLS when its URL is `https://`.
+#[derive(Debug, Clone)]
+pub struct AgentAddr {
+    pub addr: SocketAddr,
+    /// Shared: a plaintext address stays small, a copy is cheap.
+    pub tls: Option<Arc<TlsTo>>,
+}
+
+impl From<SocketAddr> for AgentAddr {
+    fn from(addr: SocketAddr) -> AgentAddr {
+        AgentAddr { addr, tls: None }
+    }
+}
+
+impl AgentAddr {
+    /// `addr`, with TLS toward `host` when `scheme` is `https`.
+    pub fn new(
+        addr: SocketAddr,
+        scheme: &str,
+        host: &str,
+        agent: &str,
+        settings: &Arc<UpstreamTls>,
+    ) -> Result<AgentAddr, Failure> {
+        if scheme != "https" {
+            return Ok(AgentAddr { addr, tls: None });
+        }
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let name = ServerName::try_from(host.to_string()).map_err(|_| Failure::UpstreamTls {
+            agent: agent.to_string(),
+            kind: TlsFailureKind::Other,
+            detail: format!("{host:?} is not a TLS server name"),
+        })?;
+        Ok(AgentAddr {
+            addr,
+            tls: Some(Arc::new(TlsTo {
+                host: host.into(),
+                name,
+                agent: agent.into(),
+                settings: settings.clone(),
+            })),
+        })
+    }
+
+    /// Whether a pooled connection to `other` may carry a call to `self`.
+    pub fn same(&self, other: &AgentAddr) -> bool {
+        self.addr == other.addr
+            && match (&self.tls, &other.tls) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a.host == b.host && Arc::ptr_eq(&a.settings, &b.settings),
+                _ => false,
+            }
+    }
+
+    /// `https://host:port` or `http://addr`, for log lines.
+    pub fn logged(&self) -> String {
+        match &self.tls {
+            Some(t) => format!("https://{} ({})", t.host, self.addr),
+            None => format!("http://{}", self.addr),
+        }
+    }
+}
+
+/// What went wrong in a TLS exchange with an agent, as the client is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsFailureKind {
+    /// Its certificate is not signed by an authority the proxy trusts.
+    UnknownAuthority,
+    /// Its certificate does not name the host the proxy asked for.
+    WrongName,
+    /// Its certificate is expired or not valid yet.
+    Expired,
+    /// It refused the proxy's client certificate (or its absence).
+    ClientCertRefused,
+    /// Anything else (no common protocol version, a broken handshake).
+    Other,
+}
+
+impl TlsFailureKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            TlsFailureKind::UnknownAuthority => {
+                "the agent's TLS certificate is not signed by an authority the proxy trusts (upstream.ca_file)"
+            }
+            TlsFailureKind::WrongName => {
+                "the agent's TLS certificate is not valid for the agent's host name"
+            }
+            TlsFailureKind::Expired => "the agent's TLS certificate is expired or not yet valid",
+            TlsFailureKind::ClientCertRefused => {
+                "the agent refused the proxy's TLS client certificate (upstream.client_cert_file)"
+            }
+            TlsFailureKind::Other => "the TLS handshake with the agent failed",
+        }
+    }
+}
+
+/// The kind of a rustls error.
+pub fn kind_of(e: &rustls::Error) -> TlsFailureKind {
+    use rustls::{AlertDescription as A, CertificateError as C, Error as E};
+    match e {
+        E::InvalidCertificate(c) => match c {
+            C::UnknownIssuer | C::BadSignature | C::UnhandledCriticalExtension => {
+                TlsFailureKind::UnknownAuthority
+            }
+            C::NotValidForName | C::NotValidForNameContext { .. } => TlsFailureKind::WrongName,
+            C::Expired
+            | C::ExpiredContext { .. }
+            | C::NotValidYet
+            | C::NotValidYetContext { .. } => TlsFailureKind::Expired,
+            _ => TlsFailureKind::Other,
+        },
+        E::AlertReceived(
+            A::CertificateRequired
+            | A::BadCertificate
+            | A::UnknownCA
+            | A::CertificateUnknown
+            | A::CertificateRevoked
+            | A::CertificateExpired
+            | A::UnsupportedCertificate
+            | A::AccessDenied,
+        ) => TlsFailureKind::ClientCertRefused,
+        _ => TlsFailureKind::Other,
+    }
+}
+
+/// The rustls error inside an I/O error, if that is what it is.
+pub fn rustls_error(e: &std::io::Error) -> Option<&rustls::Error> {
+    e.get_ref()?.downcast_ref::<rustls::Error>()
+}
+
+/// The failure a client is told of for a TLS error toward `to`; the log
+/// line names the URL and the rustls error.
+pub fn failure(to: &TlsTo, addr: SocketAddr, e: &rustls::Error) -> Failure {
+    told(&to.agent, &to.host, addr, kind_of(e), &e.to_string())
+}
+
+/// Logs a TLS failure toward `https://host` and makes what the client is told.
+fn told(
+    agent: &str,
+    host: &str,
+    addr: impl fmt::Display,
+    kind: TlsFailureKind,
+    error: &str,
+) -> Failure {
+    let url = format!("https://{host}");
+    tracing::warn!(agent = %agent, url = %url, addr = %addr, error = %error, "TLS toward the agent failed");
+    Failure::UpstreamTls {
+        agent: agent.to_string(),
+        kind,
+        detail: format!("{url} ({addr}): {error}"),
+    }
+}
+
+/// An I/O error on a connection to `to`: a TLS failure when rustls
+/// raised it.
+pub fn io_failure(to: &AgentAddr, e: &std::io::Error) -> Option<Failure> {
+    let t = to.tls.as_ref()?;
+    rustls_error(e).map(|r| failure(t, to.addr, r))
+}
+
+/// A client connection to an agent: plain TCP, or TLS over it (boxed: a
+/// plaintext connection does not pay for rustls's state).
+pub enum Conn {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+macro_rules! conn_io {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self.get_mut() {
+            Conn::Plain($s) => {
+                let $s = std::pin::Pin::new($s);
+                $e
+            }
+            Conn::Tls($s) => {
+                let $s = std::pin::Pin::new(&mut **$s);
+                $e
+            }
+        }
+    };
+}
+
+impl tokio::io::AsyncRead for Conn {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        conn_io!(self, s => s.poll_read(cx, buf))
+    }
+}
+
+impl tokio::io::AsyncWrite for Conn {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        conn_io!(self, s => s.poll_write(cx, buf))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        conn_io!(self, s => s.poll_flush(cx))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        conn_io!(self, s => s.poll_shutdown(cx))
+    }
+
+    fn poll_write_vectored(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        conn_io!(self, s => s.poll_write_vectored(cx, bufs))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Conn::Plain(s) => s.is_write_vectored(),
+            Conn::Tls(s) => s.is_write_vectored(),
+        }
+    }
+}
+
+/// Which client configuration a connection uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alpn {
+    Http1,
+    H2,
+}
+
+/// Opens a connection to `to` (TCP, then TLS when `to` says so), the
+/// whole within `within`. Failures: refused or unreachable
+/// ([`Failure::UpstreamUnavailable`]), too slow ([`Failure::UpstreamTimeout`]),
+/// TLS ([`Failure::UpstreamTls`]).
+pub async fn connect(to: &AgentAddr, within: Duration, alpn: Alpn) -> Result<Conn, Failure> {
+    let open = async {
+        let sock = TcpStream::connect(to.addr)
+            .await
+            .map_err(|e| Failure::UpstreamUnavailable {
+                detail: format!("connecting to {}: {e}", to.logged()),
+            })?;
+        // Whole requests go out in one write; never held back by Nagle.
+        if let Err(e) = sock.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY on an upstream connection");
+        }
+        let Some(t) = &to.tls else {
+            return Ok(Conn::Plain(sock));
+        };
+        let config = match alpn {
+            Alpn::Http1 => t.settings.h1.clone(),
+            Alpn::H2 => t.settings.h2.clone(),
+        };
+        match TlsConnector::from(config)
+            .connect(t.name.clone(), sock)
+            .await
+        {
+            Ok(s) => Ok(Conn::Tls(Box::new(s))),
+            Err(e) => Err(
+                io_failure(to, &e).unwrap_or_else(|| Failure::UpstreamUnavailable {
+                    detail: format!("TLS handshake with {}: {e}", to.logged()),
+                }),
+            ),
+        }
+    };
+    tokio::time::timeout(within, open)
+        .await
+        .unwrap_or(Err(Failure::UpstreamTimeout))
+}
+
+/// Pingora's peer for `to`, with the connect and read timeouts: TLS with
+/// SNI = the URL's host, certificate and host name checked, the client
+/// certificate for mTLS. Pingora trusts the system's roots (its rustls
+/// connector's default) or, when `upstream.ca_file` is set, that file's
+/// CAs alone.
+pub fn http_peer(
+    to: &AgentAddr,
+    connect_timeout: Duration,
+    read_timeout: Duration,
+) -> pingora::upstreams::peer::HttpPeer {
+    use pingora::upstreams::peer::HttpPeer;
+    let mut peer = match &to.tls {
+        None => HttpPeer::new(to.addr, false, String::new()),
+        Some(t) => {
+            let mut p = HttpPeer::new(to.addr, true, t.host.to_string());
+            p.options.verify_cert = true;
+            p.options.verify_hostname = true;
+            p.options.alpn = pingora::protocols::ALPN::H1;
+            p.options.ca = t.settings.pingora_ca.clone();
+            p.client_cert_key = t.settings.pingora_cert.clone();
+            p
+        }
+    };
+    peer.options.connection_timeout = Some(connect_timeout);
+    peer.options.total_connection_timeout = Some(connect_timeout);
+    peer.options.read_timeout = Some(read_timeout);
+    peer.options.write_timeout = Some(read_timeout);
+    peer
+}
+
+/// The failure for a Pingora error on a connection to `peer` (one of
+/// [`http_peer`]'s) of agent `agent`, when it is a TLS one (its handshake,
+/// a certificate, an alert from the agent).
+pub fn pingora_failure(
+    agent: &str,
+    peer: &pingora::upstreams::peer::HttpPeer,
+    e: &pingora::Error,
+) -> Option<Failure> {
+    use pingora::upstreams::peer::Peer;
+    use pingora::ErrorType;
+    if !peer.is_tls() {
+        return None;
+    }
+    let (host, addr) = (peer.sni(), peer.address().to_string());
+    // The rustls error, wherever pingora keeps it.
+    let mut cause = e.cause.as_deref();
+    while let Some(c) = cause {
+        let r = c
+            .downcast_ref::<rustls::Error>()
+            .or_else(|| c.downcast_ref::<std::io::Error>().and_then(rustls_error));
+        if let Some(r) = r {
+            return Some(told(agent, host, &addr, kind_of(r), &r.to_string()));
+        }
+        cause = c
+            .downcast_ref::<pingora::Error>()
+            .and_then(|pe| pe.cause.as_deref());
+    }
+    let text = e.to_string();
+    let kind = kind_of_text(&text);
+    let tls_type = matches!(
+        e.etype(),
+        ErrorType::TLSHandshakeFailure | ErrorType::InvalidCert | ErrorType::TLSWantX509Lookup
+    );
+    (tls_type || kind != TlsFailureKind::Other).then(|| told(agent, host, &addr, kind, &text))
+}
+
+/// The kind of a TLS failure known only by its text (Pingora keeps some
+/// rustls errors as text).
+fn kind_of_text(text: &str) -> TlsFailureKind {
+    let t = text.to_ascii_lowercase();
+    if t.contains("unknownissuer") || t.contains("unknown issuer") || t.contains("badsignature") {
+        TlsFailureKind::UnknownAuthority
+    } else if t.contains("notvalidforname") || t.contains("not valid for name") {
+        TlsFailureKind::WrongName
+    } else if t.contains("expired") || t.contains("notvalidyet") {
+        TlsFailureKind::Expired
+    } else if t.contains("certificaterequired")
+        || t.contains("certificate required")
+        || t.contains("badcertificate")
+        || t.contains("unknownca")
+    {
+        TlsFailureKind::ClientCertRefused
+    } else {
+        TlsFailureKind::Other
+    }
+}
+
+/// A connect failure carried through hyper's and tonic's errors, so the
+/// client is told what [`connect`] found (the TLS kind and agent name).
+#[derive(Debug)]
+pub struct ConnectFailure(pub Failure);
+
+impl fmt::Display for ConnectFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "connecting to the agent: {:?}", self.0)
+    }
+}
+
+impl std::error::Error for ConnectFailure {}
+
+/// The [`ConnectFailure`] somewhere in `e`'s chain of sources.
+pub fn connect_failure_in(e: &(dyn std::error::Error + 'static)) -> Option<Failure> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        if let Some(f) = c.downcast_ref::<ConnectFailure>() {
+            return Some(f.0.clone());
+        }
+        cur = c.source();
+    }
+    None
+}
+
+/// A TLS failure in `e`'s chain of sources: what the connector found, or
+/// rustls's error on a connection to agent `agent` at `url` (an alert
+/// after the handshake: a refused client certificate).
+pub fn failure_in(
+    agent: &str,
+    url: &str,
+    e: &(dyn std::error::Error + 'static),
+) -> Option<Failure> {
+    if let Some(f) = connect_failure_in(e) {
+        return Some(f);
+    }
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        let r = c
+            .downcast_ref::<rustls::Error>()
+            .or_else(|| c.downcast_ref::<std::io::Error>().and_then(rustls_error));
+        if let Some(r) = r {
+            let host = url
+                .split_once("://")
+                .map_or(url, |(_, rest)| rest)
+                .trim_end_matches('/');
+            return Some(told(agent, host, "-", kind_of(r), &r.to_string()));
+        }
+        cur = c.source();
+    }
+    None
+}
+
+impl hyper_util::client::legacy::connect::Connection for Conn {
+    fn connected(&self) -> hyper_util::client::legacy::connect::Connected {
+        hyper_util::client::legacy::connect::Connected::new()
+    }
+}
+
+/// A connector for hyper's client and tonic's channel: the URI's host and
+/// port, TLS when its scheme is `https` (SNI and checks as everywhere).
+#[derive(Clone)]
+pub struct Connector {
+    agent: Arc<str>,
+    settings: Arc<UpstreamTls>,
+    within: Duration,
+    alpn: Alpn,
+}
+
+impl Connector {
+    pub fn new(agent: &str, settings: Arc<UpstreamTls>, within: Duration, alpn: Alpn) -> Connector {
+        Connector {
+            agent: agent.into(),
+            settings,
+            within,
+            alpn,
+        }
+    }
+}
+
+impl tower_service::Service<http::Uri> for Connector {
+    type Response = hyper_util::rt::TokioIo<Conn>;
+    type Error = ConnectFailure;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Self::Response, ConnectFailure>> + Send>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), ConnectFailure>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, uri: http::Uri) -> Self::Future {
+        let me = self.clone();
+        Box::pin(async move {
+            let unusable = |why: &str| {
+                ConnectFailure(Failure::UpstreamUnavailable {
+                    detail: format!("agent URI {uri}: {why}"),
+                })
+            };
+            let scheme = uri.scheme_str().unwrap_or("http").to_ascii_lowercase();
+            let host = uri.host().ok_or_else(|| unusable("no host"))?.to_string();
+            let port = uri
+                .port_u16()
+                .unwrap_or(if scheme == "https" { 443 } else { 80 });
+            let bare = host.trim_start_matches('[').trim_end_matches(']');
+            let addr = tokio::net::lookup_host((bare, port))
+                .await
+                .map_err(|e| unusable(&format!("cannot resolve: {e}")))?
+                .next()
+                .ok_or_else(|| unusable("resolves to no address"))?;
+            let to = AgentAddr::new(addr, &scheme, &host, &me.agent, &me.settings)
+                .map_err(ConnectFailure)?;
+            connect(&to, me.within, me.alpn)
+                .await
+                .map(hyper_util::rt::TokioIo::new)
+                .map_err(ConnectFailure)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_of_rustls_errors() {
+        use rustls::{AlertDescription as A, CertificateError as C, Error as E};
+        let k = |e: E| kind_of(&e);
+        assert_eq!(
+            k(E::InvalidCertificate(C::UnknownIssuer)),
+            TlsFailureKind::UnknownAuthority
+        );
+        assert_eq!(
+            k(E::InvalidCertificate(C::NotValidForName)),
+            TlsFailureKind::WrongName
+        );
+        assert_eq!(
+            k(E::InvalidCertificate(C::Expired)),
+            TlsFailureKind::Expired
+        );
+        assert_eq!(
+            k(E::AlertReceived(A::CertificateRequired)),
+            TlsFailureKind::ClientCertRefused
+        );
+        assert_eq!(k(E::HandshakeNotComplete), TlsFailureKind::Other);
+        // What a client is told names no address.
+        let to = AgentAddr::new(
+            "10.1.2.3:8443".parse().unwrap(),
+            "https",
+            "agent.internal",
+            "billing",
+            &Arc::new(UpstreamTls::load(None, None, None).unwrap()),
+        )
+        .unwrap();
+        let f = io_failure(
+            &to,
+            &std::io::Error::other(E::InvalidCertificate(C::UnknownIssuer)),
+        )
+        .unwrap();
+        let Failure::UpstreamTls {
+            agent,
+            kind,
+            detail,
+        } = &f
+        else {
+            panic!("{f:?}")
+        };
+        assert_eq!(
+            (agent.as_str(), *kind),
+            ("billing", TlsFailureKind::UnknownAuthority)
+        );
+        assert!(detail.contains("agent.internal") && detail.contains("10.1.2.3"));
+    }
+
+    #[test]
+    fn plaintext_and_tls_addresses_do_not_share_connections() {
+        let tls = Arc::new(UpstreamTls::load(None, None, None).unwrap());
+        let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let plain = AgentAddr::new(a, "http", "x", "d", &tls).unwrap();
+        let one = AgentAddr::new(a, "https", "one.example", "d", &tls).unwrap();
+        let two = AgentAddr::new(a, "https", "two.example", "d", &tls).unwrap();
+        assert!(plain.tls.is_none() && plain.same(&AgentAddr::from(a)));
+        assert!(!plain.same(&one) && !one.same(&two) && one.same(&one.clone()));
+        // A plaintext address costs what a socket address and a pointer do.
+        assert!(std::mem::size_of::<AgentAddr>() <= std::mem::size_of::<SocketAddr>() + 8);
+        assert!(std::mem::size_of::<Conn>() <= std::mem::size_of::<TcpStream>() + 8);
+    }
+}

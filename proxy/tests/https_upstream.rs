@@ -1,0 +1,726 @@
+//! HTTPS agents (issue #23) reached through the proxy on 127.0.0.1: a
+//! certificate authority made by the test (rcgen), a TLS front (tokio-rustls)
+//! before a fake agent, and every path the proxy takes toward it:
+//! Pingora's passthrough, the proxy's own translated calls and streams,
+//! card fetches, the gRPC bridge and a gRPC agent over TLS. Then the
+//! refusals (unknown CA, wrong host name, missing client certificate), told
+//! to the client by agent name and kind, never by address; and the config
+//! errors of the TLS keys.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use proto::v10 as p10;
+use proxy::config::{Config, HttpUrl, RawConfig, RawPush, RawUpstream, UpstreamVersion};
+use proxy::grpc::GrpcServer;
+use proxy::upstream_tls::UpstreamTls;
+use proxy::version::Version;
+use proxy::RunningProxy;
+use serde_json::{json, Value};
+use support::*;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+const V10: &[(&str, &str)] = &[("A2A-Version", "1.0"), ("Content-Type", "application/json")];
+const V10_SEND: &[u8] = br#"{"jsonrpc":"2.0","id":"a","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+const V10_STREAM: &[u8] = br#"{"jsonrpc":"2.0","id":"s","method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}}"#;
+const V03_SEND: &[u8] = br#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
+const V03_STREAM: &[u8] = br#"{"jsonrpc":"2.0","id":"s","method":"message/stream","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"go"}]}}}"#;
+
+/// The v0.3 events of a streamed task (`id` "s").
+fn v03_events() -> Vec<String> {
+    vec![
+        r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"submitted"}}}"#.to_string() + "\n\n",
+        r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}}"#.to_string() + "\n\n",
+    ]
+}
+
+/// A v0.3 agent behind the TLS front: its card lists its JSON-RPC and
+/// REST interfaces at `https://<front>/`; JSON-RPC calls get a completed
+/// task (streams: [`v03_events`]), REST reads the task.
+fn v03_agent(front: Arc<OnceLock<String>>) -> impl Fn(&Recorded) -> Reply + Send + Sync {
+    move |r: &Recorded| {
+        let base = front.get().cloned().unwrap_or_default();
+        if r.target.starts_with("/.well-known/") {
+            let card = json!({"name": "fake", "description": "d", "version": "1",
+                "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+                "protocolVersion": "0.3.0", "url": format!("{base}/"), "preferredTransport": "JSONRPC",
+                "additionalInterfaces": [{"url": format!("{base}/"), "transport": "JSONRPC"},
+                    {"url": format!("{base}/rest"), "transport": "HTTP+JSON"}],
+                "capabilities": {"streaming": true}, "skills": []});
+            return Reply::json(200, &card.to_string());
+        }
+        if r.target.contains("/v1/tasks/") {
+            return Reply::json(
+                200,
+                r#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}"#,
+            );
+        }
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        if req["method"] == "message/stream" {
+            return Reply::Sse {
+                events: v03_events(),
+                gate: Arc::new(Semaphore::new(16)),
+            };
+        }
+        let task = json!({"kind": "task", "id": "t1", "contextId": "c1",
+            "status": {"state": "completed"}});
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
+        )
+    }
+}
+
+// ------------------------------------------------------------- certificates
+
+/// A test CA and what it signed: a server certificate for 127.0.0.1 and
+/// localhost, one for another name only, and a client certificate.
+struct Pki {
+    dir: PathBuf,
+}
+
+impl Pki {
+    fn new() -> Pki {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+        };
+        let dir =
+            std::env::temp_dir().join(format!("a2a-https-agent-{}", proxy::push::random_id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ca_key = KeyPair::generate().unwrap();
+        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        p.distinguished_name.push(DnType::CommonName, "a2a test CA");
+        let ca = p.self_signed(&ca_key).unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        for (name, eku, sans) in [
+            (
+                "server",
+                ExtendedKeyUsagePurpose::ServerAuth,
+                vec!["127.0.0.1".to_string(), "localhost".to_string()],
+            ),
+            (
+                "elsewhere",
+                ExtendedKeyUsagePurpose::ServerAuth,
+                vec!["agent.elsewhere.example".to_string()],
+            ),
+            ("client", ExtendedKeyUsagePurpose::ClientAuth, vec![]),
+        ] {
+            let key = KeyPair::generate().unwrap();
+            let mut p = CertificateParams::new(sans).unwrap();
+            p.distinguished_name.push(DnType::CommonName, name);
+            p.extended_key_usages = vec![eku];
+            let cert = p.signed_by(&key, &ca, &ca_key).unwrap();
+            std::fs::write(dir.join(format!("{name}.pem")), cert.pem()).unwrap();
+            std::fs::write(dir.join(format!("{name}-key.pem")), key.serialize_pem()).unwrap();
+        }
+        Pki { dir }
+    }
+
+    fn path(&self, f: &str) -> PathBuf {
+        self.dir.join(f)
+    }
+
+    fn file(&self, f: &str) -> String {
+        self.path(f).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Pki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A TLS server config with certificate `cert` (`server` or `elsewhere`)
+/// and `alpn`; with `client_auth` a client certificate of the test CA is
+/// required.
+fn server_config(pki: &Pki, cert: &str, client_auth: bool, alpn: &[&[u8]]) -> rustls::ServerConfig {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chain: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_file_iter(pki.path(&format!("{cert}.pem")))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+    let key = PrivateKeyDer::from_pem_file(pki.path(&format!("{cert}-key.pem"))).unwrap();
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap();
+    let builder = if client_auth {
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_file_iter(pki.path("ca.pem")).unwrap() {
+            roots.add(c.unwrap()).unwrap();
+        }
+        let verifier =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap();
+        builder.with_client_cert_verifier(verifier)
+    } else {
+        builder.with_no_client_auth()
+    };
+    let mut config = builder.with_single_cert(chain, key).unwrap();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    config
+}
+
+/// A TLS front on 127.0.0.1 piping each connection to `backend` (the fake
+/// agent, or a gRPC listener).
+struct Front {
+    addr: SocketAddr,
+    handshakes: Arc<AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Front {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Front {
+    async fn start(config: rustls::ServerConfig, backend: SocketAddr) -> Front {
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let handshakes = Arc::new(AtomicUsize::new(0));
+        let done = handshakes.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((tcp, _)) = l.accept().await {
+                let acceptor = acceptor.clone();
+                let done = done.clone();
+                tokio::spawn(async move {
+                    let Ok(Ok(mut tls)) = tokio::time::timeout(WAIT, acceptor.accept(tcp)).await
+                    else {
+                        return;
+                    };
+                    done.fetch_add(1, Ordering::SeqCst);
+                    let Ok(mut back) = TcpStream::connect(backend).await else {
+                        return;
+                    };
+                    let _ = tokio::time::timeout(
+                        std::time::Duration::from_secs(30),
+                        tokio::io::copy_bidirectional(&mut tls, &mut back),
+                    )
+                    .await;
+                });
+            }
+        });
+        Front {
+            addr,
+            handshakes,
+            task,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("https://127.0.0.1:{}", self.addr.port())
+    }
+}
+
+/// A v0.3 agent behind a TLS front with certificate `cert`.
+async fn https_agent(pki: &Pki, cert: &str, client_auth: bool) -> (FakeUpstream, Front) {
+    let base = Arc::new(OnceLock::new());
+    let up = FakeUpstream::start(v03_agent(base.clone())).await;
+    let front = Front::start(
+        server_config(pki, cert, client_auth, &[b"http/1.1"]),
+        up.addr,
+    )
+    .await;
+    base.set(front.url()).unwrap();
+    (up, front)
+}
+
+/// Which TLS keys the proxy gets.
+#[derive(Clone, Copy)]
+struct Keys {
+    ca: bool,
+    client: bool,
+}
+
+const CA: Keys = Keys {
+    ca: true,
+    client: false,
+};
+const NONE: Keys = Keys {
+    ca: false,
+    client: false,
+};
+const CA_AND_CLIENT: Keys = Keys {
+    ca: true,
+    client: true,
+};
+
+/// The config of a proxy in front of `url` with the `[upstream]` TLS keys
+/// `keys` (read from a file as an operator writes them).
+fn config(pki: &Pki, url: &str, version: Option<Version>, keys: Keys) -> Config {
+    let addr = proxy::free_local_addr().unwrap();
+    let raw = RawConfig {
+        listen: Some(addr.to_string()),
+        upstream: RawUpstream {
+            url: Some(url.to_string()),
+            version: version.map(|v| v.as_str().to_string()),
+            ca_file: keys.ca.then(|| pki.file("ca.pem")),
+            client_cert_file: keys.client.then(|| pki.file("client.pem")),
+            client_key_file: keys.client.then(|| pki.file("client-key.pem")),
+            ..RawUpstream::default()
+        },
+        push: RawPush {
+            enabled: Some(false),
+            ..RawPush::default()
+        },
+        threads: Some(1),
+        ..RawConfig::default()
+    };
+    Config::resolve(raw).unwrap()
+}
+
+fn proxy_to(pki: &Pki, url: &str, version: Option<Version>, keys: Keys) -> RunningProxy {
+    proxy::start(config(pki, url, version, keys)).unwrap()
+}
+
+/// Every string of a JSON answer, one per line.
+fn strings(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s}\n"),
+        Value::Array(a) => a.iter().map(strings).collect(),
+        Value::Object(o) => o.values().map(strings).collect(),
+        _ => String::new(),
+    }
+}
+
+/// An error answer that names agent `default` and says `kind`, and shows
+/// nothing of the agent's address or of its bytes.
+fn told_clearly(r: &Response, front: &Front, kind: &str) {
+    let text = r.text();
+    assert_eq!(r.status, 502, "{text}");
+    let said = strings(&r.json());
+    assert!(said.contains("agent \"default\" unavailable"), "{text}");
+    assert!(said.contains(kind), "{text}");
+    assert!(!text.contains(&front.addr.port().to_string()), "{text}");
+    assert!(!text.contains("127.0.0.1"), "{text}");
+}
+
+// ------------------------------------------------------------ the paths
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_passthrough_over_tls_unary_and_stream() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", false).await;
+    let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
+    for _ in 0..2 {
+        let r = post(
+            px.addr,
+            "/",
+            &[("Content-Type", "application/json")],
+            V03_SEND,
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(
+            r.json()["result"]["status"]["state"],
+            "completed",
+            "{}",
+            r.text()
+        );
+    }
+    let mut s = open(
+        px.addr,
+        &request(
+            "POST",
+            "/",
+            &[
+                ("Accept", "text/event-stream"),
+                ("Content-Type", "application/json"),
+            ],
+            V03_STREAM,
+        ),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    let text = s.rest().await;
+    // The agent's v0.3 events, as they were.
+    for ev in v03_events() {
+        assert!(text.contains(ev.trim()), "{text}");
+    }
+    let calls = up.calls();
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(calls[0].body, V03_SEND.to_vec());
+    // SNI and Host: the agent's URL host.
+    assert_eq!(
+        calls[0].header("host"),
+        Some(front.url().trim_start_matches("https://"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn translated_jsonrpc_unary_and_stream_over_tls() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", false).await;
+    let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
+    let r = post(px.addr, "/", V10, V10_SEND).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{}",
+        r.text()
+    );
+    let mut s = open(px.addr, &request("POST", "/", V10, V10_STREAM)).await;
+    assert_eq!(s.status, 200);
+    let text = s.rest().await;
+    assert!(text.contains("TASK_STATE_SUBMITTED"), "{text}");
+    assert!(text.contains("TASK_STATE_COMPLETED"), "{text}");
+    assert!(!text.contains("\"kind\""), "v1.0 events only: {text}");
+    let methods: Vec<String> = up
+        .calls()
+        .iter()
+        .map(|c| serde_json::from_slice::<Value>(&c.body).unwrap()["method"].to_string())
+        .collect();
+    assert_eq!(methods, ["\"message/send\"", "\"message/stream\""]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn translated_rest_over_tls() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", false).await;
+    // Version auto: the card's https REST interface (under /rest) is used.
+    let px = proxy_to(&pki, &front.url(), None, CA);
+    let r = get(px.addr, "/rest/tasks/t1", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{}",
+        r.text()
+    );
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].target, "/rest/v1/tasks/t1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn card_fetched_over_tls_and_served_with_the_proxys_interfaces() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", false).await;
+    // Version auto: the card is fetched (over TLS) to learn it.
+    let px = proxy_to(&pki, &front.url(), None, CA);
+    let r = get(
+        px.addr,
+        "/.well-known/agent-card.json",
+        &[("A2A-Version", "0.3")],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let card = r.json();
+    let public = format!("http://{}", px.addr);
+    assert_eq!(card["url"], format!("{public}/"), "{card}");
+    let urls: Vec<&str> = card["additionalInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["url"].as_str())
+        .collect();
+    // Both https interfaces of the agent are served, at the proxy.
+    assert!(urls.contains(&format!("{public}/rest").as_str()), "{card}");
+    assert!(!r.text().contains(&front.addr.port().to_string()), "{card}");
+    assert!(up
+        .recorded()
+        .iter()
+        .any(|r| r.target.starts_with("/.well-known/")));
+    // And a v1.0 call goes to the agent over TLS.
+    let r = post(px.addr, "/", V10, V10_SEND).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
+async fn grpc_client(
+    addr: SocketAddr,
+) -> p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
+    p10::a2a_service_client::A2aServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap()
+}
+
+fn get_task() -> p10::GetTaskRequest {
+    p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_bridge_to_an_https_jsonrpc_agent() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", false).await;
+    let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
+    let g = GrpcServer::start(px.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let task = grpc_client(g.addr)
+        .await
+        .get_task(get_task())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(task.id, "t1");
+    assert_eq!(task.status.unwrap().state, p10::TaskState::Completed as i32);
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let sent: Value = serde_json::from_slice(&calls[0].body).unwrap();
+    assert_eq!(sent["method"], "tasks/get");
+
+    // Without the test CA: refused, told by agent name and kind.
+    let px = proxy_to(&pki, &front.url(), Some(Version::V03), NONE);
+    let g = GrpcServer::start(px.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let s = grpc_client(g.addr)
+        .await
+        .get_task(get_task())
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), tonic::Code::Unavailable, "{s:?}");
+    assert!(s.message().contains("agent \"default\""), "{s:?}");
+    assert!(s.message().contains("not signed by an authority"), "{s:?}");
+    assert!(
+        !s.message().contains(&front.addr.port().to_string()),
+        "{s:?}"
+    );
+    assert_eq!(up.calls().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_agent_at_an_https_grpc_url() {
+    // The gRPC agent: a second proxy's h2c gRPC listener (before the fake
+    // v0.3 agent) behind a TLS front offering h2.
+    let pki = Pki::new();
+    let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
+    let mut inner = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
+    inner.threads = 1;
+    inner.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let inner_http = proxy::start(inner).unwrap();
+    let inner_grpc =
+        GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let front = Front::start(
+        server_config(&pki, "server", false, &[b"h2"]),
+        inner_grpc.addr,
+    )
+    .await;
+
+    let card = FakeUpstream::start(|_| Reply::json(404, "{}")).await;
+    let grpc_url = front.url();
+    let with = |keys| {
+        let mut c = config(&pki, &card.url(), Some(Version::V10), keys);
+        c.upstream_grpc = Some(HttpUrl::parse("upstream.grpc_url", &grpc_url).unwrap());
+        proxy::start(c).unwrap()
+    };
+    let outer = with(CA);
+    let g = GrpcServer::start(outer.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let task = grpc_client(g.addr)
+        .await
+        .get_task(get_task())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(task.id, "t1");
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(front.handshakes.load(Ordering::SeqCst) >= 1);
+
+    // Without the CA the TLS channel is refused: no call arrives.
+    let untrusting = with(NONE);
+    let g = GrpcServer::start(untrusting.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let s = grpc_client(g.addr)
+        .await
+        .get_task(get_task())
+        .await
+        .unwrap_err();
+    assert!(s.message().contains("agent \"default\""), "{s:?}");
+    assert!(
+        !s.message().contains(&front.addr.port().to_string()),
+        "{s:?}"
+    );
+    assert_eq!(up.calls().len(), 1);
+}
+
+// --------------------------------------------------------------- refusals
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_requiring_a_client_certificate() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", true).await;
+    // Without client_cert_file: refused, on the proxy's own call and on
+    // Pingora's passthrough alike.
+    let without = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
+    let r = post(without.addr, "/", V10, V10_SEND).await;
+    told_clearly(&r, &front, "client certificate");
+    // Pingora's passthrough (same version) of a read: the agent's refusal
+    // (a TLS 1.3 alert after the handshake) is read as such.
+    let r = get(without.addr, "/rest/v1/tasks/t1", &[]).await;
+    told_clearly(&r, &front, "client certificate");
+    // A passthrough POST may find the connection closed by the refusal
+    // before reading it: refused too, and without the agent's address.
+    let r = post(
+        without.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        V03_SEND,
+    )
+    .await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    assert!(
+        !r.text().contains(&front.addr.port().to_string()),
+        "{}",
+        r.text()
+    );
+    assert!(up.calls().is_empty(), "{:?}", up.calls());
+
+    // With it: served on both paths.
+    let with = proxy_to(&pki, &front.url(), Some(Version::V03), CA_AND_CLIENT);
+    let r = post(with.addr, "/", V10, V10_SEND).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = post(
+        with.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        V03_SEND,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(up.calls().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_certificate_of_an_unknown_authority_is_refused() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", false).await;
+    // Only the Mozilla roots: the test CA is unknown.
+    let px = proxy_to(&pki, &front.url(), Some(Version::V03), NONE);
+    let r = post(px.addr, "/", V10, V10_SEND).await;
+    told_clearly(&r, &front, "not signed by an authority");
+    // Pingora's passthrough: the same.
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        V03_SEND,
+    )
+    .await;
+    told_clearly(&r, &front, "not signed by an authority");
+    assert!(up.calls().is_empty());
+    // Version auto: the card fetch (Pingora's client) is refused the same
+    // way, for the card and for the calls that need it.
+    let auto = proxy_to(&pki, &front.url(), None, NONE);
+    let r = get(
+        auto.addr,
+        "/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    told_clearly(&r, &front, "not signed by an authority");
+    let r = post(auto.addr, "/", V10, V10_SEND).await;
+    told_clearly(&r, &front, "not signed by an authority");
+    assert!(up.recorded().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_certificate_for_another_name_is_refused() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "elsewhere", false).await;
+    let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
+    let r = post(px.addr, "/", V10, V10_SEND).await;
+    told_clearly(&r, &front, "not valid for the agent's host name");
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        V03_SEND,
+    )
+    .await;
+    told_clearly(&r, &front, "not valid for the agent's host name");
+    assert!(up.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_agent_has_its_own_tls_keys_and_is_named_in_refusals() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", false).await;
+    let listen = proxy::free_local_addr().unwrap();
+    let text = format!(
+        "listen = \"{listen}\"\nthreads = 1\n[upstream]\nurl = \"{url}\"\nversion = \"0.3\"\n[push]\nenabled = false\n\
+         [[agents]]\nname = \"billing\"\nprefix = \"/billing\"\n\
+         [[agents]]\nname = \"trusted\"\nprefix = \"/trusted\"\n[agents.upstream]\nca_file = {ca:?}\n",
+        url = front.url(),
+        ca = pki.file("ca.pem"),
+    );
+    let config = Config::resolve(RawConfig::from_toml(&text, "t.toml").unwrap()).unwrap();
+    let px = proxy::start(config).unwrap();
+    let r = post(px.addr, "/trusted", V10, V10_SEND).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = post(px.addr, "/billing", V10, V10_SEND).await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    let said = strings(&r.json());
+    assert!(said.contains("agent \"billing\" unavailable"), "{said}");
+    assert!(said.contains("not signed by an authority"), "{said}");
+    assert!(
+        !r.text().contains(&front.addr.port().to_string()),
+        "{}",
+        r.text()
+    );
+    assert_eq!(up.calls().len(), 1);
+    // A key of one agent that cannot be used names that agent.
+    let bad = text.replace("ca.pem", "missing.pem");
+    let e = Config::resolve(RawConfig::from_toml(&bad, "t.toml").unwrap()).unwrap_err();
+    assert_eq!(e.key, "agents[1].upstream.ca_file", "{e:?}");
+}
+
+#[test]
+fn tls_keys_that_cannot_be_used_are_config_errors() {
+    let pki = Pki::new();
+    let keys = |ca: Option<String>, cert: Option<String>, key: Option<String>| RawConfig {
+        upstream: RawUpstream {
+            url: Some("https://agent.example".into()),
+            ca_file: ca,
+            client_cert_file: cert,
+            client_key_file: key,
+            ..RawUpstream::default()
+        },
+        push: RawPush {
+            enabled: Some(false),
+            ..RawPush::default()
+        },
+        ..RawConfig::default()
+    };
+    let missing = pki.file("nope.pem");
+    let e = Config::resolve(keys(Some(missing), None, None)).unwrap_err();
+    assert_eq!(e.key, "upstream.ca_file", "{e:?}");
+    // Not PEM certificates.
+    std::fs::write(pki.path("junk.pem"), "junk").unwrap();
+    let e = Config::resolve(keys(Some(pki.file("junk.pem")), None, None)).unwrap_err();
+    assert_eq!(e.key, "upstream.ca_file", "{e:?}");
+    let e = Config::resolve(keys(None, Some(pki.file("client.pem")), None)).unwrap_err();
+    assert_eq!(e.key, "upstream.client_key_file", "{e:?}");
+    let e = Config::resolve(keys(None, None, Some(pki.file("client-key.pem")))).unwrap_err();
+    assert_eq!(e.key, "upstream.client_cert_file", "{e:?}");
+    // A key that is not the certificate's.
+    let e = Config::resolve(keys(
+        None,
+        Some(pki.file("client.pem")),
+        Some(pki.file("server-key.pem")),
+    ))
+    .unwrap_err();
+    assert_eq!(e.key, "upstream.client_cert_file", "{e:?}");
+    // All good: an https upstream.
+    let c = Config::resolve(keys(
+        Some(pki.file("ca.pem")),
+        Some(pki.file("client.pem")),
+        Some(pki.file("client-key.pem")),
+    ))
+    .unwrap();
+    assert_eq!(c.upstream.scheme, "https");
+    let _: &UpstreamTls = &c.upstream_tls;
+}
