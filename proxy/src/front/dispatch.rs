@@ -41,15 +41,17 @@ pub(super) struct Incoming {
     /// Pingora can send that body on itself (it fits its replay buffer:
     /// [`PREBUFFER_LIMIT`]); else only a call of our own can.
     pub(super) replayable: bool,
+    /// Pingora's view: the request is not known to have no body.
+    pub(super) body_expected: bool,
     /// Its `method` member.
     pub(super) rpc_method: Option<String>,
 }
 
 impl Incoming {
-    /// Whether the request says it has a body (a length over 0, or chunks).
+    /// Whether the request has a body to read (a length over 0, chunks,
+    /// or an HTTP/2 stream not ended with its headers).
     pub(super) fn announces_body(&self) -> bool {
-        let chunked = self.headers.contains_key(http::header::TRANSFER_ENCODING);
-        chunked || self.length.is_some_and(|n| n > 0)
+        self.body_expected
     }
 
     fn info(&self) -> RequestInfo<'_> {
@@ -154,6 +156,9 @@ impl ProxyService {
     /// decides the route.
     pub(crate) async fn route_request(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         let app = &self.app;
+        // HTTP/2 bodies come without a length: only the stream's end says
+        // there is none.
+        let body_expected = !session.as_mut().is_body_empty();
         let req = session.req_header();
         let mut inc = Incoming {
             method: req.method.clone(),
@@ -163,6 +168,7 @@ impl ProxyService {
             length: content_length(req),
             body: None,
             replayable: false,
+            body_expected,
             rpc_method: None,
         };
         if let Some(push) = app.push.clone() {
