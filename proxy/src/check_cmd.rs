@@ -78,6 +78,8 @@ pub fn main(args: &ServeArgs) -> i32 {
     };
     let app = App::new(config);
     let (ok, report) = rt.block_on(report(&app));
+    // Pingora's socket toward an https agent (upstream_tls).
+    app.config.upstream_tls.close_tunnels();
     println!(
         "{}",
         serde_json::to_string_pretty(&report).unwrap_or_default()
