@@ -104,9 +104,9 @@ impl Tunnel {
         let started = (|| {
             let listener = std::os::unix::net::UnixListener::bind(&path)?;
             listener.set_nonblocking(true)?;
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .thread_name("a2a-upstream-tls")
+            // One thread: the socket's connections are driven where they
+            // are accepted.
+            let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let shared = Arc::new(Shared::default());
@@ -215,7 +215,7 @@ async fn carry(mut local: UnixStream, t: Target) {
         let _ = tcp.set_nodelay(true);
         t.tls.connect(t.to.name.clone(), tcp).await
     };
-    let mut remote = match tokio::time::timeout(t.within, open).await {
+    let remote = match tokio::time::timeout(t.within, open).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             let b = match rustls_error(&e) {
@@ -234,7 +234,7 @@ async fn carry(mut local: UnixStream, t: Target) {
         }
     };
     t.shared.set(None);
-    if let Err(e) = tokio::io::copy_bidirectional(&mut local, &mut remote).await {
+    if let Err(e) = both_ways(&mut local, remote, t.within).await {
         // An alert after the handshake (the agent refusing the client
         // certificate under TLS 1.3) is a TLS failure too.
         if let Some(r) = rustls_error(&e) {
@@ -247,6 +247,41 @@ async fn carry(mut local: UnixStream, t: Target) {
             tracing::debug!(url = %url, error = %e, "upstream TLS connection ended");
         }
     }
+}
+
+/// Copies bytes both ways until both sides are done; once one side has
+/// ended (Pingora dropped the connection, or the agent closed its own),
+/// the other gets `grace` more at most, so that no connection outlives
+/// both its ends. An error ends both at once, and is returned before
+/// either end is closed (the caller records it first).
+async fn both_ways(
+    local: &mut UnixStream,
+    remote: tokio_rustls::client::TlsStream<TcpStream>,
+    grace: Duration,
+) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt;
+    let (mut lr, mut lw) = local.split();
+    let (mut rr, mut rw) = tokio::io::split(remote);
+    let up = async {
+        tokio::io::copy(&mut lr, &mut rw).await?;
+        rw.shutdown().await
+    };
+    let down = async {
+        tokio::io::copy(&mut rr, &mut lw).await?;
+        lw.shutdown().await
+    };
+    tokio::pin!(up, down);
+    let rest = tokio::select! {
+        r = &mut up => {
+            r?;
+            tokio::time::timeout(grace, &mut down).await
+        }
+        r = &mut down => {
+            r?;
+            tokio::time::timeout(grace, &mut up).await
+        }
+    };
+    rest.unwrap_or(Ok(()))
 }
 
 /// The targets of one agent's settings.
