@@ -207,7 +207,7 @@ async fn carry(mut local: UnixStream, t: Target) {
     let url = format!("https://{}", t.to.host);
     let agent = &t.to.agent;
     let broke = |b: Broken, error: &dyn std::fmt::Display| {
-        tracing::warn!(agent = %agent, url = %url, addr = %t.addr, error = %error, "TLS toward the agent failed");
+        tracing::warn!(agent = %agent, url = %url, addr = %t.addr, error = %error, "upstream TLS socket: the connection to the agent failed");
         t.shared.set(Some(b));
     };
     let open = async {
