@@ -196,6 +196,8 @@ impl RunningProxy {
         }
         for app in &self.apps {
             app.stop_push();
+            // Pingora's sockets toward https agents (upstream_tls).
+            app.config.upstream_tls.close_tunnels();
         }
     }
 

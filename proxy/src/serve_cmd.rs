@@ -316,6 +316,8 @@ pub fn main(args: &ServeArgs) -> i32 {
     }
     for app in &apps {
         app.stop_push();
+        // Pingora's sockets toward https agents (upstream_tls).
+        app.config.upstream_tls.close_tunnels();
     }
     0
 }

@@ -9,6 +9,10 @@
 //! (mTLS). The server name sent (SNI) and checked is the URL's host;
 //! certificate and host name checks are always on.
 //!
+//! Pingora is built without TLS: its connections (passthrough, card and
+//! task fetches) reach an https agent through a private Unix socket
+//! carried over the same rustls settings ([`tunnel`], [`http_peer`]).
+//!
 //! A TLS failure is reported to the client as [`Failure::UpstreamTls`]:
 //! the agent's config name and the kind of failure, never its address; the
 //! log line carries the URL and the rustls error.
@@ -29,6 +33,8 @@ use tokio_rustls::TlsConnector;
 use crate::config::ConfigError;
 use crate::error::Failure;
 
+mod tunnel;
+
 /// The `[upstream]` TLS settings of one agent, loaded and checked.
 pub struct UpstreamTls {
     ca_file: Option<PathBuf>,
@@ -37,11 +43,10 @@ pub struct UpstreamTls {
     h1: Arc<rustls::ClientConfig>,
     /// ALPN `h2`: gRPC agents.
     h2: Arc<rustls::ClientConfig>,
-    /// Pingora's forms of the same (its passthrough and card fetches):
-    /// the CAs of `ca_file` (they replace its roots on that path; see
-    /// [`http_peer`]) and the client identity.
-    pingora_ca: Option<Arc<pingora::protocols::tls::CaType>>,
-    pingora_cert: Option<Arc<pingora::utils::tls::CertKey>>,
+    /// Pingora's way to these agents (its passthrough, card and task
+    /// fetches): a Unix socket per target, carried over `h1`
+    /// ([`tunnel`], [`http_peer`]).
+    tunnels: tunnel::Tunnels,
 }
 
 impl fmt::Debug for UpstreamTls {
@@ -75,20 +80,6 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// Pingora's certificate type from DER, or why not (its parser panics on
-/// what it cannot read: tried here, at start, not on a connection).
-fn pingora_x509(
-    key: &str,
-    file: &Path,
-    der: &CertificateDer<'_>,
-) -> Result<pingora::utils::tls::WrappedX509, ConfigError> {
-    let raw = der.as_ref().to_vec();
-    std::panic::catch_unwind(move || {
-        pingora::utils::tls::WrappedX509::new(raw, pingora::utils::tls::parse_x509)
-    })
-    .map_err(|_| config_error(key, file, "a certificate that cannot be parsed"))
-}
-
 impl UpstreamTls {
     /// Loads the files; each error names its key and file.
     pub fn load(
@@ -110,17 +101,13 @@ impl UpstreamTls {
 
         let mut roots = rustls::RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        let mut pingora_ca = None;
         if let Some(file) = &ca_file {
             let key = "upstream.ca_file";
-            let mut list = Vec::new();
             for c in certs(key, file)? {
-                list.push(pingora_x509(key, file, &c)?);
                 roots
                     .add(c)
                     .map_err(|e| config_error(key, file, format!("not a usable CA: {e}")))?;
             }
-            pingora_ca = Some(Arc::<[_]>::from(list));
         }
         let builder = rustls::ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
@@ -129,8 +116,8 @@ impl UpstreamTls {
                 message: format!("TLS: {e}"),
             })?
             .with_root_certificates(roots);
-        let (config, pingora_cert) = match (&cert_file, &key_file) {
-            (None, None) => (builder.with_no_client_auth(), None),
+        let config = match (&cert_file, &key_file) {
+            (None, None) => builder.with_no_client_auth(),
             (Some(cert), Some(keyf)) => {
                 let chain = certs("upstream.client_cert_file", cert)?;
                 let key = PrivateKeyDer::from_pem_file(keyf).map_err(|e| {
@@ -140,20 +127,13 @@ impl UpstreamTls {
                         format!("cannot read a PEM private key: {e}"),
                     )
                 })?;
-                let der: Vec<u8> = key.secret_der().to_vec();
-                let chain_der: Vec<Vec<u8>> = chain.iter().map(|c| c.as_ref().to_vec()).collect();
-                for c in &chain {
-                    pingora_x509("upstream.client_cert_file", cert, c)?;
-                }
-                let config = builder.with_client_auth_cert(chain, key).map_err(|e| {
+                builder.with_client_auth_cert(chain, key).map_err(|e| {
                     config_error(
                         "upstream.client_cert_file",
                         cert,
                         format!("does not fit upstream.client_key_file: {e}"),
                     )
-                })?;
-                let ck = pingora::utils::tls::CertKey::new(chain_der, der);
-                (config, Some(Arc::new(ck)))
+                })?
             }
             (Some(_), None) => {
                 return Err(ConfigError {
@@ -178,9 +158,14 @@ impl UpstreamTls {
             h2: with_alpn(b"h2"),
             ca_file,
             client_cert_file: cert_file,
-            pingora_ca,
-            pingora_cert,
+            tunnels: tunnel::Tunnels::default(),
         })
+    }
+
+    /// Closes Pingora's sockets toward these agents (their directories
+    /// removed); one opens again if a call needs it.
+    pub fn close_tunnels(&self) {
+        self.tunnels.close();
     }
 }
 
@@ -253,6 +238,11 @@ impl AgentAddr {
                 (Some(a), Some(b)) => a.host == b.host && Arc::ptr_eq(&a.settings, &b.settings),
                 _ => false,
             }
+    }
+
+    /// The TLS settings toward this address, if it is an https one.
+    pub fn settings(&self) -> Option<&UpstreamTls> {
+        self.tls.as_ref().map(|t| &*t.settings)
     }
 
     /// `https://host:port` or `http://addr`, for log lines.
@@ -478,91 +468,89 @@ pub async fn connect(to: &AgentAddr, within: Duration, alpn: Alpn) -> Result<Con
         .unwrap_or(Err(Failure::UpstreamTimeout))
 }
 
-/// Pingora's peer for `to`, with the connect and read timeouts: TLS with
-/// SNI = the URL's host, certificate and host name checked, the client
-/// certificate for mTLS. Pingora trusts the system's roots (its rustls
-/// connector's default) or, when `upstream.ca_file` is set, that file's
-/// CAs alone.
+/// Pingora's peer for `to`, with the connect and read timeouts: the
+/// agent's address, or for an `https://` agent the Unix socket that
+/// carries Pingora's connections over TLS to it ([`tunnel`]: SNI = the
+/// URL's host, certificate and host name checked, the client certificate
+/// for mTLS, the trust of [`UpstreamTls`]). Fails only when that socket
+/// cannot be opened.
 pub fn http_peer(
     to: &AgentAddr,
     connect_timeout: Duration,
     read_timeout: Duration,
-) -> pingora::upstreams::peer::HttpPeer {
+) -> Result<pingora::upstreams::peer::HttpPeer, Failure> {
     use pingora::upstreams::peer::HttpPeer;
     let mut peer = match &to.tls {
         None => HttpPeer::new(to.addr, false, String::new()),
         Some(t) => {
-            let mut p = HttpPeer::new(to.addr, true, t.host.to_string());
-            p.options.verify_cert = true;
-            p.options.verify_hostname = true;
-            p.options.alpn = pingora::protocols::ALPN::H1;
-            p.options.ca = t.settings.pingora_ca.clone();
-            p.client_cert_key = t.settings.pingora_cert.clone();
-            p
+            let unavailable = |why: String| {
+                tracing::error!(agent = %t.agent, url = %format!("https://{}", t.host), error = %why, "cannot open the upstream TLS socket");
+                Failure::UpstreamUnavailable {
+                    detail: format!("upstream TLS socket: {why}"),
+                }
+            };
+            let tunnel = t
+                .settings
+                .tunnels
+                .get(t, to.addr, &t.settings.h1, connect_timeout)
+                .map_err(|e| unavailable(e.to_string()))?;
+            let path = tunnel
+                .path()
+                .to_str()
+                .ok_or_else(|| unavailable("the socket path is not UTF-8".into()))?;
+            // Plaintext from Pingora's side; the SNI only tells pooled
+            // connections apart.
+            HttpPeer::new_uds(path, false, t.host.to_string())
+                .map_err(|e| unavailable(e.to_string()))?
         }
     };
     peer.options.connection_timeout = Some(connect_timeout);
     peer.options.total_connection_timeout = Some(connect_timeout);
     peer.options.read_timeout = Some(read_timeout);
     peer.options.write_timeout = Some(read_timeout);
-    peer
+    Ok(peer)
 }
 
-/// The failure for a Pingora error on a connection to `peer` (one of
-/// [`http_peer`]'s) of agent `agent`, when it is a TLS one (its handshake,
-/// a certificate, an alert from the agent).
+/// What went wrong on a connection to `peer` (one of [`http_peer`]'s)
+/// of agent `agent` with settings `settings`, when Pingora's error `e` is
+/// one the TLS socket's side knows better: the agent refused the TLS
+/// exchange (its certificate, an alert), could not be reached, or was too
+/// slow; the socket then closed the connection Pingora was using.
 pub fn pingora_failure(
     agent: &str,
+    settings: &UpstreamTls,
     peer: &pingora::upstreams::peer::HttpPeer,
     e: &pingora::Error,
 ) -> Option<Failure> {
+    use pingora::protocols::l4::socket::SocketAddr as PeerAddr;
     use pingora::upstreams::peer::Peer;
     use pingora::ErrorType;
-    if !peer.is_tls() {
+    let PeerAddr::Unix(uds) = peer.address() else {
+        return None;
+    };
+    let on_connection = matches!(
+        e.etype(),
+        ErrorType::ConnectionClosed
+            | ErrorType::ReadError
+            | ErrorType::WriteError
+            | ErrorType::ConnectError
+            | ErrorType::ConnectRefused
+            | ErrorType::H1Error
+            | ErrorType::InvalidHTTPHeader
+    );
+    if !on_connection {
         return None;
     }
-    let (host, addr) = (peer.sni(), peer.address().to_string());
-    // The rustls error, wherever pingora keeps it.
-    let mut cause = e.cause.as_deref();
-    while let Some(c) = cause {
-        let r = c
-            .downcast_ref::<rustls::Error>()
-            .or_else(|| c.downcast_ref::<std::io::Error>().and_then(rustls_error));
-        if let Some(r) = r {
-            return Some(told(agent, host, &addr, kind_of(r), &r.to_string()));
-        }
-        cause = c
-            .downcast_ref::<pingora::Error>()
-            .and_then(|pe| pe.cause.as_deref());
-    }
-    let text = e.to_string();
-    let kind = kind_of_text(&text);
-    let tls_type = matches!(
-        e.etype(),
-        ErrorType::TLSHandshakeFailure | ErrorType::InvalidCert | ErrorType::TLSWantX509Lookup
-    );
-    (tls_type || kind != TlsFailureKind::Other).then(|| told(agent, host, &addr, kind, &text))
-}
-
-/// The kind of a TLS failure known only by its text (Pingora keeps some
-/// rustls errors as text).
-fn kind_of_text(text: &str) -> TlsFailureKind {
-    let t = text.to_ascii_lowercase();
-    if t.contains("unknownissuer") || t.contains("unknown issuer") || t.contains("badsignature") {
-        TlsFailureKind::UnknownAuthority
-    } else if t.contains("notvalidforname") || t.contains("not valid for name") {
-        TlsFailureKind::WrongName
-    } else if t.contains("expired") || t.contains("notvalidyet") {
-        TlsFailureKind::Expired
-    } else if t.contains("certificaterequired")
-        || t.contains("certificate required")
-        || t.contains("badcertificate")
-        || t.contains("unknownca")
-    {
-        TlsFailureKind::ClientCertRefused
-    } else {
-        TlsFailureKind::Other
-    }
+    let tunnel = settings.tunnels.find(uds.as_pathname()?)?;
+    Some(match tunnel.failure()? {
+        tunnel::Broken::Tls { kind, detail } => Failure::UpstreamTls {
+            agent: agent.to_string(),
+            kind,
+            detail,
+        },
+        tunnel::Broken::Unavailable(detail) => Failure::UpstreamUnavailable { detail },
+        tunnel::Broken::Timeout => Failure::UpstreamTimeout,
+    })
 }
 
 /// A connect failure carried through hyper's and tonic's errors, so the

@@ -156,7 +156,7 @@ impl CardCache {
 
     /// The upstream peer with the connect and read timeouts (TLS toward
     /// an `https://` agent: crate::upstream_tls).
-    fn peer(&self, addr: &AgentAddr) -> HttpPeer {
+    fn peer(&self, addr: &AgentAddr) -> Result<HttpPeer, Failure> {
         crate::upstream_tls::http_peer(addr, self.connect_timeout, self.read_timeout)
     }
 
@@ -215,7 +215,9 @@ impl CardCache {
         body: Option<Bytes>,
         caller: &[(http::HeaderName, http::HeaderValue)],
     ) -> Result<(u16, Bytes), String> {
-        let peer = self.peer(addr);
+        let peer = self
+            .peer(addr)
+            .map_err(|f| format!("upstream call: {f:?}"))?;
         let err = |what: &str, e: Box<pingora::Error>| format!("upstream call: {what}: {e}");
         let (mut session, _reused) = self
             .connector
@@ -283,9 +285,10 @@ impl CardCache {
     }
 
     async fn fetch_inner(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
-        let peer = self.peer(addr);
+        let peer = self.peer(addr)?;
         let err = |what: &str, e: Box<pingora::Error>| {
-            crate::upstream_tls::pingora_failure(&self.agent, &peer, &e)
+            addr.settings()
+                .and_then(|s| crate::upstream_tls::pingora_failure(&self.agent, s, &peer, &e))
                 .unwrap_or_else(|| unavailable(format!("card fetch: {what}: {e}")))
         };
         let (mut session, _reused) = self

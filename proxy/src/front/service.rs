@@ -73,8 +73,17 @@ impl ProxyService {
         };
         let limits = &self.app.config.limits;
         // TLS toward an https:// agent (crate::upstream_tls).
-        let mut peer =
-            crate::upstream_tls::http_peer(&addr, limits.connect_timeout, limits.read_timeout);
+        let mut peer = match crate::upstream_tls::http_peer(
+            &addr,
+            limits.connect_timeout,
+            limits.read_timeout,
+        ) {
+            Ok(p) => p,
+            Err(f) => {
+                ctx.failure = Some(f);
+                return Error::e_explain(ErrorType::ConnectError, "the upstream TLS socket");
+            }
+        };
         peer.options.idle_timeout = Some(Duration::from_secs(60));
         Ok(Box::new(peer))
     }
@@ -89,8 +98,12 @@ impl ProxyService {
     ) -> Box<Error> {
         // A TLS failure toward an https:// agent: the client is told which
         // agent and what kind (crate::upstream_tls).
-        if let Some(f) = crate::upstream_tls::pingora_failure(&self.app.config.agent.name, peer, &e)
-        {
+        if let Some(f) = crate::upstream_tls::pingora_failure(
+            &self.app.config.agent.name,
+            &self.app.config.upstream_tls,
+            peer,
+            &e,
+        ) {
             ctx.failure = Some(f);
         }
         // One upstream: retrying the same address only delays the error.
@@ -109,8 +122,12 @@ impl ProxyService {
         ctx: &mut Ctx,
         client_reused: bool,
     ) -> Box<Error> {
-        if let Some(f) = crate::upstream_tls::pingora_failure(&self.app.config.agent.name, peer, &e)
-        {
+        if let Some(f) = crate::upstream_tls::pingora_failure(
+            &self.app.config.agent.name,
+            &self.app.config.upstream_tls,
+            peer,
+            &e,
+        ) {
             ctx.failure = Some(f);
         }
         let mut e = e.more_context("on the upstream connection");
