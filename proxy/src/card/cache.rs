@@ -247,24 +247,7 @@ impl CardCache {
             req.append_header(k.clone(), v.clone())
                 .map_err(|e| err("header", e))?;
         }
-        session
-            .write_request_header(Box::new(req))
-            .await
-            .map_err(|e| err("write", e))?;
-        if let Some(b) = body {
-            session
-                .write_request_body(b, true)
-                .await
-                .map_err(|e| err("write", e))?;
-        }
-        session
-            .finish_request_body()
-            .await
-            .map_err(|e| err("write", e))?;
-        session
-            .read_response_header()
-            .await
-            .map_err(|e| err("read", e))?;
+        exchange(&mut session, req, body, err).await?;
         let status = session
             .response_header()
             .map(|r| r.status.as_u16())
@@ -311,18 +294,7 @@ impl CardCache {
             req.insert_header("If-None-Match", tag.to_string())
                 .map_err(|e| err("header", e))?;
         }
-        session
-            .write_request_header(Box::new(req))
-            .await
-            .map_err(|e| err("write", e))?;
-        session
-            .finish_request_body()
-            .await
-            .map_err(|e| err("write", e))?;
-        session
-            .read_response_header()
-            .await
-            .map_err(|e| err("read", e))?;
+        exchange(&mut session, req, None, err).await?;
         let resp = session
             .response_header()
             .ok_or_else(|| unavailable("card fetch: no response header"))?;
@@ -366,4 +338,33 @@ impl CardCache {
             ttl,
         }))
     }
+}
+/// Sends `req` (with `body`, if any) on `session` and reads the answer's
+/// head; a step's pingora error goes through `err` with the step's name
+/// (`write` or `read`).
+async fn exchange<E>(
+    session: &mut HttpSession,
+    req: RequestHeader,
+    body: Option<Bytes>,
+    err: impl Fn(&str, Box<pingora::Error>) -> E,
+) -> Result<(), E> {
+    session
+        .write_request_header(Box::new(req))
+        .await
+        .map_err(|e| err("write", e))?;
+    if let Some(b) = body {
+        session
+            .write_request_body(b, true)
+            .await
+            .map_err(|e| err("write", e))?;
+    }
+    session
+        .finish_request_body()
+        .await
+        .map_err(|e| err("write", e))?;
+    session
+        .read_response_header()
+        .await
+        .map_err(|e| err("read", e))?;
+    Ok(())
 }
