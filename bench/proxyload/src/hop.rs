@@ -138,15 +138,7 @@ fn start_bare(bin: &Path, agent: SocketAddr) -> Result<Proxy, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
-    let bare = Proxy { child, addr };
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while Instant::now() < deadline {
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return Ok(bare);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Err(format!("bare_hop did not listen on {addr}"))
+    Proxy { child, addr }.listening("bare_hop")
 }
 
 /// `pid` and its direct children (nginx's worker under its master).

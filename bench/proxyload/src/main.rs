@@ -77,6 +77,21 @@ struct Proxy {
     addr: SocketAddr,
 }
 
+impl Proxy {
+    /// The proxy once it accepts connections (within 15 s); `what` names
+    /// it in the error.
+    fn listening(self, what: &str) -> Result<Proxy, String> {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+                return Ok(self);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(format!("{what} did not listen on {}", self.addr))
+    }
+}
+
 impl Drop for Proxy {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -114,15 +129,7 @@ fn start_proxy(args: &Args, upstream: SocketAddr, version: &str) -> Result<Proxy
         .stderr(Stdio::from(log))
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", args.proxy_bin.display()))?;
-    let proxy = Proxy { child, addr };
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while Instant::now() < deadline {
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return Ok(proxy);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Err(format!("the proxy did not listen on {addr}"))
+    Proxy { child, addr }.listening("the proxy")
 }
 
 /// CPU time (user + system) a process has used so far, in seconds.
