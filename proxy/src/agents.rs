@@ -621,6 +621,22 @@ fn check_together(agents: &[Config], derived_callback: &[bool]) -> Result<(), Co
     Ok(())
 }
 
+/// The longest host, path or authority an answer about routing repeats
+/// (a 404 or gRPC `NOT_FOUND`) or a call span records.
+const ECHO_MAX: usize = 200;
+
+/// `s` cut to [`ECHO_MAX`] bytes (on a character boundary).
+pub(crate) fn echo(s: &str) -> &str {
+    if s.len() <= ECHO_MAX {
+        return s;
+    }
+    let mut end = ECHO_MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,9 +36,6 @@ pub struct Front {
     own: Metrics,
 }
 
-/// The longest host or path a 404 repeats.
-const ECHO_MAX: usize = 200;
-
 impl Front {
     /// The front of `apps` (at least one), in config order.
     pub fn new(apps: &[Arc<App>]) -> Front {
@@ -153,7 +150,7 @@ fn call_span(req: &RequestHeader) -> tracing::Span {
         status = Empty,
     );
     if !span.is_disabled() {
-        span.record("path", echo(req.uri.path()));
+        span.record("path", crate::agents::echo(req.uri.path()));
         if let Some(t) = crate::tracectx::TraceContext::from_headers(&req.headers) {
             span.record("trace_id", t.trace_id());
         }
@@ -165,18 +162,6 @@ enum Pick {
     Agent(usize),
     Own(Binding),
     NoAgent,
-}
-
-/// `s` cut to [`ECHO_MAX`] bytes (on a character boundary).
-fn echo(s: &str) -> &str {
-    if s.len() <= ECHO_MAX {
-        return s;
-    }
-    let mut end = ECHO_MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 /// The 404 of a request no agent is served at.
@@ -197,8 +182,8 @@ fn no_agent(req: &RequestHeader) -> LocalResponse {
         json!({"error": {
             "code": "no_agent",
             "message": "no agent is served at this host and path",
-            "host": echo(&host),
-            "path": echo(path),
+            "host": crate::agents::echo(&host),
+            "path": crate::agents::echo(path),
         }}),
     )
 }

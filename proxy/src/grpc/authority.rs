@@ -24,9 +24,6 @@ use tracing::Instrument;
 use crate::agents::GrpcRouter;
 use crate::version::Version;
 
-/// The longest authority or path a status message or span repeats.
-const ECHO_MAX: usize = 200;
-
 /// One version's service of every agent on a listener, in the router's
 /// order.
 #[derive(Clone)]
@@ -58,18 +55,6 @@ fn authority(req: &http::Request<Body>) -> Option<&str> {
     })
 }
 
-/// `s` cut to [`ECHO_MAX`] bytes (on a character boundary).
-fn echo(s: &str) -> &str {
-    if s.len() <= ECHO_MAX {
-        return s;
-    }
-    let mut end = ECHO_MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 /// The span of one gRPC call: disabled (nothing recorded) unless the log
 /// filter enables `a2a_call` at DEBUG, as on the HTTP listener.
 fn call_span(req: &http::Request<Body>) -> tracing::Span {
@@ -89,7 +74,7 @@ fn call_span(req: &http::Request<Body>) -> tracing::Span {
             .and_then(|m| m.name(Version::V10))
             .unwrap_or("unknown");
         span.record("method", method);
-        span.record("path", echo(path));
+        span.record("path", crate::agents::echo(path));
         if let Some(t) = crate::tracectx::TraceContext::from_headers(req.headers()) {
             span.record("trace_id", t.trace_id());
         }
@@ -100,7 +85,7 @@ fn call_span(req: &http::Request<Body>) -> tracing::Span {
 /// The answer to a call no agent on this listener is served at.
 fn no_agent(authority: Option<&str>) -> Status {
     let what = match authority {
-        Some(a) => format!("{:?}", echo(a)),
+        Some(a) => format!("{:?}", crate::agents::echo(a)),
         None => "(none)".to_string(),
     };
     Status::not_found(format!(
@@ -131,7 +116,7 @@ where
             let s = no_agent(authority(&req));
             tracing::debug!(
                 parent: &span,
-                authority = echo(authority(&req).unwrap_or("")),
+                authority = crate::agents::echo(authority(&req).unwrap_or("")),
                 "gRPC call for no agent"
             );
             span.record("status", s.code() as i32);
