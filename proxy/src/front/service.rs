@@ -88,6 +88,16 @@ impl ProxyService {
         Ok(Box::new(peer))
     }
 
+    /// A TLS failure toward an https:// agent, kept so that the client is
+    /// told which agent and what kind (crate::upstream_tls).
+    fn note_tls_failure(&self, peer: &HttpPeer, e: &Error, ctx: &mut Ctx) {
+        let config = &self.app.config;
+        let tls = &config.upstream_tls;
+        if let Some(f) = crate::upstream_tls::pingora_failure(&config.agent.name, tls, peer, e) {
+            ctx.failure = Some(f);
+        }
+    }
+
     /// On pingora's proxy loop, when the agent cannot be connected to.
     pub(super) fn fail_to_connect(
         &self,
@@ -96,16 +106,7 @@ impl ProxyService {
         ctx: &mut Ctx,
         mut e: Box<Error>,
     ) -> Box<Error> {
-        // A TLS failure toward an https:// agent: the client is told which
-        // agent and what kind (crate::upstream_tls).
-        if let Some(f) = crate::upstream_tls::pingora_failure(
-            &self.app.config.agent.name,
-            &self.app.config.upstream_tls,
-            peer,
-            &e,
-        ) {
-            ctx.failure = Some(f);
-        }
+        self.note_tls_failure(peer, &e, ctx);
         // One upstream: retrying the same address only delays the error.
         e.set_retry(false);
         e
@@ -122,14 +123,7 @@ impl ProxyService {
         ctx: &mut Ctx,
         client_reused: bool,
     ) -> Box<Error> {
-        if let Some(f) = crate::upstream_tls::pingora_failure(
-            &self.app.config.agent.name,
-            &self.app.config.upstream_tls,
-            peer,
-            &e,
-        ) {
-            ctx.failure = Some(f);
-        }
+        self.note_tls_failure(peer, &e, ctx);
         let mut e = e.more_context("on the upstream connection");
         if !session.req_header().method.is_idempotent() || session.as_ref().retry_buffer_truncated()
         {
