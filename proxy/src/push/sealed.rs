@@ -251,6 +251,10 @@ mod tests {
         let key = d.join("credentials.key");
         let sealed = SealedStore::new(inner.clone(), Sealer::from_file_or_new(&key).unwrap());
         let mut c = contract::cfg("cb", "t1", "c1");
+        // Long enough that random sealed bytes cannot spell it by chance
+        // (the contract's "tok" did, once in a few thousand runs).
+        c.token = Some("token-in-clear-QWERTY".into());
+        c.callback_secret = "secret-in-clear-ASDFGH".into();
         c.auth = Some(Auth {
             scheme: "Bearer".into(),
             credentials: Some("cred-XYZ".into()),
@@ -264,7 +268,9 @@ mod tests {
             raw.auth.as_ref().unwrap().credentials,
             raw.callback_secret
         );
-        assert!(!all.contains("tok") && !all.contains("cred-XYZ"), "{all}");
+        for clear in ["token-in-clear-QWERTY", "secret-in-clear-ASDFGH", "cred-XYZ"] {
+            assert!(!all.contains(clear), "{clear} in {all}");
+        }
         assert!(raw.callback_secret.starts_with(PREFIX), "{all}");
         assert_eq!(sealed.config_by_callback("cb").unwrap().unwrap(), c);
         assert_eq!(sealed.configs_for_task("t1").unwrap(), vec![c.clone()]);
