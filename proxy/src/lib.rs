@@ -20,6 +20,7 @@ pub mod card;
 pub mod cards;
 pub mod check_cmd;
 pub mod cli;
+pub mod codec;
 pub mod config;
 pub mod config_cmd;
 pub mod conn;

@@ -344,6 +344,15 @@ impl RpcTranslation {
         }
     }
 
+    /// `out` (written for the client) with the id the client wrote when
+    /// it travelled as a token (see [`ExactId`]); unchanged otherwise.
+    pub fn restore_id(&self, out: Vec<u8>) -> Vec<u8> {
+        match &self.exact_id {
+            Some(exact) => exact.restore(out),
+            None => out,
+        }
+    }
+
     /// A JSON-RPC error response in the client's version.
     pub fn error_body(&self, failure: &Failure) -> Vec<u8> {
         let out = jsonrpc_envelope(failure, self.client, self.id.clone())

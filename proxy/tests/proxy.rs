@@ -1552,3 +1552,45 @@ async fn v10_subscribe_to_a_finished_or_unknown_v03_task_is_refused() {
         .collect();
     assert_eq!(methods, ["tasks/get", "tasks/get"]);
 }
+
+/// EDGE-CASES 30: both spellings of the extension header are read and
+/// merged, and the agent gets one header in its own spelling (the client
+/// one in its own), however the client spelled them; the same on
+/// HTTP+JSON (`rest.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_headers_of_both_spellings_are_merged() {
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}"#;
+    let up = upstream_with_card(CARD_V10, move |_| {
+        Reply::json(200, answer)
+            .with_header("A2A-Extensions", "urn:x")
+            .with_header("X-A2A-Extensions", "urn:y")
+    })
+    .await;
+    let px = proxy_for(&up.url(), None, |_| {});
+    let req = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1"}}"#;
+    let r = post(
+        px.addr,
+        "/rpc",
+        &[
+            ("Content-Type", "application/json"),
+            ("X-A2A-Extensions", "urn:a"),
+            ("A2A-Extensions", "urn:b"),
+        ],
+        req,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["result"]["status"]["state"],
+        "completed",
+        "{}",
+        r.text()
+    );
+    let call = &up.calls()[0];
+    let sent = call.header("a2a-extensions").unwrap_or_default();
+    assert!(sent.contains("urn:a") && sent.contains("urn:b"), "{sent:?}");
+    assert_eq!(call.header("x-a2a-extensions"), None);
+    let back = r.header("x-a2a-extensions").unwrap_or_default();
+    assert!(back.contains("urn:x") && back.contains("urn:y"), "{back:?}");
+    assert_eq!(r.header("a2a-extensions"), None);
+}

@@ -2726,3 +2726,64 @@ async fn the_agents_trace_context_reaches_the_webhook() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The HTTP+JSON twin of
+/// `inline_config_in_a_stream_learns_its_task_from_the_first_event`: an
+/// inline config in a v1.0 REST stream to a v0.3 REST agent learns its task
+/// from the stream's first event too, so a Get right after the stream shows
+/// the client's webhook and token, not the proxy's callback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_inline_config_in_a_stream_learns_its_task_from_the_first_event() {
+    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
+    let s = seen.clone();
+    let gate = Arc::new(tokio::sync::Semaphore::new(8));
+    let agent = FakeUpstream::start(move |r| match (r.method.as_str(), r.target.as_str()) {
+        ("POST", "/v1/message:stream") => {
+            let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+            let mut cfg = req["configuration"]["pushNotification"].clone();
+            cfg["id"] = json!("cfg-s");
+            *s.lock().unwrap() = Some(cfg);
+            Reply::Sse {
+                events: vec![
+                    r#"data: {"task":{"id":"ts","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED"}}}"#.to_string() + "\n\n",
+                    r#"data: {"statusUpdate":{"taskId":"ts","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"final":true}}"#.to_string() + "\n\n",
+                ],
+                gate: gate.clone(),
+            }
+        }
+        ("GET", "/v1/tasks/ts/pushNotificationConfigs/cfg-s") => {
+            let cfg = s.lock().unwrap().clone().unwrap_or(Value::Null);
+            let body = json!({"name": "tasks/ts/pushNotificationConfigs/cfg-s", "pushNotificationConfig": cfg});
+            Reply::json(200, &body.to_string())
+        }
+        _ => Reply::json(404, r#"{"error":"no route"}"#),
+    })
+    .await;
+    let dir = data_dir("reststream");
+    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let hook = "http://127.0.0.1:9/rest-stream-hook";
+    let body = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+        "configuration": {"taskPushNotificationConfig": {"url": hook, "token": "s-tok"}}});
+    let r = rest_call(&px, "POST", "/message:stream", "1.0", &body.to_string()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("TASK_STATE_COMPLETED"), "{}", r.text());
+    let cfg = seen.lock().unwrap().clone().expect("agent got a config");
+    assert!(
+        cfg["url"].as_str().unwrap().contains("/a2a-proxy/push/"),
+        "{cfg}"
+    );
+    let got = rest_call(
+        &px,
+        "GET",
+        "/tasks/ts/pushNotificationConfigs/cfg-s",
+        "1.0",
+        "",
+    )
+    .await;
+    assert_eq!(got.status, 200, "{}", got.text());
+    let got = got.json();
+    assert_eq!(got["url"], hook, "{got}");
+    assert_eq!(got["token"], "s-tok", "{got}");
+    drop(px);
+    let _ = std::fs::remove_dir_all(&dir);
+}

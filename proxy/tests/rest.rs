@@ -935,3 +935,32 @@ async fn v03_rest_subscribe_refused_by_the_v10_agent_is_a_v03_error() {
     let targets: Vec<String> = up.calls().iter().map(|c| c.target.clone()).collect();
     assert_eq!(targets, ["/tasks/nope:subscribe", "/tasks/t1:subscribe"]);
 }
+
+/// EDGE-CASES 30 over HTTP+JSON: both spellings read and merged, one
+/// header in each side's spelling (as over JSON-RPC, `proxy.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_headers_of_both_spellings_are_merged() {
+    let reply = Reply::json(200, TASK_V03)
+        .with_header("X-A2A-Extensions", "urn:x")
+        .with_header("A2A-Extensions", "urn:y");
+    let up = FakeUpstream::start(move |_| reply.clone()).await;
+    let px = proxy_for(&up.url(), Version::V03);
+    let r = get(
+        px.addr,
+        "/tasks/t1",
+        &[
+            ("A2A-Version", "1.0"),
+            ("A2A-Extensions", "urn:a"),
+            ("X-A2A-Extensions", "urn:b"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let call = &up.calls()[0];
+    let sent = call.header("x-a2a-extensions").unwrap_or_default();
+    assert!(sent.contains("urn:a") && sent.contains("urn:b"), "{sent:?}");
+    assert_eq!(call.header("a2a-extensions"), None);
+    let back = r.header("a2a-extensions").unwrap_or_default();
+    assert!(back.contains("urn:x") && back.contains("urn:y"), "{back:?}");
+    assert_eq!(r.header("x-a2a-extensions"), None);
+}

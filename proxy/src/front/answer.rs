@@ -10,17 +10,19 @@ use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::{Error, ErrorType, Result};
 
 use super::*;
+use crate::codec::{Codec, HttpCodec};
 use crate::route::{self, Binding};
 use crate::sse::SseFramer;
 use crate::version::Version;
 
-/// The extension header's spelling in each version (EDGE-CASES 30): the
-/// name to read and the name to write for a party of version `to`.
-fn extension_names(to: Version) -> (&'static str, &'static str) {
-    match to {
-        Version::V10 => ("x-a2a-extensions", "A2A-Extensions"),
-        Version::V03 => ("a2a-extensions", "X-A2A-Extensions"),
-    }
+/// The extension header of `headers` in `to`'s spelling, every value of
+/// either spelling merged ([`crate::codec::extensions_for`]).
+fn set_extensions(
+    to: Version,
+    headers: &http::HeaderMap,
+) -> Option<(&'static str, http::HeaderValue)> {
+    let (name, v) = crate::codec::extensions_for(to, headers)?;
+    Some((name, http::HeaderValue::try_from(v).ok()?))
 }
 
 /// Whether a `Content-Type` value is JSON.
@@ -56,22 +58,19 @@ impl ProxyService {
             let sent = route::upstream_header(ctx.route.as_ref(), v);
             upstream_request.insert_header("A2A-Version", sent)?;
         }
-        if ctx.translated() {
+        if let Some(codec) = ctx.codec() {
             // The proxy reads this answer to translate it: unencoded
             // (accept-encoding is per call, crate::forward).
             upstream_request.remove_header(&http::header::ACCEPT_ENCODING);
-        }
-        if let Some(rpc) = ctx.rpc() {
-            let (from, to) = extension_names(rpc.upstream);
-            if let Some(v) = upstream_request.headers.get(from).cloned() {
-                upstream_request.remove_header(from);
-                if !upstream_request.headers.contains_key(to) {
-                    upstream_request.insert_header(to, v)?;
-                }
+            let to = codec.made_for().upstream;
+            if let Some((name, v)) = set_extensions(to, &upstream_request.headers) {
+                upstream_request.remove_header("a2a-extensions");
+                upstream_request.remove_header("x-a2a-extensions");
+                upstream_request.insert_header(name, v)?;
             }
         }
-        if let Some(Translation::Rest(t, up)) = ctx.own().map(|o| &o.translation) {
-            crate::rest::set_upstream_head(&agent.base_path, t.upstream, up, upstream_request)?;
+        if let Some(up) = ctx.codec().and_then(|c| c.upstream_request()) {
+            crate::rest::set_upstream_head(&agent.base_path, up, upstream_request)?;
         } else if let Some(d) = dest {
             let asked = client_uri.path_and_query().map(|p| p.as_str());
             if asked != Some(d.path_and_query.as_str()) {
@@ -101,11 +100,14 @@ impl ProxyService {
         ctx: &mut Ctx,
     ) -> Result<()> {
         ctx.status = Some(resp.status.as_u16());
-        if let Some(t) = ctx.rest() {
-            if resp.status.as_u16() >= 400 {
-                resp.set_status(t.client_status(resp.status.as_u16()))?;
+        if let Some(codec) = ctx.codec() {
+            // The status and the extension header in the client's terms.
+            let status = resp.status.as_u16();
+            if status >= 400 && codec.client_status(status) != status {
+                resp.set_status(codec.client_status(status))?;
             }
-            if let Some((name, v)) = crate::rest::extensions_for(t.client, &resp.headers) {
+            let to = codec.made_for().client;
+            if let Some((name, v)) = set_extensions(to, &resp.headers) {
                 resp.remove_header("a2a-extensions");
                 resp.remove_header("x-a2a-extensions");
                 resp.insert_header(name, v)?;
@@ -119,14 +121,6 @@ impl ProxyService {
             ctx.stream_open = true;
             self.app.metrics.stream_opened();
             resp.insert_header("X-Accel-Buffering", "no")?;
-        }
-        if let Some(rpc) = ctx.rpc() {
-            // Echoed extensions in the client's spelling.
-            let (from, to) = extension_names(rpc.client);
-            if let Some(v) = resp.headers.get(from).cloned() {
-                resp.remove_header(from);
-                resp.insert_header(to, v)?;
-            }
         }
         self.choose_rewrite(client_headers, resp, ctx, sse)
     }
@@ -163,9 +157,8 @@ impl ProxyService {
         // The length changes: send the rewritten body chunked.
         resp.remove_header(&http::header::CONTENT_LENGTH);
         resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
-        let as_sse = !sse
-            && resp.status.as_u16() == 200
-            && ctx.rpc().is_some_and(|r| r.json_answer_as_sse());
+        let as_sse =
+            !sse && resp.status.as_u16() == 200 && ctx.codec().is_some_and(Codec::answer_as_sse);
         let tr = if sse {
             EventTranslation::of(ctx, || self.app.tasks.scope_of(client_headers))
         } else {
@@ -229,9 +222,10 @@ impl ProxyService {
         }
         let (buf, over) = (std::mem::take(&mut held.buf), held.over);
         let as_sse = matches!(ctx.resp(), Some(RespRewrite::JsonAsSse(_)));
-        *body = Some(match (over, ctx.rpc()) {
+        let status = ctx.status.unwrap_or(200);
+        *body = Some(match (over, ctx.codec()) {
             (true, _) => over_limit(ctx, limit),
-            (false, Some(rpc)) if as_sse => Bytes::from(rpc.response_as_sse(&buf)),
+            (false, Some(codec)) if as_sse => sse_frame(codec.answer(status, &buf).body),
             (false, _) if as_sse => buf.freeze(),
             (false, _) => Bytes::from(self.finish_whole(client_headers, ctx, &buf)),
         });
@@ -245,10 +239,13 @@ impl ProxyService {
         let (status, upstream) = (ctx.status, ctx.upstream_version);
         let op = ctx.route.as_ref().and_then(|r| r.operation);
         let mut out = match ctx.own_mut() {
-            Some(own) => match own.translation {
-                Translation::Rpc(_) => self.finish_rpc(client_headers, own, status, buf),
-                Translation::Rest(..) => self.finish_rest(client_headers, own, status, op, buf),
-                Translation::Same => {
+            Some(own) => match own.codec.take() {
+                Some(codec) => {
+                    let out = self.finish_translated(client_headers, own, &codec, status, buf);
+                    own.codec = Some(codec);
+                    out
+                }
+                None => {
                     let mut out = buf.to_vec();
                     if own.intercepted_same_version() {
                         self.restore_same_version(own, upstream, status, &mut out);
@@ -269,82 +266,56 @@ impl ProxyService {
         out
     }
 
-    /// [`Self::finish_whole`] of a translated JSON-RPC answer (`status`:
-    /// the agent's).
-    fn finish_rpc(
+    /// [`Self::finish_whole`] of a translated answer (`status`: the
+    /// agent's), in any binding: the codec decodes it, the plan's steps
+    /// follow; the status its body calls for is left in the call's
+    /// `answer_status`.
+    fn finish_translated(
         &self,
         client_headers: &http::HeaderMap,
         own: &mut OwnCall,
+        codec: &HttpCodec,
         status: Option<u16>,
         buf: &[u8],
     ) -> Vec<u8> {
         let app = &self.app;
-        let Translation::Rpc(rpc) = &own.translation else {
-            return buf.to_vec();
-        };
-        let mut out = rpc.response(buf);
-        if own.records_tasks() {
-            let scope = app.tasks.scope_of(client_headers);
-            app.tasks.record(scope, &rpc.method, &out);
-            app.relay.publish_envelope(&rpc.method, &out);
-        }
-        if let (Some(push), Some(p)) = (&app.push, &own.push) {
-            if let Some(b) = push.restore(rpc.client, &out, p) {
-                out = b;
-            }
-        }
-        let known = crate::push::layer::Push::known_config(own.push.as_ref());
-        out = rpc.settle_config(out, known);
-        if let (Some(push), Some((t, c))) = (&app.push, own.push_delete.take()) {
-            if status == Some(200) && !answer_is_error(&out) {
-                push.forget(t, c);
-            }
-        }
-        out
-    }
-
-    /// [`Self::finish_whole`] of a translated REST answer of `op`
-    /// (`status`: the agent's); the status its body calls for is left in
-    /// the call's `answer_status`.
-    fn finish_rest(
-        &self,
-        client_headers: &http::HeaderMap,
-        own: &mut OwnCall,
-        status: Option<u16>,
-        op: Option<translate::method::Method>,
-        buf: &[u8],
-    ) -> Vec<u8> {
-        let app = &self.app;
-        let Translation::Rest(t, _) = &own.translation else {
-            return buf.to_vec();
-        };
         let status = status.unwrap_or(200);
-        let (answer_status, mut out) = t.response(status, buf);
-        own.answer_status = answer_status;
-        let ok = (200..300).contains(&status) && answer_status.is_none();
-        if let Some(op) = op.filter(|_| own.records_tasks() && ok) {
+        let decoded = codec.answer(status, buf);
+        let ok = codec.succeeded(status, &decoded);
+        own.answer_status = decoded.status;
+        let mut out = decoded.body;
+        if ok && own.records_tasks() {
             let scope = app.tasks.scope_of(client_headers);
-            app.tasks.record_result(scope, op.as_str(), &out);
-            app.relay.publish_result(op.as_str(), &out);
+            record_answer(app, scope, codec, None, &out);
         }
         if let (Some(push), Some(p)) = (&app.push, &own.push) {
-            if let Some(b) = push.restore_rest(t.client, &out, p) {
+            if let Some(b) = restore_push(push, codec, &out, p) {
                 out = b;
             }
         }
         if ok {
-            let known = crate::push::layer::Push::known_config(own.push.as_ref());
-            let (settled_status, settled) = t.settle_config(out, known);
-            out = settled;
-            if settled_status.is_some() {
-                own.answer_status = settled_status;
+            let mut known = Some(crate::push::layer::Push::known_config(own.push.as_ref()));
+            let mut known = |t: &str, c: &str| known.take().and_then(|k| k(t, c));
+            let settled = codec.settle_config(out, &mut known);
+            out = settled.body;
+            if settled.status.is_some() {
+                own.answer_status = settled.status;
             }
         }
         if let (Some(push), Some((task, c))) = (&app.push, own.push_delete.take()) {
-            if ok {
+            if ok && !codec.answer_is_error(&out) {
                 push.forget(task, c);
             }
         }
         out
     }
+}
+
+/// A whole answer as one SSE `data:` frame.
+fn sse_frame(json: Vec<u8>) -> Bytes {
+    let mut out = Vec::with_capacity(json.len() + 8);
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(&json);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
 }

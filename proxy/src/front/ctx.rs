@@ -13,6 +13,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::*;
 use crate::call::Plan;
+use crate::codec::HttpCodec;
 use crate::error::{ErrorTarget, Failure};
 use crate::push::layer::Pending;
 use crate::rest::{RestTranslation, UpstreamRequest};
@@ -30,7 +31,7 @@ pub(crate) enum RespRewrite {
     /// A whole JSON body, translated at its end.
     Json(Held),
     /// A whole JSON body, translated at its end and sent as one SSE frame
-    /// (see [`crate::translation::RpcTranslation::json_answer_as_sse`]).
+    /// (see [`crate::codec::Codec::answer_as_sse`]).
     JsonAsSse(Held),
     /// An SSE stream, translated event by event.
     Sse {
@@ -108,7 +109,11 @@ pub(crate) struct OwnCall {
     pub(crate) mode: Mode,
     /// The body to send (taken when the request is built).
     pub(crate) body: Option<Bytes>,
-    pub(crate) translation: Translation,
+    /// What translates the call for the agent and back: `None` when the
+    /// client's version is the agent's and the body goes as it came; a
+    /// codec for a call across versions, or an HTTP+JSON call rebuilt in
+    /// its own version (the push layer intercepts it).
+    pub(crate) codec: Option<HttpCodec>,
     /// The A2A decisions of a call the proxy rebuilds (crate::call).
     pub(crate) plan: Option<Plan>,
     /// Push configs this call may carry back (subscriber values to restore).
@@ -139,24 +144,13 @@ pub(crate) enum Mode {
     Stream,
 }
 
-/// What a call of our own translates.
-pub(crate) enum Translation {
-    /// Nothing: the client's version is the agent's.
-    Same,
-    /// A JSON-RPC call across versions.
-    Rpc(RpcTranslation),
-    /// An HTTP+JSON call rebuilt for the agent (across versions, or in its
-    /// own when the push layer intercepts it): its translation and request.
-    Rest(RestTranslation, UpstreamRequest),
-}
-
 impl OwnCall {
     /// A call in `mode` sending `body`, translating nothing (yet).
     pub(crate) fn new(mode: Mode, body: Option<Bytes>) -> OwnCall {
         OwnCall {
             mode,
             body,
-            translation: Translation::Same,
+            codec: None,
             plan: None,
             push: None,
             push_delete: None,
@@ -186,7 +180,13 @@ impl OwnCall {
 
     /// A same-version call the push layer intercepted: its answer restored.
     pub(crate) fn intercepted_same_version(&self) -> bool {
-        matches!(self.translation, Translation::Same) && self.push.is_some()
+        self.codec.is_none() && self.push.is_some()
+    }
+
+    /// The agent request the codec rebuilt (HTTP+JSON), to change.
+    pub(crate) fn upstream_request_mut(&mut self) -> Option<&mut UpstreamRequest> {
+        use crate::codec::Codec;
+        self.codec.as_mut()?.upstream_request_mut()
     }
 }
 
@@ -238,27 +238,25 @@ impl Ctx {
         }
     }
 
+    /// The call's codec, if it has one.
+    pub(crate) fn codec(&self) -> Option<&HttpCodec> {
+        self.own()?.codec.as_ref()
+    }
+
     /// The call's JSON-RPC translation, if it has one.
     pub(crate) fn rpc(&self) -> Option<&RpcTranslation> {
-        match self.own().map(|o| &o.translation) {
-            Some(Translation::Rpc(rpc)) => Some(rpc),
-            _ => None,
-        }
+        self.codec()?.rpc()
     }
 
     /// The call's HTTP+JSON translation, if it has one.
     pub(crate) fn rest(&self) -> Option<&RestTranslation> {
-        match self.own().map(|o| &o.translation) {
-            Some(Translation::Rest(t, _)) => Some(t),
-            _ => None,
-        }
+        self.codec()?.rest()
     }
 
     /// Whether the proxy rebuilds the call for the agent (and reads its
     /// answer to translate it).
     pub(crate) fn translated(&self) -> bool {
-        self.own()
-            .is_some_and(|o| !matches!(o.translation, Translation::Same))
+        self.codec().is_some()
     }
 
     /// Whether the answer's tasks are recorded for the caller (ListTasks).

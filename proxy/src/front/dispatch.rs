@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use super::*;
 use crate::call::{Local, Plan, Prelude, PushStep};
+use crate::codec::{ClientRequest, Codec, HttpCodec, JsonRpcCodec};
 use crate::error::Failure;
 use crate::route::{self, Binding, RequestInfo, Route};
-use crate::translation::RpcTranslation;
 use crate::version::Version;
 
 /// Pingora replays at most 64 KiB of a body it did not pass on as it came
@@ -405,17 +405,15 @@ impl ProxyService {
                 Err(f) => self.respond_failure(session, ctx, f).await,
             };
         }
-        let mut rpc = RpcTranslation {
-            client: plan.client,
-            upstream: up,
-            method,
-            id: ctx.target.jsonrpc_id.clone(),
-            drop_history: false,
-            asked_config: None,
-            exact_id: None,
-        };
+        let id = ctx.target.jsonrpc_id.clone();
+        let mut codec = JsonRpcCodec::new(plan.client, up, method, id);
         let mut own = OwnCall::new(mode_for(op), None);
-        let prepared = match rpc.request(&body) {
+        let req = ClientRequest {
+            body: &body,
+            params: &route.params,
+            query: inc.query.as_deref(),
+        };
+        let prepared = match codec.encode_request(req) {
             Ok(new_body) => {
                 self.jsonrpc_prelude(ctx, &mut own, &plan, &inc, &body, new_body)
                     .await
@@ -425,7 +423,7 @@ impl ProxyService {
         match prepared {
             Ok(new_body) => {
                 own.body = Some(Bytes::from(new_body));
-                own.translation = Translation::Rpc(rpc);
+                own.codec = Some(HttpCodec::JsonRpc(codec));
                 own.plan = Some(plan);
                 Ok(ctx.own_call(own))
             }

@@ -8,22 +8,19 @@ use serde_json::Value;
 
 use super::*;
 use crate::app::{App, LocalResponse};
+use crate::codec::{Codec, HttpCodec, Shape};
 use crate::error::Failure;
+use crate::push::layer::Pending;
 use crate::sse::{SseFramer, TooLarge, OFFLOAD_EVENT_BYTES};
-use crate::translation::RpcTranslation;
 
-/// How each event of a translated stream is rewritten. Owned, so a large
-/// event can be translated away from the I/O workers.
-/// Each carries the caller's ListTasks scope when the call's plan records
-/// its tasks ([`crate::call::Plan::record_tasks`]).
+/// How each event of a translated stream is rewritten: the call's codec
+/// (without the request it sent), and the caller's ListTasks scope when
+/// the call's plan records its tasks ([`crate::call::Plan::record_tasks`]).
+/// Owned, so a large event can be translated away from the I/O workers.
 #[derive(Debug)]
-pub(crate) enum EventTranslation {
-    Rpc(RpcTranslation, Option<crate::tasks::Scope>),
-    Rest(
-        crate::rest::RestTranslation,
-        Option<translate::method::Method>,
-        Option<crate::tasks::Scope>,
-    ),
+pub(crate) struct EventTranslation {
+    codec: HttpCodec,
+    scope: Option<crate::tasks::Scope>,
 }
 
 impl EventTranslation {
@@ -32,32 +29,19 @@ impl EventTranslation {
         ctx: &Ctx,
         scope: impl FnOnce() -> crate::tasks::Scope,
     ) -> Option<EventTranslation> {
+        let codec = ctx.codec()?.for_answer();
         let scope = ctx.records_tasks().then(scope);
-        if let Some(rpc) = ctx.rpc() {
-            return Some(EventTranslation::Rpc(rpc.clone(), scope));
-        }
-        let t = ctx.rest()?;
-        let op = ctx.route.as_ref().and_then(|r| r.operation);
-        Some(EventTranslation::Rest(t.clone(), op, scope))
+        Some(EventTranslation { codec, scope })
     }
 
     /// Where the Task sits in one of its events (see [`with_first_frame`]).
     pub(crate) fn task_pointer(&self) -> &'static str {
-        match self {
-            EventTranslation::Rpc(..) => "/result/task",
-            EventTranslation::Rest(..) => "/task",
-        }
+        self.codec.shape().task_pointer()
     }
 
-    /// The inline push config a JSON-RPC stream's first event settles.
-    pub(crate) fn take_created(
-        &self,
-        push: &mut Option<crate::push::layer::Pending>,
-    ) -> Option<crate::push::layer::Pending> {
-        match self {
-            EventTranslation::Rpc(..) => push.take().filter(|p| p.created.is_some()),
-            EventTranslation::Rest(..) => None,
-        }
+    /// The inline push config the stream's first event settles.
+    pub(crate) fn take_created(&self, push: &mut Option<Pending>) -> Option<Pending> {
+        push.take().filter(|p| p.created.is_some())
     }
 
     /// Renders one framed event with its data in the client's version; its
@@ -67,39 +51,58 @@ impl EventTranslation {
         &self,
         app: &App,
         event: &[u8],
-        created: &mut Option<crate::push::layer::Pending>,
+        created: &mut Option<Pending>,
         out: &mut Vec<u8>,
     ) {
-        match self {
-            EventTranslation::Rpc(rpc, scope) => {
-                let mut f = |data: &str| {
-                    let (out, facts) = rpc.event_bytes(data, scope.is_some());
-                    if let Some(scope) = scope {
-                        match &facts {
-                            Some(facts) => app.tasks.record_facts(*scope, &rpc.method, facts),
-                            None => app.tasks.record(*scope, &rpc.method, &out),
-                        }
-                        app.relay.publish_envelope(&rpc.method, &out);
-                    }
-                    if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
-                        let _ = push.restore(rpc.client, &out, &p);
-                    }
-                    out
-                };
-                crate::sse::rewrite_event(event, &mut f, out);
+        let (codec, scope) = (&self.codec, self.scope);
+        let mut f = |data: &str| {
+            let (out, facts) = codec.event(data, scope.is_some());
+            if let Some(scope) = scope {
+                record_answer(app, scope, codec, facts.as_ref(), &out);
             }
-            EventTranslation::Rest(t, op, scope) => {
-                let mut f = |data: &str| {
-                    let out = t.event(data).into_bytes();
-                    if let (Some(scope), Some(op)) = (scope, op) {
-                        app.tasks.record_result(*scope, op.as_str(), &out);
-                        app.relay.publish_result(op.as_str(), &out);
-                    }
-                    out
-                };
-                crate::sse::rewrite_event(event, &mut f, out);
+            if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
+                let _ = restore_push(push, codec, &out, &p);
             }
-        }
+            out
+        };
+        crate::sse::rewrite_event(event, &mut f, out);
+    }
+}
+
+/// Records the tasks of an answer or event `out` (client's shape) for the
+/// caller's ListTasks, and hands it to relayed subscriptions; `facts`:
+/// what the fast path already read of it.
+pub(crate) fn record_answer(
+    app: &App,
+    scope: crate::tasks::Scope,
+    codec: &impl Codec,
+    facts: Option<&translate::transcode::TaskFacts<'_>>,
+    out: &[u8],
+) {
+    let method = codec.method_name();
+    match (codec.shape(), facts) {
+        (Shape::Envelope, Some(facts)) => app.tasks.record_facts(scope, method, facts),
+        (Shape::Envelope, None) => app.tasks.record(scope, method, out),
+        (Shape::Bare, _) => app.tasks.record_result(scope, method, out),
+    }
+    match codec.shape() {
+        Shape::Envelope => app.relay.publish_envelope(method, out),
+        Shape::Bare => app.relay.publish_result(method, out),
+    }
+}
+
+/// The subscriber's own push values restored in `out` (client's shape);
+/// `None` when there is nothing to restore.
+pub(crate) fn restore_push(
+    push: &crate::push::layer::Push,
+    codec: &impl Codec,
+    out: &[u8],
+    p: &Pending,
+) -> Option<Vec<u8>> {
+    let client = codec.made_for().client;
+    match codec.shape() {
+        Shape::Envelope => push.restore(client, out, p),
+        Shape::Bare => push.restore_rest(client, out, p),
     }
 }
 
@@ -138,12 +141,23 @@ pub(crate) fn over_limit(ctx: &mut Ctx, limit: usize) -> Bytes {
         detail: format!("answer over the limit of {limit} bytes"),
     };
     tracing::warn!(failure = f.label(), error = ?f, "agent answer too large to translate");
-    let r = LocalResponse::failure(&f, &ctx.target);
+    // The codec's rendering where the call has one (a JSON-RPC id as the
+    // client wrote it), else the request's.
+    let (status, body) = match ctx.codec() {
+        Some(codec) => {
+            let r = codec.error(&f);
+            (r.status, r.body)
+        }
+        None => {
+            let r = LocalResponse::failure(&f, &ctx.target);
+            (r.status, r.body)
+        }
+    };
     if let Some(own) = ctx.own_mut() {
-        own.answer_status = Some(r.status);
+        own.answer_status = Some(status);
     }
     ctx.failure = Some(f);
-    r.body
+    body
 }
 
 /// What one translated piece of a stream leaves: an inline config not yet

@@ -84,7 +84,7 @@ impl ProxyService {
         let Some(own) = ctx.own_mut() else {
             return Ok(None);
         };
-        let Translation::Rest(_, up) = &mut own.translation else {
+        let Some(up) = own.upstream_request_mut() else {
             return Ok(None);
         };
         if !up.switch_form() {
@@ -158,7 +158,7 @@ impl ProxyService {
         let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": p});
         let body = serde_json::to_vec(&body).unwrap_or_default();
         if let Some(own) = ctx.own_mut() {
-            if let Translation::Rest(_, up) = &mut own.translation {
+            if let Some(up) = own.upstream_request_mut() {
                 up.method = http::Method::POST;
                 up.path_and_query = path;
                 up.body = Some(body.clone());

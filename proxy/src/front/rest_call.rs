@@ -13,6 +13,7 @@ use super::dispatch::{carries_push_config, mode_for, Incoming};
 use super::*;
 use crate::app::LocalResponse;
 use crate::call::{Local, Plan, Prelude, PushStep};
+use crate::codec::{ClientRequest, HttpCodec, RestCodec};
 use crate::error::Failure;
 use crate::route::Route;
 
@@ -156,9 +157,14 @@ impl ProxyService {
     ) -> std::result::Result<OwnCall, Failure> {
         let app = &self.app;
         let (client, up, op) = (plan.client, plan.upstream, plan.op);
-        let query = inc.query.as_deref();
-        let (t, mut params) =
-            crate::rest::upstream_params(client, up, op, &route.params, query, body)?;
+        let req = ClientRequest {
+            body,
+            params: &route.params,
+            query: inc.query.as_deref(),
+        };
+        // Decoded into params first: the push layer swaps configs in them
+        // before they are encoded for the agent.
+        let (mut codec, mut params) = RestCodec::decode_params(client, up, op, req)?;
         // Only a prelude or the push fold asks the agent with them.
         let caller = || crate::forward::caller_headers(&inc.headers);
         let mut own = OwnCall::new(mode_for(op), None);
@@ -172,9 +178,11 @@ impl ProxyService {
             seed_push_fold(app, push, op, &mut pending, via, &caller()).await;
             own.push = Some(pending);
         }
-        let mut upreq = crate::rest::upstream_request(&t, params)?;
+        codec.encode_params(params)?;
         if app.rest_other_form_first.load(Ordering::Relaxed) {
-            upreq.switch_form();
+            if let Some(upreq) = crate::codec::Codec::upstream_request_mut(&mut codec) {
+                upreq.switch_form();
+            }
         }
         if plan.prelude == Some(Prelude::FirstTask) {
             if let Some(id) = route.params.task_id.as_deref() {
@@ -188,8 +196,9 @@ impl ProxyService {
                 }
             }
         }
-        own.body = upreq.body.clone().map(Bytes::from);
-        own.translation = Translation::Rest(t, upreq);
+        let sent = crate::codec::Codec::upstream_request(&codec).and_then(|u| u.body.clone());
+        own.body = sent.map(Bytes::from);
+        own.codec = Some(HttpCodec::Rest(codec));
         own.plan = Some(*plan);
         Ok(own)
     }

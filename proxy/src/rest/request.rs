@@ -455,19 +455,14 @@ fn v03_push_create(p: Value) -> Result<UpstreamRequest, Failure> {
 }
 
 /// Puts the translated method, path and body headers on the upstream request.
+/// (The extension header is the front's, for every binding alike.)
 pub fn set_upstream_head(
     upstream_base: &str,
-    upstream: Version,
     up: &UpstreamRequest,
     req: &mut pingora::http::RequestHeader,
 ) -> pingora::Result<()> {
     use pingora::{Error, ErrorType};
     req.set_method(up.method.clone());
-    if let Some((name, v)) = extensions_for(upstream, &req.headers) {
-        req.remove_header("a2a-extensions");
-        req.remove_header("x-a2a-extensions");
-        req.insert_header(name, v)?;
-    }
     let uri: http::Uri = format!("{upstream_base}{}", up.path_and_query)
         .parse()
         .map_err(|_| Error::explain(ErrorType::InternalError, "building the upstream path"))?;
@@ -484,21 +479,4 @@ pub fn set_upstream_head(
         }
     }
     Ok(())
-}
-
-/// The extensions header in `version`'s spelling (EDGE-CASES 30): v1.0
-/// `A2A-Extensions`, v0.3 `X-A2A-Extensions`; `None` when absent.
-pub fn extensions_for(
-    version: Version,
-    headers: &http::HeaderMap,
-) -> Option<(&'static str, http::HeaderValue)> {
-    let v = headers
-        .get("a2a-extensions")
-        .or_else(|| headers.get("x-a2a-extensions"))?
-        .clone();
-    let name = match version {
-        Version::V10 => "A2A-Extensions",
-        Version::V03 => "X-A2A-Extensions",
-    };
-    Some((name, v))
 }

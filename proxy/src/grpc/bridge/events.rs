@@ -2,7 +2,10 @@
 //! stream) pumped to the caller one by one, in the caller's version, within
 //! the call's deadline and the event size bound.
 
+use std::collections::VecDeque;
+
 use super::*;
+use crate::codec::{Codec, JsonRpcCodec};
 
 /// The upstream's stream events as JSON-RPC response bodies: SSE `data`
 /// of the JSON-RPC binding, or the gRPC binding's messages.
@@ -18,13 +21,17 @@ pub(super) enum UpstreamEvents {
 }
 
 impl UpstreamEvents {
-    /// The next batch of bodies (maybe empty); `None` when the stream ended.
-    async fn next(&mut self) -> Option<Result<Vec<Vec<u8>>, Failure>> {
+    /// Reads once: the bodies that completes go to `out` (maybe none);
+    /// `None` when the stream ended.
+    async fn next(&mut self, out: &mut VecDeque<Vec<u8>>) -> Option<Result<(), Failure>> {
         match self {
             UpstreamEvents::Ended => None,
             UpstreamEvents::Grpc(s) => match s.next().await {
                 None => None,
-                Some(Ok(b)) => Some(Ok(vec![b])),
+                Some(Ok(b)) => {
+                    out.push_back(b);
+                    Some(Ok(()))
+                }
                 Some(Err(f)) => Some(Err(f)),
             },
             UpstreamEvents::Failed(_) => match std::mem::replace(self, UpstreamEvents::Ended) {
@@ -49,12 +56,13 @@ impl UpstreamEvents {
                         Err(_) => Ok(()),
                     },
                 };
-                let datas: Vec<Vec<u8>> = events
-                    .iter()
-                    .filter_map(|e| crate::sse::event_data(e))
-                    .filter(|d| !d.trim().is_empty())
-                    .map(|d| d.into_owned().into_bytes())
-                    .collect();
+                out.extend(
+                    events
+                        .iter()
+                        .filter_map(|e| crate::sse::event_data(e))
+                        .filter(|d| !d.trim().is_empty())
+                        .map(|d| d.into_owned().into_bytes()),
+                );
                 if let Err(crate::sse::TooLarge { limit }) = framed {
                     // The stream ends with an error status, never a
                     // partial event.
@@ -62,9 +70,112 @@ impl UpstreamEvents {
                         detail: format!("a stream event over the limit of {limit} bytes"),
                     });
                 }
-                Some(Ok(datas))
+                Some(Ok(()))
             }
         }
+    }
+}
+
+/// An upstream stream as a gRPC stream's pump sees it ([`forward`]): its
+/// messages, and each as the caller's item. The JSON-RPC bridge's
+/// ([`BridgeEvents`]: SSE `data` or a gRPC agent's messages as JSON-RPC
+/// bodies, translated by [`JsonRpcCodec`]) and the direct path's
+/// (`grpc/direct`: prost messages through its tables) are the two.
+pub(in crate::grpc) trait EventSource: Send {
+    type Message: Send;
+    type Item: Send;
+    /// The next message: `Ok(None)` when a read completed none (a piece
+    /// of an SSE event; the gap between reads is bounded, not the one
+    /// between messages); `None` at the stream's end; `Err` ends the
+    /// stream with that status.
+    fn next_message(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<Result<Option<Self::Message>, Status>>> + Send;
+    /// One message as the caller's item, and whether it is the stream's
+    /// last (a v0.3 upstream's `final: true` status update).
+    fn item(
+        &mut self,
+        m: Self::Message,
+    ) -> impl std::future::Future<Output = (Result<Self::Item, Status>, bool)> + Send;
+}
+
+/// The one loop of every gRPC server stream the proxy translates: forwards
+/// the source's items until it ends, the caller goes away (send fails: the
+/// upstream call is dropped with the caller's task), the deadline or the
+/// longest gap between reads passes, an item fails or is the last.
+/// Returns the status code the call ended with (`None`: ok) and the last
+/// item, not yet sent.
+pub(in crate::grpc) async fn forward<S: EventSource>(
+    client: Version,
+    source: &mut S,
+    tx: &mpsc::Sender<Result<S::Item, Status>>,
+    end: Instant,
+    gap: Duration,
+) -> (Option<tonic::Code>, Option<Result<S::Item, Status>>) {
+    loop {
+        let m = match next_within(client, tx, end, gap, source.next_message()).await {
+            Err(None) => return (Some(tonic::Code::Cancelled), None),
+            Err(Some(s)) => return (Some(s.code()), Some(Err(s))),
+            Ok(None) => return (None, None),
+            Ok(Some(Err(s))) => return (Some(s.code()), Some(Err(s))),
+            Ok(Some(Ok(None))) => continue,
+            Ok(Some(Ok(Some(m)))) => m,
+        };
+        let (item, last) = source.item(m).await;
+        let failed = item.as_ref().err().map(Status::code);
+        if failed.is_some() || last {
+            return (failed, Some(item));
+        }
+        if tx.send(item).await.is_err() {
+            tracing::debug!("gRPC stream caller went away; upstream stream dropped");
+            return (Some(tonic::Code::Cancelled), None);
+        }
+    }
+}
+
+/// The JSON-RPC bridge's stream: JSON-RPC response bodies read from the
+/// upstream, translated by the call's codec, the subscriber's push values
+/// restored in the first, converted to the caller's prost message.
+struct BridgeEvents<T> {
+    events: UpstreamEvents,
+    /// Bodies read, not yet handed on.
+    ready: VecDeque<Vec<u8>>,
+    client: Version,
+    upstream: Version,
+    codec: Arc<JsonRpcCodec>,
+    push: Option<PushCall>,
+    conv: fn(Value) -> Result<T, String>,
+    relay: Option<Arc<crate::tasks::relay::Relay>>,
+}
+
+impl<T: Send + 'static> EventSource for BridgeEvents<T> {
+    type Message = Vec<u8>;
+    type Item = T;
+
+    async fn next_message(&mut self) -> Option<Result<Option<Vec<u8>>, Status>> {
+        if let Some(d) = self.ready.pop_front() {
+            return Some(Ok(Some(d)));
+        }
+        match self.events.next(&mut self.ready).await? {
+            Ok(()) => Some(Ok(self.ready.pop_front())),
+            Err(f) => Some(Err(from_failure(self.client, &f))),
+        }
+    }
+
+    async fn item(&mut self, data: Vec<u8>) -> (Result<T, Status>, bool) {
+        let (client, upstream) = (self.client, self.upstream);
+        // Only the first event can name a config created with the call.
+        let push = self.push.take();
+        event_item_offloaded(
+            client,
+            upstream,
+            &self.codec,
+            push,
+            self.conv,
+            data,
+            &self.relay,
+        )
+        .await
     }
 }
 
@@ -74,7 +185,7 @@ impl UpstreamEvents {
 pub(super) fn event_item<T>(
     client: Version,
     upstream: Version,
-    rpc: &RpcTranslation,
+    codec: &JsonRpcCodec,
     push: Option<PushCall>,
     conv: fn(Value) -> Result<T, String>,
     data: &[u8],
@@ -85,8 +196,8 @@ pub(super) fn event_item<T>(
         data.to_vec()
     } else {
         match std::str::from_utf8(data) {
-            Ok(d) => rpc.event(d).into_bytes(),
-            Err(_) => rpc.response(data),
+            Ok(d) => codec.event(d, false).0,
+            Err(_) => codec.answer(200, data).body,
         }
     };
     // The first event (the Task, or the Message) records the task an
@@ -96,23 +207,21 @@ pub(super) fn event_item<T>(
         None => out,
     };
     if let Some(r) = relay {
-        r.publish_envelope(&rpc.method, &out);
+        r.publish_envelope(codec.method_name(), &out);
     }
     let item = envelope_result(client, &out).and_then(|v| convert(client, conv, v));
     (item, last)
 }
 
-/// Forwards the upstream's events until it ends, the caller goes away
-/// (send fails: the upstream call is dropped with this task), the deadline
-/// passes, or a v0.3 upstream sends its `final: true` status update.
-/// Returns the status code the call ended with (`None`: ok) and the last
-/// item, not yet sent.
+/// Forwards the upstream's events ([`forward`]), or its one plain JSON
+/// answer. Returns the status code the call ended with (`None`: ok) and
+/// the last item, not yet sent.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn pump<T: Send + 'static>(
     client: Version,
     upstream: Version,
     rpc: RpcTranslation,
-    mut push: Option<PushCall>,
+    push: Option<PushCall>,
     source: Source,
     tx: &mpsc::Sender<Result<T, Status>>,
     conv: fn(Value) -> Result<T, String>,
@@ -121,14 +230,14 @@ pub(super) async fn pump<T: Send + 'static>(
     limit: usize,
     relay: Option<Arc<crate::tasks::relay::Relay>>,
 ) -> (Option<tonic::Code>, Option<Result<T, Status>>) {
-    let rpc = Arc::new(rpc);
-    let mut events = match source {
+    let codec = JsonRpcCodec::from(rpc);
+    let events = match source {
         Source::Grpc(s) => UpstreamEvents::Grpc(s),
         Source::Http(resp) if !is_sse(&resp) => {
             // A plain JSON answer to a streaming call: typically an error.
             let item = match read_plain(resp.into_body(), end, limit).await {
                 Err(f) => Err(from_failure(client, &f)),
-                Ok(b) => answer_item(client, upstream, &rpc, push.as_ref(), conv, &b),
+                Ok(b) => answer_item(client, upstream, &codec, push.as_ref(), conv, &b),
             };
             return (item.as_ref().err().map(Status::code), Some(item));
         }
@@ -137,30 +246,17 @@ pub(super) async fn pump<T: Send + 'static>(
             framer: SseFramer::new(limit),
         },
     };
-    loop {
-        let datas = match next_within(client, tx, end, gap, events.next()).await {
-            Err(None) => return (Some(tonic::Code::Cancelled), None),
-            Err(Some(s)) => return (Some(s.code()), Some(Err(s))),
-            Ok(None) => return (None, None),
-            Ok(Some(Err(f))) => {
-                let s = from_failure(client, &f);
-                return (Some(s.code()), Some(Err(s)));
-            }
-            Ok(Some(Ok(d))) => d,
-        };
-        for data in datas {
-            let (item, last) =
-                event_item_offloaded(client, upstream, &rpc, push.take(), conv, data, &relay).await;
-            let failed = item.as_ref().err().map(Status::code);
-            if failed.is_some() || last {
-                return (failed, Some(item));
-            }
-            if tx.send(item).await.is_err() {
-                tracing::debug!("gRPC stream caller went away; upstream stream dropped");
-                return (Some(tonic::Code::Cancelled), None);
-            }
-        }
-    }
+    let mut source = BridgeEvents {
+        events,
+        ready: VecDeque::new(),
+        client,
+        upstream,
+        codec: Arc::new(codec),
+        push,
+        conv,
+        relay,
+    };
+    forward(client, &mut source, tx, end, gap).await
 }
 
 /// Whether the agent answered a streaming call with an event stream.
@@ -191,7 +287,7 @@ async fn read_plain(
 fn answer_item<T>(
     client: Version,
     upstream: Version,
-    rpc: &RpcTranslation,
+    codec: &JsonRpcCodec,
     push: Option<&PushCall>,
     conv: fn(Value) -> Result<T, String>,
     b: &[u8],
@@ -199,7 +295,7 @@ fn answer_item<T>(
     let out = if client == upstream {
         b.to_vec()
     } else {
-        rpc.response(b)
+        codec.answer(200, b).body
     };
     let out = match push {
         Some(push) => push.restore(client, out),
@@ -214,18 +310,26 @@ fn answer_item<T>(
 async fn event_item_offloaded<T: Send + 'static>(
     client: Version,
     upstream: Version,
-    rpc: &Arc<RpcTranslation>,
+    codec: &Arc<JsonRpcCodec>,
     push: Option<PushCall>,
     conv: fn(Value) -> Result<T, String>,
     data: Vec<u8>,
     relay: &Option<Arc<crate::tasks::relay::Relay>>,
 ) -> (Result<T, Status>, bool) {
     if data.len() <= crate::sse::OFFLOAD_EVENT_BYTES {
-        return event_item(client, upstream, rpc, push, conv, &data, relay.as_deref());
+        return event_item(client, upstream, codec, push, conv, &data, relay.as_deref());
     }
-    let (rpc, relay) = (rpc.clone(), relay.clone());
+    let (codec, relay) = (codec.clone(), relay.clone());
     let job = tokio::task::spawn_blocking(move || {
-        event_item(client, upstream, &rpc, push, conv, &data, relay.as_deref())
+        event_item(
+            client,
+            upstream,
+            &codec,
+            push,
+            conv,
+            &data,
+            relay.as_deref(),
+        )
     });
     job.await.unwrap_or_else(|e| {
         let detail = format!("translating an event: {e}");

@@ -33,13 +33,15 @@ use tonic::{Request, Response, Status};
 use translate::method::Method;
 use translate::TranslateError;
 
-use super::bridge::{call_meta, envelope_result, next_within, with_deadline, Bridge, CallMeta};
+use super::bridge::{
+    call_meta, envelope_result, forward, with_deadline, Bridge, CallMeta, EventSource,
+};
 use super::rpc;
 use super::status::from_failure;
 use super::upstream::{self, GrpcUpstream};
+use crate::codec::{Codec, JsonRpcCodec};
 use crate::error::Failure;
 use crate::push::layer::Push;
-use crate::translation::RpcTranslation;
 use crate::version::Version;
 
 type TE = TranslateError;
@@ -145,7 +147,9 @@ pub fn upstream_status(client: Version, upstream: Version, method: Method, s: St
     let out = if client == upstream {
         body
     } else {
-        rpc_translation(client, upstream, method).response(&body)
+        let name = method.name(client).unwrap_or_default().to_string();
+        let codec = JsonRpcCodec::new(client, upstream, name, Some(Value::from(1)));
+        codec.answer(200, &body).body
     };
     match envelope_result(client, &out) {
         Err(s) => s,
@@ -155,18 +159,6 @@ pub fn upstream_status(client: Version, upstream: Version, method: Method, s: St
                 detail: "an upstream error read back as a result".into(),
             },
         ),
-    }
-}
-
-fn rpc_translation(client: Version, upstream: Version, method: Method) -> RpcTranslation {
-    RpcTranslation {
-        client,
-        upstream,
-        method: method.name(client).unwrap_or_default().to_string(),
-        id: Some(Value::from(1)),
-        drop_history: false,
-        asked_config: None,
-        exact_id: None,
     }
 }
 
@@ -514,54 +506,75 @@ where
     (item, last)
 }
 
-/// Forwards the upstream's messages until it ends, the caller goes away,
-/// the deadline passes, or a v0.3 upstream sends its final status update
-/// (as `bridge::pump` does). Returns the final status code (`None`: ok)
-/// and the last item, not yet sent.
+/// The direct path's stream: the upstream's prost messages through the
+/// RPC's table ([`event`]), for the one loop of every translated gRPC
+/// stream ([`super::bridge::forward`]).
+struct DirectEvents<CM: 'static, UQ: 'static, UR: 'static, UM: 'static, CR: 'static, CP: 'static> {
+    s: tonic::Streaming<UR>,
+    t: &'static Streaming<CM, UQ, UR, UM, CR, CP>,
+    client: Version,
+    upstream: Version,
+    /// Only the first event can name a config created with the call.
+    push: Option<Arc<Push>>,
+}
+
+impl<CM, UQ, UR, UM, CR, CP> EventSource for DirectEvents<CM, UQ, UR, UM, CR, CP>
+where
+    UR: Send + 'static,
+    CR: Serialize + DeserializeOwned,
+    CP: Send,
+{
+    type Message = UR;
+    type Item = CP;
+
+    async fn next_message(&mut self) -> Option<Result<Option<UR>, Status>> {
+        let (client, upstream, method) = (self.client, self.upstream, self.t.method);
+        match self.s.next().await? {
+            Ok(m) => Some(Ok(Some(m))),
+            Err(st) => Some(Err(upstream_status(client, upstream, method, st))),
+        }
+    }
+
+    async fn item(&mut self, ur: UR) -> (Result<CP, Status>, bool) {
+        let layer = self.push.take();
+        event(self.client, self.t, ur, layer.as_deref())
+    }
+}
+
+/// Forwards the upstream's messages through the one stream loop
+/// ([`super::bridge::forward`], as the bridge's stream does). Returns the
+/// final status code (`None`: ok) and the last item, not yet sent.
 #[allow(clippy::too_many_arguments)]
 async fn pump<CM, UQ, UR, UM, CR, CP>(
     client: Version,
     upstream: Version,
-    mut push: Option<Arc<Push>>,
+    push: Option<Arc<Push>>,
     opened: Opened<UR>,
     tx: &mpsc::Sender<Result<CP, Status>>,
-    t: &Streaming<CM, UQ, UR, UM, CR, CP>,
+    t: &'static Streaming<CM, UQ, UR, UM, CR, CP>,
     end: Instant,
     gap: Duration,
 ) -> (Option<tonic::Code>, Option<Result<CP, Status>>)
 where
+    UR: Send + 'static,
     CR: Serialize + DeserializeOwned,
+    CP: Send,
 {
-    let mut s = match opened {
+    let s = match opened {
         Ok(r) => r.into_inner(),
         Err(st) => {
             let st = upstream_status(client, upstream, t.method, st);
             return (Some(st.code()), Some(Err(st)));
         }
     };
-    loop {
-        let ur = match next_within(client, tx, end, gap, s.next()).await {
-            Err(None) => return (Some(tonic::Code::Cancelled), None),
-            Err(Some(st)) => return (Some(st.code()), Some(Err(st))),
-            Ok(None) => return (None, None),
-            Ok(Some(Err(st))) => {
-                let st = upstream_status(client, upstream, t.method, st);
-                return (Some(st.code()), Some(Err(st)));
-            }
-            Ok(Some(Ok(m))) => m,
-        };
-        // Only the first event can name a config created with the call.
-        let layer = push.take();
-        let (item, last) = event(client, t, ur, layer.as_deref());
-        let failed = item.as_ref().err().map(Status::code);
-        if failed.is_some() || last {
-            return (failed, Some(item));
-        }
-        if tx.send(item).await.is_err() {
-            tracing::debug!("gRPC stream caller went away; upstream stream dropped");
-            return (Some(tonic::Code::Cancelled), None);
-        }
-    }
+    let mut source = DirectEvents {
+        s,
+        t,
+        client,
+        upstream,
+        push,
+    };
+    forward(client, &mut source, tx, end, gap).await
 }
 
 #[cfg(test)]
