@@ -1594,3 +1594,26 @@ async fn extension_headers_of_both_spellings_are_merged() {
     assert!(back.contains("urn:x") && back.contains("urn:y"), "{back:?}");
     assert_eq!(r.header("a2a-extensions"), None);
 }
+
+/// A client's JSON-RPC id past 64 bits comes back as written in the error
+/// of a call that failed (here: the agent is not there), as it does in
+/// the agent's answers: the id the agent would have seen is the proxy's
+/// token, and the error is written for the id the client sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exact_id_survives_a_failed_call() {
+    let px = proxy_for(&dead_upstream(), Some(Version::V10), |_| {});
+    let raw = "123456789012345678901234567890";
+    let req =
+        format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"tasks/get","params":{{"id":"t1"}}}}"#);
+    let r = post(
+        px.addr,
+        "/rpc",
+        &[("Content-Type", "application/json")],
+        req.as_bytes(),
+    )
+    .await;
+    let text = r.text();
+    assert!(text.contains(r#""error""#), "{text}");
+    assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
+    assert!(!text.contains("a2a-proxy-id-"), "{text}");
+}

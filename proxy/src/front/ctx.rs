@@ -253,6 +253,26 @@ impl Ctx {
         self.codec()?.rest()
     }
 
+    /// A failure of this request rendered for the client: for its error
+    /// target, with the id the agent saw written back as the client wrote
+    /// it when the call's codec stands in for a JSON-RPC id past 64 bits
+    /// (see [`crate::codec::Codec::error`]).
+    pub(crate) fn failure_response(&self, f: &Failure) -> crate::app::LocalResponse {
+        use crate::app::LocalResponse;
+        match self.rpc().filter(|rpc| rpc.exact_id.is_some()) {
+            Some(rpc) => {
+                let target = ErrorTarget {
+                    jsonrpc_id: rpc.id.clone(),
+                    ..self.target.clone()
+                };
+                let mut r = LocalResponse::failure(f, &target);
+                r.body = Bytes::from(rpc.restore_id(r.body.to_vec()));
+                r
+            }
+            None => LocalResponse::failure(f, &self.target),
+        }
+    }
+
     /// Whether the proxy rebuilds the call for the agent (and reads its
     /// answer to translate it).
     pub(crate) fn translated(&self) -> bool {

@@ -7,7 +7,7 @@ use pingora::{Error, ErrorType, Result};
 use serde_json::Value;
 
 use super::*;
-use crate::app::{App, LocalResponse};
+use crate::app::App;
 use crate::codec::{Codec, HttpCodec, Shape};
 use crate::error::Failure;
 use crate::push::layer::Pending;
@@ -141,23 +141,12 @@ pub(crate) fn over_limit(ctx: &mut Ctx, limit: usize) -> Bytes {
         detail: format!("answer over the limit of {limit} bytes"),
     };
     tracing::warn!(failure = f.label(), error = ?f, "agent answer too large to translate");
-    // The codec's rendering where the call has one (a JSON-RPC id as the
-    // client wrote it), else the request's.
-    let (status, body) = match ctx.codec() {
-        Some(codec) => {
-            let r = codec.error(&f);
-            (r.status, r.body)
-        }
-        None => {
-            let r = LocalResponse::failure(&f, &ctx.target);
-            (r.status, r.body)
-        }
-    };
+    let r = ctx.failure_response(&f);
     if let Some(own) = ctx.own_mut() {
-        own.answer_status = Some(status);
+        own.answer_status = Some(r.status);
     }
     ctx.failure = Some(f);
-    body
+    r.body
 }
 
 /// What one translated piece of a stream leaves: an inline config not yet

@@ -158,7 +158,7 @@ impl ProxyService {
         ctx: &mut Ctx,
         f: Failure,
     ) -> Result<bool> {
-        let r = LocalResponse::failure(&f, &ctx.target);
+        let r = ctx.failure_response(&f);
         tracing::info!(
             failure = f.label(),
             status = r.status,
