@@ -270,20 +270,21 @@ impl Codec for HttpCodec {
 /// The extension header in `to`'s spelling (EDGE-CASES 30: v1.0
 /// `A2A-Extensions`, v0.3 `X-A2A-Extensions`, matched case-insensitively):
 /// every value of either spelling, repeated headers included, merged into
-/// one comma-separated value. `None` when neither is present. The same for
-/// every binding, both ways (toward the agent in its spelling, back in the
-/// client's).
+/// one comma-separated value, each URI once (as the gRPC binding reads its
+/// metadata, `grpc/bridge/meta.rs`). `None` when neither is present. The
+/// same for both HTTP bindings, both ways (toward the agent in its
+/// spelling, back in the client's).
 pub fn extensions_for(to: Version, headers: &http::HeaderMap) -> Option<(&'static str, String)> {
     let mut merged = String::new();
     for name in ["a2a-extensions", "x-a2a-extensions"] {
         for v in headers.get_all(name) {
             let Ok(v) = v.to_str() else { continue };
             for uri in v.split(',').map(str::trim).filter(|u| !u.is_empty()) {
-                if merged.split(", ").any(|seen| seen == uri) {
+                if merged.split(',').any(|seen| seen == uri) {
                     continue;
                 }
                 if !merged.is_empty() {
-                    merged.push_str(", ");
+                    merged.push(',');
                 }
                 merged.push_str(uri);
             }

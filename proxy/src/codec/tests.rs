@@ -267,7 +267,7 @@ fn extension_headers_merge_both_spellings() {
     h.append("a2a-extensions", "urn:b,urn:d".parse().unwrap());
     assert_eq!(
         extensions_for(Version::V10, &h),
-        Some(("A2A-Extensions", "urn:c, urn:b, urn:d, urn:a".to_string()))
+        Some(("A2A-Extensions", "urn:c,urn:b,urn:d,urn:a".to_string()))
     );
     assert_eq!(
         extensions_for(Version::V03, &h).map(|(n, _)| n),
