@@ -1,6 +1,8 @@
 //! The agent's answer events (JSON-RPC over SSE, or a gRPC agent's
 //! stream) pumped to the caller one by one, in the caller's version, within
-//! the call's deadline and the event size bound.
+//! the call's deadline and the event size bound; and [`forward`], the one
+//! loop of every translated gRPC server stream, which the direct prost path
+//! (`grpc/direct`) runs too, over its own [`EventSource`].
 
 use std::collections::VecDeque;
 
