@@ -1617,3 +1617,45 @@ async fn an_exact_id_survives_a_failed_call() {
     assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
     assert!(!text.contains("a2a-proxy-id-"), "{text}");
 }
+
+/// A v1.0 subscription toward a v0.3 agent with a JSON-RPC id past 64 bits:
+/// the first Task the proxy writes itself carries the id as the client
+/// wrote it, as the agent's translated events do (the codec frames both).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exact_id_survives_in_a_subscriptions_first_task() {
+    let up = upstream_with_card(CARD_V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let id = req["id"].to_string();
+        match req["method"].as_str() {
+            Some("tasks/get") => Reply::json(
+                200,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"working"}}}}}}"#
+                ),
+            ),
+            _ => Reply::Sse {
+                events: vec![format!(
+                    r#"data: {{"jsonrpc":"2.0","id":{id},"result":{{"kind":"status-update","taskId":"t1","contextId":"c1","status":{{"state":"completed"}},"final":true}}}}"#
+                ) + "\n\n"],
+                gate: Arc::new(Semaphore::new(0)),
+            },
+        }
+    })
+    .await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let raw = "123456789012345678901234567890";
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{raw},"method":"SubscribeToTask","params":{{"id":"t1"}}}}"#
+    );
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], body.as_bytes()),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    let text = s.rest().await;
+    assert!(text.contains("TASK_STATE_WORKING"), "{text}");
+    assert!(text.contains("TASK_STATE_COMPLETED"), "{text}");
+    assert_eq!(text.matches(&format!(r#""id":{raw}"#)).count(), 2, "{text}");
+    assert!(!text.contains("a2a-proxy-id-"), "{text}");
+}

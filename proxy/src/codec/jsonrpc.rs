@@ -86,6 +86,15 @@ impl Codec for JsonRpcCodec {
         r
     }
 
+    fn result_event(&self, result: &[u8]) -> bytes::Bytes {
+        let id = self.rpc.id.clone().unwrap_or_default();
+        let frame = crate::tasks::relay::sse_frame(result, Some(&id));
+        match &self.rpc.exact_id {
+            Some(_) => bytes::Bytes::from(self.rpc.restore_id(frame.to_vec())),
+            None => frame,
+        }
+    }
+
     fn succeeded(&self, upstream_status: u16, _d: &Decoded) -> bool {
         // An A2A error comes with 200 too: see `answer_is_error`.
         upstream_status == 200

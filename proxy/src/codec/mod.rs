@@ -144,6 +144,12 @@ pub trait Codec {
     /// A failure in the client's shape: status and body.
     fn error(&self, f: &Failure) -> ErrorResponse;
 
+    /// A result the proxy writes itself (a v1.0 subscription's first Task,
+    /// an event relayed from another caller's stream; client's version) as
+    /// one SSE event of the binding: a JSON-RPC envelope with the client's
+    /// id as written, or the result itself.
+    fn result_event(&self, result: &[u8]) -> bytes::Bytes;
+
     /// The client's status for an agent's error status.
     fn client_status(&self, upstream_status: u16) -> u16 {
         upstream_status
@@ -242,6 +248,9 @@ impl Codec for HttpCodec {
     }
     fn error(&self, f: &Failure) -> ErrorResponse {
         each!(self, c => c.error(f))
+    }
+    fn result_event(&self, result: &[u8]) -> bytes::Bytes {
+        each!(self, c => c.result_event(result))
     }
     fn client_status(&self, upstream_status: u16) -> u16 {
         each!(self, c => c.client_status(upstream_status))

@@ -118,6 +118,10 @@ impl Codec for RestCodec {
         rescue(f, &self.target())
     }
 
+    fn result_event(&self, result: &[u8]) -> bytes::Bytes {
+        crate::tasks::relay::sse_frame(result, None)
+    }
+
     fn client_status(&self, upstream_status: u16) -> u16 {
         self.t.client_status(upstream_status)
     }

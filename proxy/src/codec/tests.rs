@@ -274,3 +274,21 @@ fn extension_headers_merge_both_spellings() {
         Some("X-A2A-Extensions")
     );
 }
+
+/// A result the proxy writes itself, as one SSE event of each binding.
+#[test]
+fn results_the_proxy_writes_take_the_bindings_frame() {
+    let task = br#"{"task":{"id":"t1"}}"#;
+    let e = rpc(Version::V10, Method::SubscribeToTask, json!("s")).result_event(task);
+    let text = String::from_utf8(e.to_vec()).unwrap();
+    let data = text
+        .strip_prefix("data: ")
+        .and_then(|d| d.strip_suffix("\n\n"));
+    let v = parse(data.expect("one data frame").as_bytes());
+    assert_eq!(
+        v,
+        json!({"jsonrpc": "2.0", "id": "s", "result": {"task": {"id": "t1"}}})
+    );
+    let e = RestCodec::new(Version::V10, Version::V03, Method::SubscribeToTask).result_event(task);
+    assert_eq!(&e[..], &b"data: {\"task\":{\"id\":\"t1\"}}\n\n"[..]);
+}

@@ -139,6 +139,11 @@ fn pass_on(ctx: &mut Ctx, inc: Incoming, stream: bool) -> bool {
     }
 }
 
+/// A subscription's first event as a result: `{"task": task}`.
+pub(super) fn task_event(task: &Value) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({ "task": task })).unwrap_or_default()
+}
+
 /// How a call of our own answers an operation: streamed or whole.
 pub(super) fn mode_for(op: translate::method::Method) -> Mode {
     if op.is_streaming() {
@@ -415,7 +420,8 @@ impl ProxyService {
         };
         let prepared = match codec.encode_request(req) {
             Ok(new_body) => {
-                self.jsonrpc_prelude(ctx, &mut own, &plan, &inc, &body, new_body)
+                let codec = &codec;
+                self.jsonrpc_prelude(ctx, &mut own, &plan, (&inc, codec), &body, new_body)
                     .await
             }
             Err(f) => Err(f),
@@ -439,7 +445,7 @@ impl ProxyService {
         ctx: &Ctx,
         own: &mut OwnCall,
         plan: &Plan,
-        inc: &Incoming,
+        (inc, codec): (&Incoming, &JsonRpcCodec),
         body: &[u8],
         mut new_body: Vec<u8>,
     ) -> std::result::Result<Vec<u8>, Failure> {
@@ -452,8 +458,7 @@ impl ProxyService {
             let req: Option<Value> = serde_json::from_slice(body).ok();
             let task_id = req.as_ref().and_then(|r| r.pointer("/params/id")?.as_str());
             if let Some(task_id) = task_id {
-                let id = ctx.target.jsonrpc_id.clone();
-                let frame = |task: &Value| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
+                let frame = |task: &Value| codec.result_event(&task_event(task));
                 let first = first_task_frame(app, &via(), task_id, &caller(), frame).await?;
                 if let Some(first) = first {
                     own.start_relay(first, app.config.limits.max_event_bytes);

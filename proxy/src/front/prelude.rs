@@ -38,7 +38,7 @@ pub(crate) type FirstFrame = (Bytes, Option<crate::tasks::relay::Subscription>);
 /// The first event of a v1.0 subscription to a v0.3 agent's task
 /// ([`crate::call::Prelude::FirstTask`]): the task fetched `via` a binding
 /// with the `caller`'s end-to-end headers (crate::forward), framed by
-/// `frame` as a `data:` event; a finished or unknown task refused
+/// `frame` as a `data:` event (the call's codec, crate::codec); a finished or unknown task refused
 /// ([`crate::call::first_task_verdict`]); `None` when the agent does not
 /// say (its own answer to the subscribe then tells the client why). With
 /// the frame, the relayed subscription that serves the subscriber should
@@ -50,7 +50,7 @@ pub(crate) async fn first_task_frame(
     via: &crate::app::TaskFetch,
     task_id: &str,
     caller: &[(http::HeaderName, http::HeaderValue)],
-    frame: impl FnOnce(&Value) -> Value,
+    frame: impl FnOnce(&Value) -> Bytes,
 ) -> Result<Option<FirstFrame>, Failure> {
     use crate::app::FetchedTask;
     use crate::call::TaskLookup;
@@ -70,7 +70,7 @@ pub(crate) async fn first_task_frame(
     if let Some(s) = sub.as_mut() {
         s.starts_at(&task);
     }
-    let event = Bytes::from(format!("data: {}\n\n", frame(&task)));
+    let event = frame(&task);
     Ok(Some((event, sub)))
 }
 

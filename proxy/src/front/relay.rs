@@ -32,9 +32,8 @@ impl ProxyService {
             session.write_response_header(Box::new(resp), false).await?;
         }
         let limits = &self.app.config.limits;
-        let id = ctx
-            .rpc()
-            .map(|_| ctx.target.jsonrpc_id.clone().unwrap_or_default());
+        // Each event in the binding's shape (crate::codec).
+        let codec = ctx.codec().map(crate::codec::HttpCodec::for_answer);
         let end =
             (ctx.started + limits.stream_max_duration).min(Instant::now() + limits.relay.max_wait);
         let until = tokio::time::Instant::from_std(end);
@@ -59,7 +58,10 @@ impl ProxyService {
             };
             let failure = match next {
                 Next::Event(e) => {
-                    out = Some(sse_frame(&e, id.as_ref()));
+                    out = Some(match &codec {
+                        Some(c) => crate::codec::Codec::result_event(c, &e),
+                        None => sse_frame(&e, None),
+                    });
                     continue;
                 }
                 Next::End => {

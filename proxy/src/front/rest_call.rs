@@ -9,11 +9,11 @@ use pingora::proxy::Session;
 use pingora::Result;
 use serde_json::Value;
 
-use super::dispatch::{carries_push_config, mode_for, Incoming};
+use super::dispatch::{carries_push_config, mode_for, task_event, Incoming};
 use super::*;
 use crate::app::LocalResponse;
 use crate::call::{Local, Plan, Prelude, PushStep};
-use crate::codec::{ClientRequest, HttpCodec, RestCodec};
+use crate::codec::{ClientRequest, Codec, HttpCodec, RestCodec};
 use crate::error::Failure;
 use crate::route::Route;
 
@@ -180,7 +180,7 @@ impl ProxyService {
         }
         codec.encode_params(params)?;
         if app.rest_other_form_first.load(Ordering::Relaxed) {
-            if let Some(upreq) = crate::codec::Codec::upstream_request_mut(&mut codec) {
+            if let Some(upreq) = codec.upstream_request_mut() {
                 upreq.switch_form();
             }
         }
@@ -189,14 +189,14 @@ impl ProxyService {
                 // A v0.3 REST agent breaks off a stream of a finished task
                 // without a word (a2a-python 0.3 does): asked first.
                 let via = crate::app::TaskFetch::Rest(rest_base(app, ctx));
-                let frame = |task: &Value| serde_json::json!({ "task": task });
+                let frame = |task: &Value| codec.result_event(&task_event(task));
                 let first = first_task_frame(app, &via, id, &caller(), frame).await?;
                 if let Some(first) = first {
                     own.start_relay(first, app.config.limits.max_event_bytes);
                 }
             }
         }
-        let sent = crate::codec::Codec::upstream_request(&codec).and_then(|u| u.body.clone());
+        let sent = codec.upstream_request().and_then(|u| u.body.clone());
         own.body = sent.map(Bytes::from);
         own.codec = Some(HttpCodec::Rest(codec));
         own.plan = Some(*plan);
