@@ -169,6 +169,14 @@ impl UpstreamTls {
     }
 }
 
+/// Removes the private socket directories (under the system temp dir)
+/// that proxies of this user killed before they could remove their own
+/// left behind ([`tunnel::sweep`]: only directories provably such, whose
+/// process is gone). Run at start; returns how many went.
+pub fn sweep_stale_tunnels() -> usize {
+    tunnel::sweep(&std::env::temp_dir())
+}
+
 /// How to speak TLS to one agent address: the server name and the settings.
 #[derive(Clone)]
 pub struct TlsTo {
