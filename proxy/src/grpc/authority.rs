@@ -149,7 +149,7 @@ where
         let (targets, version) = (targets.clone(), self.version);
         Box::pin(async move {
             let call = async {
-                let mut svc = version(&targets.current().await);
+                let mut svc = version(&*targets.current().await);
                 std::future::poll_fn(|cx| svc.poll_ready(cx)).await?;
                 svc.call(req).await
             };

@@ -20,7 +20,6 @@ use crate::app::App;
 use crate::config::HttpUrl;
 
 /// One agent's services of both versions, toward one target.
-#[derive(Clone)]
 pub(super) struct Pair {
     pub v03: V03Svc,
     pub v10: V10Svc,
@@ -38,16 +37,16 @@ impl Pair {
 pub(super) struct Targets {
     app: Arc<App>,
     /// `upstream.grpc_url`'s services: every call goes there.
-    fixed: Option<Pair>,
+    fixed: Option<Arc<Pair>>,
     /// The card's gRPC URL last seen (`None`: none usable, the bridge) and
     /// the services built for it.
-    by_card: Mutex<Option<(Option<HttpUrl>, Pair)>>,
+    by_card: Mutex<Option<(Option<HttpUrl>, Arc<Pair>)>>,
 }
 
 impl Targets {
     /// Must run inside a tokio runtime (a channel's worker is spawned).
     pub(super) fn new(app: Arc<App>, fixed: Option<&upstream::UpstreamEndpoint>) -> Targets {
-        let fixed = fixed.map(|e| Pair::new(app.clone(), Some(e)));
+        let fixed = fixed.map(|e| Arc::new(Pair::new(app.clone(), Some(e))));
         Targets {
             app,
             fixed,
@@ -56,13 +55,13 @@ impl Targets {
     }
 
     /// The services a call goes to now.
-    pub(super) async fn current(&self) -> Pair {
+    pub(super) async fn current(&self) -> Arc<Pair> {
         if let Some(p) = &self.fixed {
             return p.clone();
         }
         let url = card_grpc_url(&self.app).await;
         let Ok(mut slot) = self.by_card.lock() else {
-            return Pair::new(self.app.clone(), None);
+            return Arc::new(Pair::new(self.app.clone(), None));
         };
         if let Some((seen, pair)) = slot.as_ref() {
             if *seen == url {
@@ -83,7 +82,7 @@ impl Targets {
             }
             None => {}
         }
-        let pair = Pair::new(self.app.clone(), endpoint.as_ref());
+        let pair = Arc::new(Pair::new(self.app.clone(), endpoint.as_ref()));
         *slot = Some((url, pair.clone()));
         pair
     }
