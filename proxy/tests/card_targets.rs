@@ -299,3 +299,47 @@ async fn a_grpc_call_for_no_agent_counts_in_metrics() {
         "{text}"
     );
 }
+
+/// The card's gRPC interface is read with the card: when a new copy of
+/// the card names another gRPC URL, calls go there; when it names none,
+/// they are bridged to its JSON-RPC interface.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_card_moves_grpc_calls_to_its_grpc_interface() {
+    let (one, two) = (
+        grpc_agent(Version::V10, "one").await,
+        grpc_agent(Version::V10, "two").await,
+    );
+    let grpc = std::sync::Arc::new(std::sync::Mutex::new(one.addr.to_string()));
+    let g = grpc.clone();
+    let up = agent_with_card(
+        move |me| {
+            let at = g.lock().unwrap().clone();
+            let card = CARD_V10.replace("UP", me);
+            if at.is_empty() {
+                card.replace(
+                    r#",{"url":"GADDR","protocolBinding":"GRPC","protocolVersion":"1.0"}"#,
+                    "",
+                )
+            } else {
+                card.replace("GADDR", &at)
+            }
+        },
+        |r| {
+            let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+            let result = json!({"task": {"id": "rpc", "contextId": "c",
+                "status": {"state": "TASK_STATE_COMPLETED"}}});
+            let body = json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
+            Reply::json(200, &body.to_string())
+        },
+    )
+    .await;
+    // Every call reads the card again (no max-age).
+    let extra = "allowed_hosts = [\"127.0.0.1\"]\n[limits]\ncard_default_ttl_secs = 0";
+    let (_px, front) = start(&config(&up.url(), extra));
+    assert_eq!(v10_task_id(v10_send(front.addr).await.unwrap()), "one");
+    *grpc.lock().unwrap() = two.addr.to_string();
+    assert_eq!(v10_task_id(v10_send(front.addr).await.unwrap()), "two");
+    grpc.lock().unwrap().clear();
+    assert_eq!(v10_task_id(v10_send(front.addr).await.unwrap()), "rpc");
+    assert_eq!((one.calls().len(), two.calls().len()), (1, 1));
+}
