@@ -314,14 +314,15 @@ impl App {
 }
 
 /// How the proxy asks a v0.3 agent for one task: the binding the client's
-/// call came in on (the agent serves it).
+/// call came in on (the agent serves it), at the URL of the agent's
+/// interface (its host, port and path: crate::endpoints).
 #[derive(Debug, Clone)]
 pub enum TaskFetch {
-    /// `tasks/get` posted to this upstream path.
-    JsonRpc(String),
-    /// `GET /v1/tasks/{id}` under this base path (the agent's HTTP+JSON
-    /// interface's).
-    Rest(String),
+    /// `tasks/get` posted to this URL (its path the one posted to).
+    JsonRpc(crate::config::HttpUrl),
+    /// `GET /v1/tasks/{id}` under this URL (the agent's HTTP+JSON
+    /// interface).
+    Rest(crate::config::HttpUrl),
 }
 
 /// What a v0.3 agent said of a task, asked by the proxy.
@@ -523,10 +524,29 @@ impl App {
         credentials: &[(http::HeaderName, http::HeaderValue)],
         history: Option<i64>,
     ) -> Option<(u16, Bytes)> {
-        let addr = self.upstream_addr().await.ok()?;
+        let url = match via {
+            TaskFetch::JsonRpc(u) | TaskFetch::Rest(u) => u,
+        };
+        let addr = self.resolve_addr(url).await.ok()?;
+        // The interface's own authority as the `Host` (crate::card::cache).
+        let host = http::HeaderValue::try_from(url.authority()).ok()?;
+        let credentials: Vec<_> = std::iter::once((http::header::HOST, host))
+            .chain(
+                credentials
+                    .iter()
+                    .filter(|(k, _)| *k != http::header::HOST)
+                    .cloned(),
+            )
+            .collect();
+        let credentials = credentials.as_slice();
         let history = history.filter(|h| *h > 0);
         let answer = match via {
-            TaskFetch::JsonRpc(path) => {
+            TaskFetch::JsonRpc(u) => {
+                let path = if u.base_path.is_empty() {
+                    "/"
+                } else {
+                    u.base_path.as_str()
+                };
                 let method = translate::method::Method::GetTask.name(version)?;
                 let mut params = json!({ "id": id });
                 if let Some(h) = history {
@@ -539,11 +559,12 @@ impl App {
                     .call_json_as(addr, "POST", path, version, Some(body), credentials)
                     .await
             }
-            TaskFetch::Rest(base) => {
+            TaskFetch::Rest(u) => {
                 let prefix = match version {
                     Version::V03 => "/v1",
                     Version::V10 => "",
                 };
+                let base = &u.base_path;
                 let mut path = format!("{base}{prefix}/tasks/{}", crate::rest::path_segment(id));
                 if let Some(h) = history {
                     path.push_str(&format!("?historyLength={h}"));

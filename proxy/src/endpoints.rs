@@ -264,6 +264,19 @@ fn listed(card: &Value) -> Vec<(String, String, bool)> {
     out
 }
 
+/// A card interface's URL: an absolute http(s) URL, or for gRPC the
+/// `host:port` form v1.0.1 gives it (taken with `upstream.url`'s scheme:
+/// an agent served over TLS is taken to serve its gRPC over TLS too).
+fn interface_url(iface: Iface, url: &str, upstream: &HttpUrl) -> Option<HttpUrl> {
+    let url = url.trim();
+    if let Ok(u) = HttpUrl::parse("", url) {
+        return Some(u);
+    }
+    let bare = iface == Iface::Grpc && !url.contains("://") && !url.contains('/');
+    bare.then(|| HttpUrl::parse("", &format!("{}://{url}", upstream.scheme)).ok())
+        .flatten()
+}
+
 /// The interfaces of `card` the proxy serves: for each binding the first
 /// one listed on an allowed host; the rest left out with the reason. No
 /// usable interface at all: each JSON-RPC and HTTP+JSON binding the card
@@ -289,7 +302,7 @@ pub fn resolve(card: &Value, upstream: &HttpUrl, allowed: &AllowedHosts) -> Endp
             );
             continue;
         }
-        let Ok(parsed) = HttpUrl::parse("", url.trim()) else {
+        let Some(parsed) = interface_url(iface, &url, upstream) else {
             leave("not an absolute http(s) URL without a query");
             continue;
         };
@@ -574,6 +587,21 @@ mod tests {
         );
         assert!(e.serves(Iface::Rest, "http://127.0.0.1:9/rest"));
         assert!(!e.serves(Iface::Rest, "http://evil.example/rest"));
+    }
+
+    #[test]
+    fn a_grpc_interface_as_host_and_port() {
+        let up = url("https://127.0.0.1:9");
+        let card = json!({"supportedInterfaces": [
+            {"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+            {"url": "127.0.0.1:9", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ]});
+        let e = resolve(&card, &up, &allowed(&["127.0.0.1"]));
+        let g = e.grpc.unwrap();
+        assert_eq!((g.url.scheme.as_str(), g.url.port), ("https", 50051));
+        // Only gRPC has that form.
+        assert_eq!(e.jsonrpc, None);
+        assert_eq!(e.left_out.len(), 1);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::version::Version;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// Latency bucket upper bounds in seconds.
@@ -35,6 +35,9 @@ pub struct Metrics {
     latency_count: AtomicU64,
     latency_sum_micros: AtomicU64,
     open_streams: AtomicI64,
+    /// The proxy's requests of no agent, when these are the first agent's
+    /// metrics ([`Metrics::unrouted`]).
+    unrouted: OnceLock<Arc<Metrics>>,
 }
 
 /// The `direction` label of a request.
@@ -63,6 +66,14 @@ impl Metrics {
         self.latency_count.fetch_add(1, Ordering::Relaxed);
         self.latency_sum_micros
             .fetch_add(latency.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Requests that reached no agent (an HTTP 404 for a host and path
+    /// no agent is served at, a gRPC `NOT_FOUND` for an authority),
+    /// counted on every listener of one proxy in one place: the first
+    /// agent's metrics keep it; `/metrics` renders it with `agent=""`.
+    pub fn unrouted(&self) -> Arc<Metrics> {
+        self.unrouted.get_or_init(Arc::default).clone()
     }
 
     pub fn stream_opened(&self) {

@@ -237,17 +237,9 @@ fn check_listen(what: &str, addr: std::net::SocketAddr) -> Result<(), String> {
     }
 }
 
-/// Runs the proxy until SIGINT (fast) or SIGTERM (graceful, 5 s). Returns
-/// the process exit code: 0 after shutdown, 2 for a bad configuration.
-pub fn main(args: &ServeArgs) -> i32 {
-    let config = match args.resolve() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("a2a-compat-proxy serve: {e}");
-            return 2;
-        }
-    };
-    init_logging(config.log_format);
+/// Fails at once, naming the address, when a listener of `config` (the
+/// HTTP one, each gRPC one) cannot be listened on.
+fn check_listeners(config: &crate::config::Config) -> Result<(), String> {
     let mut listeners = vec![("HTTP", Some(config.listen))];
     for c in config.agent_configs() {
         // The shared gRPC listener is named by several agents: once.
@@ -256,13 +248,13 @@ pub fn main(args: &ServeArgs) -> i32 {
         }
     }
     for (what, addr) in listeners {
-        if let Err(e) = addr.map_or(Ok(()), |a| check_listen(what, a)) {
-            eprintln!("a2a-compat-proxy serve: {e}");
-            return 2;
-        }
+        addr.map_or(Ok(()), |a| check_listen(what, a))?;
     }
-    raise_open_files_limit();
-    let tls = config.tls.is_some() || config.grpc_tls.is_some();
+    Ok(())
+}
+
+/// The log lines of a start: the listener and upstream, then each agent.
+fn log_start(config: &crate::config::Config) {
     tracing::info!(
         listen = %config.listen,
         tls = config.tls.is_some(),
@@ -283,6 +275,28 @@ pub fn main(args: &ServeArgs) -> i32 {
             "agent"
         );
     }
+}
+
+/// Runs the proxy until SIGINT (fast) or SIGTERM (graceful, 5 s). Returns
+/// the process exit code: 0 after shutdown, 2 for a bad configuration.
+pub fn main(args: &ServeArgs) -> i32 {
+    let config = match args.resolve() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("a2a-compat-proxy serve: {e}");
+            return 2;
+        }
+    };
+    init_logging(config.log_format);
+    if let Err(e) = check_listeners(&config) {
+        eprintln!("a2a-compat-proxy serve: {e}");
+        return 2;
+    }
+    raise_open_files_limit();
+    // What a proxy killed before it could clean up left (upstream_tls).
+    crate::upstream_tls::sweep_stale_tunnels();
+    let tls = config.tls.is_some() || config.grpc_tls.is_some();
+    log_start(&config);
     let (server, apps) = match crate::build_server(config, Duration::from_secs(5)) {
         Ok(x) => x,
         Err(e) => {

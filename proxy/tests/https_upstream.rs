@@ -547,6 +547,64 @@ async fn grpc_agent_at_an_https_grpc_url() {
     assert_eq!(up.calls().len(), 1);
 }
 
+/// A gRPC agent over TLS that the card lists (no `grpc_url`): reached on
+/// the card's `https://` gRPC interface with the `[upstream]` TLS
+/// settings, as at an https `grpc_url`; refused without the test CA.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_agent_at_the_https_grpc_interface_of_its_card() {
+    let pki = Pki::new();
+    let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
+    let mut inner = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
+    inner.threads = 1;
+    inner.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let inner_http = proxy::start(inner).unwrap();
+    let inner_grpc =
+        GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let front = Front::start(
+        server_config(&pki, "server", false, &[b"h2"]),
+        inner_grpc.addr,
+    )
+    .await;
+    let card = json!({"name": "g", "description": "d", "version": "1",
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "capabilities": {}, "skills": [], "supportedInterfaces": [
+            {"url": front.url(), "protocolBinding": "GRPC", "protocolVersion": "1.0"}]})
+    .to_string();
+    let card_up = FakeUpstream::start(move |_| Reply::json(200, &card)).await;
+    let with = |keys| {
+        let mut c = config(&pki, &card_up.url(), Some(Version::V10), keys);
+        let allowed = ["127.0.0.1".to_string()];
+        c.allowed_hosts =
+            proxy::endpoints::AllowedHosts::resolve(Some(&allowed), &c.upstream, None).unwrap();
+        proxy::start(c).unwrap()
+    };
+    let outer = with(CA);
+    let g = GrpcServer::start(outer.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let task = grpc_client(g.addr)
+        .await
+        .get_task(get_task())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(task.id, "t1");
+    assert_eq!(up.calls().len(), 1, "{:?}", up.calls());
+    assert!(front.handshakes.load(Ordering::SeqCst) >= 1);
+
+    let untrusting = with(NONE);
+    let g = GrpcServer::start(untrusting.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let s = grpc_client(g.addr)
+        .await
+        .get_task(get_task())
+        .await
+        .unwrap_err();
+    assert!(s.message().contains("agent \"default\""), "{s:?}");
+    assert!(
+        !s.message().contains(&front.addr.port().to_string()),
+        "{s:?}"
+    );
+    assert_eq!(up.calls().len(), 1);
+}
+
 // --------------------------------------------------------------- refusals
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

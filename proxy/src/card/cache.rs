@@ -226,8 +226,11 @@ impl CardCache {
             .map_err(|e| err("connect", e))?;
         let mut req =
             RequestHeader::build(method, path.as_bytes(), None).map_err(|e| err("request", e))?;
+        // The `Host` of the interface asked, when the caller names it.
+        let host = caller.iter().find(|(k, _)| k == http::header::HOST);
+        let host = host.and_then(|(_, v)| v.to_str().ok().map(str::to_string));
         let mut headers = vec![
-            ("Host", self.upstream.authority()),
+            ("Host", host.unwrap_or_else(|| self.upstream.authority())),
             ("Accept", "application/json".to_string()),
             ("A2A-Version", version.as_str().to_string()),
         ];

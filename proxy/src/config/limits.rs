@@ -79,6 +79,7 @@ pub(crate) fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
         raw.read_timeout_ms,
         d.read_timeout,
     )?;
+    let (header_timeout, idle_timeout, max_header_bytes) = listener_bounds(raw, &d)?;
     Ok(Limits {
         max_body_bytes: at_most(
             "limits.max_body_bytes",
@@ -117,23 +118,9 @@ pub(crate) fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
             1..=64,
             "must be 1..=64",
         )?,
-        header_timeout: millis(
-            "limits.header_timeout_ms",
-            raw.header_timeout_ms,
-            d.header_timeout,
-        )?,
-        idle_timeout: millis(
-            "limits.idle_timeout_ms",
-            raw.idle_timeout_ms,
-            d.idle_timeout,
-        )?,
-        max_header_bytes: within(
-            "limits.max_header_bytes",
-            raw.max_header_bytes,
-            d.max_header_bytes,
-            1024..=1024 * 1024,
-            "must be from 1024 to 1048576",
-        )?,
+        header_timeout,
+        idle_timeout,
+        max_header_bytes,
         // Default: twice the read timeout (a whole answer may take as long
         // as two of the longest gaps).
         answer_timeout: millis(
@@ -157,6 +144,32 @@ pub(crate) fn resolve_limits(raw: &RawLimits) -> Result<Limits, ConfigError> {
         // Relayed subscriptions (area: relay).
         relay: resolve_relay(raw, d.relay)?,
     })
+}
+
+/// A listener's own bounds: the time and size of a request head, and how
+/// long an idle connection stays (`d`: the defaults).
+fn listener_bounds(
+    raw: &RawLimits,
+    d: &Limits,
+) -> Result<(Duration, Duration, usize), ConfigError> {
+    let header_timeout = millis(
+        "limits.header_timeout_ms",
+        raw.header_timeout_ms,
+        d.header_timeout,
+    )?;
+    let idle_timeout = millis(
+        "limits.idle_timeout_ms",
+        raw.idle_timeout_ms,
+        d.idle_timeout,
+    )?;
+    let max_header_bytes = within(
+        "limits.max_header_bytes",
+        raw.max_header_bytes,
+        d.max_header_bytes,
+        1024..=1024 * 1024,
+        "must be from 1024 to 1048576",
+    )?;
+    Ok((header_timeout, idle_timeout, max_header_bytes))
 }
 
 /// A count that must be above 0 (`default` when unset).

@@ -204,6 +204,24 @@ pub struct Config {
     pub upstream_tls: std::sync::Arc<crate::upstream_tls::UpstreamTls>,
 }
 
+/// `public_url`, by default the listener's own address (`own_scheme`:
+/// `https` with TLS on the listener).
+fn resolve_public_url(
+    raw: &RawConfig,
+    listen: SocketAddr,
+    own_scheme: &str,
+) -> Result<HttpUrl, ConfigError> {
+    Ok(match raw.public_url.as_deref() {
+        Some(s) => HttpUrl::parse("public_url", s)?,
+        None => HttpUrl {
+            scheme: own_scheme.into(),
+            host: listen.ip().to_string(),
+            port: listen.port(),
+            base_path: String::new(),
+        },
+    })
+}
+
 /// `upstream.url`: required, `http://` or `https://` (TLS settings:
 /// `upstream.ca_file`, `upstream.client_cert_file`, `upstream.client_key_file`,
 /// see crate::upstream_tls).
@@ -473,16 +491,7 @@ impl Config {
         let log_format = LogFormat::resolve(raw.log_format.as_deref(), raw.log_json)?;
         let own_scheme = if tls.is_some() { "https" } else { "http" };
 
-        let public_url = match raw.public_url.as_deref() {
-            Some(s) => HttpUrl::parse("public_url", s)?,
-            None => HttpUrl {
-                scheme: own_scheme.into(),
-                host: listen.ip().to_string(),
-                port: listen.port(),
-                base_path: String::new(),
-            },
-        };
-
+        let public_url = resolve_public_url(&raw, listen, own_scheme)?;
         let threads = raw.threads.unwrap_or(2);
         if threads == 0 || threads > 256 {
             return Err(bad("threads", threads, "must be between 1 and 256"));

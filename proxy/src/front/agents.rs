@@ -32,8 +32,9 @@ pub struct Front {
     /// The one agent serves every host and path (a file without
     /// `[[agents]]`): everything is its, as with one agent always.
     sole: bool,
-    /// Requests of no agent (rendered with `agent=""`).
-    own: Metrics,
+    /// Requests of no agent (rendered with `agent=""`), shared with the
+    /// gRPC listeners ([`Metrics::unrouted`]).
+    own: Arc<Metrics>,
 }
 
 impl Front {
@@ -48,7 +49,7 @@ impl Front {
                 .collect(),
             router: Router::new(routes),
             sole,
-            own: Metrics::default(),
+            own: apps[0].metrics.unrouted(),
         }
     }
 

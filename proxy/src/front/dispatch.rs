@@ -125,6 +125,20 @@ fn jsonrpc_path(
     }
 }
 
+/// The agent URL of a JSON-RPC request at `path`: its interface's
+/// scheme, host and port, and [`jsonrpc_path`] (area: paths).
+fn jsonrpc_url(
+    app: &crate::app::App,
+    dest: Option<&crate::endpoints::Dest>,
+    path: &str,
+) -> crate::config::HttpUrl {
+    let url = dest.map_or(&app.config.upstream, |d| &d.url);
+    crate::config::HttpUrl {
+        base_path: jsonrpc_path(app, dest, path),
+        ..url.clone()
+    }
+}
+
 /// A same-version JSON-RPC call nothing rewrites: pingora's proxy loop
 /// passes it on when it can replay the body routing read (`false`);
 /// otherwise, and for a `stream` (an open stream of our own holds little
@@ -404,8 +418,8 @@ impl ProxyService {
         if plan.local == Some(Local::ListTasks) {
             let id = ctx.target.jsonrpc_id.clone();
             let caller = app.tasks.caller(caller_headers);
-            let path = jsonrpc_path(app, ctx.dest.as_ref(), path);
-            return match list_tasks_locally(app, &path, &body, id, &caller).await {
+            let url = jsonrpc_url(app, ctx.dest.as_ref(), path);
+            return match list_tasks_locally(app, url, &body, id, &caller).await {
                 Ok(r) => self.respond(session, ctx, r).await,
                 Err(f) => self.respond_failure(session, ctx, f).await,
             };
@@ -452,8 +466,8 @@ impl ProxyService {
         let app = &self.app;
         // Only a prelude or the push fold asks the agent with them.
         let caller = || crate::forward::caller_headers(&inc.headers);
-        let agent_path = jsonrpc_path(app, ctx.dest.as_ref(), &inc.path);
-        let via = || crate::app::TaskFetch::JsonRpc(agent_path.clone());
+        let agent_url = jsonrpc_url(app, ctx.dest.as_ref(), &inc.path);
+        let via = || crate::app::TaskFetch::JsonRpc(agent_url.clone());
         if plan.prelude == Some(Prelude::FirstTask) {
             let req: Option<Value> = serde_json::from_slice(body).ok();
             let task_id = req.as_ref().and_then(|r| r.pointer("/params/id")?.as_str());

@@ -13,11 +13,11 @@ use crate::error::Failure;
 
 /// A v1.0 client's `ListTasks` toward a v0.3 agent, answered per caller
 /// (`caller`: the request's credentials) from [`crate::tasks::TaskIndex`],
-/// the page's tasks asked of the agent with those credentials (`path`:
-/// the agent's JSON-RPC path).
+/// the page's tasks asked of the agent with those credentials (`url`:
+/// the agent's JSON-RPC interface, the path posted to).
 pub(crate) async fn list_tasks_locally(
     app: &Arc<App>,
-    path: &str,
+    url: crate::config::HttpUrl,
     body: &[u8],
     id: Option<Value>,
     caller: &crate::tasks::Caller,
@@ -26,7 +26,7 @@ pub(crate) async fn list_tasks_locally(
         code: -32700,
         message: format!("invalid JSON: {e}"),
     })?;
-    let via = crate::app::TaskFetch::JsonRpc(path.to_string());
+    let via = crate::app::TaskFetch::JsonRpc(url);
     let result = app.list_tasks_via(caller, req.get("params"), via).await?;
     let env = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
     Ok(LocalResponse::json(200, env))

@@ -18,11 +18,10 @@ use crate::error::Failure;
 use crate::route::Route;
 
 /// The agent's base path for REST paths of this request (area: paths).
-fn rest_base(app: &crate::app::App, ctx: &Ctx) -> String {
+fn rest_base(app: &crate::app::App, ctx: &Ctx) -> crate::config::HttpUrl {
     ctx.dest
         .as_ref()
         .map_or(&app.config.upstream, |d| &d.url)
-        .base_path
         .clone()
 }
 

@@ -1,8 +1,12 @@
 //! Several agents on one gRPC listener (issue #23): [`ByAuthority`] sits
 //! in front of each version's service of every agent served there and
-//! picks the call's agent by its `:authority` ([`GrpcRouter`]); a call
+//! picks the call's agent by its `:authority` ([`GrpcRouter`]), then that
+//! agent's services toward its current target ([`super::target`]); a call
 //! naming no agent's host (and the listener has no default agent) gets
-//! `NOT_FOUND` naming that authority, and reaches no agent.
+//! `NOT_FOUND` naming that authority, reaches no agent, and is counted in
+//! `/metrics` as the HTTP listener counts a request no agent is served at:
+//! `a2a_proxy_requests_total` with `agent=""`, here `binding="grpc"`,
+//! `direction="local"`, `outcome="grpc_notfound"` and the call's method.
 //!
 //! Each call runs in the `a2a_call` span the HTTP listener opens for its
 //! calls (`front::agents`): `trace_id` (the caller's W3C `traceparent`
@@ -21,23 +25,38 @@ use tonic::server::NamedService;
 use tonic::Status;
 use tracing::Instrument;
 
+use super::target::{Pair, Targets};
 use crate::agents::GrpcRouter;
+use crate::metrics::{Metrics, RequestLabels};
 use crate::version::Version;
 
 /// One version's service of every agent on a listener, in the router's
 /// order.
 #[derive(Clone)]
-pub struct ByAuthority<S> {
-    agents: Arc<[(S, String)]>,
+pub(super) struct ByAuthority<S> {
+    agents: Arc<[(Arc<Targets>, String)]>,
     router: Arc<GrpcRouter>,
+    /// The proxy's requests of no agent (rendered with `agent=""`).
+    unrouted: Arc<Metrics>,
+    /// This version's service of an agent's services.
+    version: fn(&Pair) -> S,
 }
 
 impl<S> ByAuthority<S> {
-    /// `agents[i]` (with its name) serves the calls `router` gives `i`.
-    pub fn new(agents: Vec<(S, String)>, router: Arc<GrpcRouter>) -> Self {
+    /// `agents[i]` (with its name) serves the calls `router` gives `i`,
+    /// with its service `version` picks; calls of no agent count in
+    /// `unrouted`.
+    pub(super) fn new(
+        agents: Vec<(Arc<Targets>, String)>,
+        router: Arc<GrpcRouter>,
+        unrouted: Arc<Metrics>,
+        version: fn(&Pair) -> S,
+    ) -> Self {
         ByAuthority {
             agents: agents.into(),
             router,
+            unrouted,
+            version,
         }
     }
 }
@@ -111,6 +130,7 @@ where
     }
 
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+        let started = std::time::Instant::now();
         let span = call_span(&req);
         let Some(i) = self.router.pick(authority(&req)) else {
             let s = no_agent(authority(&req));
@@ -120,19 +140,36 @@ where
                 "gRPC call for no agent"
             );
             span.record("status", s.code() as i32);
+            self.unrouted
+                .record(refusal(req.uri().path(), s.code()), started.elapsed());
             return Box::pin(std::future::ready(Ok(s.into_http())));
         };
-        let (svc, name) = &self.agents[i];
+        let (targets, name) = &self.agents[i];
         span.record("agent", name.as_str());
-        let mut svc = svc.clone();
+        let (targets, version) = (targets.clone(), self.version);
         Box::pin(async move {
             let call = async {
+                let mut svc = version(&*targets.current().await);
                 std::future::poll_fn(|cx| svc.poll_ready(cx)).await?;
                 svc.call(req).await
             };
             let resp = call.instrument(span.clone()).await?;
             Ok(spanned(resp, span))
         })
+    }
+}
+
+/// The labels a call refused before reaching an agent counts under:
+/// those of a request of no agent on the HTTP listener (`direction`
+/// `local`), with the gRPC binding, the call's method (its v1.0 name, or
+/// `unknown`) and its status as a gRPC outcome (`grpc_notfound`).
+fn refusal(path: &str, code: tonic::Code) -> RequestLabels {
+    let method = super::passthrough::method_of(path).and_then(|m| m.name(Version::V10));
+    RequestLabels {
+        method: method.unwrap_or("unknown").to_string(),
+        binding: "grpc",
+        direction: "local",
+        outcome: format!("grpc_{code:?}").to_ascii_lowercase(),
     }
 }
 
@@ -210,5 +247,20 @@ mod tests {
         let s = no_agent(Some(&long));
         assert!(s.message().len() < 300, "{}", s.message());
         assert!(no_agent(None).message().contains("(none)"));
+    }
+
+    #[test]
+    fn a_refusal_counts_as_a_request_of_no_agent() {
+        let l = refusal("/lf.a2a.v1.A2AService/SendMessage", tonic::Code::NotFound);
+        assert_eq!(
+            (
+                l.method.as_str(),
+                l.binding,
+                l.direction,
+                l.outcome.as_str()
+            ),
+            ("SendMessage", "grpc", "local", "grpc_notfound")
+        );
+        assert_eq!(refusal("/x.Y/Z", tonic::Code::NotFound).method, "unknown");
     }
 }

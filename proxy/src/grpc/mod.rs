@@ -4,8 +4,9 @@
 //! [`svc_v10`]), on its own thread and tokio runtime next to Pingora.
 //!
 //! Every RPC goes to the upstream in the upstream's version ([`bridge`]):
-//! over its gRPC binding when `upstream.grpc_url` is set ([`upstream`]),
-//! else bridged to its JSON-RPC binding; errors become statuses in the
+//! over its gRPC binding when `upstream.grpc_url` is set or its card lists
+//! a gRPC interface on an allowed host ([`upstream`], [`target`]), else
+//! bridged to its JSON-RPC binding; errors become statuses in the
 //! caller's dialect ([`status`]). Unknown RPCs get UNIMPLEMENTED and undecodable messages
 //! INTERNAL from tonic itself.
 
@@ -19,6 +20,7 @@ pub mod serve;
 pub mod status;
 pub mod svc_v03;
 pub mod svc_v10;
+mod target;
 pub mod tls;
 pub mod upstream;
 
@@ -56,14 +58,21 @@ impl GrpcServer {
         let mut route = app.config.agent.clone();
         route.grpc_default = true;
         let router = crate::agents::GrpcRouter::new(vec![route]);
-        GrpcServer::start_group(vec![app], addr, router)
+        let unrouted = app.metrics.unrouted();
+        GrpcServer::start_group(vec![app], addr, router, unrouted)
     }
 
     /// Several agents (area: agents): one listener per distinct
     /// `grpc_listen` of `apps` (in config order), each serving the agents
     /// that name it, routed by `:authority` ([`authority`]). On an error
     /// the listeners started are stopped and the error names the agents.
+    /// Calls of no agent count with the proxy's requests of no agent (kept
+    /// by the first agent's metrics, [`crate::metrics::Metrics::unrouted`]).
     pub fn start_all(apps: &[Arc<App>]) -> std::io::Result<Vec<GrpcServer>> {
+        let unrouted = match apps.first() {
+            Some(a) => a.metrics.unrouted(),
+            None => return Ok(Vec::new()),
+        };
         let mut groups: Vec<(SocketAddr, Vec<Arc<App>>)> = Vec::new();
         for app in apps {
             let Some(addr) = app.config.grpc_listen else {
@@ -80,7 +89,7 @@ impl GrpcServer {
             let router = crate::agents::GrpcRouter::new(
                 group.iter().map(|a| a.config.agent.clone()).collect(),
             );
-            match GrpcServer::start_group(group, addr, router) {
+            match GrpcServer::start_group(group, addr, router, unrouted.clone()) {
                 Ok(g) => started.push(g),
                 Err(e) => {
                     for mut g in started {
@@ -106,6 +115,7 @@ impl GrpcServer {
         apps: Vec<Arc<App>>,
         addr: SocketAddr,
         router: crate::agents::GrpcRouter,
+        unrouted: Arc<crate::metrics::Metrics>,
     ) -> std::io::Result<GrpcServer> {
         let first = apps
             .first()
@@ -145,6 +155,7 @@ impl GrpcServer {
             tls,
             std_listener,
             addr,
+            unrouted,
         };
         let router = Arc::new(router);
         let thread = std::thread::Builder::new()
@@ -314,6 +325,8 @@ struct Listener {
     tls: Option<tokio_rustls::TlsAcceptor>,
     std_listener: std::net::TcpListener,
     addr: SocketAddr,
+    /// Where calls of no agent are counted.
+    unrouted: Arc<crate::metrics::Metrics>,
 }
 
 /// One agent's services of both versions (bridged, direct or passed
@@ -367,14 +380,15 @@ async fn serve(
         tls,
         std_listener,
         addr,
+        unrouted,
     } = listener;
-    let (mut v03s, mut v10s) = (Vec::new(), Vec::new());
-    for (app, endpoint) in agents {
-        let name = app.config.agent.name.clone();
-        let (v03, v10) = agent_services(app, endpoint.as_ref());
-        v03s.push((v03, name.clone()));
-        v10s.push((v10, name));
-    }
+    let targets: Vec<(Arc<target::Targets>, String)> = agents
+        .into_iter()
+        .map(|(app, endpoint)| {
+            let name = app.config.agent.name.clone();
+            (Arc::new(target::Targets::new(app, endpoint.as_ref())), name)
+        })
+        .collect();
     let listener = match tokio::net::TcpListener::from_std(std_listener) {
         Ok(l) => l,
         Err(e) => {
@@ -385,8 +399,10 @@ async fn serve(
     let mode = if tls.is_some() { "TLS" } else { "h2c" };
     let names: Vec<&str> = router.routes().iter().map(|r| r.name.as_str()).collect();
     tracing::info!(%addr, mode, agents = ?names, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
-    let v03 = authority::ByAuthority::new(v03s, router.clone());
-    let v10 = authority::ByAuthority::new(v10s, router);
+    let v03 = authority::ByAuthority::new(targets.clone(), router.clone(), unrouted.clone(), |p| {
+        p.v03.clone()
+    });
+    let v10 = authority::ByAuthority::new(targets, router, unrouted, |p| p.v10.clone());
     // Dead or vanished peers: HTTP/2 PINGs every idle timeout, the
     // connection closed when one goes unanswered for 20 s.
     let idle = limits.idle_timeout;

@@ -268,7 +268,11 @@ mod tests {
             raw.auth.as_ref().unwrap().credentials,
             raw.callback_secret
         );
-        for clear in ["token-in-clear-QWERTY", "secret-in-clear-ASDFGH", "cred-XYZ"] {
+        for clear in [
+            "token-in-clear-QWERTY",
+            "secret-in-clear-ASDFGH",
+            "cred-XYZ",
+        ] {
             assert!(!all.contains(clear), "{clear} in {all}");
         }
         assert!(raw.callback_secret.starts_with(PREFIX), "{all}");

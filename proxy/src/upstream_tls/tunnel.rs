@@ -18,7 +18,9 @@
 //! last failure, so that what Pingora then reports (a closed connection)
 //! can be told to the client as what it was (see [`Tunnel::failure`]).
 //! The directory is removed when the target's settings are closed
-//! ([`Tunnels::close`], at the proxy's stop) or dropped.
+//! ([`Tunnels::close`], at the proxy's stop) or dropped. A proxy killed
+//! before it could (SIGKILL) leaves it behind: [`sweep`], at the next
+//! start, removes those whose owner is provably gone (see there).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,100 @@ use super::{kind_of, rustls_error, TlsFailureKind, TlsTo};
 /// Targets one agent's settings keep open at most; the oldest is closed
 /// beyond (an agent host whose address keeps changing).
 const MAX_TUNNELS: usize = 32;
+
+/// A tunnel's directory is `<temp dir>/a2a-proxy-tls-<pid>-<random>`:
+/// the process that made it, and 12 random hex digits.
+const DIR_PREFIX: &str = "a2a-proxy-tls-";
+const DIR_RANDOM_LEN: usize = 12;
+/// The one entry a tunnel's directory holds.
+const SOCKET_NAME: &str = "agent.sock";
+
+/// The pid a tunnel directory's name records, when the name is exactly
+/// one this proxy gives ([`DIR_PREFIX`], a pid, 12 lower-case hex digits).
+fn recorded_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix(DIR_PREFIX)?;
+    let (pid, random) = rest.split_once('-')?;
+    let hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+    if random.len() != DIR_RANDOM_LEN || !random.chars().all(hex) {
+        return None;
+    }
+    if pid.is_empty() || pid.len() > 10 || !pid.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse::<i32>().ok().filter(|p| *p > 0)
+}
+
+/// Whether no process `pid` exists (`kill(pid, 0)` says so; a process of
+/// another user, or any doubt, counts as alive).
+fn gone(pid: i32) -> bool {
+    // SAFETY: signal 0 sends nothing; it only asks whether `pid` exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// Whether `dir` is provably a tunnel directory left by a dead proxy of
+/// this user: a real directory (no symlink), owned by this user, mode
+/// 0700, named for a pid that is neither this process nor alive, holding
+/// nothing but its socket.
+fn stale(dir: &Path, pid: i32) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return false;
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !meta.file_type().is_dir() || meta.uid() != me || meta.mode() & 0o7777 != 0o700 {
+        return false;
+    }
+    if u32::try_from(pid).ok() == Some(std::process::id()) || !gone(pid) {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let mut n = 0;
+    for e in entries {
+        let Ok(e) = e else { return false };
+        n += 1;
+        let socket = e.file_name() == SOCKET_NAME
+            && std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.file_type().is_socket());
+        if n > 1 || !socket {
+            return false;
+        }
+    }
+    true
+}
+
+/// Removes, under `tmp`, the tunnel directories of proxies that are gone
+/// (killed before they could remove their own): only what [`stale`] proves
+/// is one, its socket and then the empty directory (never recursively:
+/// anything that appeared meanwhile keeps it). Returns how many went.
+pub(super) fn sweep(tmp: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(recorded_pid) else {
+            continue;
+        };
+        let dir = e.path();
+        if !stale(&dir, pid) {
+            continue;
+        }
+        let sock = dir.join(SOCKET_NAME);
+        let gone_sock = match std::fs::remove_file(&sock) {
+            Ok(()) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        };
+        if gone_sock && std::fs::remove_dir(&dir).is_ok() {
+            tracing::info!(dir = %dir.display(), pid, "removed the TLS socket directory of a proxy that is gone");
+            removed += 1;
+        }
+    }
+    removed
+}
 
 /// What went wrong on the target's last failed connection.
 #[derive(Debug, Clone)]
@@ -93,9 +189,9 @@ impl Tunnel {
     ) -> std::io::Result<Tunnel> {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
         let dir = std::env::temp_dir().join(format!(
-            "a2a-proxy-tls-{}-{}",
+            "{DIR_PREFIX}{}-{}",
             std::process::id(),
-            &crate::push::random_id()[..12]
+            &crate::push::random_id()[..DIR_RANDOM_LEN]
         ));
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
         // The umask may have taken bits away, never added any; set it whole.
@@ -340,6 +436,23 @@ mod tests {
     use crate::upstream_tls::{AgentAddr, UpstreamTls};
     use tokio::io::AsyncReadExt;
 
+    #[test]
+    fn only_names_this_proxy_gives_are_read() {
+        assert_eq!(recorded_pid("a2a-proxy-tls-123-0123456789ab"), Some(123));
+        for bad in [
+            "a2a-proxy-tls-123-0123456789a",
+            "a2a-proxy-tls-123-0123456789abc",
+            "a2a-proxy-tls-123-0123456789AB",
+            "a2a-proxy-tls--0123456789ab",
+            "a2a-proxy-tls-0-0123456789ab",
+            "a2a-proxy-tls-x1-0123456789ab",
+            "a2a-proxy-tls-99999999999-0123456789ab",
+            "b2a-proxy-tls-123-0123456789ab",
+        ] {
+            assert_eq!(recorded_pid(bad), None, "{bad}");
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_private_socket_per_target_removed_when_closed() {
         use std::os::unix::fs::PermissionsExt;
@@ -380,6 +493,14 @@ mod tests {
         assert!(
             tunnels.find(one.path()).is_some() && two.failure().is_none(),
             "failures are the target's own"
+        );
+
+        // A sweep leaves the directories of a live proxy (this one).
+        assert_eq!(sweep(&std::env::temp_dir().join("a2a-no-such-dir")), 0);
+        assert!(!stale(&dir, std::process::id() as i32));
+        assert_eq!(
+            recorded_pid(&dir.file_name().unwrap().to_string_lossy()),
+            Some(std::process::id() as i32)
         );
 
         tunnels.close();

@@ -276,26 +276,21 @@ impl Bridge {
         })
     }
 
-    /// The path of the upstream's JSON-RPC interface: from its card when it
-    /// names one of its version, else the configured upstream URL's path.
-    async fn rpc_path(&self, upstream: Version) -> String {
-        let base = self.app.config.upstream.base_path.clone();
-        let fallback = if base.is_empty() {
-            "/".to_string()
-        } else {
-            base
+    /// The agent's JSON-RPC interface, its whole URL (scheme, host, port,
+    /// path): the one its card lists on a host the operator allows
+    /// ([`crate::endpoints`], as the HTTP listener routes to it), else
+    /// `upstream.url`.
+    async fn rpc_target(&self) -> crate::config::HttpUrl {
+        let app = &self.app;
+        let ends = match app.upstream_addr().await {
+            Ok(addr) => match app.cards.get(addr, true).await {
+                Ok(card) => Some(app.endpoints_of(&card)),
+                Err(_) => None,
+            },
+            Err(_) => None,
         };
-        let Ok(addr) = self.app.upstream_addr().await else {
-            return fallback;
-        };
-        let Ok(card) = self.app.cards.get(addr, true).await else {
-            return fallback;
-        };
-        jsonrpc_url(&card.json, upstream)
-            .and_then(|u| u.parse::<http::Uri>().ok())
-            .map(|u| u.path().to_string())
-            .filter(|p| !p.is_empty())
-            .unwrap_or(fallback)
+        ends.and_then(|e| e.jsonrpc.as_ref().map(|j| j.url.clone()))
+            .unwrap_or_else(|| app.config.upstream.clone())
     }
 
     async fn send(
@@ -306,15 +301,15 @@ impl Bridge {
         stream: bool,
     ) -> Result<hyper::Response<hyper::body::Incoming>, Failure> {
         let cfg = &self.app.config;
-        let path = self.rpc_path(upstream).await;
-        let uri = format!(
-            "{}://{}{}",
-            cfg.upstream.scheme,
-            cfg.upstream.authority(),
-            path
-        );
+        let to = self.rpc_target().await;
+        let path = if to.base_path.is_empty() {
+            "/"
+        } else {
+            to.base_path.as_str()
+        };
+        let uri = format!("{}://{}{path}", to.scheme, to.authority());
         let mut b = hyper::Request::post(uri)
-            .header("Host", cfg.upstream.authority())
+            .header("Host", to.authority())
             .header("Content-Type", "application/json")
             .header(
                 "Accept",
@@ -349,7 +344,7 @@ impl Bridge {
             // agent, what kind), else unavailable.
             Ok(Err(e)) => {
                 Err(
-                    crate::upstream_tls::failure_in(&cfg.agent.name, &cfg.upstream.as_string(), &e)
+                    crate::upstream_tls::failure_in(&cfg.agent.name, &to.as_string(), &e)
                         .unwrap_or_else(|| Failure::UpstreamUnavailable {
                             detail: e.to_string(),
                         }),
@@ -378,7 +373,7 @@ impl Bridge {
         let caller = self.app.tasks.caller(&meta.presented.0);
         let r = match &self.grpc {
             None => {
-                let via = crate::app::TaskFetch::JsonRpc(self.rpc_path(Version::V03).await);
+                let via = crate::app::TaskFetch::JsonRpc(self.rpc_target().await);
                 self.app.list_tasks_via(&caller, Some(params), via).await
             }
             Some(g) => {
@@ -644,36 +639,6 @@ impl Bridge {
     }
 }
 
-/// The JSON-RPC interface URL a card names for `version`.
-pub(crate) fn jsonrpc_url(card: &Value, version: Version) -> Option<String> {
-    let s = |v: &Value| v.as_str().map(String::from);
-    match version {
-        Version::V10 => card["supportedInterfaces"]
-            .as_array()?
-            .iter()
-            .find(|i| {
-                i["protocolBinding"] == "JSONRPC"
-                    && i["protocolVersion"]
-                        .as_str()
-                        .is_none_or(|pv| Version::from_header(Some(pv)) == Ok(Version::V10))
-            })
-            .and_then(|i| s(&i["url"])),
-        Version::V03 => {
-            let preferred = card["preferredTransport"].as_str().unwrap_or("JSONRPC");
-            if preferred == "JSONRPC" {
-                if let Some(u) = s(&card["url"]) {
-                    return Some(u);
-                }
-            }
-            card["additionalInterfaces"]
-                .as_array()?
-                .iter()
-                .find(|i| i["transport"] == "JSONRPC")
-                .and_then(|i| s(&i["url"]))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -686,19 +651,5 @@ mod tests {
         assert_eq!(parse_grpc_timeout("x"), None);
         assert_eq!(parse_grpc_timeout("10x"), None);
         assert_eq!(parse_grpc_timeout("1234567890S"), None);
-    }
-
-    #[test]
-    fn card_paths() {
-        let v10 = json!({"supportedInterfaces":[{"url":"http://h/g","protocolBinding":"GRPC"},{"url":"http://h/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]});
-        assert_eq!(
-            jsonrpc_url(&v10, Version::V10).as_deref(),
-            Some("http://h/rpc")
-        );
-        let v03 = json!({"url":"http://h/a","preferredTransport":"GRPC","additionalInterfaces":[{"url":"http://h/b","transport":"JSONRPC"}]});
-        assert_eq!(
-            jsonrpc_url(&v03, Version::V03).as_deref(),
-            Some("http://h/b")
-        );
     }
 }
