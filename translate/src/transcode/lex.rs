@@ -69,6 +69,17 @@ impl<'a> Lex<'a> {
     /// `\b`, `\f`, `\n`, `\r`, `\t`, no raw control bytes.
     #[inline]
     pub(super) fn string_end(&self, i: usize) -> Option<usize> {
+        self.scan_string::<false>(i)
+    }
+
+    /// As [`Lex::string_end`], for a string without escapes only.
+    #[inline]
+    pub(super) fn plain_string_end(&self, i: usize) -> Option<usize> {
+        self.scan_string::<true>(i)
+    }
+
+    #[inline]
+    fn scan_string<const PLAIN: bool>(&self, i: usize) -> Option<usize> {
         let b = self.b;
         if b.get(i) != Some(&b'"') {
             return None;
@@ -96,6 +107,7 @@ impl<'a> Lex<'a> {
             }
             match b.get(j)? {
                 b'"' => return Some(j + 1),
+                b'\\' if PLAIN => return None,
                 b'\\' => match b.get(j + 1)? {
                     b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
                     _ => return None,
@@ -426,7 +438,10 @@ mod tests {
                             let mut b = b.clone();
                             b.extend_from_slice(tail);
                             let lx = Lex::new(&b);
-                            assert_eq!(lx.string_end(0), reference(&b, 0), "{b:?}");
+                            let want = reference(&b, 0);
+                            assert_eq!(lx.string_end(0), want, "{b:?}");
+                            let plain = want.filter(|&e| !b[..e].contains(&b'\\'));
+                            assert_eq!(lx.plain_string_end(0), plain, "{b:?}");
                         }
                     }
                 }
