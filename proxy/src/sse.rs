@@ -269,6 +269,18 @@ fn split_event<'a>(text: &'a str, mut other: impl FnMut(&'a str)) -> Option<Cow<
 /// keeps its other lines; an empty one (a bare blank line, a keep-alive to
 /// some agents) stays a blank line.
 pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
+    // The usual event, one `data` line of valid UTF-8: its value found with
+    // one search for a line end and checked once, no line iterator.
+    if let Some(d) = single_data(event).and_then(|d| std::str::from_utf8(d).ok()) {
+        write_data(&f(d), out);
+        out.push(b'\n');
+        return;
+    }
+    rewrite_lines(event, f, out);
+}
+
+/// [`rewrite_event`] line by line, for every event.
+fn rewrite_lines(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
     // Checked the quick way first: the lossy copy is for invalid bytes only.
     let text = match std::str::from_utf8(event) {
         Ok(t) => Cow::Borrowed(t),
@@ -279,25 +291,40 @@ pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
         out.push(b'\n');
     });
     if let Some(d) = data {
-        let new = f(&d);
-        out.reserve(new.len() + 8);
-        let mut rest = &new[..];
-        loop {
-            out.extend_from_slice(b"data: ");
-            match newline(rest) {
-                Some(i) => {
-                    out.extend_from_slice(&rest[..=i]);
-                    rest = &rest[i + 1..];
-                }
-                None => {
-                    out.extend_from_slice(rest);
-                    out.push(b'\n');
-                    break;
-                }
+        write_data(&f(&d), out);
+    }
+    out.push(b'\n');
+}
+
+/// The value of an event that is one `data:` line and nothing else (its
+/// line end, if any, the last bytes): what [`split_event`] finds in it.
+fn single_data(event: &[u8]) -> Option<&[u8]> {
+    let v = event.strip_prefix(b"data:")?;
+    let v = v.strip_prefix(b" ").unwrap_or(v);
+    let Some(i) = line_end(v) else {
+        return Some(v);
+    };
+    matches!(&v[i..], b"\n" | b"\r" | b"\r\n").then_some(&v[..i])
+}
+
+/// Writes `data` as `data:` lines, one per line of it.
+fn write_data(data: &[u8], out: &mut Vec<u8>) {
+    out.reserve(data.len() + 8);
+    let mut rest = data;
+    loop {
+        out.extend_from_slice(b"data: ");
+        match newline(rest) {
+            Some(i) => {
+                out.extend_from_slice(&rest[..=i]);
+                rest = &rest[i + 1..];
+            }
+            None => {
+                out.extend_from_slice(rest);
+                out.push(b'\n');
+                break;
             }
         }
     }
-    out.push(b'\n');
 }
 
 #[cfg(test)]
@@ -463,6 +490,54 @@ mod tests {
         assert!(framer.push(b"\n\n", &mut events).is_err());
         assert!(framer.finish(&mut events).is_err());
         assert!(events.is_empty());
+    }
+
+    /// The one-line shortcut renders every event as the line-by-line path
+    /// does: `data` spellings, values with line ends, other lines, invalid
+    /// UTF-8, every kind of last line end.
+    #[test]
+    fn single_data_line_as_every_line() {
+        let starts: [&[u8]; 8] = [
+            b"data: ",
+            b"data:",
+            b"data:  ",
+            b"data",
+            b"datax: ",
+            b"Data: ",
+            b": c\ndata: ",
+            b"id: 1\ndata:",
+        ];
+        let values: [&[u8]; 9] = [
+            b"",
+            b"a",
+            b"{\"x\":1}",
+            "é".as_bytes(),
+            b"\xff",
+            b"a\rb",
+            b"a\nb",
+            b"a\r\nb",
+            b"a\ndata: b",
+        ];
+        let ends: [&[u8]; 7] = [b"", b"\n", b"\r", b"\r\n", b"\n\r", b"\n: c", b"\r\n\r"];
+        let mut taken = 0;
+        for start in starts {
+            for value in values {
+                for end in ends {
+                    let event = [start, value, end].concat();
+                    let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                    rewrite_event(&event, &mut upper, &mut fast);
+                    rewrite_lines(&event, &mut upper, &mut slow);
+                    assert_eq!(
+                        String::from_utf8_lossy(&fast),
+                        String::from_utf8_lossy(&slow),
+                        "{:?}",
+                        String::from_utf8_lossy(&event)
+                    );
+                    taken += usize::from(single_data(&event).is_some());
+                }
+            }
+        }
+        assert!(taken > 50, "{taken}");
     }
 
     #[test]
