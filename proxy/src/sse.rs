@@ -143,38 +143,56 @@ impl SseFramer {
     }
 }
 
-/// Where the first `\n` or `\r` of `b` is: looked for 16 bytes at a time
-/// (a test without early exit, which the compiler turns into vector code),
-/// then byte by byte in the block that has one.
-fn line_end(b: &[u8]) -> Option<usize> {
-    let is_end = |c: &u8| *c == b'\n' || *c == b'\r';
-    let mut blocks = b.chunks_exact(16);
-    let mut at = 0;
-    for block in &mut blocks {
-        if block.iter().fold(false, |any, c| any | is_end(c)) {
-            return block.iter().position(is_end).map(|i| at + i);
-        }
-        at += 16;
-    }
-    blocks.remainder().iter().position(is_end).map(|i| at + i)
+/// Eight copies of byte `b`.
+const fn splat(b: u8) -> u64 {
+    (b as u64) * 0x0101_0101_0101_0101
 }
 
-/// Where the first `\n` of `b` is, looked for 16 bytes at a time (as
-/// [`line_end`]): a translated event's data has none but is scanned whole.
-fn newline(b: &[u8]) -> Option<usize> {
-    let mut blocks = b.chunks_exact(16);
+/// The first of the eight bytes of `w` (the byte at the lowest address
+/// first) equal to `x` or `y`; 8 when none is. The zero-byte test flags
+/// its first hit exactly (a borrow only flags bytes after a true hit).
+#[inline]
+fn first_of(w: u64, x: u8, y: u8) -> usize {
+    const LO: u64 = splat(0x01);
+    const HI: u64 = splat(0x80);
+    let a = w ^ splat(x);
+    let b = w ^ splat(y);
+    let za = a.wrapping_sub(LO) & !a;
+    let zb = b.wrapping_sub(LO) & !b;
+    ((za | zb) & HI).trailing_zeros() as usize / 8
+}
+
+/// Where the first byte of `b` equal to `x` or `y` is: eight bytes at a
+/// time, then byte by byte in the last few.
+#[inline]
+fn find2(b: &[u8], x: u8, y: u8) -> Option<usize> {
+    let mut words = b.chunks_exact(8);
     let mut at = 0;
-    for block in &mut blocks {
-        if block.iter().fold(false, |any, c| any | (*c == b'\n')) {
-            return block.iter().position(|c| *c == b'\n').map(|i| at + i);
+    for w in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        let i = first_of(u64::from_le_bytes(word), x, y);
+        if i < 8 {
+            return Some(at + i);
         }
-        at += 16;
+        at += 8;
     }
-    blocks
+    words
         .remainder()
         .iter()
-        .position(|c| *c == b'\n')
+        .position(|&c| c == x || c == y)
         .map(|i| at + i)
+}
+
+/// Where the first `\n` or `\r` of `b` is.
+fn line_end(b: &[u8]) -> Option<usize> {
+    find2(b, b'\n', b'\r')
+}
+
+/// Where the first `\n` of `b` is: a translated event's data has none but
+/// is scanned whole.
+fn newline(b: &[u8]) -> Option<usize> {
+    find2(b, b'\n', b'\n')
 }
 
 fn trim_newlines(b: &[u8]) -> &[u8] {
@@ -589,18 +607,24 @@ mod tests {
 
     #[test]
     fn line_end_finds_the_first_end_in_every_block_position() {
-        for len in 0..40 {
-            for at in 0..=len {
-                for end in [b'\n', b'\r'] {
-                    let mut b = vec![b'x'; len];
-                    if at < len {
-                        b[at] = end;
-                        if at + 1 < len {
-                            b[at + 1] = b'\n';
+        // Fillers next to the two ends in value (a borrow or a flipped
+        // bit must not pass for one).
+        for fill in [b'x', 0x09, 0x0b, 0x0c, 0x0e, 0x00, 0x8a, 0x8d, 0xff] {
+            for len in 0..40 {
+                for at in 0..=len {
+                    for end in [b'\n', b'\r'] {
+                        let mut b = vec![fill; len];
+                        if at < len {
+                            b[at] = end;
+                            if at + 1 < len {
+                                b[at + 1] = b'\n';
+                            }
                         }
+                        let want = b.iter().position(|&c| c == b'\n' || c == b'\r');
+                        assert_eq!(line_end(&b), want, "{len} {at}");
+                        let want = b.iter().position(|&c| c == b'\n');
+                        assert_eq!(newline(&b), want, "{len} {at}");
                     }
-                    let want = b.iter().position(|&c| c == b'\n' || c == b'\r');
-                    assert_eq!(line_end(&b), want, "{len} {at}");
                 }
             }
         }
