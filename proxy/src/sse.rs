@@ -143,38 +143,56 @@ impl SseFramer {
     }
 }
 
-/// Where the first `\n` or `\r` of `b` is: looked for 16 bytes at a time
-/// (a test without early exit, which the compiler turns into vector code),
-/// then byte by byte in the block that has one.
-fn line_end(b: &[u8]) -> Option<usize> {
-    let is_end = |c: &u8| *c == b'\n' || *c == b'\r';
-    let mut blocks = b.chunks_exact(16);
-    let mut at = 0;
-    for block in &mut blocks {
-        if block.iter().fold(false, |any, c| any | is_end(c)) {
-            return block.iter().position(is_end).map(|i| at + i);
-        }
-        at += 16;
-    }
-    blocks.remainder().iter().position(is_end).map(|i| at + i)
+/// Eight copies of byte `b`.
+const fn splat(b: u8) -> u64 {
+    (b as u64) * 0x0101_0101_0101_0101
 }
 
-/// Where the first `\n` of `b` is, looked for 16 bytes at a time (as
-/// [`line_end`]): a translated event's data has none but is scanned whole.
-fn newline(b: &[u8]) -> Option<usize> {
-    let mut blocks = b.chunks_exact(16);
+/// The first of the eight bytes of `w` (the byte at the lowest address
+/// first) equal to `x` or `y`; 8 when none is. The zero-byte test flags
+/// its first hit exactly (a borrow only flags bytes after a true hit).
+#[inline]
+fn first_of(w: u64, x: u8, y: u8) -> usize {
+    const LO: u64 = splat(0x01);
+    const HI: u64 = splat(0x80);
+    let a = w ^ splat(x);
+    let b = w ^ splat(y);
+    let za = a.wrapping_sub(LO) & !a;
+    let zb = b.wrapping_sub(LO) & !b;
+    ((za | zb) & HI).trailing_zeros() as usize / 8
+}
+
+/// Where the first byte of `b` equal to `x` or `y` is: eight bytes at a
+/// time, then byte by byte in the last few.
+#[inline]
+fn find2(b: &[u8], x: u8, y: u8) -> Option<usize> {
+    let mut words = b.chunks_exact(8);
     let mut at = 0;
-    for block in &mut blocks {
-        if block.iter().fold(false, |any, c| any | (*c == b'\n')) {
-            return block.iter().position(|c| *c == b'\n').map(|i| at + i);
+    for w in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        let i = first_of(u64::from_le_bytes(word), x, y);
+        if i < 8 {
+            return Some(at + i);
         }
-        at += 16;
+        at += 8;
     }
-    blocks
+    words
         .remainder()
         .iter()
-        .position(|c| *c == b'\n')
+        .position(|&c| c == x || c == y)
         .map(|i| at + i)
+}
+
+/// Where the first `\n` or `\r` of `b` is.
+fn line_end(b: &[u8]) -> Option<usize> {
+    find2(b, b'\n', b'\r')
+}
+
+/// Where the first `\n` of `b` is: a translated event's data has none but
+/// is scanned whole.
+fn newline(b: &[u8]) -> Option<usize> {
+    find2(b, b'\n', b'\n')
 }
 
 fn trim_newlines(b: &[u8]) -> &[u8] {
@@ -269,6 +287,18 @@ fn split_event<'a>(text: &'a str, mut other: impl FnMut(&'a str)) -> Option<Cow<
 /// keeps its other lines; an empty one (a bare blank line, a keep-alive to
 /// some agents) stays a blank line.
 pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
+    // The usual event, one `data` line of valid UTF-8: its value found with
+    // one search for a line end and checked once, no line iterator.
+    if let Some(d) = single_data(event).and_then(|d| std::str::from_utf8(d).ok()) {
+        write_data(&f(d), out);
+        out.push(b'\n');
+        return;
+    }
+    rewrite_lines(event, f, out);
+}
+
+/// [`rewrite_event`] line by line, for every event.
+fn rewrite_lines(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
     // Checked the quick way first: the lossy copy is for invalid bytes only.
     let text = match std::str::from_utf8(event) {
         Ok(t) => Cow::Borrowed(t),
@@ -279,25 +309,40 @@ pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
         out.push(b'\n');
     });
     if let Some(d) = data {
-        let new = f(&d);
-        out.reserve(new.len() + 8);
-        let mut rest = &new[..];
-        loop {
-            out.extend_from_slice(b"data: ");
-            match newline(rest) {
-                Some(i) => {
-                    out.extend_from_slice(&rest[..=i]);
-                    rest = &rest[i + 1..];
-                }
-                None => {
-                    out.extend_from_slice(rest);
-                    out.push(b'\n');
-                    break;
-                }
+        write_data(&f(&d), out);
+    }
+    out.push(b'\n');
+}
+
+/// The value of an event that is one `data:` line and nothing else (its
+/// line end, if any, the last bytes): what [`split_event`] finds in it.
+fn single_data(event: &[u8]) -> Option<&[u8]> {
+    let v = event.strip_prefix(b"data:")?;
+    let v = v.strip_prefix(b" ").unwrap_or(v);
+    let Some(i) = line_end(v) else {
+        return Some(v);
+    };
+    matches!(&v[i..], b"\n" | b"\r" | b"\r\n").then_some(&v[..i])
+}
+
+/// Writes `data` as `data:` lines, one per line of it.
+fn write_data(data: &[u8], out: &mut Vec<u8>) {
+    out.reserve(data.len() + 8);
+    let mut rest = data;
+    loop {
+        out.extend_from_slice(b"data: ");
+        match newline(rest) {
+            Some(i) => {
+                out.extend_from_slice(&rest[..=i]);
+                rest = &rest[i + 1..];
+            }
+            None => {
+                out.extend_from_slice(rest);
+                out.push(b'\n');
+                break;
             }
         }
     }
-    out.push(b'\n');
 }
 
 #[cfg(test)]
@@ -465,6 +510,54 @@ mod tests {
         assert!(events.is_empty());
     }
 
+    /// The one-line shortcut renders every event as the line-by-line path
+    /// does: `data` spellings, values with line ends, other lines, invalid
+    /// UTF-8, every kind of last line end.
+    #[test]
+    fn single_data_line_as_every_line() {
+        let starts: [&[u8]; 8] = [
+            b"data: ",
+            b"data:",
+            b"data:  ",
+            b"data",
+            b"datax: ",
+            b"Data: ",
+            b": c\ndata: ",
+            b"id: 1\ndata:",
+        ];
+        let values: [&[u8]; 9] = [
+            b"",
+            b"a",
+            b"{\"x\":1}",
+            "é".as_bytes(),
+            b"\xff",
+            b"a\rb",
+            b"a\nb",
+            b"a\r\nb",
+            b"a\ndata: b",
+        ];
+        let ends: [&[u8]; 7] = [b"", b"\n", b"\r", b"\r\n", b"\n\r", b"\n: c", b"\r\n\r"];
+        let mut taken = 0;
+        for start in starts {
+            for value in values {
+                for end in ends {
+                    let event = [start, value, end].concat();
+                    let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                    rewrite_event(&event, &mut upper, &mut fast);
+                    rewrite_lines(&event, &mut upper, &mut slow);
+                    assert_eq!(
+                        String::from_utf8_lossy(&fast),
+                        String::from_utf8_lossy(&slow),
+                        "{:?}",
+                        String::from_utf8_lossy(&event)
+                    );
+                    taken += usize::from(single_data(&event).is_some());
+                }
+            }
+        }
+        assert!(taken > 50, "{taken}");
+    }
+
     #[test]
     fn data_lines_without_space_or_value() {
         let mut out = Vec::new();
@@ -514,18 +607,24 @@ mod tests {
 
     #[test]
     fn line_end_finds_the_first_end_in_every_block_position() {
-        for len in 0..40 {
-            for at in 0..=len {
-                for end in [b'\n', b'\r'] {
-                    let mut b = vec![b'x'; len];
-                    if at < len {
-                        b[at] = end;
-                        if at + 1 < len {
-                            b[at + 1] = b'\n';
+        // Fillers next to the two ends in value (a borrow or a flipped
+        // bit must not pass for one).
+        for fill in [b'x', 0x09, 0x0b, 0x0c, 0x0e, 0x00, 0x8a, 0x8d, 0xff] {
+            for len in 0..40 {
+                for at in 0..=len {
+                    for end in [b'\n', b'\r'] {
+                        let mut b = vec![fill; len];
+                        if at < len {
+                            b[at] = end;
+                            if at + 1 < len {
+                                b[at + 1] = b'\n';
+                            }
                         }
+                        let want = b.iter().position(|&c| c == b'\n' || c == b'\r');
+                        assert_eq!(line_end(&b), want, "{len} {at}");
+                        let want = b.iter().position(|&c| c == b'\n');
+                        assert_eq!(newline(&b), want, "{len} {at}");
                     }
-                    let want = b.iter().position(|&c| c == b'\n' || c == b'\r');
-                    assert_eq!(line_end(&b), want, "{len} {at}");
                 }
             }
         }

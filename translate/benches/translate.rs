@@ -3,7 +3,15 @@
 //! Throughput of whole-document translation for a realistic Task (history and
 //! artifacts, about 20 KB) and a full agent card, in both directions, plus the
 //! ratio translate / (serde_json parse + serialize of the same bytes), measured
-//! interleaved in this one run so machine noise hits both sides alike.
+//! interleaved in this one run so machine noise hits both sides alike; and
+//! the streaming transcoder on SSE stream events (a status update as
+//! `bench/proxyload` sends it, an artifact update, a task), both directions.
+//!
+//! `cargo bench -p translate --bench translate -- --events N [NAME]`: only
+//! the stream events (those whose name contains NAME), each translated N
+//! times as the proxy does it and nothing else (no timing), for counting
+//! instructions per event under `valgrind --tool=callgrind
+//! --toggle-collect='*translate_event*'` (the bench binary run directly).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -11,7 +19,8 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput};
 use serde_json::{json, Value};
 use translate::document::{translate, Kind};
-use translate::Version;
+use translate::method::Method;
+use translate::{transcode, Version};
 
 /// A v0.3 Task of about 20 KB: 40 history messages, 4 artifacts with text, data and file parts.
 fn task_v03() -> Vec<u8> {
@@ -148,6 +157,116 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// A stream event's `data` (a JSON-RPC response envelope) and the
+/// direction it is translated in.
+struct Event {
+    name: &'static str,
+    to: Version,
+    data: String,
+}
+
+/// The status update `bench/proxyload`'s fake agent sends (event `n`).
+fn status_event(v10: bool, n: usize) -> String {
+    if v10 {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"statusUpdate":{{"taskId":"task-1","contextId":"ctx-1","status":{{"state":"TASK_STATE_WORKING","message":{{"messageId":"s-{n}","role":"ROLE_AGENT","parts":[{{"text":"step {n}"}}]}},"timestamp":"2026-01-01T00:00:00Z"}}}}}}}}"#
+        )
+    } else {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"kind":"status-update","taskId":"task-1","contextId":"ctx-1","status":{{"state":"working","message":{{"kind":"message","messageId":"s-{n}","role":"agent","parts":[{{"kind":"text","text":"step {n}"}}]}},"timestamp":"2026-01-01T00:00:00Z"}},"final":false}}}}"#
+        )
+    }
+}
+
+fn events() -> Vec<Event> {
+    let artifact03 = r#"{"jsonrpc":"2.0","id":"req-7","result":{"kind":"artifact-update","taskId":"task-1","contextId":"ctx-1","artifact":{"artifactId":"a-1","name":"answer","parts":[{"kind":"text","text":"The quick brown fox jumps over the lazy dog."},{"kind":"data","data":{"score":0.97,"tags":["x","y"]}}]},"append":true,"lastChunk":false}}"#;
+    let task03 = r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"task-1","contextId":"ctx-1","status":{"state":"submitted","timestamp":"2026-01-01T00:00:00.123Z"},"history":[{"kind":"message","messageId":"m-1","contextId":"ctx-1","taskId":"task-1","role":"user","parts":[{"kind":"text","text":"hello from the benchmark"}],"metadata":{"bench":true}}]}}"#;
+    let to10 = |s: &str| {
+        let out = transcode::response(Version::V10, Method::SendStreamingMessage, s.as_bytes())
+            .expect("the bench event is transcoded");
+        String::from_utf8(out).expect("utf-8")
+    };
+    vec![
+        Event {
+            name: "status event v0.3->v1.0",
+            to: Version::V10,
+            data: status_event(false, 17),
+        },
+        Event {
+            name: "status event v1.0->v0.3",
+            to: Version::V03,
+            data: status_event(true, 17),
+        },
+        Event {
+            name: "artifact event v0.3->v1.0",
+            to: Version::V10,
+            data: artifact03.to_string(),
+        },
+        Event {
+            name: "artifact event v1.0->v0.3",
+            to: Version::V03,
+            data: to10(artifact03),
+        },
+        Event {
+            name: "task event v0.3->v1.0",
+            to: Version::V10,
+            data: task03.to_string(),
+        },
+        Event {
+            name: "task event v1.0->v0.3",
+            to: Version::V03,
+            data: to10(task03),
+        },
+    ]
+}
+
+/// One event as the proxy translates it: to v1.0 with the task facts (its
+/// ListTasks index records them), to v0.3 without. Never inlined, so that
+/// `--toggle-collect=*translate_event*` counts it alone.
+#[inline(never)]
+fn translate_event(e: &Event) -> usize {
+    match e.to {
+        Version::V10 => {
+            let (out, facts) =
+                transcode::response_to_v10_with_facts(Method::SendStreamingMessage, &e.data)
+                    .expect("transcoded");
+            out.len() + black_box(&facts as *const _ as usize & 1)
+        }
+        Version::V03 => {
+            transcode::response_str(Version::V03, Method::SendStreamingMessage, &e.data)
+                .expect("transcoded")
+                .len()
+        }
+    }
+}
+
+fn event_benches(c: &mut Criterion, events: &[Event]) {
+    let mut g = c.benchmark_group("stream events");
+    for e in events {
+        g.bench_function(e.name, |b| b.iter(|| translate_event(black_box(e))));
+    }
+    g.finish();
+}
+
+/// `--events N [NAME]`: each event (whose name contains `NAME`) translated
+/// `n` times, nothing else.
+fn count_events(n: usize, only: Option<&str>) {
+    for e in events()
+        .iter()
+        .filter(|e| only.is_none_or(|o| e.name.contains(o)))
+    {
+        let mut total = 0;
+        for _ in 0..n {
+            total += translate_event(black_box(e));
+        }
+        println!(
+            "{:<28} {:>4} bytes in, {n} x, {total} bytes out",
+            e.name,
+            e.data.len()
+        );
+    }
+}
+
 fn baseline(input: &[u8]) -> Vec<u8> {
     let v: Value = serde_json::from_slice(input).expect("json");
     serde_json::to_vec(&v).expect("json")
@@ -191,9 +310,19 @@ fn ratio(case: &Case) -> f64 {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--events") {
+        let n = args
+            .get(at + 1)
+            .and_then(|n| n.parse().ok())
+            .expect("--events N");
+        count_events(n, args.get(at + 2).map(String::as_str));
+        return;
+    }
     let cases = cases();
     let mut c = Criterion::default().configure_from_args();
     criterion_benches(&mut c, &cases);
+    event_benches(&mut c, &events());
     c.final_summary();
     println!("\nratio translate / (serde_json parse + serialize), median of 31 interleaved rounds (target <= 1.5):");
     for case in &cases {

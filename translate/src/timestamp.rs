@@ -2,7 +2,7 @@
 //! producers also emit naive (`2025-04-02T16:59:25.331844`) and `+00:00`
 //! forms. Naive timestamps are taken as UTC.
 
-use chrono::{DateTime, Datelike, NaiveDateTime, SecondsFormat, Timelike, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, SecondsFormat, Timelike, Utc};
 
 use crate::TranslateError;
 
@@ -25,13 +25,58 @@ pub fn to_utc_z(raw: &str) -> Result<String, TranslateError> {
 
 /// The instant [`to_utc_z`] reads from `raw`.
 pub fn parse(raw: &str) -> Option<DateTime<Utc>> {
-    if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
+    if let Some(t) = parse_normal(raw) {
+        Some(t)
+    } else if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
         Some(t.with_timezone(&Utc))
     } else if let Ok(n) = NaiveDateTime::parse_from_str(raw, "%Y-%m-%dT%H:%M:%S%.f") {
         Some(n.and_utc())
     } else {
         None
     }
+}
+
+/// The instant of `raw` when it is already in the normal form [`to_utc_z`]
+/// writes (`YYYY-MM-DDTHH:MM:SS`, then nothing or `.` and 3, 6 or 9 digits
+/// not ending in `000`, then `Z`; seconds 00-59), read digit by digit
+/// without the general parser: then [`write_utc_z`] of the instant writes
+/// `raw` back exactly. `None` for every other form (which [`parse`] still
+/// reads the general way).
+pub fn parse_normal(raw: &str) -> Option<DateTime<Utc>> {
+    let b = raw.as_bytes();
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[b.len() - 1] != b'Z'
+    {
+        return None;
+    }
+    let num = |s: usize, n: usize| -> Option<u32> {
+        b.get(s..s + n)?.iter().try_fold(0u32, |acc, &c| {
+            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+        })
+    };
+    let frac = &b[19..b.len() - 1];
+    let nanos = match frac.len() {
+        0 => 0,
+        // `.` and 3, 6 or 9 digits, scaled to nanoseconds.
+        4 | 7 | 10 if frac[0] == b'.' && !frac.ends_with(b"000") => {
+            num(20, frac.len() - 1)? * 10u32.pow(10 - frac.len() as u32)
+        }
+        _ => return None,
+    };
+    let sec = num(17, 2)?;
+    if sec > 59 {
+        return None;
+    }
+    let date = NaiveDate::from_ymd_opt(num(0, 4)? as i32, num(5, 2)?, num(8, 2)?)?;
+    Some(
+        date.and_hms_nano_opt(num(11, 2)?, num(14, 2)?, sec, nanos)?
+            .and_utc(),
+    )
 }
 
 /// Appends `t` as [`to_utc_z`] renders it (without quotes), without an
@@ -144,6 +189,69 @@ mod tests {
                     t.to_rfc3339_opts(SecondsFormat::AutoSi, true)
                 );
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the digit-by-digit reader takes is read the same by
+        /// chrono's RFC 3339 parser, and written back as it is; every
+        /// instant of years 0000-9999 (leap seconds aside) written in the
+        /// normal form is taken.
+        #[test]
+        fn normal_form_read_as_chrono_reads_it(
+            raw in "[0-9]{4}-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9](\\.[0-9]{1,10})?[Zz]?",
+            secs in -62_167_219_200i64..253_402_300_800i64,
+            nanos in proptest::prop_oneof![
+                0u32..1_000_000_000,
+                (0u32..1_000).prop_map(|n| n * 1_000_000),
+                (0u32..1_000_000).prop_map(|n| n * 1_000),
+                proptest::strategy::Just(0u32),
+            ],
+        ) {
+            if let Some(t) = parse_normal(&raw) {
+                let chrono = DateTime::parse_from_rfc3339(&raw).map(|t| t.with_timezone(&Utc));
+                proptest::prop_assert_eq!(Ok(t), chrono);
+                let mut out = Vec::new();
+                write_utc_z(&t, &mut out);
+                proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), raw);
+            }
+            let t = DateTime::from_timestamp(secs, nanos).unwrap();
+            let mut out = Vec::new();
+            write_utc_z(&t, &mut out);
+            let written = String::from_utf8(out).unwrap();
+            proptest::prop_assert_eq!(parse_normal(&written), Some(t), "{}", written);
+        }
+    }
+
+    #[test]
+    fn normal_form_only() {
+        for (raw, taken) in [
+            ("2024-03-15T18:30:00Z", true),
+            ("2024-03-15T18:30:00.120Z", true),
+            ("2024-03-15T18:30:00.000120Z", true),
+            ("2024-03-15T18:30:00.000000120Z", true),
+            ("2024-03-15T18:30:00.000Z", false),
+            ("2024-03-15T18:30:00.120000Z", false),
+            ("2024-03-15T18:30:00.12Z", false),
+            ("2024-03-15T18:30:00.1234Z", false),
+            ("2024-03-15T18:30:00z", false),
+            ("2024-03-15t18:30:00Z", false),
+            ("2024-03-15T18:30:00+00:00", false),
+            ("2024-03-15T18:30:60Z", false),
+            ("2024-02-30T18:30:00Z", false),
+            ("2024-03-15T24:00:00Z", false),
+            ("+024-03-15T18:30:00Z", false),
+            ("2024-03-15T18:30:00.+12Z", false),
+        ] {
+            assert_eq!(parse_normal(raw).is_some(), taken, "{raw}");
+            // The general reader still reads the others.
+            assert_eq!(
+                parse(raw),
+                DateTime::parse_from_rfc3339(raw)
+                    .ok()
+                    .map(|t| t.with_timezone(&Utc)),
+                "{raw}"
+            );
         }
     }
 

@@ -641,12 +641,18 @@ impl<'a> Tx<'a> {
                 b"timestamp" => {
                     Tx::mark(o, 2)?;
                     let (raw, e) = tx.plain_str(v)?;
-                    let t = crate::timestamp::parse(raw)?;
-                    tx.seen.timestamp = Some(t);
                     let p = tx.begin(b"timestamp");
-                    tx.out.push(b'"');
-                    crate::timestamp::write_utc_z(&t, &mut tx.out);
-                    tx.out.push(b'"');
+                    if let Some(t) = crate::timestamp::parse_normal(raw) {
+                        // Written back as it is (see `parse_normal`).
+                        tx.seen.timestamp = Some(t);
+                        tx.out.extend_from_slice(&tx.lx.b[v..e]);
+                    } else {
+                        let t = crate::timestamp::parse(raw)?;
+                        tx.seen.timestamp = Some(t);
+                        tx.out.push(b'"');
+                        crate::timestamp::write_utc_z(&t, &mut tx.out);
+                        tx.out.push(b'"');
+                    }
                     tx.end(o, 2, p)?;
                     Some(e)
                 }

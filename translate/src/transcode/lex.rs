@@ -11,9 +11,13 @@ const fn splat(b: u8) -> u64 {
     (b as u64) * 0x0101_0101_0101_0101
 }
 
-/// True when one of the eight bytes of `w` is `"`, `\` or a control byte.
+/// The first of the eight bytes of `w` (little-endian: the byte at the
+/// lowest address first) that is `"`, `\` or a control byte; 8 when none
+/// is. Each of the three tests flags its first hit exactly (a borrow can
+/// only flag bytes after a true hit), so the lowest flag of the three is
+/// the first such byte.
 #[inline]
-fn special(w: u64) -> bool {
+fn special_at(w: u64) -> usize {
     const LO: u64 = splat(0x01);
     const HI: u64 = splat(0x80);
     let q = w ^ splat(b'"');
@@ -21,7 +25,15 @@ fn special(w: u64) -> bool {
     let zq = q.wrapping_sub(LO) & !q;
     let zs = s.wrapping_sub(LO) & !s;
     let ctl = w.wrapping_sub(splat(0x20)) & !w;
-    (zq | zs | ctl) & HI != 0
+    ((zq | zs | ctl) & HI).trailing_zeros() as usize / 8
+}
+
+/// The eight bytes of `b` (eight long) as one little-endian word.
+#[inline]
+fn word(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(b);
+    u64::from_le_bytes(w)
 }
 
 /// The input being read, with the scratch state of the checks.
@@ -65,28 +77,60 @@ impl<'a> Lex<'a> {
     /// `\b`, `\f`, `\n`, `\r`, `\t`, no raw control bytes.
     #[inline]
     pub(super) fn string_end(&self, i: usize) -> Option<usize> {
+        // Most strings (member names, ids, enum values) close within their
+        // first sixteen bytes: found here without a call.
+        if let Some(w) = self.b.get(i..i + 17) {
+            if w[0] == b'"' {
+                let at = special_at(word(&w[1..9]));
+                if at < 8 {
+                    if w[1 + at] == b'"' {
+                        return Some(i + 2 + at);
+                    }
+                } else {
+                    let at = special_at(word(&w[9..17]));
+                    if at < 8 && w[9 + at] == b'"' {
+                        return Some(i + 10 + at);
+                    }
+                }
+            }
+        }
+        self.scan_string::<false>(i)
+    }
+
+    /// As [`Lex::string_end`], for a string without escapes only.
+    #[inline]
+    pub(super) fn plain_string_end(&self, i: usize) -> Option<usize> {
+        self.scan_string::<true>(i)
+    }
+
+    #[inline(never)]
+    fn scan_string<const PLAIN: bool>(&self, i: usize) -> Option<usize> {
         let b = self.b;
         if b.get(i) != Some(&b'"') {
             return None;
         }
         let mut j = i + 1;
         loop {
-            while j + 8 <= b.len() {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(&b[j..j + 8]);
-                if special(u64::from_le_bytes(w)) {
+            // Eight bytes at a time; the last few one by one.
+            loop {
+                let Some(w) = b.get(j..j + 8) else {
+                    while let Some(&c) = b.get(j) {
+                        if c == b'"' || c == b'\\' || c < 0x20 {
+                            break;
+                        }
+                        j += 1;
+                    }
+                    break;
+                };
+                let at = special_at(word(w));
+                j += at;
+                if at < 8 {
                     break;
                 }
-                j += 8;
-            }
-            while let Some(&c) = b.get(j) {
-                if c == b'"' || c == b'\\' || c < 0x20 {
-                    break;
-                }
-                j += 1;
             }
             match b.get(j)? {
                 b'"' => return Some(j + 1),
+                b'\\' if PLAIN => return None,
                 b'\\' => match b.get(j + 1)? {
                     b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
                     _ => return None,
@@ -369,5 +413,62 @@ pub(super) fn canonical_base64(s: &[u8]) -> bool {
         (0, _) | (_, None) => pad == 0,
         (1, Some(&c)) => val(c).is_some_and(|v| v & 0b11 == 0),
         (_, Some(&c)) => val(c).is_some_and(|v| v & 0b1111 == 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `string_end` as a byte-by-byte reader finds it.
+    fn reference(b: &[u8], i: usize) -> Option<usize> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let mut j = i + 1;
+        loop {
+            match *b.get(j)? {
+                b'"' => return Some(j + 1),
+                b'\\' => match b.get(j + 1)? {
+                    b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
+                    _ => return None,
+                },
+                c if c < 0x20 => return None,
+                _ => j += 1,
+            }
+        }
+    }
+
+    /// Every special byte at every position of strings up to 40 bytes long,
+    /// with bytes that are close to the special ones (`!`, `#`, `[`, `]`,
+    /// 0x20, 0x7f, 0x80, 0xff) around it: the word-wise search stops exactly
+    /// where the byte-wise one does.
+    #[test]
+    fn string_end_is_the_bytewise_end() {
+        let specials: [&[u8]; 9] = [
+            b"\"", b"\\\"", b"\\n", b"\\u", b"\\", b"\x00", b"\x1f", b"\n", b"\\\\",
+        ];
+        let fillers = [b'a', b'!', b'#', b'[', b']', 0x20, 0x7f, 0x80, 0xff];
+        for len in 0..40 {
+            for at in 0..=len {
+                for sp in specials {
+                    for &f in &fillers {
+                        let mut b = vec![b'"'];
+                        b.extend(std::iter::repeat_n(f, at));
+                        b.extend_from_slice(sp);
+                        b.extend(std::iter::repeat_n(f, len - at));
+                        for tail in [&b"\""[..], b"", b"x\"", b"\x01\""] {
+                            let mut b = b.clone();
+                            b.extend_from_slice(tail);
+                            let lx = Lex::new(&b);
+                            let want = reference(&b, 0);
+                            assert_eq!(lx.string_end(0), want, "{b:?}");
+                            let plain = want.filter(|&e| !b[..e].contains(&b'\\'));
+                            assert_eq!(lx.plain_string_end(0), plain, "{b:?}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }

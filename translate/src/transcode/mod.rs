@@ -59,6 +59,8 @@ const EXTRA: u16 = 1000;
 /// The transcoder: the input being read and the output being written.
 struct Tx<'a> {
     lx: Lex<'a>,
+    /// The input (`lx.b`) as the text it was checked to be.
+    text: &'a str,
     out: Vec<u8>,
     tmp: Vec<u8>,
     /// What the v1.0 output says about its task, noted while it is written.
@@ -116,9 +118,10 @@ enum Next {
 }
 
 impl<'a> Tx<'a> {
-    fn new(input: &'a [u8]) -> Self {
+    fn new(input: &'a str) -> Self {
         Tx {
-            lx: Lex::new(input),
+            lx: Lex::new(input.as_bytes()),
+            text: input,
             out: Vec::with_capacity(input.len() + input.len() / 8 + 64),
             tmp: Vec::new(),
             seen: Seen::default(),
@@ -406,12 +409,9 @@ impl<'a> Tx<'a> {
 
     /// The string content (no escapes) of the string at `v`, and its end.
     fn plain_str(&self, v: usize) -> Option<(&'a str, usize)> {
-        let e = self.lx.string_end(v)?;
-        let raw = &self.b()[v + 1..e - 1];
-        if raw.contains(&b'\\') {
-            return None;
-        }
-        Some((std::str::from_utf8(raw).ok()?, e))
+        let e = self.lx.plain_string_end(v)?;
+        // Between two quotes: on character boundaries.
+        Some((self.text.get(v + 1..e - 1)?, e))
     }
 }
 
@@ -435,8 +435,7 @@ pub fn request(to: Version, name: &str, input: &[u8]) -> Option<Vec<u8>> {
     if !matches!(m, Method::SendMessage | Method::SendStreamingMessage) {
         return None;
     }
-    std::str::from_utf8(input).ok()?;
-    let mut tx = Tx::new(input);
+    let mut tx = Tx::new(std::str::from_utf8(input).ok()?);
     let params = match to {
         Version::V10 => Tx::send_to_v10,
         Version::V03 => Tx::send_to_v03,
@@ -453,18 +452,18 @@ pub fn response(to: Version, method: Method, input: &[u8]) -> Option<Vec<u8>> {
 
 /// [`response`] of input already known to be UTF-8.
 pub fn response_str(to: Version, method: Method, input: &str) -> Option<Vec<u8>> {
-    translate_response(to, method, input.as_bytes()).map(|(out, _)| out)
+    translate_response(to, method, input).map(|(out, _)| out)
 }
 
 /// [`response_str`] to v1.0, with what the v1.0 answer says about its task
 /// (the same as reading the answer's `result` back, see [`TaskFacts`]).
 pub fn response_to_v10_with_facts(method: Method, input: &str) -> Option<(Vec<u8>, TaskFacts<'_>)> {
-    let (out, seen) = translate_response(Version::V10, method, input.as_bytes())?;
+    let (out, seen) = translate_response(Version::V10, method, input)?;
     let facts = seen.facts(input)?;
     Some((out, facts))
 }
 
-fn translate_response(to: Version, method: Method, input: &[u8]) -> Option<(Vec<u8>, Seen)> {
+fn translate_response(to: Version, method: Method, input: &str) -> Option<(Vec<u8>, Seen)> {
     let mut tx = Tx::new(input);
     let result = match (to, method) {
         (Version::V10, Method::SendMessage) => Tx::send_result_to_v10,
