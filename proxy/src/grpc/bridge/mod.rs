@@ -114,6 +114,17 @@ impl PushCall {
     }
 }
 
+/// The bridge's JSON-RPC request in the agent's version, as the codec
+/// encodes a JSON-RPC client's (no path, no query).
+fn encode(codec: &mut JsonRpcCodec, body: &[u8]) -> Result<Vec<u8>, Failure> {
+    let params = crate::route::PathParams::default();
+    codec.encode_request(ClientRequest {
+        body,
+        params: &params,
+        query: None,
+    })
+}
+
 /// An HTTP 401 / 403 of the agent as the caller's status (`code`): the
 /// message of the JSON-RPC error it came with, else a fixed one (the
 /// agent's other bytes are not shown).
@@ -222,15 +233,7 @@ impl Bridge {
         let mut out = if client == upstream {
             body.clone()
         } else {
-            let params = crate::route::PathParams::default();
-            let req = ClientRequest {
-                body: &body,
-                params: &params,
-                query: None,
-            };
-            codec
-                .encode_request(req)
-                .map_err(|f| from_failure(client, &f))?
+            encode(&mut codec, &body).map_err(|f| from_failure(client, &f))?
         };
         let mut push = None;
         let plan = Plan::new(method, client, upstream, self.app.push.as_deref());
