@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio_stream::StreamExt;
-use tonic::metadata::MetadataValue;
+use tonic::metadata::{MetadataKey, MetadataValue};
 use tonic::{Code, Status};
 use translate::code::ErrorCode;
 use translate::method::Method;
@@ -69,13 +69,11 @@ pub(super) fn request<T>(
     if let Ok(v) = MetadataValue::try_from(meta.upstream_header(upstream)) {
         md.insert("a2a-version", v);
     }
-    if let Some(ext) = &meta.extensions {
-        if let Ok(v) = MetadataValue::try_from(ext.as_str()) {
-            let key = match upstream {
-                Version::V10 => "a2a-extensions",
-                Version::V03 => "x-a2a-extensions",
-            };
-            md.insert(key, v);
+    // In the agent's spelling, merged as the HTTP bindings merge them.
+    if let Some((key, ext)) = crate::codec::extensions_for(upstream, &meta.presented.0) {
+        let key = MetadataKey::from_bytes(key.as_bytes());
+        if let (Ok(k), Ok(v)) = (key, MetadataValue::try_from(ext)) {
+            md.insert(k, v);
         }
     }
     if let Some(t) = meta.timeout {
