@@ -81,9 +81,22 @@ impl ExactId {
         ))
     }
 
+    /// The id of a request `body` read as `id`, kept as written when it
+    /// does not write back as it was written (the body itself goes on as
+    /// it came: a call in the agent's own version); `None` otherwise.
+    pub(crate) fn of_request(id: &Value, body: &[u8]) -> Option<ExactId> {
+        ExactId::of(id, body).map(|(exact, _)| exact)
+    }
+
+    /// The id errors are rendered with: the token, written back by
+    /// [`Self::restore`].
+    pub(crate) fn token(&self) -> Value {
+        Value::String(self.token.clone())
+    }
+
     /// `out` with the token (as a JSON string) written back as the id the
     /// client sent.
-    fn restore(&self, out: Vec<u8>) -> Vec<u8> {
+    pub(crate) fn restore(&self, out: Vec<u8>) -> Vec<u8> {
         let quoted = format!("\"{}\"", self.token);
         let Some(at) = out
             .windows(quoted.len())

@@ -1659,3 +1659,80 @@ async fn an_exact_id_survives_in_a_subscriptions_first_task() {
     assert_eq!(text.matches(&format!(r#""id":{raw}"#)).count(), 2, "{text}");
     assert!(!text.contains("a2a-proxy-id-"), "{text}");
 }
+
+/// A v1.0 stream toward a v0.3 agent, its JSON-RPC id past 64 bits, cut
+/// by the agent after its head: the last error frame carries the id as the
+/// client wrote it (rendered by the call's codec, as its events are).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exact_id_survives_in_a_cut_streams_error_frame() {
+    let event = V03_WORKING;
+    let cut = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n",
+        event.len()
+    );
+    let up = upstream_with_card(CARD_V03, move |_| Reply::Cut(cut.clone().into_bytes())).await;
+    let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
+    let raw = "123456789012345678901234567890";
+    let body = std::str::from_utf8(V10_STREAM)
+        .unwrap()
+        .replace(r#""id":5"#, &format!(r#""id":{raw}"#));
+    let mut s = open(
+        px.addr,
+        &request("POST", "/", &[("A2A-Version", "1.0")], body.as_bytes()),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    let text = s.rest().await;
+    assert!(text.contains("TASK_STATE_WORKING"), "{text}");
+    let last = text
+        .split("\n\n")
+        .filter_map(|ev| ev.trim().strip_prefix("data: "))
+        .last()
+        .unwrap_or_else(|| panic!("no data frame in {text:?}"));
+    assert!(last.contains(r#""error""#), "{last}");
+    assert!(last.contains(&format!(r#""id":{raw}"#)), "{last}");
+    assert!(!text.contains("a2a-proxy-id-"), "{text}");
+}
+
+/// A same-version JSON-RPC call that pingora's proxy loop passes on, its
+/// id past 64 bits, toward an agent that is not there: the error carries
+/// the id as the client wrote it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exact_id_survives_a_passed_on_call_that_cannot_connect() {
+    let px = proxy_for(&dead_upstream(), Some(Version::V10), |_| {});
+    let raw = "123456789012345678901234567890";
+    let req =
+        format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"GetTask","params":{{"id":"t1"}}}}"#);
+    let r = post(
+        px.addr,
+        "/rpc",
+        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        req.as_bytes(),
+    )
+    .await;
+    let text = r.text();
+    assert!(text.contains(r#""error""#), "{text}");
+    assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
+}
+
+/// A same-version stream (a call of the proxy's own, sent as it came), its
+/// id past 64 bits, toward an agent that is not there: the error carries
+/// the id as the client wrote it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exact_id_survives_a_same_version_stream_that_cannot_connect() {
+    let px = proxy_for(&dead_upstream(), Some(Version::V10), |_| {});
+    let raw = "123456789012345678901234567890";
+    let body = std::str::from_utf8(V10_STREAM)
+        .unwrap()
+        .replace(r#""id":5"#, &format!(r#""id":{raw}"#));
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        body.as_bytes(),
+    )
+    .await;
+    let text = r.text();
+    assert!(text.contains(r#""error""#), "{text}");
+    assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
+}

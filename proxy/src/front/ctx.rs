@@ -20,7 +20,7 @@ use crate::rest::{RestTranslation, UpstreamRequest};
 use crate::route::Route;
 use crate::sse::SseFramer;
 use crate::tasks::relay::Watch;
-use crate::translation::RpcTranslation;
+use crate::translation::{ExactId, RpcTranslation};
 
 /// How the response body is treated.
 #[derive(Default)]
@@ -63,6 +63,10 @@ pub struct Ctx {
     /// Where routing sends the request (area: paths; crate::route::locate).
     pub(crate) dest: Option<crate::endpoints::Dest>,
     pub(crate) target: ErrorTarget,
+    /// The client's JSON-RPC id as written, when it is one a number in
+    /// memory cannot carry (past 64 bits): a same-version call's errors
+    /// carry it (a codec keeps its own, see [`Self::failure_response`]).
+    pub(crate) exact_id: Option<ExactId>,
     /// Counted in `App::enter`.
     pub(crate) entered: bool,
     /// The response is an SSE stream (counted as open).
@@ -200,6 +204,7 @@ impl Ctx {
             route: None,
             dest: None,
             target: ErrorTarget::default(),
+            exact_id: None,
             entered: false,
             stream_open: false,
             status: None,
@@ -254,19 +259,20 @@ impl Ctx {
     }
 
     /// A failure of this request rendered for the client: for its error
-    /// target, with the id the agent saw written back as the client wrote
-    /// it when the call's codec stands in for a JSON-RPC id past 64 bits
-    /// (see [`crate::codec::Codec::error`]).
+    /// target, with a JSON-RPC id past 64 bits written back as the client
+    /// wrote it: the call's codec's (see [`crate::codec::Codec::error`]),
+    /// else the one routing read ([`Self::exact_id`]).
     pub(crate) fn failure_response(&self, f: &Failure) -> crate::app::LocalResponse {
         use crate::app::LocalResponse;
-        match self.rpc().filter(|rpc| rpc.exact_id.is_some()) {
-            Some(rpc) => {
+        let codec = self.rpc().and_then(|rpc| rpc.exact_id.as_ref());
+        match codec.or(self.exact_id.as_ref()) {
+            Some(exact) => {
                 let target = ErrorTarget {
-                    jsonrpc_id: rpc.id.clone(),
+                    jsonrpc_id: Some(exact.token()),
                     ..self.target.clone()
                 };
                 let mut r = LocalResponse::failure(f, &target);
-                r.body = Bytes::from(rpc.restore_id(r.body.to_vec()));
+                r.body = Bytes::from(exact.restore(r.body.to_vec()));
                 r
             }
             None => LocalResponse::failure(f, &self.target),

@@ -221,6 +221,10 @@ impl ProxyService {
         inc.replayable = session.get_retry_buffer().is_some();
         if let Ok(env) = serde_json::from_slice::<Envelope>(&body) {
             inc.rpc_method = env.method;
+            ctx.exact_id = env
+                .id
+                .as_ref()
+                .and_then(|id| crate::translation::ExactId::of_request(id, &body));
             ctx.target.jsonrpc_id = env.id;
         }
         inc.body = Some(body);

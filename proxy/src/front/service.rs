@@ -236,7 +236,7 @@ impl ProxyService {
             };
         };
         tracing::warn!(error = %e, failure = failure.label(), "proxying failed");
-        let r = LocalResponse::failure(&failure, &ctx.target);
+        let r = ctx.failure_response(&failure);
         let code = r.status;
         ctx.failure = Some(failure);
         session.set_keepalive(None);
@@ -323,21 +323,19 @@ impl ProxyService {
             return;
         }
         let v10 = ctx.target.version == Some(crate::version::Version::V10);
-        let frame = match (ctx.target.binding.as_ref(), ctx.target.version) {
+        let frame = match ctx.target.binding.as_ref() {
             // As a2a-python 1.x servers end a failing stream; v0.3 has no
             // such convention (a2a-python 0.3 clients parse every frame as
             // an event): closed.
-            (Some(Binding::Rest), _) if v10 => {
+            Some(Binding::Rest) if v10 => ctx.failure.clone().or_else(|| failure_of(e)).map(|f| {
+                let body = ctx.failure_response(&f).body;
+                let body = String::from_utf8_lossy(&body).replace('\n', " ");
+                (f, format!("event: error\ndata: {body}\n\n"))
+            }),
+            Some(Binding::JsonRpc) if ctx.target.version.is_some() => {
                 ctx.failure.clone().or_else(|| failure_of(e)).map(|f| {
-                    let body = LocalResponse::failure(&f, &ctx.target).body;
-                    let body = String::from_utf8_lossy(&body).replace('\n', " ");
-                    (f, format!("event: error\ndata: {body}\n\n"))
-                })
-            }
-            (Some(Binding::JsonRpc), Some(v)) => {
-                ctx.failure.clone().or_else(|| failure_of(e)).map(|f| {
-                    let env = crate::error::jsonrpc_envelope(&f, v, ctx.target.jsonrpc_id.clone());
-                    (f, format!("data: {env}\n\n"))
+                    let frame = jsonrpc_error_frame(&ctx.failure_response(&f));
+                    (f, frame)
                 })
             }
             _ => None,
@@ -353,5 +351,21 @@ impl ProxyService {
         {
             tracing::debug!(error = %we, "could not write the error frame");
         }
+    }
+}
+
+/// A JSON-RPC error answer (as [`Ctx::failure_response`] renders it, the
+/// client's id as written) as a stream's last `data:` frame: an event
+/// stream's error already is one (v0.3 streaming calls, EDGE-CASES 21).
+fn jsonrpc_error_frame(r: &LocalResponse) -> String {
+    let body = String::from_utf8_lossy(&r.body);
+    let framed = r
+        .headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v == "text/event-stream");
+    if framed {
+        body.into_owned()
+    } else {
+        format!("data: {}\n\n", body.replace('\n', " "))
     }
 }

@@ -222,7 +222,7 @@ pub(super) fn event_item<T>(
 pub(super) async fn pump<T: Send + 'static>(
     client: Version,
     upstream: Version,
-    rpc: RpcTranslation,
+    codec: JsonRpcCodec,
     push: Option<PushCall>,
     source: Source,
     tx: &mpsc::Sender<Result<T, Status>>,
@@ -232,7 +232,6 @@ pub(super) async fn pump<T: Send + 'static>(
     limit: usize,
     relay: Option<Arc<crate::tasks::relay::Relay>>,
 ) -> (Option<tonic::Code>, Option<Result<T, Status>>) {
-    let codec = JsonRpcCodec::from(rpc);
     let events = match source {
         Source::Grpc(s) => UpstreamEvents::Grpc(s),
         Source::Http(resp) if !is_sse(&resp) => {

@@ -8,7 +8,8 @@ use super::*;
 pub struct CallMeta {
     /// From `grpc-timeout`.
     pub timeout: Option<Duration>,
-    /// `a2a-extensions` / `x-a2a-extensions`, merged.
+    /// `a2a-extensions` / `x-a2a-extensions`, merged as
+    /// [`crate::codec::extensions_for`] merges them.
     pub extensions: Option<String>,
     /// The call's metadata as headers: the ListTasks caller scope and the
     /// credentials its page is fetched with are read from it, and its
@@ -85,27 +86,16 @@ pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> 
             }
         }
     }
-    let mut ext: Vec<String> = Vec::new();
-    for key in ["a2a-extensions", "x-a2a-extensions"] {
-        for v in md.get_all(key).iter() {
-            if let Ok(s) = v.to_str() {
-                ext.extend(
-                    s.split(',')
-                        .map(str::trim)
-                        .filter(|x| !x.is_empty())
-                        .map(String::from),
-                );
-            }
-        }
-    }
-    ext.dedup();
+    let presented = md.clone().into_headers();
+    // Both spellings merged, each URI once: the HTTP bindings' rule.
+    let extensions = crate::codec::extensions_for(client, &presented).map(|(_, v)| v);
     Ok(CallMeta {
         timeout: md
             .get("grpc-timeout")
             .and_then(|v| v.to_str().ok())
             .and_then(parse_grpc_timeout),
-        extensions: (!ext.is_empty()).then(|| ext.join(",")),
-        presented: Presented(md.clone().into_headers()),
+        extensions,
+        presented: Presented(presented),
         protocol,
     })
 }

@@ -1,6 +1,6 @@
 //! Binding bridge: one gRPC call of either version, sent as a JSON-RPC call
 //! over HTTP/1.1 to the upstream in the upstream's version (translated with
-//! the same [`RpcTranslation`] the JSON-RPC path uses), and the answer (a
+//! the same [`JsonRpcCodec`] the JSON-RPC path uses), and the answer (a
 //! JSON-RPC response, or an SSE stream of them) turned back into the
 //! caller's version. The per-RPC prost <-> model conversions live in
 //! `svc_v03` / `svc_v10`; this module only moves JSON values.
@@ -25,9 +25,9 @@ use super::status::{from_failure, from_rpc_error};
 use super::upstream::{Events, GrpcUpstream, NoAnswer};
 use crate::app::App;
 use crate::call::{Local, Plan, Prelude, PushStep, TaskLookup};
+use crate::codec::{ClientRequest, Codec, JsonRpcCodec};
 use crate::error::Failure;
 use crate::sse::SseFramer;
-use crate::translation::RpcTranslation;
 use crate::version::Version;
 
 mod events;
@@ -78,7 +78,8 @@ enum Source {
 
 /// A prepared upstream call.
 struct Prepared {
-    rpc: RpcTranslation,
+    /// The JSON side of the call: its request and answer across versions.
+    codec: JsonRpcCodec,
     body: Vec<u8>,
     /// What the push layer left for the answer (push-related RPCs only).
     push: Option<PushCall>,
@@ -111,6 +112,17 @@ impl PushCall {
             .restore(client, &out, &self.pending)
             .unwrap_or(out)
     }
+}
+
+/// The bridge's JSON-RPC request in the agent's version, as the codec
+/// encodes a JSON-RPC client's (no path, no query).
+fn encode(codec: &mut JsonRpcCodec, body: &[u8]) -> Result<Vec<u8>, Failure> {
+    let params = crate::route::PathParams::default();
+    codec.encode_request(ClientRequest {
+        body,
+        params: &params,
+        query: None,
+    })
 }
 
 /// An HTTP 401 / 403 of the agent as the caller's status (`code`): the
@@ -217,19 +229,11 @@ impl Bridge {
             req["params"] = p;
         }
         let body = serde_json::to_vec(&req).unwrap_or_default();
-        let mut rpc = RpcTranslation {
-            client,
-            upstream,
-            method: name.to_string(),
-            id: Some(Value::from(id)),
-            drop_history: false,
-            asked_config: None,
-            exact_id: None,
-        };
+        let mut codec = JsonRpcCodec::new(client, upstream, name.to_string(), Some(id.into()));
         let mut out = if client == upstream {
             body.clone()
         } else {
-            rpc.request(&body).map_err(|f| from_failure(client, &f))?
+            encode(&mut codec, &body).map_err(|f| from_failure(client, &f))?
         };
         let mut push = None;
         let plan = Plan::new(method, client, upstream, self.app.push.as_deref());
@@ -270,7 +274,7 @@ impl Bridge {
             }
         }
         Ok(Prepared {
-            rpc,
+            codec,
             body: out,
             push,
         })
@@ -320,12 +324,9 @@ impl Bridge {
                 },
             )
             .header("A2A-Version", meta.upstream_header(upstream));
-        if let Some(ext) = &meta.extensions {
-            let key = match upstream {
-                Version::V10 => "A2A-Extensions",
-                Version::V03 => "X-A2A-Extensions",
-            };
-            b = b.header(key, ext.as_str());
+        // In the agent's spelling, as the HTTP bindings send them.
+        if let Some((key, ext)) = crate::codec::extensions_for(upstream, &meta.presented.0) {
+            b = b.header(key, ext);
         }
         // The caller's credentials and other end-to-end metadata, as
         // headers (crate::forward).
@@ -434,24 +435,25 @@ impl Bridge {
             .unary_answer(upstream, p.body, meta)
             .await
             .map_err(|e| e.status(client))?;
+        let codec = &p.codec;
         let mut out = if client == upstream {
             body.to_vec()
         } else {
-            p.rpc.response(&body)
+            codec.answer(200, &body).body
         };
         if let Some(push) = &p.push {
             out = push.finish(client, out);
         }
         let pending = p.push.as_ref().map(|c| &c.pending);
-        out = p
-            .rpc
-            .settle_config(out, crate::push::layer::Push::known_config(pending));
+        let mut known = Some(crate::push::layer::Push::known_config(pending));
+        let mut known = |t: &str, c: &str| known.take().and_then(|k| k(t, c));
+        out = codec.settle_config(out, &mut known).body;
         if Plan::new(method, client, upstream, None).record_tasks {
             // Tasks seen here are what ListTasks lists to this caller
             // (crate::tasks).
             let scope = self.app.tasks.scope_of(&meta.presented.0);
-            self.app.tasks.record(scope, &p.rpc.method, &out);
-            self.app.relay.publish_envelope(&p.rpc.method, &out);
+            self.app.tasks.record(scope, codec.method_name(), &out);
+            self.app.relay.publish_envelope(codec.method_name(), &out);
         }
         method_result(client, Some(method), &out)
     }
@@ -574,7 +576,7 @@ impl Bridge {
         self.check_minor(client, &meta).await?;
         let started = std::time::Instant::now();
         let opened = self.open_stream(client, method, params, &meta).await;
-        let (slot, upstream, rpc, push, resp) = match opened {
+        let (slot, upstream, codec, push, resp) = match opened {
             Ok(o) => o,
             Err(s) => {
                 self.count(client, method, Some(&s), started.elapsed())
@@ -595,7 +597,7 @@ impl Bridge {
             let relay = (client, upstream) == (Version::V10, Version::V03);
             let relay = relay.then(|| this.app.relay.clone());
             let (code, last) = pump(
-                client, upstream, rpc, push, resp, &tx, conv, end, gap, limit, relay,
+                client, upstream, codec, push, resp, &tx, conv, end, gap, limit, relay,
             )
             .await;
             // Counted before the last item goes out and the channel closes,
@@ -620,7 +622,7 @@ impl Bridge {
         method: Method,
         params: Option<Value>,
         meta: &CallMeta,
-    ) -> Result<(InFlight, Version, RpcTranslation, Option<PushCall>, Source), Status> {
+    ) -> Result<(InFlight, Version, JsonRpcCodec, Option<PushCall>, Source), Status> {
         let slot = self.enter(client)?;
         let upstream = self.upstream_version(client).await?;
         let p = self.prepare(client, upstream, method, params, meta).await?;
@@ -635,7 +637,7 @@ impl Bridge {
             .map_err(|f| from_failure(client, &f))
         })
         .await?;
-        Ok((slot, upstream, p.rpc, p.push, resp))
+        Ok((slot, upstream, p.codec, p.push, resp))
     }
 }
 
@@ -651,5 +653,21 @@ mod tests {
         assert_eq!(parse_grpc_timeout("x"), None);
         assert_eq!(parse_grpc_timeout("10x"), None);
         assert_eq!(parse_grpc_timeout("1234567890S"), None);
+    }
+
+    /// Extensions in both spellings, repeated: merged as the HTTP bindings
+    /// merge them (each URI once).
+    #[test]
+    fn extensions_merge_as_on_http() {
+        let mut md = MetadataMap::new();
+        md.append("a2a-extensions", "urn:a, urn:b".parse().unwrap());
+        md.append("x-a2a-extensions", "urn:a".parse().unwrap());
+        md.append("a2a-extensions", "urn:c,urn:b".parse().unwrap());
+        let meta = call_meta(Version::V10, &md).unwrap();
+        assert_eq!(meta.extensions.as_deref(), Some("urn:a,urn:b,urn:c"));
+        assert!(call_meta(Version::V03, &MetadataMap::new())
+            .unwrap()
+            .extensions
+            .is_none());
     }
 }
