@@ -69,9 +69,10 @@ pub enum Failure {
     /// The upstream could not be reached (refused, reset, DNS).
     UpstreamUnavailable { detail: String },
     /// The request reached the agent's connection and the connection ended
-    /// before any answer: the agent may have acted, and the call (one that
-    /// must not act twice) was not sent again.
-    OutcomeUnknown { detail: String },
+    /// (or, `timed_out`, no answer came in time) before any answer: the
+    /// agent may have acted, and the call (one that must not act twice)
+    /// was not sent again (crate::unary::retry).
+    OutcomeUnknown { detail: String, timed_out: bool },
     /// TLS toward an `https://` agent failed (crate::upstream_tls): the
     /// client is told the agent's config name and the kind; `detail` (its
     /// URL, the rustls error) goes to the log.
@@ -142,10 +143,20 @@ impl Failure {
                 "upstream agent unavailable".to_string(),
                 Some("UNAVAILABLE"),
             ),
-            Failure::OutcomeUnknown { .. } => (
+            Failure::OutcomeUnknown {
+                timed_out: false, ..
+            } => (
                 A2aCode::Internal,
                 Some(502),
                 "the agent's connection ended after the request was sent: whether the agent acted on it is unknown (not sent again)".to_string(),
+                Some("UNKNOWN"),
+            ),
+            Failure::OutcomeUnknown {
+                timed_out: true, ..
+            } => (
+                A2aCode::Internal,
+                Some(504),
+                "the agent did not answer in time after the request was sent: whether it acted on it is unknown (not sent again)".to_string(),
                 Some("UNKNOWN"),
             ),
             Failure::UpstreamTls { agent, kind, .. } => (
@@ -300,7 +311,7 @@ impl Failure {
     pub fn log_detail(&self) {
         let detail = match self {
             Failure::UpstreamUnavailable { detail }
-            | Failure::OutcomeUnknown { detail }
+            | Failure::OutcomeUnknown { detail, .. }
             | Failure::BadUpstreamResponse { detail }
             | Failure::UpstreamTls { detail, .. }
             | Failure::Internal { detail } => detail,
@@ -433,6 +444,27 @@ mod tests {
         assert_eq!(info["@type"], "type.googleapis.com/google.rpc.ErrorInfo");
         assert_eq!(info["reason"], "INTERNAL");
         assert_eq!(info["domain"], "a2a-protocol.org");
+    }
+
+    #[test]
+    fn an_unknown_outcome_is_told_apart_from_an_unreachable_agent() {
+        for (timed_out, status) in [(false, 502), (true, 504)] {
+            let f = Failure::OutcomeUnknown {
+                detail: "10.0.0.7:9999 reset".into(),
+                timed_out,
+            };
+            let r = rescue(&f, &target(Version::V10, Binding::JsonRpc));
+            assert_eq!(r.status, status);
+            let v = parse(&r);
+            assert_eq!(v["error"]["code"], -32603);
+            assert_eq!(
+                v["error"]["data"][0]["metadata"]["proxyReason"],
+                "outcome_unknown"
+            );
+            let message = v["error"]["message"].as_str().unwrap();
+            assert!(message.contains("unknown"), "{message}");
+            assert!(!message.contains("10.0.0.7"), "{message}");
+        }
     }
 
     #[test]

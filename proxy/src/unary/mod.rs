@@ -22,8 +22,11 @@ use crate::error::Failure;
 use crate::upstream_tls::{AgentAddr, Conn};
 
 mod chunked;
+mod retry;
 
 use chunked::Chunked;
+pub use retry::Repeat;
+use retry::{Attempts, Lost};
 
 /// Idle connections kept per proxy (all upstream addresses together).
 const MAX_IDLE: usize = 256;
@@ -57,54 +60,8 @@ pub struct Limits {
     /// Largest answer body.
     pub max_body: usize,
     /// Whether the request may be sent again when its first sending may
-    /// have reached the agent (see [`Repeat`]).
+    /// have reached the agent (see [`retry`]).
     pub repeat: Repeat,
-}
-
-/// Whether a call can be sent twice without the agent acting twice.
-///
-/// A request is repeated on a new connection only when it cannot have
-/// acted, or when acting twice is harmless:
-/// - nothing was written (connect refused or timed out, a pooled connection
-///   found closed before the write): always repeated or reported as
-///   unreachable, the agent never saw it;
-/// - written, then the connection ended before any byte of an answer:
-///   the agent may have acted. A [`Repeat::Safe`] call (reads: GetTask,
-///   lists, cards, a push config's get, a subscribe) is sent once more on a
-///   new connection; a [`Repeat::Never`] one (SendMessage, streaming
-///   sends, CancelTask, push-config create and delete) is not, and the
-///   client is told the outcome is unknown ([`Failure::OutcomeUnknown`]);
-/// - an answer came (any status): it is the answer, never repeated here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Repeat {
-    Safe,
-    Never,
-}
-
-impl Repeat {
-    /// The rule for `op` (`None`: an operation the proxy does not know,
-    /// never repeated).
-    pub fn of(op: Option<translate::method::Method>) -> Repeat {
-        use translate::method::Method as Op;
-        match op {
-            Some(
-                Op::GetTask
-                | Op::ListTasks
-                | Op::GetPushConfig
-                | Op::ListPushConfigs
-                | Op::GetExtendedCard
-                | Op::SubscribeToTask,
-            ) => Repeat::Safe,
-            Some(
-                Op::SendMessage
-                | Op::SendStreamingMessage
-                | Op::CancelTask
-                | Op::CreatePushConfig
-                | Op::DeletePushConfig,
-            )
-            | None => Repeat::Never,
-        }
-    }
 }
 
 struct Idle {
@@ -120,25 +77,14 @@ pub struct UpstreamPool {
     opened: AtomicU64,
 }
 
-/// Why an exchange failed.
-enum CallError {
-    /// Not a byte of an answer arrived and the request may not have been
-    /// read: on a reused connection the upstream may have closed it while it
-    /// was idle, so the call is repeated once on a new connection.
-    NoAnswer(Failure),
-    Other(Failure),
-}
-
 fn unavailable(what: &str, e: impl std::fmt::Display) -> Failure {
     Failure::UpstreamUnavailable {
         detail: format!("{what}: {e}"),
     }
 }
 
-fn bad(detail: impl Into<String>) -> CallError {
-    CallError::Other(Failure::BadUpstreamResponse {
-        detail: detail.into(),
-    })
+fn bad(detail: impl Into<String>) -> Lost {
+    Lost::bad(detail)
 }
 
 impl UpstreamPool {
@@ -158,11 +104,7 @@ impl UpstreamPool {
         let addr = addr.into();
         let to = &addr;
         let (answer, keep) = self
-            .on_connection(to, limits, |sock| async move {
-                tokio::time::timeout(limits.answer_timeout, exchange(sock, to, request, limits))
-                    .await
-                    .unwrap_or(Err(CallError::Other(Failure::UpstreamTimeout)))
-            })
+            .on_connection(to, limits, |sock| exchange(sock, to, request, limits))
             .await?;
         self.put(addr, keep);
         Ok(answer)
@@ -170,9 +112,8 @@ impl UpstreamPool {
 
     /// Runs `talk` on a live pooled connection to `addr` (those the agent
     /// closed while idle are dropped before anything is written), else on
-    /// a new one. When the request was written and no answer came, a
-    /// [`Repeat::Safe`] call on a pooled connection is run once more on a
-    /// new one; any other is [`Failure::OutcomeUnknown`] (see [`Repeat`]).
+    /// a new one; a failed attempt is run once more on a new connection
+    /// when the retry table allows it (see [`retry`]).
     async fn on_connection<T, F, Fut>(
         &self,
         addr: &AgentAddr,
@@ -181,29 +122,20 @@ impl UpstreamPool {
     ) -> Result<T, Failure>
     where
         F: Fn(Conn) -> Fut,
-        Fut: std::future::Future<Output = Result<T, CallError>>,
+        Fut: std::future::Future<Output = Result<T, Lost>>,
     {
-        let in_doubt = |f: Failure| match (limits.repeat, f) {
-            (Repeat::Never, Failure::UpstreamUnavailable { detail }) => {
-                Failure::OutcomeUnknown { detail }
-            }
-            (_, f) => f,
-        };
-        if let Some(sock) = self.take_live(addr) {
+        let mut attempts = Attempts::new(limits.repeat);
+        let mut pooled = self.take_live(addr);
+        loop {
+            let reused = pooled.is_some();
+            let sock = match pooled.take() {
+                Some(sock) => sock,
+                None => self.connect(addr, limits.connect_timeout).await?,
+            };
             match talk(sock).await {
                 Ok(t) => return Ok(t),
-                Err(CallError::NoAnswer(f)) if limits.repeat == Repeat::Safe => {
-                    tracing::debug!(failure = ?f, "reused upstream connection gave no answer; a read, so asked again on a new one");
-                }
-                Err(CallError::NoAnswer(f)) => return Err(in_doubt(f)),
-                Err(CallError::Other(f)) => return Err(f),
+                Err(lost) => attempts.next(lost, reused)?,
             }
-        }
-        let sock = self.connect(addr, limits.connect_timeout).await?;
-        match talk(sock).await {
-            Ok(t) => Ok(t),
-            Err(CallError::NoAnswer(f)) => Err(in_doubt(f)),
-            Err(CallError::Other(f)) => Err(f),
         }
     }
 
@@ -280,27 +212,40 @@ fn io_failure(to: &AgentAddr, what: &str, e: std::io::Error) -> Result<Failure, 
     }
 }
 
-/// Reads more bytes into `buf`; `Ok(0)` at end of stream.
+/// Reads more bytes into `buf` within the read timeout and by `deadline`;
+/// `Ok(0)` at end of stream. `answered`: a byte of the answer came (a
+/// failure now is the answer's, not in doubt).
 async fn read_more(
     sock: &mut Conn,
     to: &AgentAddr,
     buf: &mut BytesMut,
     limits: &Limits,
-) -> Result<usize, CallError> {
+    deadline: Instant,
+    answered: bool,
+) -> Result<usize, Lost> {
     if buf.capacity() - buf.len() < 1024 {
         buf.reserve(READ_CHUNK);
     }
-    let empty = buf.is_empty();
-    match tokio::time::timeout(limits.read_timeout, sock.read_buf(buf)).await {
+    let wait = limits
+        .read_timeout
+        .min(deadline.saturating_duration_since(Instant::now()));
+    match tokio::time::timeout(wait, sock.read_buf(buf)).await {
         Ok(Ok(n)) => Ok(n),
         // A TLS failure (the agent refusing the client certificate, say):
-        // the call never reached it; told as it is.
-        Ok(Err(e)) => match io_failure(to, "reading the answer", e) {
-            Err(tls) => Err(CallError::Other(tls)),
-            Ok(f) if empty => Err(CallError::NoAnswer(f)),
-            Ok(f) => Err(CallError::Other(f)),
-        },
-        Err(_) => Err(CallError::Other(Failure::UpstreamTimeout)),
+        // told as it is.
+        Ok(Err(e)) => Err(match io_failure(to, "reading the answer", e) {
+            Err(tls) => Lost::Answered(tls),
+            Ok(f) if answered => Lost::Answered(f),
+            Ok(failure) => Lost::InDoubt {
+                failure,
+                timed_out: false,
+            },
+        }),
+        Err(_) if answered => Err(Lost::Answered(Failure::UpstreamTimeout)),
+        Err(_) => Err(Lost::InDoubt {
+            failure: Failure::UpstreamTimeout,
+            timed_out: true,
+        }),
     }
 }
 
@@ -337,7 +282,7 @@ fn hop_by_hop(name: &HeaderName) -> bool {
 
 /// Parses a complete response head at the start of `buf`; `Ok(None)` when
 /// more bytes are needed.
-fn parse_head(buf: &[u8]) -> Result<Option<Head>, CallError> {
+fn parse_head(buf: &[u8]) -> Result<Option<Head>, Lost> {
     let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut r = httparse::Response::new(&mut slots);
     let len = match r.parse(buf) {
@@ -402,23 +347,30 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, CallError> {
 }
 
 /// Sends `request` on `sock` and reads the answer's head (informational
-/// answers skipped); the bytes after the head stay in `buf`.
+/// answers skipped), all by `deadline`; the bytes after the head stay in
+/// `buf`.
 async fn send_and_read_head(
     sock: &mut Conn,
     to: &AgentAddr,
     request: &[u8],
     buf: &mut BytesMut,
     limits: &Limits,
-) -> Result<Head, CallError> {
-    let sent = match sock.write_all(request).await {
-        Ok(()) => sock.flush().await,
-        Err(e) => Err(e),
+    deadline: Instant,
+) -> Result<Head, Lost> {
+    let write = async {
+        sock.write_all(request).await?;
+        sock.flush().await
     };
-    if let Err(e) = sent {
-        return Err(match io_failure(to, "sending the request", e) {
-            Err(tls) => CallError::Other(tls),
-            Ok(f) => CallError::NoAnswer(f),
-        });
+    let wait = deadline.saturating_duration_since(Instant::now());
+    match tokio::time::timeout(wait, write).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(match io_failure(to, "sending the request", e) {
+                Err(tls) => Lost::Answered(tls),
+                Ok(f) => Lost::NotSent(f),
+            })
+        }
+        Err(_) => return Err(Lost::NotSent(Failure::UpstreamTimeout)),
     }
     let head = loop {
         if !buf.is_empty() {
@@ -431,11 +383,15 @@ async fn send_and_read_head(
                 break head;
             }
         }
-        if read_more(sock, to, buf, limits).await? == 0 {
-            return Err(if buf.is_empty() {
-                CallError::NoAnswer(unavailable("reading the answer", "connection closed"))
-            } else {
+        let answered = !buf.is_empty();
+        if read_more(sock, to, buf, limits, deadline, answered).await? == 0 {
+            return Err(if answered {
                 bad("connection closed inside the answer head")
+            } else {
+                Lost::InDoubt {
+                    failure: unavailable("reading the answer", "connection closed"),
+                    timed_out: false,
+                }
             });
         }
     };
@@ -453,9 +409,11 @@ async fn exchange(
     to: &AgentAddr,
     request: &[u8],
     limits: Limits,
-) -> Result<(Answer, Option<Conn>), CallError> {
+) -> Result<(Answer, Option<Conn>), Lost> {
+    // The whole answer within its timeout, from the request's first byte.
+    let deadline = Instant::now() + limits.answer_timeout;
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
-    let head = send_and_read_head(&mut sock, to, request, &mut buf, &limits).await?;
+    let head = send_and_read_head(&mut sock, to, request, &mut buf, &limits, deadline).await?;
     let (body, leftover) = match head.framing {
         Framing::Empty => (Bytes::new(), !buf.is_empty()),
         Framing::Length(n) => {
@@ -466,8 +424,8 @@ async fn exchange(
                 buf.reserve(n - buf.len());
             }
             while buf.len() < n {
-                if read_more(&mut sock, to, &mut buf, &limits).await? == 0 {
-                    return Err(CallError::Other(unavailable(
+                if read_more(&mut sock, to, &mut buf, &limits, deadline, true).await? == 0 {
+                    return Err(Lost::Answered(unavailable(
                         "reading the answer",
                         "connection closed inside the body",
                     )));
@@ -482,8 +440,8 @@ async fn exchange(
                 if dec.advance(&buf, limits.max_body).map_err(bad)? {
                     break;
                 }
-                if read_more(&mut sock, to, &mut buf, &limits).await? == 0 {
-                    return Err(CallError::Other(unavailable(
+                if read_more(&mut sock, to, &mut buf, &limits, deadline, true).await? == 0 {
+                    return Err(Lost::Answered(unavailable(
                         "reading the answer",
                         "connection closed inside the body",
                     )));
@@ -492,7 +450,7 @@ async fn exchange(
             (dec.out.freeze(), dec.pos < buf.len())
         }
         Framing::UntilClose => {
-            while read_more(&mut sock, to, &mut buf, &limits).await? > 0 {
+            while read_more(&mut sock, to, &mut buf, &limits, deadline, true).await? > 0 {
                 if buf.len() > limits.max_body {
                     return Err(bad(format!("answer larger than {} bytes", limits.max_body)));
                 }
@@ -675,9 +633,14 @@ impl Streaming {
         addr: AgentAddr,
         request: &[u8],
         limits: Limits,
-    ) -> Result<Streaming, CallError> {
+    ) -> Result<Streaming, Lost> {
         let mut buf = BytesMut::with_capacity(STREAM_CHUNK);
-        let head = send_and_read_head(&mut sock, &addr, request, &mut buf, &limits).await?;
+        // Each read of the head within the read timeout, the whole head
+        // within the answer timeout too (its body has no deadline but the
+        // stream's own).
+        let deadline = Instant::now() + limits.read_timeout.max(limits.answer_timeout);
+        let head =
+            send_and_read_head(&mut sock, &addr, request, &mut buf, &limits, deadline).await?;
         let left = match head.framing {
             Framing::Length(n) => n,
             _ => 0,
