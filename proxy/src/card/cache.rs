@@ -2,6 +2,7 @@
 //! in time and size), kept for its max-age, revalidated with ETag /
 //! If-None-Match, and the agent's interfaces resolved from it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -262,26 +263,51 @@ impl CardCache {
         Ok((status, out))
     }
 
+    /// A card fetch is a read: lost before any answer (the connection
+    /// ended after the request was written, or a pooled one failed the
+    /// write), it is asked once more, each attempt within the connect and
+    /// read timeouts (the upstream client's retry table, crate::unary).
     async fn fetch(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
         let total = self.connect_timeout + self.read_timeout;
-        match tokio::time::timeout(total, self.fetch_inner(addr, etag)).await {
-            Ok(r) => r,
-            Err(_) => Err(unavailable(format!("card fetch timed out after {total:?}"))),
+        let again = AtomicBool::new(false);
+        let mut first = true;
+        loop {
+            match tokio::time::timeout(total, self.fetch_inner(addr, etag, &again)).await {
+                Ok(Err(f)) if first && again.swap(false, Ordering::Relaxed) => {
+                    tracing::debug!(failure = ?f, "card fetch lost before an answer; asked once more");
+                    first = false;
+                }
+                Ok(r) => return r,
+                Err(_) => return Err(unavailable(format!("card fetch timed out after {total:?}"))),
+            }
         }
     }
 
-    async fn fetch_inner(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
+    /// One attempt of [`CardCache::fetch`]; `again` is set when it failed
+    /// before any answer in a way a read may be asked again after.
+    async fn fetch_inner(
+        &self,
+        addr: &AgentAddr,
+        etag: Option<&str>,
+        again: &AtomicBool,
+    ) -> Result<Fetched, Failure> {
         let peer = self.peer(addr)?;
+        let reused = AtomicBool::new(false);
         let err = |what: &str, e: Box<pingora::Error>| {
-            addr.settings()
-                .and_then(|s| crate::upstream_tls::pingora_failure(&self.agent, s, &peer, &e))
-                .unwrap_or_else(|| unavailable(format!("card fetch: {what}: {e}")))
+            let tls = addr
+                .settings()
+                .and_then(|s| crate::upstream_tls::pingora_failure(&self.agent, s, &peer, &e));
+            if tls.is_none() && lost_before_answer(what, &e, reused.load(Ordering::Relaxed)) {
+                again.store(true, Ordering::Relaxed);
+            }
+            tls.unwrap_or_else(|| unavailable(format!("card fetch: {what}: {e}")))
         };
-        let (mut session, _reused) = self
+        let (mut session, was_reused) = self
             .connector
             .get_http_session(&peer)
             .await
             .map_err(|e| err("connect", e))?;
+        reused.store(was_reused, Ordering::Relaxed);
         let path = format!("{}{}", self.upstream.base_path, CARD_PATH);
         let mut req =
             RequestHeader::build("GET", path.as_bytes(), None).map_err(|e| err("request", e))?;
@@ -342,6 +368,19 @@ impl CardCache {
         }))
     }
 }
+/// Whether the failure of step `what` (`write`, `read`) of an exchange
+/// lost the request before any answer: the connection ended after the
+/// write (in doubt; a read may be asked again), or a pooled (`reused`)
+/// connection failed the write (the agent got no whole request).
+fn lost_before_answer(what: &str, e: &pingora::Error, reused: bool) -> bool {
+    use pingora::ErrorType as T;
+    match what {
+        "write" => reused,
+        "read" => matches!(e.etype(), T::ConnectionClosed | T::ReadError),
+        _ => false,
+    }
+}
+
 /// Sends `req` (with `body`, if any) on `session` and reads the answer's
 /// head; a step's pingora error goes through `err` with the step's name
 /// (`write` or `read`).
