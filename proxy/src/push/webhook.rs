@@ -278,9 +278,14 @@ struct Failed {
     why: String,
 }
 
-/// Writes the request and reads the answer: its head (at most
-/// [`MAX_RESPONSE_HEAD`] bytes) and, when it has a small Content-Length,
-/// its body, so the connection can be reused (returned as `Some`).
+/// Informational answers (`100 Continue`, `103 Early Hints`) skipped
+/// before a webhook's final answer; more is a broken webhook.
+const MAX_INFORMATIONAL: usize = 8;
+
+/// Writes the request and reads the answer: its head (informational ones
+/// skipped, at most [`MAX_RESPONSE_HEAD`] bytes in all) and, when it is
+/// small (a `Content-Length` or chunked), its body, so the connection can
+/// be reused (returned as `Some`).
 async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Conn>), Failed> {
     let io = |stale: bool| {
         move |e: std::io::Error| Failed {
@@ -293,26 +298,96 @@ async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Co
     s.flush().await.map_err(io(true))?;
     let mut buf = vec![0u8; MAX_RESPONSE_HEAD];
     let mut n = 0;
-    let end = loop {
-        let k = s.read(&mut buf[n..]).await.map_err(io(n == 0))?;
-        if k == 0 {
-            if n == 0 {
+    let mut informational = 0;
+    let (code, end, keep, framing) = loop {
+        // Nothing of an answer yet: the connection may have been closed
+        // while idle.
+        let stale = informational == 0;
+        let end = loop {
+            if let Some(i) = buf[..n].windows(4).position(|w| w == b"\r\n\r\n") {
+                break Some(i + 4);
+            }
+            if n == buf.len() {
+                break None;
+            }
+            let k = s.read(&mut buf[n..]).await.map_err(io(stale && n == 0))?;
+            if k == 0 {
+                if n == 0 {
+                    return Err(Failed {
+                        stale,
+                        why: "webhook closed the connection without an answer".into(),
+                    });
+                }
+                break None;
+            }
+            n += k;
+        };
+        let (code, keep, framing) = answer_head(&buf[..end.unwrap_or(n)])?;
+        let Some(end) = end else {
+            return Ok((code, None));
+        };
+        if (100..200).contains(&code) && code != 101 {
+            informational += 1;
+            if informational > MAX_INFORMATIONAL {
                 return Err(Failed {
-                    stale: true,
-                    why: "webhook closed the connection without an answer".into(),
+                    stale: false,
+                    why: "webhook sent only informational answers".into(),
                 });
             }
-            break None;
+            // The final answer follows.
+            buf.copy_within(end..n, 0);
+            n -= end;
+            continue;
         }
-        n += k;
-        if let Some(i) = buf[..n].windows(4).position(|w| w == b"\r\n\r\n") {
-            break Some(i + 4);
-        }
-        if n == buf.len() {
-            break None;
-        }
+        break (code, end, keep, framing);
     };
-    let text = String::from_utf8_lossy(&buf[..end.unwrap_or(n)]).into_owned();
+    let no_body = code == 204 || code == 304 || (100..200).contains(&code);
+    let framing = if no_body { Framing::Length(0) } else { framing };
+    if !keep {
+        return Ok((code, None));
+    }
+    // The body is read (and dropped) when it fits, so the connection can
+    // carry the next post.
+    let whole = match framing {
+        Framing::Length(length) if end + length <= MAX_RESPONSE_HEAD => {
+            while n < end + length {
+                match s.read(&mut buf[n..end + length]).await {
+                    Ok(0) | Err(_) => return Ok((code, None)),
+                    Ok(k) => n += k,
+                }
+            }
+            n == end + length
+        }
+        Framing::Chunked => {
+            let mut chunks = crate::unary::ChunkedBody::default();
+            loop {
+                match chunks.end(&buf[end..n], MAX_RESPONSE_HEAD) {
+                    Ok(Some(len)) => break end + len == n,
+                    Ok(None) if n < buf.len() => match s.read(&mut buf[n..]).await {
+                        Ok(0) | Err(_) => return Ok((code, None)),
+                        Ok(k) => n += k,
+                    },
+                    Ok(None) | Err(_) => return Ok((code, None)),
+                }
+            }
+        }
+        Framing::Length(_) | Framing::Unknown => false,
+    };
+    Ok((code, whole.then_some(s)))
+}
+
+/// How a webhook's answer body is delimited, as far as it matters to
+/// keeping the connection.
+enum Framing {
+    Length(usize),
+    Chunked,
+    Unknown,
+}
+
+/// A webhook's answer head: its status, whether the connection may carry
+/// another post, and its body's framing.
+fn answer_head(head: &[u8]) -> Result<(u16, bool, Framing), Failed> {
+    let text = String::from_utf8_lossy(head);
     let mut lines = text.split("\r\n");
     let line = lines.next().unwrap_or_default();
     let mut parts = line.split_whitespace();
@@ -320,7 +395,7 @@ async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Co
         parts.next(),
         parts.next().and_then(|c| c.parse::<u16>().ok()),
     ) {
-        (Some(v), Some(code)) if v.starts_with("HTTP/1.") => (v.to_string(), code),
+        (Some(v), Some(code)) if v.starts_with("HTTP/1.") => (v, code),
         _ => {
             return Err(Failed {
                 stale: false,
@@ -328,11 +403,9 @@ async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Co
             })
         }
     };
-    let Some(end) = end else {
-        return Ok((code, None));
-    };
-    // Reusable only with a known, small body and no `close`.
+    // Reusable only with a known body and no `close`.
     let mut length = None;
+    let mut chunked = false;
     let mut keep = version == "HTTP/1.1";
     for l in lines {
         let Some((k, v)) = l.split_once(':') else {
@@ -341,23 +414,20 @@ async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Co
         let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_ascii_lowercase());
         match k.as_str() {
             "content-length" => length = v.parse::<usize>().ok(),
+            "transfer-encoding" if v.rsplit(',').next().map(str::trim) == Some("chunked") => {
+                chunked = true
+            }
             "transfer-encoding" => keep = false,
             "connection" if v.contains("close") => keep = false,
             _ => {}
         }
     }
-    let no_body = code == 204 || code == 304 || (100..200).contains(&code);
-    let length = if no_body { Some(0) } else { length };
-    let Some(length) = length.filter(|l| keep && end + l <= MAX_RESPONSE_HEAD) else {
-        return Ok((code, None));
+    let framing = match (chunked, length) {
+        (true, _) => Framing::Chunked,
+        (false, Some(l)) => Framing::Length(l),
+        (false, None) => Framing::Unknown,
     };
-    while n < end + length {
-        match s.read(&mut buf[n..end + length]).await {
-            Ok(0) | Err(_) => return Ok((code, None)),
-            Ok(k) => n += k,
-        }
-    }
-    Ok((code, (n == end + length).then_some(s)))
+    Ok((code, keep, framing))
 }
 
 /// The TLS client for https webhooks (`None` if rustls offers no protocol,
