@@ -449,6 +449,72 @@ fn tls_config() -> Option<tokio_rustls::TlsConnector> {
 mod tests {
     use super::*;
 
+    /// `exchange` against a peer that reads the post and writes `answer`
+    /// (then closes when `close`).
+    async fn against(answer: &'static [u8], close: bool) -> Result<(u16, bool), (bool, String)> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
+        let peer = tokio::spawn(async move {
+            let mut b = vec![0u8; 1024];
+            let mut got = Vec::new();
+            while !got.ends_with(b"{}") {
+                match theirs.read(&mut b).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => got.extend_from_slice(&b[..n]),
+                }
+            }
+            let _ = theirs.write_all(answer).await;
+            if !close {
+                // Held open until the test ends.
+                let _ = theirs.read(&mut b).await;
+            }
+        });
+        let head = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n";
+        let r = tokio::time::timeout(Duration::from_secs(5), exchange(Box::new(ours), head, "{}"))
+            .await
+            .expect("bounded");
+        peer.abort();
+        r.map(|(code, again)| (code, again.is_some()))
+            .map_err(|f| (f.stale, f.why))
+    }
+
+    #[tokio::test]
+    async fn informational_heads_are_skipped_and_bounded() {
+        let r = against(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+            false,
+        )
+        .await;
+        assert_eq!(r, Ok((204, true)));
+        let r = against(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+            false,
+        )
+        .await;
+        assert_eq!(r, Ok((200, true)));
+        // A chunked body not whole when the webhook closes: the status
+        // stands, the connection is not kept.
+        let r = against(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\no",
+            true,
+        )
+        .await;
+        assert_eq!(r, Ok((200, false)));
+        // Nine informational heads: a broken webhook.
+        let r = against(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+            false,
+        )
+        .await;
+        assert!(matches!(r, Err((false, _))), "{r:?}");
+        // Closed after a 100: the webhook got the post (not stale).
+        let r = against(b"HTTP/1.1 100 Continue\r\n\r\n", true).await;
+        assert!(matches!(r, Err((false, _))), "{r:?}");
+        // Closed without a byte: maybe closed while idle (stale).
+        let r = against(b"", true).await;
+        assert!(matches!(r, Err((true, _))), "{r:?}");
+    }
+
     #[test]
     fn heads_per_version() {
         let mut c = PushConfig {
