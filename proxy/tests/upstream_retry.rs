@@ -357,3 +357,43 @@ async fn a_card_fetch_lost_after_the_write_is_asked_once_more() {
     assert_eq!(v["name"], "a", "{v}");
     assert_eq!(agent.received(), 2);
 }
+
+// Streams: the head of a stream follows the same rule.
+const STREAM_SEND: &[u8] = br#"{"jsonrpc":"2.0","id":"ss","method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+// A v0.3 client's resubscribe to a v1.0 agent (a v1.0 client's through a
+// v0.3 agent first fetches the task, a call of its own).
+const RESUBSCRIBE: &[u8] =
+    br#"{"jsonrpc":"2.0","id":"sub","method":"tasks/resubscribe","params":{"id":"t1"}}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streaming_send_with_no_answer_in_time_is_not_sent_again_and_its_outcome_is_unknown() {
+    let agent = Agent::start(vec![Act::Stall], false).await;
+    let px = proxy_for(&agent.url(), Version::V03, |c| {
+        c.limits.read_timeout = Duration::from_millis(300)
+    });
+    let r = rpc(&px, STREAM_SEND).await;
+    assert_eq!(agent.received(), 1, "{}", r.text());
+    assert!(r.text().contains("outcome_unknown"), "{}", r.text());
+    assert!(r.text().contains("unknown"), "{}", r.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscribe_lost_after_the_write_is_asked_once_more() {
+    let agent = Agent::start(vec![Act::Close], false).await;
+    let px = proxy_for(&agent.url(), Version::V10, |_| {});
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        RESUBSCRIBE,
+    )
+    .await;
+    assert_eq!(agent.received(), 2, "{}", r.text());
+    assert!(r.text().contains("upstream_unavailable"), "{}", r.text());
+    // A streaming send lost after the write is not.
+    let agent = Agent::start(vec![Act::Close], false).await;
+    let px = proxy_for(&agent.url(), Version::V03, |_| {});
+    let r = rpc(&px, STREAM_SEND).await;
+    assert_eq!(agent.received(), 1, "{}", r.text());
+    assert!(r.text().contains("outcome_unknown"), "{}", r.text());
+}
