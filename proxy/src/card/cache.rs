@@ -308,21 +308,7 @@ impl CardCache {
             .await
             .map_err(|e| err("connect", e))?;
         reused.store(was_reused, Ordering::Relaxed);
-        let path = format!("{}{}", self.upstream.base_path, CARD_PATH);
-        let mut req =
-            RequestHeader::build("GET", path.as_bytes(), None).map_err(|e| err("request", e))?;
-        let headers = [
-            ("Host", self.upstream.authority()),
-            ("Accept", "application/json".to_string()),
-            ("A2A-Version", self.send_version.as_str().to_string()),
-        ];
-        for (k, v) in headers {
-            req.insert_header(k, v).map_err(|e| err("header", e))?;
-        }
-        if let Some(tag) = etag {
-            req.insert_header("If-None-Match", tag.to_string())
-                .map_err(|e| err("header", e))?;
-        }
+        let req = self.card_request(etag).map_err(|(w, e)| err(w, e))?;
         exchange(&mut session, req, None, err).await?;
         let resp = session
             .response_header()
@@ -353,20 +339,50 @@ impl CardCache {
         self.connector
             .release_http_session(session, &peer, None)
             .await;
-        let json: Value = serde_json::from_slice(&raw)
-            .map_err(|e| unavailable(format!("card fetch: not JSON: {e}")))?;
-        if !json.is_object() {
-            return Err(unavailable("card fetch: card is not a JSON object"));
-        }
-        Ok(Fetched::Card(CachedCard {
-            version: card_version(&json),
-            raw,
-            json,
-            etag: new_etag,
-            fetched: Instant::now(),
-            ttl,
-        }))
+        card_of(raw, new_etag, ttl)
     }
+
+    /// The card's GET, with `If-None-Match` when a copy is held; on a
+    /// failure, the step that failed and why.
+    fn card_request(
+        &self,
+        etag: Option<&str>,
+    ) -> Result<RequestHeader, (&'static str, Box<pingora::Error>)> {
+        let path = format!("{}{}", self.upstream.base_path, CARD_PATH);
+        let mut req =
+            RequestHeader::build("GET", path.as_bytes(), None).map_err(|e| ("request", e))?;
+        let headers = [
+            ("Host", self.upstream.authority()),
+            ("Accept", "application/json".to_string()),
+            ("A2A-Version", self.send_version.as_str().to_string()),
+        ];
+        for (k, v) in headers {
+            req.insert_header(k, v).map_err(|e| ("header", e))?;
+        }
+        if let Some(tag) = etag {
+            req.insert_header("If-None-Match", tag.to_string())
+                .map_err(|e| ("header", e))?;
+        }
+        Ok(req)
+    }
+}
+
+/// The fetched bytes as a card held for `ttl`: a JSON object, or a
+/// failure naming what it was instead.
+fn card_of(raw: Bytes, etag: Option<String>, ttl: Duration) -> Result<Fetched, Failure> {
+    let json: Value = serde_json::from_slice(&raw)
+        .map_err(|e| unavailable(format!("card fetch: not JSON: {e}")))?;
+    if !json.is_object() {
+        return Err(unavailable("card fetch: card is not a JSON object"));
+    }
+    Ok(Fetched::Card(CachedCard {
+        version: card_version(&json),
+        raw,
+        json,
+        etag,
+        fetched: Instant::now(),
+        ttl,
+    }))
 }
 /// Whether the failure of step `what` (`write`, `read`) of an exchange
 /// lost the request before any answer: the connection ended after the

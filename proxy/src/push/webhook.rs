@@ -287,32 +287,62 @@ const MAX_INFORMATIONAL: usize = 8;
 /// small (a `Content-Length` or chunked), its body, so the connection can
 /// be reused (returned as `Some`).
 async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Conn>), Failed> {
-    let io = |stale: bool| {
-        move |e: std::io::Error| Failed {
-            stale,
-            why: format!("webhook connection: {e}"),
-        }
-    };
-    s.write_all(head.as_bytes()).await.map_err(io(true))?;
-    s.write_all(body.as_bytes()).await.map_err(io(true))?;
-    s.flush().await.map_err(io(true))?;
+    s.write_all(head.as_bytes())
+        .await
+        .map_err(io_failed(true))?;
+    s.write_all(body.as_bytes())
+        .await
+        .map_err(io_failed(true))?;
+    s.flush().await.map_err(io_failed(true))?;
     let mut buf = vec![0u8; MAX_RESPONSE_HEAD];
     let mut n = 0;
+    let (code, end, keep, framing) = read_final_head(&mut s, &mut buf, &mut n).await?;
+    let Some(end) = end else {
+        return Ok((code, None));
+    };
+    let no_body = code == 204 || code == 304 || (100..200).contains(&code);
+    let framing = if no_body { Framing::Length(0) } else { framing };
+    if !keep {
+        return Ok((code, None));
+    }
+    let whole = drain_body(&mut s, &mut buf, n, end, framing).await;
+    Ok((code, whole.then_some(s)))
+}
+
+fn io_failed(stale: bool) -> impl Fn(std::io::Error) -> Failed {
+    move |e: std::io::Error| Failed {
+        stale,
+        why: format!("webhook connection: {e}"),
+    }
+}
+
+/// Reads the webhook's final answer head into `buf` (informational ones
+/// skipped, at most [`MAX_INFORMATIONAL`]): its code, where it ends in
+/// `buf` (`None` when it did not fit or the connection closed inside it),
+/// whether the connection may be kept and how the body is delimited.
+async fn read_final_head(
+    s: &mut Conn,
+    buf: &mut [u8],
+    n: &mut usize,
+) -> Result<(u16, Option<usize>, bool, Framing), Failed> {
     let mut informational = 0;
-    let (code, end, keep, framing) = loop {
+    loop {
         // Nothing of an answer yet: the connection may have been closed
         // while idle.
         let stale = informational == 0;
         let end = loop {
-            if let Some(i) = buf[..n].windows(4).position(|w| w == b"\r\n\r\n") {
+            if let Some(i) = buf[..*n].windows(4).position(|w| w == b"\r\n\r\n") {
                 break Some(i + 4);
             }
-            if n == buf.len() {
+            if *n == buf.len() {
                 break None;
             }
-            let k = s.read(&mut buf[n..]).await.map_err(io(stale && n == 0))?;
+            let k = s
+                .read(&mut buf[*n..])
+                .await
+                .map_err(io_failed(stale && *n == 0))?;
             if k == 0 {
-                if n == 0 {
+                if *n == 0 {
                     return Err(Failed {
                         stale,
                         why: "webhook closed the connection without an answer".into(),
@@ -320,39 +350,42 @@ async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Co
                 }
                 break None;
             }
-            n += k;
+            *n += k;
         };
-        let (code, keep, framing) = answer_head(&buf[..end.unwrap_or(n)])?;
+        let (code, keep, framing) = answer_head(&buf[..end.unwrap_or(*n)])?;
         let Some(end) = end else {
-            return Ok((code, None));
+            return Ok((code, None, keep, framing));
         };
-        if (100..200).contains(&code) && code != 101 {
-            informational += 1;
-            if informational > MAX_INFORMATIONAL {
-                return Err(Failed {
-                    stale: false,
-                    why: "webhook sent only informational answers".into(),
-                });
-            }
-            // The final answer follows.
-            buf.copy_within(end..n, 0);
-            n -= end;
-            continue;
+        if !(100..200).contains(&code) || code == 101 {
+            return Ok((code, Some(end), keep, framing));
         }
-        break (code, end, keep, framing);
-    };
-    let no_body = code == 204 || code == 304 || (100..200).contains(&code);
-    let framing = if no_body { Framing::Length(0) } else { framing };
-    if !keep {
-        return Ok((code, None));
+        informational += 1;
+        if informational > MAX_INFORMATIONAL {
+            return Err(Failed {
+                stale: false,
+                why: "webhook sent only informational answers".into(),
+            });
+        }
+        // The final answer follows.
+        buf.copy_within(end..*n, 0);
+        *n -= end;
     }
-    // The body is read (and dropped) when it fits, so the connection can
-    // carry the next post.
-    let whole = match framing {
+}
+
+/// Reads (and drops) the answer's body when it fits in `buf`, so the
+/// connection can carry the next post; whether it was read whole.
+async fn drain_body(
+    s: &mut Conn,
+    buf: &mut [u8],
+    mut n: usize,
+    end: usize,
+    framing: Framing,
+) -> bool {
+    match framing {
         Framing::Length(length) if end + length <= MAX_RESPONSE_HEAD => {
             while n < end + length {
                 match s.read(&mut buf[n..end + length]).await {
-                    Ok(0) | Err(_) => return Ok((code, None)),
+                    Ok(0) | Err(_) => return false,
                     Ok(k) => n += k,
                 }
             }
@@ -362,18 +395,17 @@ async fn exchange(mut s: Conn, head: &str, body: &str) -> Result<(u16, Option<Co
             let mut chunks = crate::unary::ChunkedBody::default();
             loop {
                 match chunks.end(&buf[end..n], MAX_RESPONSE_HEAD) {
-                    Ok(Some(len)) => break end + len == n,
+                    Ok(Some(len)) => return end + len == n,
                     Ok(None) if n < buf.len() => match s.read(&mut buf[n..]).await {
-                        Ok(0) | Err(_) => return Ok((code, None)),
+                        Ok(0) | Err(_) => return false,
                         Ok(k) => n += k,
                     },
-                    Ok(None) | Err(_) => return Ok((code, None)),
+                    Ok(None) | Err(_) => return false,
                 }
             }
         }
         Framing::Length(_) | Framing::Unknown => false,
-    };
-    Ok((code, whole.then_some(s)))
+    }
 }
 
 /// How a webhook's answer body is delimited, as far as it matters to
