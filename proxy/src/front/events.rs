@@ -55,15 +55,18 @@ impl EventTranslation {
         out: &mut Vec<u8>,
     ) {
         let (codec, scope) = (&self.codec, self.scope);
-        let mut f = |data: &str| {
-            let (out, facts) = codec.event(data, scope.is_some());
+        // The translation is written into the piece's output; what the
+        // index and the push layer read is the part it wrote.
+        let mut f = |data: &str, buf: &mut Vec<u8>| {
+            let start = buf.len();
+            let facts = codec.event_into(data, scope.is_some(), buf);
+            let out = &buf[start..];
             if let Some(scope) = scope {
-                record_answer(app, scope, codec, facts.as_ref(), &out);
+                record_answer(app, scope, codec, facts.as_ref(), out);
             }
             if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
-                let _ = restore_push(push, codec, &out, &p);
+                let _ = restore_push(push, codec, out, &p);
             }
-            out
         };
         crate::sse::rewrite_event(event, &mut f, out);
     }
