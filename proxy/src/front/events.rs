@@ -228,7 +228,16 @@ impl ProxyService {
         let framed = frame(framer, piece.as_deref(), end, &mut events);
         drop(piece);
         let mut created = ctx.take_created(&tr);
-        let mut out = Vec::new();
+        // Room for the piece's translated events at once (the transcoder's
+        // own estimate for each, and its `data: ` line), so that writing
+        // them in place does not grow and copy the buffer event by event;
+        // big events come back in buffers of their own.
+        let room: usize = events
+            .iter()
+            .filter(|e| e.len() <= OFFLOAD_EVENT_BYTES)
+            .map(|e| e.len() + e.len() / 8 + 72)
+            .sum();
+        let mut out = Vec::with_capacity(room);
         for event in events {
             if event.len() <= OFFLOAD_EVENT_BYTES {
                 tr.rewrite(&self.app, &event, &mut created, &mut out);
