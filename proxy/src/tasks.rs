@@ -1143,10 +1143,10 @@ mod tests {
             let scope = if i % 7 == 3 { b } else { a() };
             let st = ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"][i / 9 % 2];
             let t = ["2025-01-01T00:00:01Z", "2025-01-01T00:00:02Z"][i / 4 % 2];
-            let f = if i % 3 == 0 {
+            let f = if i.is_multiple_of(3) {
                 TaskFacts::Task {
                     id: id.into(),
-                    context: (i % 2 == 0).then(|| "c1".into()),
+                    context: i.is_multiple_of(2).then(|| "c1".into()),
                     status: status(st, t),
                 }
             } else {
