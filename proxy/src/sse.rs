@@ -19,8 +19,10 @@ use bytes::{Bytes, BytesMut};
 /// big one does not hold an I/O worker (and every connection on it).
 pub const OFFLOAD_EVENT_BYTES: usize = 64 * 1024;
 
-/// Per-event translation: the event's `data` in, the new `data` out.
-pub type EventFn<'a> = dyn FnMut(&str) -> Vec<u8> + 'a;
+/// Per-event translation: the event's `data` in, the new `data` written at
+/// the end of the buffer given (what it holds before is the rendering so
+/// far, to be left as it is), so that it needs no buffer of its own.
+pub type EventFn<'a> = dyn FnMut(&str, &mut Vec<u8>) + 'a;
 
 /// An event grew past the framer's limit: the stream cannot go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -290,7 +292,7 @@ pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
     // The usual event, one `data` line of valid UTF-8: its value found with
     // one search for a line end and checked once, no line iterator.
     if let Some(d) = single_data(event).and_then(|d| std::str::from_utf8(d).ok()) {
-        write_data(&f(d), out);
+        translate_data(d, f, out);
         out.push(b'\n');
         return;
     }
@@ -309,9 +311,26 @@ fn rewrite_lines(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
         out.push(b'\n');
     });
     if let Some(d) = data {
-        write_data(&f(&d), out);
+        translate_data(&d, f, out);
     }
     out.push(b'\n');
+}
+
+/// Writes `f`'s translation of `data` as [`write_data`] does, with `f`
+/// writing straight after the first `data: `: one line (a translated
+/// event has no newline) is done then; other values are rewritten line by
+/// line.
+fn translate_data(data: &str, f: &mut EventFn<'_>, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"data: ");
+    let at = out.len();
+    f(data, out);
+    if newline(&out[at..]).is_none() {
+        out.push(b'\n');
+        return;
+    }
+    let written = out.split_off(at);
+    out.truncate(at - b"data: ".len());
+    write_data(&written, out);
 }
 
 /// The value of an event that is one `data:` line and nothing else (its
@@ -349,8 +368,8 @@ fn write_data(data: &[u8], out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
-    fn upper(s: &str) -> Vec<u8> {
-        s.to_uppercase().into_bytes()
+    fn upper(s: &str, out: &mut Vec<u8>) {
+        out.extend_from_slice(s.to_uppercase().as_bytes());
     }
 
     /// Every chunk's rendered output, and the tail at the end.
@@ -556,6 +575,35 @@ mod tests {
             }
         }
         assert!(taken > 50, "{taken}");
+    }
+
+    /// The translation written into the output: what was there before
+    /// stays, one line or many come out as `write_data` writes them.
+    #[test]
+    fn data_written_in_place_as_written_apart() {
+        for value in ["", "a", "{\"x\":1}", "a\nb", "\n", "a\n", "\nb\n\n", "é\né"] {
+            let translated = value.repeat(3);
+            let mut want = b"earlier\n\n".to_vec();
+            write_data(translated.as_bytes(), &mut want);
+            want.push(b'\n');
+            let mut out = b"earlier\n\n".to_vec();
+            let mut f = |d: &str, out: &mut Vec<u8>| {
+                assert_eq!(d, "x");
+                out.extend_from_slice(translated.as_bytes());
+            };
+            rewrite_event(b"data: x", &mut f, &mut out);
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&want)
+            );
+            let mut out = b"earlier\n\n".to_vec();
+            rewrite_event(b"id: 1\ndata: x", &mut f, &mut out);
+            want.splice(9..9, b"id: 1\n".iter().copied());
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&want)
+            );
+        }
     }
 
     #[test]

@@ -122,6 +122,86 @@ struct Inner {
     /// Keys changed since the last [`TaskIndex::take_changed`]; `None` until
     /// [`TaskIndex::track_changes`] (nothing persists the index).
     changed: Option<HashSet<Key>>,
+    /// Counts every change of the entries, their order or `changed`
+    /// (not `seq`, which a look-up of an unknown task moves too).
+    generation: u64,
+    /// The last facts [`TaskIndex::record_facts`] recorded.
+    last: Option<Last>,
+}
+
+/// Facts recorded, and the [`Inner::generation`] right after: recording
+/// the same facts again while the generation is still that one changes
+/// nothing (the entry is there as they left it, already the newest and in
+/// `changed`, or they recorded nothing), so it is skipped: a stream's
+/// events repeat their task's facts (every status update of a task that
+/// is not in the index, or whose state did not move) without a look-up.
+struct Last {
+    generation: u64,
+    scope: Scope,
+    /// 1: a task, 2: a status update.
+    what: u8,
+    id: String,
+    context: Option<String>,
+    state: &'static str,
+    ts: Option<DateTime<FixedOffset>>,
+}
+
+impl Last {
+    fn is(&self, generation: u64, scope: Scope, facts: &TaskFacts<'_>) -> bool {
+        if self.generation != generation || self.scope != scope {
+            return false;
+        }
+        match facts {
+            TaskFacts::Nothing => false,
+            TaskFacts::Task {
+                id,
+                context,
+                status,
+            } => {
+                self.what == 1
+                    && self.id == **id
+                    && self.context.as_deref() == context.as_deref()
+                    && self.state == status.state
+                    && self.ts == status.timestamp
+            }
+            TaskFacts::Status { task_id, status } => {
+                self.what == 2
+                    && self.id == **task_id
+                    && self.state == status.state
+                    && self.ts == status.timestamp
+            }
+        }
+    }
+
+    /// `last` now holds `facts` (its id's buffer kept).
+    fn set(last: &mut Option<Last>, generation: u64, scope: Scope, facts: &TaskFacts<'_>) {
+        let (what, id, context, status) = match facts {
+            TaskFacts::Nothing => return,
+            TaskFacts::Task {
+                id,
+                context,
+                status,
+            } => (1, id, context.as_deref(), status),
+            TaskFacts::Status { task_id, status } => (2, task_id, None, status),
+        };
+        let l = last.get_or_insert_with(|| Last {
+            generation,
+            scope,
+            what,
+            id: String::new(),
+            context: None,
+            state: status.state,
+            ts: None,
+        });
+        l.generation = generation;
+        l.scope = scope;
+        l.what = what;
+        l.id.clear();
+        l.id.push_str(id);
+        l.context = context.map(str::to_string);
+        l.state = status.state;
+        l.ts = status.timestamp;
+    }
 }
 
 /// Whether a v1.0 task state (`TASK_STATE_…`) is terminal, as the
@@ -283,6 +363,7 @@ impl TaskIndex {
     /// From now on, changed entries are remembered for [`Self::take_changed`].
     pub fn track_changes(&self) {
         if let Ok(mut inner) = self.inner.lock() {
+            inner.generation += 1;
             inner.changed.get_or_insert_with(Default::default);
         }
     }
@@ -297,6 +378,7 @@ impl TaskIndex {
             Some(c) if !c.is_empty() => std::mem::take(c),
             _ => return Vec::new(),
         };
+        inner.generation += 1;
         let mut out: Vec<(u64, String, String)> = keys
             .into_iter()
             .filter_map(|k| {
@@ -362,14 +444,27 @@ impl TaskIndex {
         state: Option<&str>,
         ts: Option<DateTime<FixedOffset>>,
     ) -> bool {
+        let Ok(mut inner) = self.inner.lock() else {
+            return false;
+        };
+        self.put_entry_in(&mut inner, scope, id, context, state, ts)
+    }
+
+    /// [`Self::put_entry`] in the locked index.
+    fn put_entry_in(
+        &self,
+        inner: &mut Inner,
+        scope: Scope,
+        id: &str,
+        context: Option<&str>,
+        state: Option<&str>,
+        ts: Option<DateTime<FixedOffset>>,
+    ) -> bool {
         let max_id = self.limits.max_id_bytes;
         if !self.enabled || id.len() > max_id || context.is_some_and(|c| c.len() > max_id) {
             return false;
         }
-        let Ok(mut inner) = self.inner.lock() else {
-            return false;
-        };
-        let inner = &mut *inner;
+        inner.generation += 1;
         inner.seq += 1;
         let seq = inner.seq;
         let entry = Entry {
@@ -440,12 +535,24 @@ impl TaskIndex {
         state: Option<&str>,
         ts: impl FnOnce() -> Option<DateTime<FixedOffset>>,
     ) {
-        if !self.enabled || id.len() > self.limits.max_id_bytes {
-            return;
-        }
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
+        self.put_status_in(&mut inner, scope, id, state, ts);
+    }
+
+    /// [`Self::put_status_with`] in the locked index.
+    fn put_status_in(
+        &self,
+        inner: &mut Inner,
+        scope: Scope,
+        id: &str,
+        state: Option<&str>,
+        ts: impl FnOnce() -> Option<DateTime<FixedOffset>>,
+    ) {
+        if !self.enabled || id.len() > self.limits.max_id_bytes {
+            return;
+        }
         inner.seq += 1;
         let seq = inner.seq;
         let Inner {
@@ -453,6 +560,7 @@ impl TaskIndex {
             order,
             changed,
             bytes,
+            generation,
             ..
         } = &mut *inner;
         // One look-up: a vacant entry inserts nothing.
@@ -461,6 +569,7 @@ impl TaskIndex {
         else {
             return;
         };
+        *generation += 1;
         let key = entry.key().clone();
         let e = entry.into_mut();
         let old = cost(id, e);
@@ -473,7 +582,7 @@ impl TaskIndex {
         e.state = state.filter(|s| s.len() <= MAX_STATE_BYTES).map(Box::from);
         e.ts = ts();
         *bytes = *bytes - old + cost(id, e);
-        self.evict(&mut inner);
+        self.evict(inner);
     }
 
     /// What a probed answer says, recorded for `scope`.
@@ -524,7 +633,18 @@ impl TaskIndex {
     /// v1.0 answer while writing it: the same entries as reading the
     /// answer's bytes again (`record_from_facts_as_from_bytes` checks it).
     pub fn record_facts(&self, scope: Scope, method: &str, facts: &TaskFacts<'_>) {
-        if !self.enabled || !indexed(method) {
+        if !self.enabled || !indexed(method) || matches!(facts, TaskFacts::Nothing) {
+            return;
+        }
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        let inner = &mut *inner;
+        if inner
+            .last
+            .as_ref()
+            .is_some_and(|l| l.is(inner.generation, scope, facts))
+        {
             return;
         }
         match facts {
@@ -534,7 +654,8 @@ impl TaskIndex {
                 context,
                 status,
             } => {
-                self.put_entry(
+                self.put_entry_in(
+                    inner,
                     scope,
                     id,
                     context.as_deref(),
@@ -543,9 +664,12 @@ impl TaskIndex {
                 );
             }
             TaskFacts::Status { task_id, status } => {
-                self.put_status_with(scope, task_id, Some(status.state), || status.timestamp);
+                self.put_status_in(inner, scope, task_id, Some(status.state), || {
+                    status.timestamp
+                });
             }
         }
+        Last::set(&mut inner.last, inner.generation, scope, facts);
     }
 
     /// [`Self::record`] for a bare v1.0 result (a REST answer body).
@@ -995,6 +1119,102 @@ mod tests {
     /// What the transcoder learns while translating a v0.3 answer to v1.0
     /// records the same entries as reading the v1.0 answer's bytes again
     /// (the probe, or the whole value).
+    /// Facts repeated (a stream's status updates) are recorded once while
+    /// nothing else changes the index, and the index lists, orders, evicts
+    /// and hands to the store exactly what recording every one gives.
+    #[test]
+    fn repeated_facts_skip_the_look_up_and_list_the_same() {
+        use translate::transcode::StatusFacts;
+        let limits = IndexLimits {
+            max_tasks: 3,
+            ..IndexLimits::default()
+        };
+        let (skipping, every) = (new_index(limits), new_index(limits));
+        every.track_changes();
+        skipping.track_changes();
+        let ts = |s: &str| Some(DateTime::parse_from_rfc3339(s).unwrap());
+        let status = |state, t: &str| StatusFacts {
+            state,
+            timestamp: ts(t),
+        };
+        let b = scope_of("Bearer b");
+        let facts = |i: usize| -> (Scope, TaskFacts<'static>) {
+            let id = ["t1", "t2", "t3", "t4", "u"][i % 5];
+            let scope = if i % 7 == 3 { b } else { a() };
+            let st = ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"][i / 9 % 2];
+            let t = ["2025-01-01T00:00:01Z", "2025-01-01T00:00:02Z"][i / 4 % 2];
+            let f = if i.is_multiple_of(3) {
+                TaskFacts::Task {
+                    id: id.into(),
+                    context: i.is_multiple_of(2).then(|| "c1".into()),
+                    status: status(st, t),
+                }
+            } else {
+                TaskFacts::Status {
+                    task_id: id.into(),
+                    status: status(st, t),
+                }
+            };
+            (scope, f)
+        };
+        // Each step repeated a few times, as a stream's events do.
+        for step in 0..60 {
+            for _ in 0..1 + step % 3 {
+                let (scope, f) = facts(step * 5 / 3);
+                skipping.record_facts(scope, "SendStreamingMessage", &f);
+                // The reference: every event looked up and written again.
+                match &f {
+                    TaskFacts::Task {
+                        id,
+                        context,
+                        status,
+                    } => {
+                        every.put_entry(
+                            scope,
+                            id,
+                            context.as_deref(),
+                            Some(status.state),
+                            status.timestamp,
+                        );
+                    }
+                    TaskFacts::Status { task_id, status } => {
+                        every.put_status_with(scope, task_id, Some(status.state), || {
+                            status.timestamp
+                        });
+                    }
+                    TaskFacts::Nothing => {}
+                }
+            }
+            for scope in [a(), b] {
+                let (ids, _) = listed(&skipping, scope, json!({}), &[]);
+                let (want, _) = listed(&every, scope, json!({}), &[]);
+                assert_eq!(ids, want, "step {step}");
+            }
+            if step % 4 == 0 {
+                assert_eq!(skipping.take_changed(), every.take_changed(), "{step}");
+            }
+            assert_eq!(skipping.bytes(), every.bytes(), "{step}");
+        }
+        // A repeat takes no look-up: the order counter does not move.
+        let f = TaskFacts::Status {
+            task_id: "nowhere".into(),
+            status: status("TASK_STATE_WORKING", "2025-01-01T00:00:01Z"),
+        };
+        skipping.record_facts(a(), "SubscribeToTask", &f);
+        let seq = skipping.inner.lock().unwrap().seq;
+        skipping.record_facts(a(), "SubscribeToTask", &f);
+        assert_eq!(skipping.inner.lock().unwrap().seq, seq);
+        // Anything changed in between, and it is looked up again.
+        skipping.put_task(
+            a(),
+            &task("nowhere", "c", "TASK_STATE_WORKING", "2025-01-01T00:00:00Z"),
+        );
+        skipping.record_facts(a(), "SubscribeToTask", &f);
+        let inner = skipping.inner.lock().unwrap();
+        let e = &inner.tasks[&(a(), Arc::from("nowhere"))];
+        assert_eq!(e.ts, ts("2025-01-01T00:00:01Z"));
+    }
+
     #[test]
     fn record_from_facts_as_from_bytes() {
         use translate::transcode::{response_to_v10_with_facts, TaskFacts};

@@ -296,6 +296,46 @@ impl RpcTranslation {
         (out, learnt)
     }
 
+    /// [`Self::event_bytes`] written at the end of `out` (what it holds is
+    /// kept): the transcoder writes there directly, without a buffer of its
+    /// own; the other paths' bytes are appended.
+    pub fn event_into<'d>(
+        &self,
+        data: &'d str,
+        facts: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<TaskFacts<'d>> {
+        let start = out.len();
+        let learnt = match self.transcoded_event_into(data, facts, out) {
+            Some(learnt) => learnt,
+            None => {
+                out.extend_from_slice(&self.event_with_token(data));
+                None
+            }
+        };
+        if let Some(exact) = &self.exact_id {
+            let written = out.split_off(start);
+            out.extend_from_slice(&exact.restore(written));
+        }
+        learnt
+    }
+
+    /// [`Self::transcoded_event`] written at the end of `out`; `None` (and
+    /// `out` as it was) when the transcoder does not take it.
+    fn transcoded_event_into<'d>(
+        &self,
+        data: &'d str,
+        facts: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<Option<TaskFacts<'d>>> {
+        let (m, _) = Method::from_name(&self.method)?;
+        if facts && self.client == Version::V10 {
+            return translate::transcode::response_to_v10_with_facts_into(m, data, out).map(Some);
+        }
+        translate::transcode::response_str_into(self.client, m, data, out)?;
+        Some(None)
+    }
+
     /// The streaming transcoder's translation of an event, if it takes it.
     fn transcoded_event<'d>(
         &self,

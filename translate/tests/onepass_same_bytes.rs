@@ -184,6 +184,34 @@ fn same_facts(method: Method, input: &[u8], out: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// The transcoder writing at the end of a buffer that holds something
+/// already: those bytes kept, then what it answers alone (`fast`); the
+/// buffer as it was when it does not answer.
+fn same_into(to: Version, method: Method, input: &[u8], fast: Option<&[u8]>) -> Result<(), String> {
+    let Ok(text) = std::str::from_utf8(input) else {
+        return Ok(());
+    };
+    let held = b"data: {\"earlier\":1}\n\ndata: ".to_vec();
+    let mut out = held.clone();
+    let answered = match to {
+        Version::V10 => {
+            transcode::response_to_v10_with_facts_into(method, text, &mut out).is_some()
+        }
+        Version::V03 => transcode::response_str_into(to, method, text, &mut out).is_some(),
+    };
+    let want = match fast {
+        Some(f) => [held.as_slice(), f].concat(),
+        None => held,
+    };
+    if answered != fast.is_some() || out != want {
+        return Err(format!(
+            "written into a buffer: answered {answered}, {}",
+            String::from_utf8_lossy(&out)
+        ));
+    }
+    Ok(())
+}
+
 /// One comparison; returns whether the single pass answered.
 fn same_response(to: Version, method: Method, input: &[u8]) -> Result<bool, String> {
     let name = method.name(Version::V10).expect("v1.0 name");
@@ -192,6 +220,7 @@ fn same_response(to: Version, method: Method, input: &[u8]) -> Result<bool, Stri
     if let (Some(out), Version::V10) = (&fast, to) {
         same_facts(method, input, out)?;
     }
+    same_into(to, method, input, fast.as_deref())?;
     if same("transcode", fast, &general)? {
         TRANSCODED.with(|c| c.set(c.get() + 1));
     }

@@ -69,6 +69,15 @@ impl Codec for JsonRpcCodec {
         self.rpc.event_bytes(data, facts)
     }
 
+    fn event_into<'d>(
+        &self,
+        data: &'d str,
+        facts: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<TaskFacts<'d>> {
+        self.rpc.event_into(data, facts, out)
+    }
+
     fn error(&self, f: &Failure) -> ErrorResponse {
         let target = ErrorTarget {
             version: Some(self.rpc.client),

@@ -141,6 +141,19 @@ pub trait Codec {
     /// says about its task.
     fn event<'d>(&self, data: &'d str, facts: bool) -> (Vec<u8>, Option<TaskFacts<'d>>);
 
+    /// [`Self::event`] written at the end of `out` (what it holds is
+    /// kept), for a stream rendered into one buffer; the facts as there.
+    fn event_into<'d>(
+        &self,
+        data: &'d str,
+        facts: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<TaskFacts<'d>> {
+        let (bytes, facts) = self.event(data, facts);
+        out.extend_from_slice(&bytes);
+        facts
+    }
+
     /// A failure in the client's shape: status and body.
     fn error(&self, f: &Failure) -> ErrorResponse;
 
@@ -245,6 +258,14 @@ impl Codec for HttpCodec {
     }
     fn event<'d>(&self, data: &'d str, facts: bool) -> (Vec<u8>, Option<TaskFacts<'d>>) {
         each!(self, c => c.event(data, facts))
+    }
+    fn event_into<'d>(
+        &self,
+        data: &'d str,
+        facts: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<TaskFacts<'d>> {
+        each!(self, c => c.event_into(data, facts, out))
     }
     fn error(&self, f: &Failure) -> ErrorResponse {
         each!(self, c => c.error(f))

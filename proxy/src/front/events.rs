@@ -55,15 +55,18 @@ impl EventTranslation {
         out: &mut Vec<u8>,
     ) {
         let (codec, scope) = (&self.codec, self.scope);
-        let mut f = |data: &str| {
-            let (out, facts) = codec.event(data, scope.is_some());
+        // The translation is written into the piece's output; what the
+        // index and the push layer read is the part it wrote.
+        let mut f = |data: &str, buf: &mut Vec<u8>| {
+            let start = buf.len();
+            let facts = codec.event_into(data, scope.is_some(), buf);
+            let out = &buf[start..];
             if let Some(scope) = scope {
-                record_answer(app, scope, codec, facts.as_ref(), &out);
+                record_answer(app, scope, codec, facts.as_ref(), out);
             }
             if let (Some(push), Some(p)) = (app.push.as_deref(), created.take()) {
-                let _ = restore_push(push, codec, &out, &p);
+                let _ = restore_push(push, codec, out, &p);
             }
-            out
         };
         crate::sse::rewrite_event(event, &mut f, out);
     }
@@ -225,7 +228,16 @@ impl ProxyService {
         let framed = frame(framer, piece.as_deref(), end, &mut events);
         drop(piece);
         let mut created = ctx.take_created(&tr);
-        let mut out = Vec::new();
+        // Room for the piece's translated events at once (the transcoder's
+        // own estimate for each, and its `data: ` line), so that writing
+        // them in place does not grow and copy the buffer event by event;
+        // big events come back in buffers of their own.
+        let room: usize = events
+            .iter()
+            .filter(|e| e.len() <= OFFLOAD_EVENT_BYTES)
+            .map(|e| e.len() + e.len() / 8 + 72)
+            .sum();
+        let mut out = Vec::with_capacity(room);
         for event in events {
             if event.len() <= OFFLOAD_EVENT_BYTES {
                 tr.rewrite(&self.app, &event, &mut created, &mut out);

@@ -119,10 +119,18 @@ enum Next {
 
 impl<'a> Tx<'a> {
     fn new(input: &'a str) -> Self {
+        Tx::new_into(
+            input,
+            Vec::with_capacity(input.len() + input.len() / 8 + 64),
+        )
+    }
+
+    /// Writing at the end of `out`.
+    fn new_into(input: &'a str, out: Vec<u8>) -> Self {
         Tx {
             lx: Lex::new(input.as_bytes()),
             text: input,
-            out: Vec::with_capacity(input.len() + input.len() / 8 + 64),
+            out,
             tmp: Vec::new(),
             seen: Seen::default(),
         }
@@ -463,23 +471,83 @@ pub fn response_to_v10_with_facts(method: Method, input: &str) -> Option<(Vec<u8
     Some((out, facts))
 }
 
+/// [`response_str`] written at the end of `out` (what it holds is kept):
+/// no buffer of its own. `None`: not taken here, and `out` as it was.
+pub fn response_str_into(
+    to: Version,
+    method: Method,
+    input: &str,
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    translate_response_into(to, method, input, out).map(|_| ())
+}
+
+/// [`response_to_v10_with_facts`] written at the end of `out` (what it
+/// holds is kept). `None`: not taken here, and `out` as it was.
+pub fn response_to_v10_with_facts_into<'i>(
+    method: Method,
+    input: &'i str,
+    out: &mut Vec<u8>,
+) -> Option<TaskFacts<'i>> {
+    let start = out.len();
+    let seen = translate_response_into(Version::V10, method, input, out)?;
+    let facts = seen.facts(input);
+    if facts.is_none() {
+        out.truncate(start);
+    }
+    facts
+}
+
 fn translate_response(to: Version, method: Method, input: &str) -> Option<(Vec<u8>, Seen)> {
-    let mut tx = Tx::new(input);
-    let result = match (to, method) {
-        (Version::V10, Method::SendMessage) => Tx::send_result_to_v10,
-        (Version::V10, Method::SendStreamingMessage | Method::SubscribeToTask) => Tx::event_to_v10,
-        (Version::V10, Method::GetTask | Method::CancelTask) => {
-            tx.seen.what = 1;
-            Tx::task_to_v10
-        }
-        (Version::V03, Method::SendMessage) => Tx::send_result_to_v03,
-        (Version::V03, Method::SendStreamingMessage | Method::SubscribeToTask) => Tx::event_to_v03,
-        (Version::V03, Method::GetTask | Method::CancelTask) => Tx::task_to_v03,
-        _ => return None,
-    };
-    let e = tx.envelope(0, None, result)?;
-    let seen = tx.seen;
-    Some((tx.finish(e)?, seen))
+    let mut out = Vec::new();
+    let seen = translate_response_into(to, method, input, &mut out)?;
+    Some((out, seen))
+}
+
+/// The transcoder writing at the end of `out`: its objects' pieces are
+/// counted from where each starts, so what `out` already holds is left
+/// alone; on `None`, what was written is cut off again.
+fn translate_response_into(
+    to: Version,
+    method: Method,
+    input: &str,
+    out: &mut Vec<u8>,
+) -> Option<Seen> {
+    let start = out.len();
+    out.reserve(input.len() + input.len() / 8 + 64);
+    let mut tx = Tx::new_into(input, std::mem::take(out));
+    let done = tx.response(to, method);
+    *out = std::mem::take(&mut tx.out);
+    if done.is_none() {
+        out.truncate(start);
+    }
+    done
+}
+
+impl Tx<'_> {
+    /// The response envelope to `to`, all of the input read; what the
+    /// v1.0 output said about its task.
+    fn response(&mut self, to: Version, method: Method) -> Option<Seen> {
+        let result = match (to, method) {
+            (Version::V10, Method::SendMessage) => Tx::send_result_to_v10,
+            (Version::V10, Method::SendStreamingMessage | Method::SubscribeToTask) => {
+                Tx::event_to_v10
+            }
+            (Version::V10, Method::GetTask | Method::CancelTask) => {
+                self.seen.what = 1;
+                Tx::task_to_v10
+            }
+            (Version::V03, Method::SendMessage) => Tx::send_result_to_v03,
+            (Version::V03, Method::SendStreamingMessage | Method::SubscribeToTask) => {
+                Tx::event_to_v03
+            }
+            (Version::V03, Method::GetTask | Method::CancelTask) => Tx::task_to_v03,
+            _ => return None,
+        };
+        let e = self.envelope(0, None, result)?;
+        let e = self.lx.skip_ws(e);
+        (e == self.b().len()).then_some(self.seen)
+    }
 }
 
 impl Seen {
