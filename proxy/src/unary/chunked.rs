@@ -31,6 +31,27 @@ fn line_end(b: &[u8]) -> Option<(usize, usize)> {
     }
 }
 
+/// The size a chunk's size line gives (its extensions already cut off):
+/// hex digits, spaces or tabs around them, leading zeros allowed; `None`
+/// for anything else or a size past 2^60. Read byte by byte, as it runs
+/// once per SSE event.
+fn chunk_size(hex: &[u8]) -> Option<usize> {
+    let hex = hex.trim_ascii();
+    let first = hex.iter().position(|&c| c != b'0').unwrap_or(hex.len());
+    if hex.is_empty() || hex.len() - first > 15 {
+        return None;
+    }
+    hex[first..].iter().try_fold(0usize, |n, &c| {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        Some(n << 4 | usize::from(d))
+    })
+}
+
 impl Chunked {
     /// Decodes what `b` holds; `Ok(true)` once the last chunk and the
     /// trailers have passed.
@@ -48,9 +69,10 @@ impl Chunked {
                     };
                     let line = &rest[..end];
                     let hex = line.split(|&c| c == b';').next().unwrap_or(line);
-                    let hex = std::str::from_utf8(hex).map_err(|_| "bad chunk size")?;
-                    let size = usize::from_str_radix(hex.trim(), 16)
-                        .map_err(|_| format!("bad chunk size {hex:?}"))?;
+                    let size = chunk_size(hex).ok_or_else(|| {
+                        let shown = &hex[..hex.len().min(32)];
+                        format!("bad chunk size {:?}", String::from_utf8_lossy(shown))
+                    })?;
                     if self.out.len().saturating_add(size) > max_body {
                         return Err(format!("answer larger than {max_body} bytes"));
                     }
@@ -64,6 +86,13 @@ impl Chunked {
                 ChunkState::Data(n) => {
                     if rest.len() < n {
                         return Ok(false);
+                    }
+                    if self.out.is_empty() {
+                        // Room for every chunk this read holds, taken at
+                        // once rather than grown (and copied) chunk by
+                        // chunk; only once a chunk is whole, so a waiting
+                        // stream keeps no buffer.
+                        self.out.reserve(rest.len());
                     }
                     self.out.extend_from_slice(&rest[..n]);
                     self.pos += n;
@@ -93,6 +122,42 @@ impl Chunked {
                         self.state = ChunkState::Done;
                     }
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chunk_size;
+
+    #[test]
+    fn chunk_sizes_read_as_the_standard_parser_reads_them() {
+        for (line, want) in [
+            (&b"0"[..], Some(0)),
+            (b"1a", Some(26)),
+            (b"1A", Some(26)),
+            (b" ff\t", Some(255)),
+            (b"00000000000000000000010", Some(16)),
+            (b"fffffffffffffff", Some(0x0fff_ffff_ffff_ffff)),
+            (b"1000000000000000", None),
+            (b"", None),
+            (b"  ", None),
+            (b"+1", None),
+            (b"-1", None),
+            (b"1 2", None),
+            (b"g", None),
+            (b"\xff", None),
+        ] {
+            assert_eq!(
+                chunk_size(line),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+            // Where both accept, the standard parser agrees.
+            if let (Some(n), Ok(s)) = (want, std::str::from_utf8(line)) {
+                assert_eq!(usize::from_str_radix(s.trim(), 16), Ok(n));
             }
         }
     }
