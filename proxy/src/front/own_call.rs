@@ -257,16 +257,11 @@ impl ProxyService {
         let mut out = Some(answer.body);
         self.answer_body(&session.req_header().headers, &mut out, true, ctx)?;
         let out = out.unwrap_or_default();
+        // The status the translated body calls for (the codec's answer
+        // already read a v1.0 error body's code for a v0.3 REST client).
         if let Some(s) = ctx.own().and_then(|o| o.answer_status) {
             resp.set_status(s)?;
             ctx.status = Some(s);
-        } else if let Some(t) = ctx.rest() {
-            // A v1.0 agent's error status covers several v0.3 ones: the
-            // translated body's code names the right one.
-            if let Some(s) = t.status_of_error_body(answer.status, &out) {
-                resp.set_status(s)?;
-                ctx.status = Some(s);
-            }
         }
         // Whole: a length instead of the chunking the filter asked for.
         resp.remove_header(&http::header::TRANSFER_ENCODING);
