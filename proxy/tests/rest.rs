@@ -193,6 +193,20 @@ async fn v03_rest_client_to_v10_rest_agent_every_operation() {
             status: 404,
             answer: json!({"code":-32001,"message":"task nope not found"}),
         },
+        // A v1.0 400 covers several v0.3 statuses: the error's reason
+        // names the v0.3 one (409 for a task that cannot be canceled).
+        Case {
+            method: "POST",
+            path: "/v1/tasks/t9:cancel",
+            body: "",
+            up_method: "POST",
+            up_target: "/tasks/t9:cancel",
+            up_body: Some(json!({"id":"t9"})),
+            reply_status: 400,
+            reply: r#"{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"Task cannot be canceled","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_CANCELABLE","domain":"a2a-protocol.org"}]}}"#,
+            status: 409,
+            answer: json!({"code":-32002,"message":"Task cannot be canceled"}),
+        },
     ];
     for c in cases {
         run(Version::V10, c).await;
