@@ -2,7 +2,6 @@
 //! in time and size), kept for its max-age, revalidated with ETag /
 //! If-None-Match, and the agent's interfaces resolved from it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use pingora::protocols::http::client::HttpSession;
 use pingora::upstreams::peer::HttpPeer;
 
 use crate::error::Failure;
+use crate::unary::{Attempts, Lost, Repeat};
 use crate::upstream_tls::AgentAddr;
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -46,6 +46,21 @@ async fn read_body(session: &mut HttpSession, call: &str, what: &str) -> Result<
 fn unavailable(detail: impl Into<String>) -> Failure {
     Failure::UpstreamUnavailable {
         detail: detail.into(),
+    }
+}
+
+/// One attempt's failure as the retry table reads it, and whether the
+/// attempt ran on a pooled connection.
+struct Failed {
+    lost: Lost,
+    reused: bool,
+}
+
+/// A failure after (or without) the agent's answer: final.
+fn answered(failure: Failure) -> Failed {
+    Failed {
+        lost: Lost::Answered(failure),
+        reused: false,
     }
 }
 
@@ -161,35 +176,12 @@ impl CardCache {
         crate::upstream_tls::http_peer(addr, self.connect_timeout, self.read_timeout)
     }
 
-    /// POSTs a small JSON body to the upstream (`path` relative to its base)
-    /// and returns the status and body; bounded by the connect and read
-    /// timeouts and by the card size limit.
-    pub async fn post_json(
-        &self,
-        addr: AgentAddr,
-        path: &str,
-        version: Version,
-        body: Bytes,
-    ) -> Result<(u16, Bytes), String> {
-        self.call_json(addr, "POST", path, version, Some(body))
-            .await
-    }
-
-    /// [`CardCache::post_json`] for any method; `None`: no body (a GET).
-    pub async fn call_json(
-        &self,
-        addr: AgentAddr,
-        method: &str,
-        path: &str,
-        version: Version,
-        body: Option<Bytes>,
-    ) -> Result<(u16, Bytes), String> {
-        self.call_json_as(addr, method, path, version, body, &[])
-            .await
-    }
-
-    /// [`CardCache::call_json`] on behalf of a caller: with its credential
-    /// `headers` (`Authorization`, identity headers).
+    /// A GetTask the proxy makes for its own needs (a subscription's first
+    /// Task, a ListTasks page, a push snapshot's start): `method` on `path`
+    /// (relative to the agent's base), `body` when given, on behalf of a
+    /// caller with its credential `headers` (`Authorization`, identity
+    /// headers; a `Host` among them names the interface asked). The
+    /// answer's status and body, at most the card size.
     pub async fn call_json_as(
         &self,
         addr: AgentAddr,
@@ -198,16 +190,104 @@ impl CardCache {
         version: Version,
         body: Option<Bytes>,
         headers: &[(http::HeaderName, http::HeaderValue)],
-    ) -> Result<(u16, Bytes), String> {
+    ) -> Result<(u16, Bytes), Failure> {
         let total = self.connect_timeout + self.read_timeout;
-        let call = self.call_inner(&addr, method, path, version, body, headers);
-        match tokio::time::timeout(total, call).await {
-            Ok(r) => r,
-            Err(_) => Err(format!("upstream call timed out after {total:?}")),
+        let once = self.call_once(&addr, method, path, version, body, headers);
+        match tokio::time::timeout(total, once).await {
+            Ok(r) => r.map_err(|f| match f.lost {
+                Lost::NotSent(f) | Lost::InDoubt { failure: f, .. } | Lost::Answered(f) => f,
+            }),
+            Err(_) => Err(unavailable(format!(
+                "upstream call timed out after {total:?}"
+            ))),
         }
     }
 
-    async fn call_inner(
+    /// A read under the upstream client's retry table
+    /// (crate::unary::retry, [`Repeat::Safe`]): an attempt lost before any
+    /// answer (the connection ended after the request was written, or a
+    /// pooled one failed the write) is made once more on a new
+    /// connection; an answer, a refused connect, a TLS failure or no
+    /// answer in time is final. Each attempt within the connect and read
+    /// timeouts.
+    async fn as_read<T, Fut>(&self, call: &str, attempt: impl Fn() -> Fut) -> Result<T, Failure>
+    where
+        Fut: std::future::Future<Output = Result<T, Failed>>,
+    {
+        let total = self.connect_timeout + self.read_timeout;
+        let mut attempts = Attempts::new(Repeat::Safe);
+        loop {
+            let (lost, reused) = match tokio::time::timeout(total, attempt()).await {
+                Ok(Ok(t)) => return Ok(t),
+                Ok(Err(Failed { lost, reused })) => (lost, reused),
+                Err(_) => {
+                    let failure = unavailable(format!("{call} timed out after {total:?}"));
+                    let lost = Lost::InDoubt {
+                        failure,
+                        timed_out: true,
+                    };
+                    (lost, false)
+                }
+            };
+            attempts.next(lost, reused)?;
+        }
+    }
+
+    /// The failure of step `what` (`connect`, `request`, `header`, `write`,
+    /// `read`) of one attempt of `call` toward `peer`, as the retry table
+    /// reads it: a TLS failure names the agent (crate::upstream_tls) and
+    /// is final; a failed connect or write sent no whole request; a read
+    /// that found the connection ended (or no answer in time) after the
+    /// write is in doubt; anything else is final.
+    fn failed(
+        &self,
+        addr: &AgentAddr,
+        peer: &HttpPeer,
+        (call, what): (&str, &str),
+        e: Box<pingora::Error>,
+        reused: bool,
+    ) -> Failed {
+        use pingora::ErrorType as T;
+        let tls = addr
+            .settings()
+            .and_then(|s| crate::upstream_tls::pingora_failure(&self.agent, s, peer, &e));
+        let lost = match tls {
+            Some(tls) => Lost::Answered(tls),
+            None => {
+                let failure = unavailable(format!("{call}: {what}: {e}"));
+                match (what, e.etype()) {
+                    ("connect" | "write", _) => Lost::NotSent(failure),
+                    ("read", T::ConnectionClosed | T::ReadError) => Lost::InDoubt {
+                        failure,
+                        timed_out: false,
+                    },
+                    ("read", T::ReadTimedout) => Lost::InDoubt {
+                        failure,
+                        timed_out: true,
+                    },
+                    _ => Lost::Answered(failure),
+                }
+            }
+        };
+        Failed { lost, reused }
+    }
+
+    /// A session toward `peer` (pooled when one is idle) and whether it
+    /// was pooled.
+    async fn session(
+        &self,
+        addr: &AgentAddr,
+        peer: &HttpPeer,
+        call: &str,
+    ) -> Result<(HttpSession, bool), Failed> {
+        self.connector
+            .get_http_session(peer)
+            .await
+            .map_err(|e| self.failed(addr, peer, (call, "connect"), e, false))
+    }
+
+    /// One attempt of [`CardCache::call_json_as`].
+    async fn call_once(
         &self,
         addr: &AgentAddr,
         method: &str,
@@ -215,16 +295,11 @@ impl CardCache {
         version: Version,
         body: Option<Bytes>,
         caller: &[(http::HeaderName, http::HeaderValue)],
-    ) -> Result<(u16, Bytes), String> {
-        let peer = self
-            .peer(addr)
-            .map_err(|f| format!("upstream call: {f:?}"))?;
-        let err = |what: &str, e: Box<pingora::Error>| format!("upstream call: {what}: {e}");
-        let (mut session, _reused) = self
-            .connector
-            .get_http_session(&peer)
-            .await
-            .map_err(|e| err("connect", e))?;
+    ) -> Result<(u16, Bytes), Failed> {
+        const CALL: &str = "upstream call";
+        let peer = self.peer(addr).map_err(answered)?;
+        let (mut session, reused) = self.session(addr, &peer, CALL).await?;
+        let err = |what: &str, e| self.failed(addr, &peer, (CALL, what), e, reused);
         let mut req =
             RequestHeader::build(method, path.as_bytes(), None).map_err(|e| err("request", e))?;
         // The `Host` of the interface asked, when the caller names it.
@@ -255,64 +330,33 @@ impl CardCache {
         let status = session
             .response_header()
             .map(|r| r.status.as_u16())
-            .ok_or("upstream call: no response header")?;
-        let out = read_body(&mut session, "upstream call", "answer").await?;
+            .ok_or_else(|| answered(unavailable("upstream call: no response header")))?;
+        let out = read_body(&mut session, CALL, "answer")
+            .await
+            .map_err(|e| answered(unavailable(e)))?;
         self.connector
             .release_http_session(session, &peer, None)
             .await;
         Ok((status, out))
     }
 
-    /// A card fetch is a read: lost before any answer (the connection
-    /// ended after the request was written, or a pooled one failed the
-    /// write), it is asked once more, each attempt within the connect and
-    /// read timeouts (the upstream client's retry table, crate::unary).
+    /// The card, asked as a read ([`CardCache::as_read`]).
     async fn fetch(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
-        let total = self.connect_timeout + self.read_timeout;
-        let again = AtomicBool::new(false);
-        let mut first = true;
-        loop {
-            match tokio::time::timeout(total, self.fetch_inner(addr, etag, &again)).await {
-                Ok(Err(f)) if first && again.swap(false, Ordering::Relaxed) => {
-                    tracing::debug!(failure = ?f, "card fetch lost before an answer; asked once more");
-                    first = false;
-                }
-                Ok(r) => return r,
-                Err(_) => return Err(unavailable(format!("card fetch timed out after {total:?}"))),
-            }
-        }
+        self.as_read("card fetch", || self.fetch_once(addr, etag))
+            .await
     }
 
-    /// One attempt of [`CardCache::fetch`]; `again` is set when it failed
-    /// before any answer in a way a read may be asked again after.
-    async fn fetch_inner(
-        &self,
-        addr: &AgentAddr,
-        etag: Option<&str>,
-        again: &AtomicBool,
-    ) -> Result<Fetched, Failure> {
-        let peer = self.peer(addr)?;
-        let reused = AtomicBool::new(false);
-        let err = |what: &str, e: Box<pingora::Error>| {
-            let tls = addr
-                .settings()
-                .and_then(|s| crate::upstream_tls::pingora_failure(&self.agent, s, &peer, &e));
-            if tls.is_none() && lost_before_answer(what, &e, reused.load(Ordering::Relaxed)) {
-                again.store(true, Ordering::Relaxed);
-            }
-            tls.unwrap_or_else(|| unavailable(format!("card fetch: {what}: {e}")))
-        };
-        let (mut session, was_reused) = self
-            .connector
-            .get_http_session(&peer)
-            .await
-            .map_err(|e| err("connect", e))?;
-        reused.store(was_reused, Ordering::Relaxed);
+    /// One attempt of [`CardCache::fetch`].
+    async fn fetch_once(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failed> {
+        const CALL: &str = "card fetch";
+        let peer = self.peer(addr).map_err(answered)?;
+        let (mut session, reused) = self.session(addr, &peer, CALL).await?;
+        let err = |what: &str, e| self.failed(addr, &peer, (CALL, what), e, reused);
         let req = self.card_request(etag).map_err(|(w, e)| err(w, e))?;
         exchange(&mut session, req, None, err).await?;
         let resp = session
             .response_header()
-            .ok_or_else(|| unavailable("card fetch: no response header"))?;
+            .ok_or_else(|| answered(unavailable("card fetch: no response header")))?;
         let status = resp.status.as_u16();
         let header = |name: &str| {
             resp.headers
@@ -329,17 +373,16 @@ impl CardCache {
             return Ok(Fetched::NotModified { ttl });
         }
         if status != 200 {
-            return Err(unavailable(format!(
-                "card fetch: upstream answered HTTP {status}"
-            )));
+            let f = unavailable(format!("card fetch: upstream answered HTTP {status}"));
+            return Err(answered(f));
         }
-        let raw = read_body(&mut session, "card fetch", "card")
+        let raw = read_body(&mut session, CALL, "card")
             .await
-            .map_err(unavailable)?;
+            .map_err(|e| answered(unavailable(e)))?;
         self.connector
             .release_http_session(session, &peer, None)
             .await;
-        card_of(raw, new_etag, ttl)
+        card_of(raw, new_etag, ttl).map_err(answered)
     }
 
     /// The card's GET, with `If-None-Match` when a copy is held; on a
@@ -383,18 +426,6 @@ fn card_of(raw: Bytes, etag: Option<String>, ttl: Duration) -> Result<Fetched, F
         fetched: Instant::now(),
         ttl,
     }))
-}
-/// Whether the failure of step `what` (`write`, `read`) of an exchange
-/// lost the request before any answer: the connection ended after the
-/// write (in doubt; a read may be asked again), or a pooled (`reused`)
-/// connection failed the write (the agent got no whole request).
-fn lost_before_answer(what: &str, e: &pingora::Error, reused: bool) -> bool {
-    use pingora::ErrorType as T;
-    match what {
-        "write" => reused,
-        "read" => matches!(e.etype(), T::ConnectionClosed | T::ReadError),
-        _ => false,
-    }
 }
 
 /// Sends `req` (with `body`, if any) on `session` and reads the answer's

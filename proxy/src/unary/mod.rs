@@ -26,7 +26,7 @@ mod retry;
 
 use chunked::Chunked;
 pub use retry::Repeat;
-use retry::{Attempts, Lost};
+pub(crate) use retry::{Attempts, Lost};
 
 /// Idle connections kept per proxy (all upstream addresses together).
 const MAX_IDLE: usize = 256;

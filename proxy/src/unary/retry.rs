@@ -54,7 +54,7 @@ impl Repeat {
 
 /// How an attempt failed, as far as the agent is concerned.
 #[derive(Debug)]
-pub(super) enum Lost {
+pub(crate) enum Lost {
     /// No whole request reached the agent (the write failed).
     NotSent(Failure),
     /// Written, then the connection ended (or, `timed_out`, no answer came
@@ -75,13 +75,13 @@ impl Lost {
 }
 
 /// The attempts of one call: the table above, applied to each failure.
-pub(super) struct Attempts {
+pub(crate) struct Attempts {
     repeat: Repeat,
     again: bool,
 }
 
 impl Attempts {
-    pub(super) fn new(repeat: Repeat) -> Attempts {
+    pub(crate) fn new(repeat: Repeat) -> Attempts {
         Attempts {
             repeat,
             again: true,
@@ -91,7 +91,7 @@ impl Attempts {
     /// `Ok(())`: send the call once more, on a new connection; else the
     /// failure the client is told. `reused`: the failed attempt ran on a
     /// pooled connection.
-    pub(super) fn next(&mut self, lost: Lost, reused: bool) -> Result<(), Failure> {
+    pub(crate) fn next(&mut self, lost: Lost, reused: bool) -> Result<(), Failure> {
         let first = std::mem::replace(&mut self.again, false);
         match lost {
             Lost::NotSent(f) if first && reused => {
