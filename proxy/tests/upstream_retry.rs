@@ -2,7 +2,8 @@
 //! test per row, on real 127.0.0.1 sockets: a scripted agent counts the
 //! requests it received, and each test checks that count and what the
 //! client got. JSON-RPC (a v1.0 client, a v0.3 agent) and HTTP+JSON (a
-//! v0.3 client, a v1.0 agent) calls, and card fetches.
+//! v0.3 client, a v1.0 agent) calls, card fetches and the proxy's own task
+//! fetches.
 
 mod support;
 
@@ -396,4 +397,29 @@ async fn a_subscribe_lost_after_the_write_is_asked_once_more() {
     let r = rpc(&px, STREAM_SEND).await;
     assert_eq!(agent.received(), 1, "{}", r.text());
     assert!(r.text().contains("outcome_unknown"), "{}", r.text());
+}
+
+// The proxy's own task fetches: a v1.0 subscription to a v0.3 agent first
+// asks the agent for the task (a GetTask, a read).
+const SUBSCRIBE: &[u8] =
+    br#"{"jsonrpc":"2.0","id":"sub","method":"SubscribeToTask","params":{"id":"t1"}}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxys_own_task_fetch_lost_after_the_write_is_asked_once_more() {
+    // The first GetTask's connection ends after the request is read; the
+    // second is answered a finished task, which the subscription is then
+    // refused for (nothing to subscribe to), without a subscribe sent.
+    let agent = Agent::start(vec![Act::Close, Act::Answer(200, V03_TASK)], false).await;
+    let px = proxy_for(&agent.url(), Version::V03, |_| {});
+    let r = rpc(&px, SUBSCRIBE).await;
+    assert_eq!(agent.received(), 2, "{}", r.text());
+    assert!(r.text().contains("terminal state"), "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], -32004, "{}", r.text());
+    // The same over HTTP+JSON (the task asked with a GET).
+    let task = r#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}"#;
+    let agent = Agent::start(vec![Act::Close, Act::Answer(200, task)], false).await;
+    let px = proxy_for(&agent.url(), Version::V03, |_| {});
+    let r = get(px.addr, "/tasks/t1:subscribe", &[("A2A-Version", "1.0")]).await;
+    assert_eq!(agent.received(), 2, "{}", r.text());
+    assert!(r.text().contains("terminal state"), "{}", r.text());
 }

@@ -181,7 +181,8 @@ impl CardCache {
     /// (relative to the agent's base), `body` when given, on behalf of a
     /// caller with its credential `headers` (`Authorization`, identity
     /// headers; a `Host` among them names the interface asked). The
-    /// answer's status and body, at most the card size.
+    /// answer's status and body, at most the card size. A read, so retried
+    /// as one ([`CardCache::as_read`]).
     pub async fn call_json_as(
         &self,
         addr: AgentAddr,
@@ -191,16 +192,8 @@ impl CardCache {
         body: Option<Bytes>,
         headers: &[(http::HeaderName, http::HeaderValue)],
     ) -> Result<(u16, Bytes), Failure> {
-        let total = self.connect_timeout + self.read_timeout;
-        let once = self.call_once(&addr, method, path, version, body, headers);
-        match tokio::time::timeout(total, once).await {
-            Ok(r) => r.map_err(|f| match f.lost {
-                Lost::NotSent(f) | Lost::InDoubt { failure: f, .. } | Lost::Answered(f) => f,
-            }),
-            Err(_) => Err(unavailable(format!(
-                "upstream call timed out after {total:?}"
-            ))),
-        }
+        let once = || self.call_once(&addr, method, path, version, body.clone(), headers);
+        self.as_read("upstream call", once).await
     }
 
     /// A read under the upstream client's retry table

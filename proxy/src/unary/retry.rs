@@ -12,6 +12,9 @@
 //! A pooled connection the agent closed while idle is dropped before
 //! anything is written to it (the call goes on a new one). One call is sent
 //! at most twice.
+//!
+//! The card fetch and the proxy's own GetTask calls (`crate::card::cache`,
+//! on pingora's connector) are reads under the same table.
 
 use crate::error::Failure;
 
