@@ -1278,3 +1278,73 @@ async fn dropped_passthrough_stream_cancels_the_upstream_call() {
         "the passed-through call outlived the gRPC caller"
     );
 }
+
+// ---------------------------------------------------------------- extensions
+
+/// Both spellings of the extension metadata, one repeated, some URIs twice.
+fn with_both_extension_spellings<T>(mut req: tonic::Request<T>) -> tonic::Request<T> {
+    let md = req.metadata_mut();
+    md.append("a2a-extensions", "urn:a, urn:b".parse().unwrap());
+    md.append("x-a2a-extensions", "urn:a".parse().unwrap());
+    md.append("a2a-extensions", "urn:c,urn:b".parse().unwrap());
+    md.append("x-a2a-extensions", "urn:d".parse().unwrap());
+    req
+}
+
+/// The agent got the extensions once, in its own spelling (`name`), every
+/// URI of both of the client's spellings merged, each once.
+fn merged_extensions_reached(call: &Call, name: &str, other: &str) {
+    let got: Vec<_> = call.headers.get_all(name).iter().collect();
+    assert_eq!(got, ["urn:a,urn:b,urn:c,urn:d"], "{call:?}");
+    assert!(call.headers.get(other).is_none(), "{call:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_of_both_spellings_reach_the_grpc_agent_merged_on_the_direct_path() {
+    // A v1.0 client's send and stream toward a v0.3 agent.
+    let task = v03_task("t1", p03::TaskState::Completed);
+    let agent = GrpcAgent::start(Version::V03, move |path, _| {
+        if path.ends_with("/SendMessage") {
+            let m = p03::SendMessageResponse {
+                payload: Some(p03::send_message_response::Payload::Task(task.clone())),
+            };
+            Answer::Msg(m.encode_to_vec())
+        } else {
+            Answer::Stream(vec![], Status::new(Code::Ok, ""))
+        }
+    })
+    .await;
+    let px = proxy(&agent, Version::V03).await;
+    let ask = || {
+        with_both_extension_spellings(tonic::Request::new(p10::SendMessageRequest {
+            message: Some(v10_msg("m1", "hi")),
+            ..Default::default()
+        }))
+    };
+    px.v10().await.send_message(ask()).await.unwrap();
+    let s = px.v10().await.send_streaming_message(ask()).await.unwrap();
+    drain(s.into_inner()).await;
+    let calls = agent.calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    for call in &calls {
+        merged_extensions_reached(call, "x-a2a-extensions", "a2a-extensions");
+    }
+    // A v0.3 client's send toward a v1.0 agent.
+    let agent = GrpcAgent::start(
+        Version::V10,
+        always(p10::SendMessageResponse {
+            payload: Some(p10::send_message_response::Payload::Message(v10_msg(
+                "r1", "hello",
+            ))),
+        }),
+    )
+    .await;
+    let px = proxy(&agent, Version::V10).await;
+    let req = with_both_extension_spellings(tonic::Request::new(p03::SendMessageRequest {
+        request: Some(v03_msg("m1", "hi")),
+        configuration: None,
+        metadata: None,
+    }));
+    px.v03().await.send_message(req).await.unwrap();
+    merged_extensions_reached(&agent.one_call(), "a2a-extensions", "x-a2a-extensions");
+}

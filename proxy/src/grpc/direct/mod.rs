@@ -191,12 +191,9 @@ fn headers(upstream: Version, meta: &CallMeta) -> http::HeaderMap {
     if let Ok(v) = http::HeaderValue::try_from(meta.upstream_header(upstream)) {
         h.insert("a2a-version", v);
     }
-    if let Some(ext) = &meta.extensions {
-        if let Ok(v) = http::HeaderValue::try_from(ext.as_str()) {
-            let key = match upstream {
-                Version::V10 => "a2a-extensions",
-                Version::V03 => "x-a2a-extensions",
-            };
+    // In the agent's spelling, merged as every binding merges them.
+    if let Some((key, ext)) = crate::codec::extensions_for(upstream, &meta.presented.0) {
+        if let Ok(v) = http::HeaderValue::try_from(ext) {
             h.insert(key, v);
         }
     }
