@@ -97,3 +97,80 @@ fn int_param(p: &Map<String, Value>, k: &str) -> Result<Option<i64>, Failure> {
         Some(_) => Err(invalid(format!("`{k}` must be an integer"))),
     }
 }
+
+/// The `ListTasks` params of a v1.0 REST `GET /tasks?...` query (values
+/// percent-decoded; `+` is a space; repeated keys: the last wins).
+pub fn params_from_query(query: Option<&str>) -> Result<Value, Failure> {
+    let mut p = Map::new();
+    for pair in query.unwrap_or("").split('&').filter(|s| !s.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let (k, v) = (decode(k)?, decode(v)?);
+        let key = match k.as_str() {
+            "context_id" => "contextId",
+            "page_size" => "pageSize",
+            "page_token" => "pageToken",
+            "history_length" => "historyLength",
+            "include_artifacts" => "includeArtifacts",
+            "status_timestamp_after" => "statusTimestampAfter",
+            other => other,
+        }
+        .to_string();
+        let value = match (key.as_str(), v.as_str()) {
+            ("includeArtifacts", "true") => Value::Bool(true),
+            ("includeArtifacts", "false") => Value::Bool(false),
+            _ => Value::String(v),
+        };
+        p.insert(key, value);
+    }
+    Ok(Value::Object(p))
+}
+
+fn decode(s: &str) -> Result<String, Failure> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let hex = b
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| invalid("malformed percent-encoding in the query"))?;
+                out.push(hex);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| invalid("the query is not UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use super::*;
+
+    #[test]
+    fn rest_query_becomes_params() {
+        let p = params_from_query(Some(
+            "contextId=c%201&pageSize=2&include_artifacts=true&status=TASK_STATE_WORKING",
+        ))
+        .unwrap();
+        assert_eq!(
+            p,
+            json!({"contextId": "c 1", "pageSize": "2", "includeArtifacts": true, "status": "TASK_STATE_WORKING"})
+        );
+        let q = params_from_query(Some("pageSize=1&contextId=c1")).unwrap();
+        assert_eq!(listed(&index(), a(), q, &all()).0, ["t3"]);
+        assert!(params_from_query(Some("contextId=%zz")).is_err());
+        assert_eq!(params_from_query(None).unwrap(), json!({}));
+    }
+}
