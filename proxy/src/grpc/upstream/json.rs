@@ -106,6 +106,31 @@ pub(super) fn answer<P, M: Serialize>(
     }
 }
 
+/// A service's unary RPCs as one table, a row per method:
+/// `Method => path, request conversion, answer conversion;`. Expands to the
+/// call of `$method`'s row on `$up` (a `GrpcUpstream`): `$params` read as
+/// the row's request model and converted ([`model`]), sent with `$meta`
+/// ([`request`], `$v` the agent's version), the answer converted to the
+/// JSON `result` or kept as the agent's status ([`answer`]). A method
+/// with no row is not a unary call of that service: an internal failure
+/// (the bridge sends streams and local calls elsewhere).
+macro_rules! unary_rpcs {
+    ($up:expr, $v:expr, $method:expr, $params:expr, $meta:expr;
+     $($m:ident => $path:literal, $to_pb:expr, $from_pb:expr;)*) => {
+        match $method {
+            $(translate::method::Method::$m => {
+                let msg = ($to_pb)($crate::grpc::upstream::json::model($params)?);
+                let req = $crate::grpc::upstream::json::request($v, msg, $meta)?;
+                $crate::grpc::upstream::json::answer($up.call($path, req).await, $from_pb)
+            })*
+            other => Err($crate::error::Failure::Internal {
+                detail: format!("{other:?} is not a unary v{} gRPC call", $v.as_str()),
+            }),
+        }
+    };
+}
+pub(super) use unary_rpcs;
+
 /// Statuses that say the upstream could not be reached or did not answer
 /// in time (no A2A error details) are the proxy's failures.
 pub(in crate::grpc) fn transport_failure(s: &Status) -> Result<(), Failure> {

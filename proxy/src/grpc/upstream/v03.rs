@@ -23,97 +23,24 @@ impl GrpcUpstream {
     ) -> Result<Result<Value, Status>, Failure> {
         use proto::convert_v03 as c;
         use proto::convert_v03_rpc as r;
-        const V: Version = Version::V03;
-        Ok(match method {
-            Method::SendMessage => {
-                let req = request(V, r::send_params_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/a2a.v1.A2AService/SendMessage", req).await,
-                    r::send_response_from_pb,
-                )?
-            }
-            Method::GetTask => {
-                let req = request(V, r::get_task_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/a2a.v1.A2AService/GetTask", req).await,
-                    c::task_from_pb,
-                )?
-            }
-            Method::CancelTask => {
-                let req = request(V, r::cancel_task_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/a2a.v1.A2AService/CancelTask", req).await,
-                    c::task_from_pb,
-                )?
-            }
-            Method::CreatePushConfig
-            | Method::GetPushConfig
-            | Method::ListPushConfigs
-            | Method::DeletePushConfig => return self.push_config_v03(method, params, meta).await,
+        use proto::pbjson_types::Empty;
+        unary_rpcs!(self, Version::V03, method, params, meta;
+            SendMessage => "/a2a.v1.A2AService/SendMessage",
+                r::send_params_to_pb, r::send_response_from_pb;
+            GetTask => "/a2a.v1.A2AService/GetTask", r::get_task_to_pb, c::task_from_pb;
+            CancelTask => "/a2a.v1.A2AService/CancelTask", r::cancel_task_to_pb, c::task_from_pb;
+            CreatePushConfig => "/a2a.v1.A2AService/CreateTaskPushNotificationConfig",
+                r::create_push_config_to_pb, r::task_push_config_from_pb;
+            GetPushConfig => "/a2a.v1.A2AService/GetTaskPushNotificationConfig",
+                r::get_push_config_to_pb, r::task_push_config_from_pb;
+            ListPushConfigs => "/a2a.v1.A2AService/ListTaskPushNotificationConfig",
+                r::list_push_configs_to_pb, r::list_push_configs_response_from_pb;
+            DeletePushConfig => "/a2a.v1.A2AService/DeleteTaskPushNotificationConfig",
+                r::delete_push_config_to_pb, |_: Empty| Ok::<_, TranslateError>(Value::Null);
             // v0.3's gRPC binding has one card RPC (the agent's card).
-            Method::GetExtendedCard => {
-                let req = request(V, r::get_agent_card_to_pb(), meta)?;
-                answer(
-                    self.call("/a2a.v1.A2AService/GetAgentCard", req).await,
-                    c::agent_card_from_pb,
-                )?
-            }
-            Method::SendStreamingMessage | Method::SubscribeToTask | Method::ListTasks => {
-                return Err(Failure::Internal {
-                    detail: format!("{method:?} is not a unary v0.3 gRPC call"),
-                })
-            }
-        })
-    }
-
-    /// A push-config RPC of the v0.3 service (create, get, list, delete).
-    async fn push_config_v03(
-        &self,
-        method: Method,
-        params: Value,
-        meta: &CallMeta,
-    ) -> Result<Result<Value, Status>, Failure> {
-        use proto::convert_v03_rpc as r;
-        const V: Version = Version::V03;
-        Ok(match method {
-            Method::CreatePushConfig => {
-                let req = request(V, r::create_push_config_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/a2a.v1.A2AService/CreateTaskPushNotificationConfig", req)
-                        .await,
-                    r::task_push_config_from_pb,
-                )?
-            }
-            Method::GetPushConfig => {
-                let req = request(V, r::get_push_config_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/a2a.v1.A2AService/GetTaskPushNotificationConfig", req)
-                        .await,
-                    r::task_push_config_from_pb,
-                )?
-            }
-            Method::ListPushConfigs => {
-                let req = request(V, r::list_push_configs_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/a2a.v1.A2AService/ListTaskPushNotificationConfig", req)
-                        .await,
-                    r::list_push_configs_response_from_pb,
-                )?
-            }
-            Method::DeletePushConfig => {
-                let req = request(V, r::delete_push_config_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/a2a.v1.A2AService/DeleteTaskPushNotificationConfig", req)
-                        .await,
-                    |_: proto::pbjson_types::Empty| Ok::<_, TranslateError>(Value::Null),
-                )?
-            }
-            other => {
-                return Err(Failure::Internal {
-                    detail: format!("{other:?} is not a v0.3 push-config gRPC call"),
-                })
-            }
-        })
+            GetExtendedCard => "/a2a.v1.A2AService/GetAgentCard",
+                |_: Value| r::get_agent_card_to_pb(), c::agent_card_from_pb;
+        )
     }
 
     /// [`GrpcUpstream::stream`] toward a v0.3 agent.

@@ -23,108 +23,25 @@ impl GrpcUpstream {
     ) -> Result<Result<Value, Status>, Failure> {
         use proto::convert_v10 as c;
         use proto::convert_v10_rpc as r;
-        const V: Version = Version::V10;
-        Ok(match method {
-            Method::SendMessage => {
-                let req = request(V, r::send_request_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/lf.a2a.v1.A2AService/SendMessage", req).await,
-                    r::send_response_from_pb,
-                )?
-            }
-            Method::GetTask => {
-                let req = request(V, r::get_task_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/lf.a2a.v1.A2AService/GetTask", req).await,
-                    c::task_from_pb,
-                )?
-            }
-            Method::ListTasks => {
-                let req = request(V, r::list_tasks_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/lf.a2a.v1.A2AService/ListTasks", req).await,
-                    r::list_tasks_response_from_pb,
-                )?
-            }
-            Method::CancelTask => {
-                let req = request(V, r::cancel_task_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/lf.a2a.v1.A2AService/CancelTask", req).await,
-                    c::task_from_pb,
-                )?
-            }
-            Method::CreatePushConfig
-            | Method::GetPushConfig
-            | Method::ListPushConfigs
-            | Method::DeletePushConfig => return self.push_config_v10(method, params, meta).await,
-            Method::GetExtendedCard => {
-                let req = request(V, r::get_extended_card_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/lf.a2a.v1.A2AService/GetExtendedAgentCard", req)
-                        .await,
-                    c::agent_card_from_pb,
-                )?
-            }
-            Method::SendStreamingMessage | Method::SubscribeToTask => {
-                return Err(not_streaming(method));
-            }
-        })
-    }
-
-    /// A push-config RPC of the v1.0 service (create, get, list, delete).
-    async fn push_config_v10(
-        &self,
-        method: Method,
-        params: Value,
-        meta: &CallMeta,
-    ) -> Result<Result<Value, Status>, Failure> {
-        use proto::convert_v10_rpc as r;
-        const V: Version = Version::V10;
-        Ok(match method {
-            Method::CreatePushConfig => {
-                let req = request(V, r::task_push_config_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call(
-                        "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig",
-                        req,
-                    )
-                    .await,
-                    r::task_push_config_from_pb,
-                )?
-            }
-            Method::GetPushConfig => {
-                let req = request(V, r::get_push_config_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig", req)
-                        .await,
-                    r::task_push_config_from_pb,
-                )?
-            }
-            Method::ListPushConfigs => {
-                let req = request(V, r::list_push_configs_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call("/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs", req)
-                        .await,
-                    r::list_push_configs_response_from_pb,
-                )?
-            }
-            Method::DeletePushConfig => {
-                let req = request(V, r::delete_push_config_to_pb(model(params)?), meta)?;
-                answer(
-                    self.call(
-                        "/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig",
-                        req,
-                    )
-                    .await,
-                    |_: proto::pbjson_types::Empty| Ok::<_, TranslateError>(Value::Null),
-                )?
-            }
-            other => {
-                return Err(Failure::Internal {
-                    detail: format!("{other:?} is not a v1.0 push-config gRPC call"),
-                })
-            }
-        })
+        use proto::pbjson_types::Empty;
+        unary_rpcs!(self, Version::V10, method, params, meta;
+            SendMessage => "/lf.a2a.v1.A2AService/SendMessage",
+                r::send_request_to_pb, r::send_response_from_pb;
+            GetTask => "/lf.a2a.v1.A2AService/GetTask", r::get_task_to_pb, c::task_from_pb;
+            ListTasks => "/lf.a2a.v1.A2AService/ListTasks",
+                r::list_tasks_to_pb, r::list_tasks_response_from_pb;
+            CancelTask => "/lf.a2a.v1.A2AService/CancelTask", r::cancel_task_to_pb, c::task_from_pb;
+            CreatePushConfig => "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig",
+                r::task_push_config_to_pb, r::task_push_config_from_pb;
+            GetPushConfig => "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig",
+                r::get_push_config_to_pb, r::task_push_config_from_pb;
+            ListPushConfigs => "/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs",
+                r::list_push_configs_to_pb, r::list_push_configs_response_from_pb;
+            DeletePushConfig => "/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig",
+                r::delete_push_config_to_pb, |_: Empty| Ok::<_, TranslateError>(Value::Null);
+            GetExtendedCard => "/lf.a2a.v1.A2AService/GetExtendedAgentCard",
+                r::get_extended_card_to_pb, c::agent_card_from_pb;
+        )
     }
 
     /// [`GrpcUpstream::stream`] toward a v1.0 agent.
