@@ -1,6 +1,8 @@
 //! The card cache: the agent's card fetched with pingora's client (bounded
 //! in time and size), kept for its max-age, revalidated with ETag /
-//! If-None-Match, and the agent's interfaces resolved from it.
+//! If-None-Match, and the agent's interfaces resolved from it. The proxy's
+//! own GetTask calls go on the same client. Both are reads under the
+//! upstream client's one retry table (crate::unary::retry).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
