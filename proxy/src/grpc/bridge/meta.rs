@@ -8,9 +8,6 @@ use super::*;
 pub struct CallMeta {
     /// From `grpc-timeout`.
     pub timeout: Option<Duration>,
-    /// `a2a-extensions` / `x-a2a-extensions`, merged as
-    /// [`crate::codec::extensions_for`] merges them.
-    pub extensions: Option<String>,
     /// The call's metadata as headers: the ListTasks caller scope and the
     /// credentials its page is fetched with are read from it, and its
     /// end-to-end entries go on to the agent (crate::forward).
@@ -87,14 +84,11 @@ pub fn call_meta(client: Version, md: &MetadataMap) -> Result<CallMeta, Status> 
         }
     }
     let presented = md.clone().into_headers();
-    // Both spellings merged, each URI once: the HTTP bindings' rule.
-    let extensions = crate::codec::extensions_for(client, &presented).map(|(_, v)| v);
     Ok(CallMeta {
         timeout: md
             .get("grpc-timeout")
             .and_then(|v| v.to_str().ok())
             .and_then(parse_grpc_timeout),
-        extensions,
         presented: Presented(presented),
         protocol,
     })

@@ -655,8 +655,9 @@ mod tests {
         assert_eq!(parse_grpc_timeout("1234567890S"), None);
     }
 
-    /// Extensions in both spellings, repeated: merged as the HTTP bindings
-    /// merge them (each URI once).
+    /// Extensions in both spellings, repeated, kept in the call's metadata
+    /// so the one rule (`codec::extensions_for`) merges them toward the
+    /// agent, each URI once, in the agent's spelling.
     #[test]
     fn extensions_merge_as_on_http() {
         let mut md = MetadataMap::new();
@@ -664,10 +665,12 @@ mod tests {
         md.append("x-a2a-extensions", "urn:a".parse().unwrap());
         md.append("a2a-extensions", "urn:c,urn:b".parse().unwrap());
         let meta = call_meta(Version::V10, &md).unwrap();
-        assert_eq!(meta.extensions.as_deref(), Some("urn:a,urn:b,urn:c"));
-        assert!(call_meta(Version::V03, &MetadataMap::new())
-            .unwrap()
-            .extensions
-            .is_none());
+        let (key, merged) = crate::codec::extensions_for(Version::V10, &meta.presented.0).unwrap();
+        assert!(key.eq_ignore_ascii_case("a2a-extensions"));
+        assert_eq!(merged, "urn:a,urn:b,urn:c");
+        let (key, _) = crate::codec::extensions_for(Version::V03, &meta.presented.0).unwrap();
+        assert!(key.eq_ignore_ascii_case("x-a2a-extensions"));
+        let none = call_meta(Version::V03, &MetadataMap::new()).unwrap();
+        assert!(crate::codec::extensions_for(Version::V03, &none.presented.0).is_none());
     }
 }
