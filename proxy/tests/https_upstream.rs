@@ -620,8 +620,8 @@ async fn an_agent_requiring_a_client_certificate() {
     // (a TLS 1.3 alert after the handshake) is read as such.
     let r = get(without.addr, "/rest/v1/tasks/t1", &[]).await;
     told_clearly(&r, &front, "client certificate");
-    // A passthrough POST may find the connection closed by the refusal
-    // before reading it: refused too, and without the agent's address.
+    // A passthrough POST: the same (more sizes and REST in
+    // a_passthrough_post_refused_for_its_client_certificate_names_the_refusal).
     let r = post(
         without.addr,
         "/",
@@ -629,12 +629,7 @@ async fn an_agent_requiring_a_client_certificate() {
         V03_SEND,
     )
     .await;
-    assert_eq!(r.status, 502, "{}", r.text());
-    assert!(
-        !r.text().contains(&front.addr.port().to_string()),
-        "{}",
-        r.text()
-    );
+    told_clearly(&r, &front, "client certificate");
     assert!(up.calls().is_empty(), "{:?}", up.calls());
 
     // With it: served on both paths.
@@ -650,6 +645,112 @@ async fn an_agent_requiring_a_client_certificate() {
     .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(up.calls().len(), 2);
+}
+
+/// An error answer naming agent `name`, saying the agent refused the
+/// proxy's client certificate, with nothing of the agent's address.
+fn told_client_cert_refused(r: &Response, front: &Front, name: &str) {
+    let text = r.text();
+    assert_eq!(r.status, 502, "{text}");
+    let said = strings(&r.json());
+    assert!(
+        said.contains(&format!("agent {name:?} unavailable")),
+        "{text}"
+    );
+    assert!(
+        said.contains("refused the proxy's TLS client certificate"),
+        "{text}"
+    );
+    assert!(!text.contains(&front.addr.port().to_string()), "{text}");
+    assert!(!text.contains("127.0.0.1"), "{text}");
+}
+
+/// A same-version POST to an agent that refuses the proxy's missing client
+/// certificate (a TLS 1.3 alert after the handshake, while the request is
+/// being written): JSON-RPC and REST, on Pingora's passthrough and on the
+/// proxy's own client, one at a time and many at once, are told the
+/// refusal and the agent's name, never a bare "unavailable" nor the
+/// agent's address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", true).await;
+    let listen = proxy::free_local_addr().unwrap();
+    let text = format!(
+        "listen = \"{listen}\"\nthreads = 1\n[upstream]\nurl = \"{url}\"\nversion = \"0.3\"\nca_file = {ca:?}\n\
+         [push]\nenabled = false\n\
+         [[agents]]\nname = \"billing\"\nprefix = \"/billing\"\n",
+        url = front.url(),
+        ca = pki.file("ca.pem"),
+    );
+    let config = Config::resolve(RawConfig::from_toml(&text, "t.toml").unwrap()).unwrap();
+    let px = proxy::start(config).unwrap();
+    let json = &[("Content-Type", "application/json")];
+    // A small body; one still being written when the agent's refusal
+    // closes the connection, on Pingora's way (the tunnel) and, past what
+    // Pingora can replay, on the proxy's own client.
+    for (round, size) in [8, 60_000, 300_000, 8, 60_000, 300_000]
+        .into_iter()
+        .enumerate()
+    {
+        let message = json!({"kind": "message", "messageId": "m1", "role": "user",
+            "parts": [{"kind": "text", "text": "x".repeat(size)}]});
+        let rpc = json!({"jsonrpc": "2.0", "id": round, "method": "message/send",
+            "params": {"message": message}});
+        let r = post(px.addr, "/billing/", json, rpc.to_string().as_bytes()).await;
+        told_client_cert_refused(&r, &front, "billing");
+        let rest = json!({ "message": message }).to_string();
+        let r = post(
+            px.addr,
+            "/billing/rest/v1/message:send",
+            json,
+            rest.as_bytes(),
+        )
+        .await;
+        told_client_cert_refused(&r, &front, "billing");
+    }
+    // Many at once: each told, whatever the others' handshakes did.
+    let many = (0..16).map(|i| {
+        let (target, body) = if i % 2 == 0 {
+            ("/billing/", V03_SEND.to_vec())
+        } else {
+            let message = json!({"kind": "message", "messageId": "m1", "role": "user",
+                "parts": [{"kind": "text", "text": "hi"}]});
+            let body = json!({ "message": message }).to_string().into_bytes();
+            ("/billing/rest/v1/message:send", body)
+        };
+        let addr = px.addr;
+        tokio::spawn(async move {
+            post(addr, target, &[("Content-Type", "application/json")], &body).await
+        })
+    });
+    let many: Vec<_> = many.collect();
+    for h in many {
+        let r = tokio::time::timeout(WAIT, h).await.unwrap().unwrap();
+        told_client_cert_refused(&r, &front, "billing");
+    }
+    // A same-version stream (a call of the proxy's own, on its client):
+    // its one event is the error.
+    let r = post(
+        px.addr,
+        "/billing/",
+        &[
+            ("Accept", "text/event-stream"),
+            ("Content-Type", "application/json"),
+        ],
+        V03_STREAM,
+    )
+    .await;
+    let text = r.text();
+    let event = text.trim().strip_prefix("data:").unwrap_or(&text);
+    let said = strings(&serde_json::from_str::<Value>(event.trim()).unwrap_or(Value::Null));
+    assert!(said.contains("agent \"billing\" unavailable"), "{text}");
+    assert!(
+        said.contains("refused the proxy's TLS client certificate"),
+        "{text}"
+    );
+    assert!(!text.contains(&front.addr.port().to_string()), "{text}");
+    assert!(up.calls().is_empty(), "{:?}", up.calls());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -38,18 +38,22 @@ impl tokio::io::AsyncRead for Conn {
 
 impl tokio::io::AsyncWrite for Conn {
     fn poll_write(
-        self: std::pin::Pin<&mut Self>,
+        mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
         buf: &[u8],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        conn_io!(self, s => s.poll_write(cx, buf))
+        let this = self.as_mut();
+        let r = conn_io!(this, s => s.poll_write(cx, buf));
+        self.alert_behind(r)
     }
 
     fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
+        mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        conn_io!(self, s => s.poll_flush(cx))
+        let this = self.as_mut();
+        let r = conn_io!(this, s => s.poll_flush(cx));
+        self.alert_behind(r)
     }
 
     fn poll_shutdown(
@@ -60,11 +64,13 @@ impl tokio::io::AsyncWrite for Conn {
     }
 
     fn poll_write_vectored(
-        self: std::pin::Pin<&mut Self>,
+        mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        conn_io!(self, s => s.poll_write_vectored(cx, bufs))
+        let this = self.as_mut();
+        let r = conn_io!(this, s => s.poll_write_vectored(cx, bufs));
+        self.alert_behind(r)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -72,6 +78,70 @@ impl tokio::io::AsyncWrite for Conn {
             Conn::Plain(s) => s.is_write_vectored(),
             Conn::Tls(s) => s.is_write_vectored(),
         }
+    }
+}
+
+impl Conn {
+    /// A write or flush's result, where a connection the agent closed
+    /// (broken pipe, reset) is told as the TLS alert it sent before
+    /// closing, when that alert is already here. An agent refusing the
+    /// client certificate under TLS 1.3 sends its alert after the
+    /// handshake, as the request is being written: the write then fails
+    /// on the closed connection, and the alert, never read, would be lost.
+    /// The bytes read here stay in rustls's buffers: a later read gets
+    /// whatever plaintext came before the close.
+    fn alert_behind<T>(
+        &mut self,
+        r: std::task::Poll<std::io::Result<T>>,
+    ) -> std::task::Poll<std::io::Result<T>> {
+        use std::io::ErrorKind as K;
+        let std::task::Poll::Ready(Err(e)) = r else {
+            return r;
+        };
+        let Conn::Tls(s) = self else {
+            return std::task::Poll::Ready(Err(e));
+        };
+        if !matches!(
+            e.kind(),
+            K::BrokenPipe | K::ConnectionReset | K::ConnectionAborted
+        ) {
+            return std::task::Poll::Ready(Err(e));
+        }
+        let (tcp, tls) = s.get_mut();
+        // What the kernel holds is a few records at most (an alert is 7
+        // bytes, 24 encrypted); bounded all the same.
+        for _ in 0..8 {
+            match tls.read_tls(&mut Received(tcp)) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if let Err(alert) = tls.process_new_packets() {
+                return std::task::Poll::Ready(Err(std::io::Error::new(K::InvalidData, alert)));
+            }
+        }
+        std::task::Poll::Ready(Err(e))
+    }
+}
+
+/// The bytes a TCP socket has already received, read without waiting
+/// (and without the runtime's readiness, which may not have seen them
+/// yet): a closed connection still yields what came before its end.
+struct Received<'a>(&'a TcpStream);
+
+impl std::io::Read for Received<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: receives at most `buf.len()` bytes into `buf` from the
+        // socket `self.0` keeps open; MSG_DONTWAIT never blocks.
+        let n = unsafe {
+            libc::recv(
+                self.0.as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        usize::try_from(n).map_err(|_| std::io::Error::last_os_error())
     }
 }
 
