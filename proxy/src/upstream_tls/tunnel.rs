@@ -30,9 +30,8 @@ use std::time::{Duration, Instant};
 
 use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::rustls;
-use tokio_rustls::TlsConnector;
 
-use super::{kind_of, rustls_error, TlsFailureKind, TlsTo};
+use super::{tls_error, TlsFailureKind, TlsTo};
 
 /// Targets one agent's settings keep open at most; the oldest is closed
 /// beyond (an agent host whose address keeps changing).
@@ -176,7 +175,7 @@ pub(super) struct Tunnel {
 struct Target {
     to: TlsTo,
     addr: SocketAddr,
-    tls: TlsConnector,
+    tls: Arc<rustls::ClientConfig>,
     within: Duration,
     shared: Arc<Shared>,
 }
@@ -210,7 +209,7 @@ impl Tunnel {
             let target = Target {
                 to: to.clone(),
                 addr,
-                tls: TlsConnector::from(config),
+                tls: config,
                 within,
                 shared: shared.clone(),
             };
@@ -310,15 +309,15 @@ async fn carry(mut local: UnixStream, t: Target) {
     let open = async {
         let tcp = TcpStream::connect(t.addr).await?;
         let _ = tcp.set_nodelay(true);
-        t.tls.connect(t.to.name.clone(), tcp).await
+        super::connect::handshake(t.tls.clone(), t.to.name.clone(), tcp).await
     };
     let remote = match tokio::time::timeout(t.within, open).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
-            let b = match rustls_error(&e) {
-                Some(r) => Broken::Tls {
-                    kind: kind_of(r),
-                    detail: format!("{url} ({}): {r}", t.addr),
+            let b = match tls_error(&e) {
+                Some((kind, error)) => Broken::Tls {
+                    kind,
+                    detail: format!("{url} ({}): {error}", t.addr),
                 },
                 None => Broken::Unavailable(format!("connecting to {url} ({}): {e}", t.addr)),
             };
@@ -337,12 +336,12 @@ async fn carry(mut local: UnixStream, t: Target) {
     if let Err(e) = both_ways(&mut local, remote, t.within, &t.shared).await {
         // An alert after the handshake (the agent refusing the client
         // certificate under TLS 1.3) is a TLS failure too.
-        if let Some(r) = rustls_error(&e) {
+        if let Some((kind, error)) = tls_error(&e) {
             let b = Broken::Tls {
-                kind: kind_of(r),
-                detail: format!("{url} ({}): {r}", t.addr),
+                kind,
+                detail: format!("{url} ({}): {error}", t.addr),
             };
-            broke(b, r);
+            broke(b, &error);
         } else {
             tracing::debug!(url = %url, error = %e, "upstream TLS connection ended");
         }
