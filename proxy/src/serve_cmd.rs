@@ -31,14 +31,16 @@ pub struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:8080].
     #[arg(long, value_name = "IP:PORT")]
     pub listen: Option<String>,
-    /// The agent behind the proxy (http://host:port[/base]).
+    /// The agent behind the proxy (http://host:port[/base], or https://: an
+    /// agent served over TLS; its CA and the proxy's client certificate are
+    /// upstream.ca_file and upstream.client_cert_file in the config file).
     #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
     /// The upstream's A2A version [default: auto = read from its agent card].
     #[arg(long, value_name = "auto|0.3|1.0", value_parser = ["auto", "0.3", "1.0"])]
     pub upstream_version: Option<String>,
     /// The URL clients use to reach the proxy; card interface URLs are
-    /// rewritten to it [default: http://<listen>].
+    /// rewritten to it [default: http://<listen>, https:// with --tls-cert].
     #[arg(long, value_name = "URL")]
     pub public_url: Option<String>,
     /// Also serve gRPC (both A2A services) on this address [default: off].
@@ -61,7 +63,7 @@ pub struct ServeArgs {
     /// (push.callback_url) [default: the listener's own URL].
     #[arg(long, value_name = "URL")]
     pub callback_url: Option<String>,
-    /// The agent's gRPC endpoint (http://host:port): the gRPC listener
+    /// The agent's gRPC endpoint (http://host:port, or https://): the gRPC listener
     /// then calls it over gRPC instead of bridging to its JSON-RPC binding.
     #[arg(long, value_name = "URL")]
     pub upstream_grpc: Option<String>,

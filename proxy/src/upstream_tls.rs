@@ -36,7 +36,7 @@ use crate::error::Failure;
 mod connect;
 mod tunnel;
 
-pub use connect::{connect, Alpn, Conn, Connector};
+pub use connect::{connect, Alpn, Conn, Connector, TlsConn};
 
 /// The `[upstream]` TLS settings of one agent, loaded and checked.
 pub struct UpstreamTls {
@@ -151,6 +151,11 @@ impl UpstreamTls {
                 })
             }
         };
+        // Notes, for the connection whose handshake is being driven,
+        // whether the agent asked for a client certificate ([`connect::Asked`]).
+        let mut config = config;
+        config.client_auth_cert_resolver =
+            Arc::new(connect::Asked(config.client_auth_cert_resolver.clone()));
         let with_alpn = |alpn: &[u8]| {
             let mut c = config.clone();
             c.alpn_protocols = vec![alpn.to_vec()];
@@ -332,6 +337,34 @@ pub fn rustls_error(e: &std::io::Error) -> Option<&rustls::Error> {
     e.get_ref()?.downcast_ref::<rustls::Error>()
 }
 
+/// An agent that asked for the proxy's client certificate during a TLS 1.3
+/// handshake, then closed the connection without a word: no alert, no
+/// session ticket, no byte of an answer. That is how many servers refuse
+/// a client certificate (or its absence) when they send no alert, as
+/// Python's asyncio TLS does ([`TlsConn`]).
+#[derive(Debug)]
+pub struct ClosedAfterAskingForACertificate;
+
+impl fmt::Display for ClosedAfterAskingForACertificate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the agent asked for a client certificate, then closed the connection without answering (no alert, no session ticket)")
+    }
+}
+
+impl std::error::Error for ClosedAfterAskingForACertificate {}
+
+/// The TLS failure an I/O error carries, if it carries one: a rustls
+/// error, or [`ClosedAfterAskingForACertificate`]; its kind and its text.
+pub fn tls_error(e: &std::io::Error) -> Option<(TlsFailureKind, String)> {
+    if let Some(r) = rustls_error(e) {
+        return Some((kind_of(r), r.to_string()));
+    }
+    let c = e
+        .get_ref()?
+        .downcast_ref::<ClosedAfterAskingForACertificate>()?;
+    Some((TlsFailureKind::ClientCertRefused, c.to_string()))
+}
+
 /// The failure a client is told of for a TLS error toward `to`; the log
 /// line names the URL and the rustls error.
 pub fn failure(to: &TlsTo, addr: SocketAddr, e: &rustls::Error) -> Failure {
@@ -359,7 +392,8 @@ fn told(
 /// raised it.
 pub fn io_failure(to: &AgentAddr, e: &std::io::Error) -> Option<Failure> {
     let t = to.tls.as_ref()?;
-    rustls_error(e).map(|r| failure(t, to.addr, r))
+    let (kind, error) = tls_error(e)?;
+    Some(told(&t.agent, &t.host, to.addr, kind, &error))
 }
 
 /// Pingora's peer for `to`, with the connect and read timeouts: the
@@ -485,15 +519,16 @@ pub fn failure_in(
     }
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(c) = cur {
-        let r = c
-            .downcast_ref::<rustls::Error>()
-            .or_else(|| c.downcast_ref::<std::io::Error>().and_then(rustls_error));
-        if let Some(r) = r {
+        let found = match c.downcast_ref::<rustls::Error>() {
+            Some(r) => Some((kind_of(r), r.to_string())),
+            None => c.downcast_ref::<std::io::Error>().and_then(tls_error),
+        };
+        if let Some((kind, error)) = found {
             let host = url
                 .split_once("://")
                 .map_or(url, |(_, rest)| rest)
                 .trim_end_matches('/');
-            return Some(told(agent, host, "-", kind_of(r), &r.to_string()));
+            return Some(told(agent, host, "-", kind, &error));
         }
         cur = c.source();
     }

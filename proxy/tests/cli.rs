@@ -403,6 +403,16 @@ fn the_call_span_carries_the_callers_trace_id() {
             lines.iter().any(|l| l.contains("\"target\":\"access\"")),
             "{lines:?}"
         );
+        // The access line's values as values: `"1.0"` and `200`, not
+        // `"Some(\"1.0\")"` and `"Some(200)"`.
+        let line = lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["target"] == "access")
+            .unwrap_or_else(|| panic!("{lines:?}"));
+        assert_eq!(line["fields"]["status"], 200, "{line}");
+        assert_eq!(line["fields"]["client_version"], "1.0", "{line}");
+        assert!(!line.to_string().contains("Some("), "{line}");
         let spanned: Vec<Value> = lines
             .iter()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -620,8 +620,8 @@ async fn an_agent_requiring_a_client_certificate() {
     // (a TLS 1.3 alert after the handshake) is read as such.
     let r = get(without.addr, "/rest/v1/tasks/t1", &[]).await;
     told_clearly(&r, &front, "client certificate");
-    // A passthrough POST may find the connection closed by the refusal
-    // before reading it: refused too, and without the agent's address.
+    // A passthrough POST: the same (more sizes and REST in
+    // a_passthrough_post_refused_for_its_client_certificate_names_the_refusal).
     let r = post(
         without.addr,
         "/",
@@ -629,12 +629,7 @@ async fn an_agent_requiring_a_client_certificate() {
         V03_SEND,
     )
     .await;
-    assert_eq!(r.status, 502, "{}", r.text());
-    assert!(
-        !r.text().contains(&front.addr.port().to_string()),
-        "{}",
-        r.text()
-    );
+    told_clearly(&r, &front, "client certificate");
     assert!(up.calls().is_empty(), "{:?}", up.calls());
 
     // With it: served on both paths.
@@ -650,6 +645,224 @@ async fn an_agent_requiring_a_client_certificate() {
     .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(up.calls().len(), 2);
+}
+
+/// An error answer naming agent `name`, saying the agent refused the
+/// proxy's client certificate, with nothing of the agent's address.
+fn told_client_cert_refused(r: &Response, front: &Front, name: &str) {
+    let text = r.text();
+    assert_eq!(r.status, 502, "{text}");
+    let said = strings(&r.json());
+    assert!(
+        said.contains(&format!("agent {name:?} unavailable")),
+        "{text}"
+    );
+    assert!(
+        said.contains("refused the proxy's TLS client certificate"),
+        "{text}"
+    );
+    assert!(!text.contains(&front.addr.port().to_string()), "{text}");
+    assert!(!text.contains("127.0.0.1"), "{text}");
+}
+
+/// A same-version POST to an agent that refuses the proxy's missing client
+/// certificate (a TLS 1.3 alert after the handshake, while the request is
+/// being written): JSON-RPC and REST, on Pingora's passthrough and on the
+/// proxy's own client, one at a time and many at once, are told the
+/// refusal and the agent's name, never a bare "unavailable" nor the
+/// agent's address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", true).await;
+    let listen = proxy::free_local_addr().unwrap();
+    let text = format!(
+        "listen = \"{listen}\"\nthreads = 1\n[upstream]\nurl = \"{url}\"\nversion = \"0.3\"\nca_file = {ca:?}\n\
+         [push]\nenabled = false\n\
+         [[agents]]\nname = \"billing\"\nprefix = \"/billing\"\n",
+        url = front.url(),
+        ca = pki.file("ca.pem"),
+    );
+    let config = Config::resolve(RawConfig::from_toml(&text, "t.toml").unwrap()).unwrap();
+    let px = proxy::start(config).unwrap();
+    let json = &[("Content-Type", "application/json")];
+    // A small body; one still being written when the agent's refusal
+    // closes the connection, on Pingora's way (the tunnel) and, past what
+    // Pingora can replay, on the proxy's own client.
+    for (round, size) in [8, 60_000, 300_000, 8, 60_000, 300_000]
+        .into_iter()
+        .enumerate()
+    {
+        let message = json!({"kind": "message", "messageId": "m1", "role": "user",
+            "parts": [{"kind": "text", "text": "x".repeat(size)}]});
+        let rpc = json!({"jsonrpc": "2.0", "id": round, "method": "message/send",
+            "params": {"message": message}});
+        let r = post(px.addr, "/billing/", json, rpc.to_string().as_bytes()).await;
+        told_client_cert_refused(&r, &front, "billing");
+        let rest = json!({ "message": message }).to_string();
+        let r = post(
+            px.addr,
+            "/billing/rest/v1/message:send",
+            json,
+            rest.as_bytes(),
+        )
+        .await;
+        told_client_cert_refused(&r, &front, "billing");
+    }
+    // Many at once: each told, whatever the others' handshakes did.
+    let many = (0..16).map(|i| {
+        let (target, body) = if i % 2 == 0 {
+            ("/billing/", V03_SEND.to_vec())
+        } else {
+            let message = json!({"kind": "message", "messageId": "m1", "role": "user",
+                "parts": [{"kind": "text", "text": "hi"}]});
+            let body = json!({ "message": message }).to_string().into_bytes();
+            ("/billing/rest/v1/message:send", body)
+        };
+        let addr = px.addr;
+        tokio::spawn(async move {
+            post(addr, target, &[("Content-Type", "application/json")], &body).await
+        })
+    });
+    let many: Vec<_> = many.collect();
+    for h in many {
+        let r = tokio::time::timeout(WAIT, h).await.unwrap().unwrap();
+        told_client_cert_refused(&r, &front, "billing");
+    }
+    // A same-version stream (a call of the proxy's own, on its client):
+    // its one event is the error.
+    let r = post(
+        px.addr,
+        "/billing/",
+        &[
+            ("Accept", "text/event-stream"),
+            ("Content-Type", "application/json"),
+        ],
+        V03_STREAM,
+    )
+    .await;
+    let text = r.text();
+    let event = text.trim().strip_prefix("data:").unwrap_or(&text);
+    let said = strings(&serde_json::from_str::<Value>(event.trim()).unwrap_or(Value::Null));
+    assert!(said.contains("agent \"billing\" unavailable"), "{text}");
+    assert!(
+        said.contains("refused the proxy's TLS client certificate"),
+        "{text}"
+    );
+    assert!(!text.contains(&front.addr.port().to_string()), "{text}");
+    assert!(up.calls().is_empty(), "{:?}", up.calls());
+}
+
+/// A TLS agent (certificate `server`, a client certificate of the test CA
+/// required) that refuses without an alert, as servers on Python's asyncio
+/// TLS do: a handshake that fails is closed without a word; one that
+/// succeeds gets its session tickets, then the connection is closed
+/// without an answer. Stopped on drop.
+struct SilentFront {
+    addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for SilentFront {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl SilentFront {
+    async fn start(pki: &Pki) -> SilentFront {
+        let config = Arc::new(server_config(pki, "server", true, &[b"http/1.1"]));
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            while let Ok((tcp, _)) = l.accept().await {
+                let Ok(mut tcp) = tcp.into_std() else {
+                    continue;
+                };
+                let config = config.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = tcp.set_nonblocking(false);
+                    let _ = tcp.set_read_timeout(Some(WAIT));
+                    let mut tls = rustls::ServerConnection::new(config).unwrap();
+                    while tls.is_handshaking() {
+                        while tls.wants_write() {
+                            if tls.write_tls(&mut tcp).is_err() {
+                                return;
+                            }
+                        }
+                        if !matches!(tls.read_tls(&mut tcp), Ok(n) if n > 0) {
+                            return;
+                        }
+                        // A refused handshake: closed, its alert never sent.
+                        if tls.process_new_packets().is_err() {
+                            return;
+                        }
+                    }
+                    // Accepted: the session tickets, then closed unanswered.
+                    while tls.wants_write() {
+                        if tls.write_tls(&mut tcp).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        SilentFront { addr, task }
+    }
+}
+
+/// An agent that asks for a client certificate and, without one, closes
+/// the connection after the handshake without an alert (Python's asyncio
+/// TLS): every path is told the refusal and the agent's name (a
+/// passthrough POST, REST, a translated call, the card fetch), never a
+/// bare "unavailable" nor the address. With the certificate, the same
+/// agent closing unanswered is not called a refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_refusing_the_client_certificate_without_an_alert() {
+    let pki = Pki::new();
+    let agent = SilentFront::start(&pki).await;
+    let url = format!("https://127.0.0.1:{}", agent.addr.port());
+    // What told_clearly checks the answers against: the agent's address.
+    let front = Front {
+        addr: agent.addr,
+        handshakes: Arc::new(AtomicUsize::new(0)),
+        task: tokio::spawn(async {}),
+    };
+    let json = &[("Content-Type", "application/json")];
+    let rest = br#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#;
+    // Version auto: the card fetch (Pingora's client through the tunnel)
+    // is refused, and so are the calls that need it.
+    let auto = proxy_to(&pki, &url, None, CA);
+    let r = get(auto.addr, "/.well-known/agent-card.json", &[]).await;
+    told_clearly(&r, &front, "refused the proxy's TLS client certificate");
+    let r = post(auto.addr, "/", V10, V10_SEND).await;
+    told_clearly(&r, &front, "refused the proxy's TLS client certificate");
+    // Version fixed: Pingora's passthrough (JSON-RPC and REST, a body it
+    // can replay and one it cannot) and the proxy's own translated call.
+    let px = proxy_to(&pki, &url, Some(Version::V03), CA);
+    for size in [8, 300_000] {
+        let message = json!({"kind": "message", "messageId": "m1", "role": "user",
+            "parts": [{"kind": "text", "text": "x".repeat(size)}]});
+        let rpc = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",
+            "params": {"message": message}});
+        let r = post(px.addr, "/", json, rpc.to_string().as_bytes()).await;
+        told_clearly(&r, &front, "refused the proxy's TLS client certificate");
+    }
+    let r = post(px.addr, "/v1/message:send", json, rest).await;
+    told_clearly(&r, &front, "refused the proxy's TLS client certificate");
+    let r = post(px.addr, "/", V10, V10_SEND).await;
+    told_clearly(&r, &front, "refused the proxy's TLS client certificate");
+    // With the certificate the handshake is accepted: the agent then
+    // closing without an answer is no refusal.
+    let with = proxy_to(&pki, &url, Some(Version::V03), CA_AND_CLIENT);
+    for r in [
+        post(with.addr, "/", V10, V10_SEND).await,
+        post(with.addr, "/", json, V03_SEND).await,
+    ] {
+        assert_eq!(r.status, 502, "{}", r.text());
+        assert!(!r.text().contains("client certificate"), "{}", r.text());
+        assert!(!r.text().contains("127.0.0.1"), "{}", r.text());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -361,7 +361,7 @@ impl ProxyHttp for Front {
             target: "access",
             binding,
             agent = "",
-            status = ?ctx.status,
+            status = ctx.status,
             outcome,
             ms = ctx.started.elapsed().as_millis() as u64,
             "request"

@@ -271,10 +271,12 @@ impl ProxyService {
             agent = %self.app.config.agent.name,
             method = %method,
             binding,
-            client_version = ?route.map(|r| r.client_version.as_str()),
-            upstream_version = ?ctx.upstream_version.map(|v| v.as_str()),
+            // Options as values (left out when none): `1.0`, `200`, not
+            // `Some("1.0")`, in text and JSON lines alike.
+            client_version = route.map(|r| r.client_version.as_str()),
+            upstream_version = ctx.upstream_version.map(|v| v.as_str()),
             translated = ctx.translated(),
-            status = ?ctx.status,
+            status = ctx.status,
             outcome = %outcome,
             ms = elapsed.as_millis() as u64,
             "request"

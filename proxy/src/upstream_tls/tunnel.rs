@@ -13,8 +13,8 @@
 //! are copied both ways. Pingora sees a plaintext peer and pools its
 //! connections to the socket as it would to the agent.
 //!
-//! A failure (TCP, TLS handshake, an alert after it) closes the accepted
-//! connection; it is logged naming the agent and kept as the target's
+//! A failure (TCP, TLS handshake, an alert after it, one that cut a write
+//! short included) closes the accepted connection; it is logged naming the agent and kept as the target's
 //! last failure, so that what Pingora then reports (a closed connection)
 //! can be told to the client as what it was (see [`Tunnel::failure`]).
 //! The directory is removed when the target's settings are closed
@@ -30,9 +30,8 @@ use std::time::{Duration, Instant};
 
 use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::rustls;
-use tokio_rustls::TlsConnector;
 
-use super::{kind_of, rustls_error, TlsFailureKind, TlsTo};
+use super::{tls_error, TlsFailureKind, TlsTo};
 
 /// Targets one agent's settings keep open at most; the oldest is closed
 /// beyond (an agent host whose address keeps changing).
@@ -145,8 +144,9 @@ pub(super) enum Broken {
 
 #[derive(Default)]
 struct Shared {
-    /// The last failure and when it happened; cleared by a handshake that
-    /// succeeds.
+    /// The last failure and when it happened; cleared by the first byte
+    /// an agent answers (a handshake alone proves nothing under TLS 1.3,
+    /// where a client certificate is refused after it).
     last: Mutex<Option<(Instant, Broken)>>,
 }
 
@@ -175,7 +175,7 @@ pub(super) struct Tunnel {
 struct Target {
     to: TlsTo,
     addr: SocketAddr,
-    tls: TlsConnector,
+    tls: Arc<rustls::ClientConfig>,
     within: Duration,
     shared: Arc<Shared>,
 }
@@ -209,7 +209,7 @@ impl Tunnel {
             let target = Target {
                 to: to.clone(),
                 addr,
-                tls: TlsConnector::from(config),
+                tls: config,
                 within,
                 shared: shared.clone(),
             };
@@ -309,15 +309,15 @@ async fn carry(mut local: UnixStream, t: Target) {
     let open = async {
         let tcp = TcpStream::connect(t.addr).await?;
         let _ = tcp.set_nodelay(true);
-        t.tls.connect(t.to.name.clone(), tcp).await
+        super::connect::handshake(t.tls.clone(), t.to.name.clone(), tcp).await
     };
     let remote = match tokio::time::timeout(t.within, open).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
-            let b = match rustls_error(&e) {
-                Some(r) => Broken::Tls {
-                    kind: kind_of(r),
-                    detail: format!("{url} ({}): {r}", t.addr),
+            let b = match tls_error(&e) {
+                Some((kind, error)) => Broken::Tls {
+                    kind,
+                    detail: format!("{url} ({}): {error}", t.addr),
                 },
                 None => Broken::Unavailable(format!("connecting to {url} ({}): {e}", t.addr)),
             };
@@ -329,16 +329,19 @@ async fn carry(mut local: UnixStream, t: Target) {
             return;
         }
     };
-    t.shared.set(None);
-    if let Err(e) = both_ways(&mut local, remote, t.within).await {
+    // Not a success yet: under TLS 1.3 an agent refuses the client
+    // certificate after the handshake. The first byte of its answer is
+    // ([`both_ways`]).
+    let remote = super::Conn::Tls(Box::new(remote));
+    if let Err(e) = both_ways(&mut local, remote, t.within, &t.shared).await {
         // An alert after the handshake (the agent refusing the client
         // certificate under TLS 1.3) is a TLS failure too.
-        if let Some(r) = rustls_error(&e) {
+        if let Some((kind, error)) = tls_error(&e) {
             let b = Broken::Tls {
-                kind: kind_of(r),
-                detail: format!("{url} ({}): {r}", t.addr),
+                kind,
+                detail: format!("{url} ({}): {error}", t.addr),
             };
-            broke(b, r);
+            broke(b, &error);
         } else {
             tracing::debug!(url = %url, error = %e, "upstream TLS connection ended");
         }
@@ -348,14 +351,17 @@ async fn carry(mut local: UnixStream, t: Target) {
 /// Copies bytes both ways until both sides are done; once one side has
 /// ended (Pingora dropped the connection, or the agent closed its own),
 /// the other gets `grace` more at most, so that no connection outlives
-/// both its ends. An error ends both at once, and is returned before
-/// either end is closed (the caller records it first).
+/// both its ends. The first byte from the agent clears the target's last
+/// failure (`shared`). An error ends both at once, and is returned before
+/// either end is closed (the caller records it first); a write the
+/// agent's TLS alert cut short returns that alert ([`super::Conn`]).
 async fn both_ways(
     local: &mut UnixStream,
-    remote: tokio_rustls::client::TlsStream<TcpStream>,
+    remote: super::Conn,
     grace: Duration,
+    shared: &Shared,
 ) -> std::io::Result<()> {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (mut lr, mut lw) = local.split();
     let (mut rr, mut rw) = tokio::io::split(remote);
     let up = async {
@@ -363,7 +369,13 @@ async fn both_ways(
         rw.shutdown().await
     };
     let down = async {
-        tokio::io::copy(&mut rr, &mut lw).await?;
+        let mut first = [0u8; 1024];
+        let n = rr.read(&mut first).await?;
+        if n > 0 {
+            shared.set(None);
+            lw.write_all(&first[..n]).await?;
+            tokio::io::copy(&mut rr, &mut lw).await?;
+        }
         lw.shutdown().await
     };
     tokio::pin!(up, down);
