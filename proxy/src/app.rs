@@ -284,15 +284,24 @@ impl App {
     /// Ready when the upstream card can be had now (fresh in cache or refetched).
     pub async fn ready(&self) -> LocalResponse {
         let probe = async {
-            let addr = self.upstream_addr().await.map_err(|f| format!("{f:?}"))?;
-            self.cards.get(addr, false).await
+            let addr = self.upstream_addr().await?;
+            self.cards.get_or_fail(addr, false).await
         };
         match probe.await {
             Ok(card) => LocalResponse::json(
                 200,
                 json!({"status": "ready", "upstreamVersion": card.version.as_str()}),
             ),
-            Err(e) => LocalResponse::json(503, json!({"status": "not ready", "reason": e})),
+            // Anyone who reaches the listener may ask: the reason is what a
+            // client may be told (no address, no agent bytes); the detail
+            // goes to the log.
+            Err(f) => {
+                f.log_detail();
+                LocalResponse::json(
+                    503,
+                    json!({"status": "not ready", "reason": f.client_message(), "proxyReason": f.label()}),
+                )
+            }
         }
     }
 

@@ -21,7 +21,7 @@ pub async fn report(app: &App) -> (bool, Value) {
         Err(e) => {
             return (
                 false,
-                json!({"upstream": upstream, "ok": false, "error": format!("{e:?}")}),
+                json!({"upstream": upstream, "ok": false, "error": e.operator_text()}),
             )
         }
     };

@@ -306,16 +306,39 @@ pub fn jsonrpc_envelope(failure: &Failure, version: Version, id: Option<Value>) 
 const LOGGED_DETAIL: usize = 512;
 
 impl Failure {
-    /// Logs the detail a client is not shown (see [`Failure::describe`]):
-    /// at most [`LOGGED_DETAIL`] bytes of it, control characters escaped.
-    pub fn log_detail(&self) {
-        let detail = match self {
+    /// The detail a client is never shown (addresses, the agent's own
+    /// words, rustls errors): for the log and the operator's own tools.
+    fn detail(&self) -> Option<&str> {
+        match self {
             Failure::UpstreamUnavailable { detail }
             | Failure::OutcomeUnknown { detail, .. }
             | Failure::BadUpstreamResponse { detail }
             | Failure::UpstreamTls { detail, .. }
-            | Failure::Internal { detail } => detail,
-            _ => return,
+            | Failure::Internal { detail } => Some(detail),
+            _ => None,
+        }
+    }
+
+    /// What any client may be told of this failure: the message of its
+    /// error body, without the detail.
+    pub fn client_message(&self) -> String {
+        self.describe().2
+    }
+
+    /// For the operator (`check-upstream`'s report, never a client): the
+    /// client's message, then the detail.
+    pub fn operator_text(&self) -> String {
+        match self.detail() {
+            Some(d) => format!("{}: {d}", self.client_message()),
+            None => self.client_message(),
+        }
+    }
+
+    /// Logs the detail a client is not shown (see [`Failure::describe`]):
+    /// at most [`LOGGED_DETAIL`] bytes of it, control characters escaped.
+    pub fn log_detail(&self) {
+        let Some(detail) = self.detail() else {
+            return;
         };
         let mut end = detail.len().min(LOGGED_DETAIL);
         while !detail.is_char_boundary(end) {

@@ -234,9 +234,17 @@ async fn health_ready_metrics() {
     assert!(text.contains("a2a_proxy_request_duration_seconds_count"));
     assert!(text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"));
 
-    let px_down = proxy_for(&dead_upstream(), None, |_| {});
+    let dead = dead_upstream();
+    let px_down = proxy_for(&dead, None, |_| {});
     let r = get(px_down.addr, "/ready", &[]).await;
     assert_eq!(r.status, 503);
+    // Anyone on the listener may ask: the reason names no address.
+    let body = r.json();
+    assert_eq!(body["reason"], "upstream agent unavailable", "{body}");
+    assert_eq!(body["proxyReason"], "upstream_unavailable", "{body}");
+    let port = dead.rsplit(':').next().unwrap().trim_end_matches('/');
+    assert!(!r.text().contains(port), "{}", r.text());
+    assert!(!r.text().contains("127.0.0.1"), "{}", r.text());
     assert_eq!(get(px_down.addr, "/health", &[]).await.status, 200);
 }
 

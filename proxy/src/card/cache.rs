@@ -106,13 +106,12 @@ impl CardCache {
 
     /// The cached card if fresh, else a (conditional) refetch. With
     /// `allow_stale`, a failed refetch falls back to the old copy.
+    /// The error is for the operator (it names addresses): never send it to
+    /// a client; [`CardCache::get_or_fail`] gives the failure itself.
     pub async fn get(&self, addr: AgentAddr, allow_stale: bool) -> Result<Arc<CachedCard>, String> {
         self.get_or_fail(addr, allow_stale)
             .await
-            .map_err(|f| match f {
-                Failure::UpstreamUnavailable { detail } => detail,
-                other => format!("{other:?}"),
-            })
+            .map_err(|f| f.operator_text())
     }
 
     /// [`CardCache::get`], its failure as the client is told it: a TLS
