@@ -39,6 +39,11 @@ struct Args {
     /// Events per SSE stream in the events/s runs.
     #[arg(long, default_value_t = 200)]
     sse_events: usize,
+    /// SSE streams open at once in the events/s runs. With few, a proxy
+    /// faster than the load waits for each read; with more, its own work
+    /// per event bounds the rate.
+    #[arg(long, default_value_t = 4)]
+    sse_streams: usize,
     /// Open streams for the RSS measurement.
     #[arg(long, default_value_t = 1000)]
     streams: usize,
@@ -433,7 +438,7 @@ fn run(args: &Args) -> Result<(), String> {
                 let (rate, errors) = rt.block_on(client::sse(
                     m.addr,
                     req(m, true, Some(&events_mode)),
-                    4,
+                    args.sse_streams,
                     secs,
                 ));
                 if sse_only {
@@ -447,8 +452,8 @@ fn run(args: &Args) -> Result<(), String> {
             |a: usize, b: usize| median(sse[a].iter().zip(&sse[b]).map(|(x, y)| x / y).collect());
         println!();
         println!(
-            "SSE ({} status updates per stream, 4 streams at once)  events/s",
-            args.sse_events
+            "SSE ({} status updates per stream, {} streams at once)  events/s",
+            args.sse_events, args.sse_streams
         );
         for &i in &sse_modes {
             println!("{:<36} {:>10.0}", modes[i].name, median(sse[i].clone()));
