@@ -525,3 +525,81 @@ url = "{}"
     }
     drop(servers);
 }
+
+/// Each agent's own limits and ListTasks scope, on the wire: agent `b`
+/// (`max_body_bytes = 1000`, `list_tasks = "off"`) refuses a 2 KB body with
+/// a 413 in the client's shape and answers ListTasks UnsupportedOperation
+/// without asking its agent; agent `a`, on the top-level defaults, takes
+/// the same body to its agent and answers ListTasks from its index.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_agent_keeps_its_own_limits_and_list_tasks_scope() {
+    let task03 = |r: &Recorded| {
+        jsonrpc_answer(
+            r,
+            json!({"kind": "task", "id": "t1", "contextId": "c1",
+                "status": {"state": "completed"}}),
+        )
+    };
+    let a = agent_with_card(|me| CARD_V03.replace("UP", me), task03).await;
+    let b = agent_with_card(|me| CARD_V03.replace("UP", me), task03).await;
+    let addr = proxy::free_local_addr().unwrap();
+    let _px = start(&format!(
+        r#"listen = "{addr}"
+threads = 1
+[push]
+enabled = false
+[[agents]]
+name = "a"
+prefix = "/a"
+[agents.upstream]
+url = "{}"
+version = "0.3"
+[[agents]]
+name = "b"
+prefix = "/b"
+list_tasks = "off"
+[agents.upstream]
+url = "{}"
+version = "0.3"
+[agents.limits]
+max_body_bytes = 1000
+"#,
+        a.url(),
+        b.url()
+    ));
+    let v10 = [("A2A-Version", "1.0"), ("Authorization", "Bearer one")];
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m1", "role": "ROLE_USER",
+            "parts": [{"text": "x".repeat(2000)}]}}})
+    .to_string();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "ListTasks", "params": {}}).to_string();
+
+    // Agent a: the top-level defaults (4 MiB bodies, per-caller ListTasks).
+    let r = post(addr, "/a/rpc", &v10, big.as_bytes()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["task"]["id"], "t1", "{}", r.text());
+    assert_eq!(a.calls().len(), 1);
+    let r = post(addr, "/a/rpc", &v10, list.as_bytes()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let tasks = r.json()["result"]["tasks"].clone();
+    assert_eq!(tasks.as_array().map(Vec::len), Some(1), "{}", r.text());
+    assert_eq!(tasks[0]["id"], "t1");
+    // The page's task was asked of agent a afresh (tasks/get).
+    let asked = a.calls().len();
+    assert!(
+        a.calls()[1..]
+            .iter()
+            .all(|c| String::from_utf8_lossy(&c.body).contains("tasks/get")),
+        "{:?}",
+        a.calls()
+    );
+
+    // Agent b: its own bound and scope; its agent is never asked.
+    let r = post(addr, "/b/rpc", &v10, big.as_bytes()).await;
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert!(r.text().contains("1000"), "{}", r.text());
+    let r = post(addr, "/b/rpc", &v10, list.as_bytes()).await;
+    assert_eq!(r.json()["error"]["code"], -32004, "{}", r.text());
+    assert!(b.calls().is_empty(), "{:?}", b.calls());
+    assert_eq!(a.calls().len(), asked);
+}
