@@ -1744,3 +1744,60 @@ async fn an_exact_id_survives_a_same_version_stream_that_cannot_connect() {
     assert!(text.contains(r#""error""#), "{text}");
     assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
 }
+
+/// A card refetch that hangs stalls only the call that started it: while a
+/// copy of the card is held, every other call uses it at once instead of
+/// queueing behind the refetch (which here would last the 60 s read
+/// timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_card_refetch_stalls_no_other_call() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let me = Arc::new(std::sync::OnceLock::<String>::new());
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let (m, n) = (me.clone(), fetches.clone());
+    let up = FakeUpstream::start(move |r| {
+        if r.target.starts_with("/.well-known/") {
+            if n.fetch_add(1, Ordering::SeqCst) > 0 {
+                return Reply::Hang;
+            }
+            let card = CARD_V03.replace("UP", m.get().map(String::as_str).unwrap_or("?"));
+            return Reply::json(200, &card).with_header("Cache-Control", "max-age=1");
+        }
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result":
+            {"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "completed"}}});
+        Reply::json(200, &answer.to_string())
+    })
+    .await;
+    me.set(up.addr.to_string()).unwrap();
+    let px = proxy_for(&up.url(), None, |c| {
+        c.limits.read_timeout = Duration::from_secs(60);
+    });
+    let addr = px.addr;
+    let call = move || async move {
+        let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+        post(addr, "/", &[("A2A-Version", "1.0")], rpc).await
+    };
+    let r = call().await;
+    assert_eq!(r.json()["result"]["task"]["id"], "t1", "{}", r.text());
+    assert_eq!(fetches.load(Ordering::SeqCst), 1);
+
+    // The copy expires; the next call refetches it, and the agent hangs.
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    let first = tokio::spawn(call());
+    for _ in 0..500 {
+        if fetches.load(Ordering::SeqCst) >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(fetches.load(Ordering::SeqCst), 2, "no refetch started");
+    for _ in 0..3 {
+        let r = timeout(Duration::from_secs(20), call())
+            .await
+            .expect("a call waited behind the hanging card refetch");
+        assert_eq!(r.json()["result"]["task"]["id"], "t1", "{}", r.text());
+    }
+    assert_eq!(fetches.load(Ordering::SeqCst), 2, "one refetch at a time");
+    first.abort();
+}

@@ -78,7 +78,12 @@ pub struct CardCache {
     read_timeout: Duration,
     default_ttl: Duration,
     connector: Connector,
-    slot: Mutex<Option<Arc<CachedCard>>>,
+    /// The copy held: read on every call, so a short lock never held
+    /// across an await.
+    slot: std::sync::Mutex<Option<Arc<CachedCard>>>,
+    /// Held by the one call refetching the card: the others wait for it
+    /// when they have no copy to use, else take the stale copy at once.
+    fetching: Mutex<()>,
     /// The agent's interfaces from the card held (area: paths).
     pub endpoints: crate::endpoints::EndpointsMemo,
 }
@@ -99,7 +104,8 @@ impl CardCache {
             read_timeout,
             default_ttl,
             connector: Connector::new(None),
-            slot: Mutex::new(None),
+            slot: std::sync::Mutex::new(None),
+            fetching: Mutex::new(()),
             endpoints: Default::default(),
         }
     }
@@ -122,41 +128,64 @@ impl CardCache {
         addr: AgentAddr,
         allow_stale: bool,
     ) -> Result<Arc<CachedCard>, Failure> {
-        let mut slot = self.slot.lock().await;
-        let now = Instant::now();
-        if let Some(c) = slot.as_ref() {
-            if c.is_fresh(now) {
-                return Ok(c.clone());
-            }
+        let held = self.held();
+        if let Some(c) = held.as_ref().filter(|c| c.is_fresh(Instant::now())) {
+            return Ok(c.clone());
         }
-        let etag = slot.as_ref().and_then(|c| c.etag.clone());
-        match self.fetch(&addr, etag.as_deref()).await {
-            Ok(Fetched::Card(card)) => {
-                let card = Arc::new(card);
-                *slot = Some(card.clone());
-                Ok(card)
+        // One refetch at a time. A caller that may use a stale copy does
+        // not wait for another's refetch (a slow agent card must not stall
+        // every call behind it); one that may not waits, then takes what
+        // that refetch left if it is fresh.
+        let _fetching = match (&held, allow_stale) {
+            (Some(old), true) => match self.fetching.try_lock() {
+                Ok(g) => g,
+                Err(_) => return Ok(old.clone()),
+            },
+            _ => {
+                let g = self.fetching.lock().await;
+                if let Some(c) = self.held().filter(|c| c.is_fresh(Instant::now())) {
+                    return Ok(c);
+                }
+                g
             }
-            Ok(Fetched::NotModified { ttl }) => match slot.as_ref() {
+        };
+        let held = self.held();
+        let etag = held.as_ref().and_then(|c| c.etag.clone());
+        match self.fetch(&addr, etag.as_deref()).await {
+            Ok(Fetched::Card(card)) => Ok(self.keep(card)),
+            Ok(Fetched::NotModified { ttl }) => match held {
                 Some(old) => {
-                    let mut renewed = (**old).clone();
+                    let mut renewed = (*old).clone();
                     renewed.fetched = Instant::now();
                     renewed.ttl = ttl;
-                    let renewed = Arc::new(renewed);
-                    *slot = Some(renewed.clone());
-                    Ok(renewed)
+                    Ok(self.keep(renewed))
                 }
                 None => Err(unavailable(
                     "upstream answered 304 to an unconditional card fetch",
                 )),
             },
-            Err(e) => match slot.as_ref() {
+            Err(e) => match held {
                 Some(old) if allow_stale => {
                     tracing::warn!(error = ?e, "card refetch failed; serving the stale copy");
-                    Ok(old.clone())
+                    Ok(old)
                 }
                 _ => Err(e),
             },
         }
+    }
+
+    /// The copy held now, fresh or not.
+    fn held(&self) -> Option<Arc<CachedCard>> {
+        self.slot.lock().map(|s| s.clone()).unwrap_or(None)
+    }
+
+    /// Holds `card` as the current copy.
+    fn keep(&self, card: CachedCard) -> Arc<CachedCard> {
+        let card = Arc::new(card);
+        if let Ok(mut s) = self.slot.lock() {
+            *s = Some(card.clone());
+        }
+        card
     }
 
     /// Names the agent in what clients are told of TLS failures.
@@ -168,7 +197,7 @@ impl CardCache {
     /// The card held now, fresh or not, without fetching or waiting for a
     /// fetch under way (area: paths).
     pub fn peek(&self) -> Option<Arc<CachedCard>> {
-        self.slot.try_lock().ok().and_then(|s| s.clone())
+        self.held()
     }
 
     /// The upstream peer with the connect and read timeouts (TLS toward
