@@ -59,8 +59,9 @@ pub struct App {
     /// Push interception and delivery (`None` when `push.enabled` is off).
     pub push: Option<std::sync::Arc<crate::push::layer::Push>>,
     push_worker: std::sync::Mutex<Option<crate::push::deliver::Worker>>,
-    /// Keep-alive connections of the translated unary JSON-RPC calls.
-    pub upstream_pool: crate::unary::UpstreamPool,
+    /// Keep-alive connections of the translated calls, shared with the
+    /// card cache (its card and task fetches).
+    pub upstream_pool: std::sync::Arc<crate::unary::UpstreamPool>,
     task_sync: std::sync::Mutex<Option<crate::push::task_sync::TaskSync>>,
     in_flight: AtomicUsize,
     /// Set when the v0.3 REST agent refused a push-config create's first
@@ -74,14 +75,17 @@ impl App {
             UpstreamVersion::Fixed(v) => v,
             UpstreamVersion::Auto => Version::V10,
         };
+        // One upstream client: the card fetch and the proxy's own task
+        // fetches share the translated calls' keep-alive connections.
+        let upstream_pool = std::sync::Arc::new(crate::unary::UpstreamPool::default());
         let cards = CardCache::new(
             config.upstream.clone(),
             send_version,
             config.limits.connect_timeout,
             config.limits.read_timeout,
             config.limits.card_default_ttl,
-        )
-        .with_agent(&config.agent.name);
+            upstream_pool.clone(),
+        );
         let tasks = task_index(&config, crate::tasks::ScopeKey::random());
         let relay = std::sync::Arc::new(crate::tasks::relay::Relay::new(config.limits.relay));
         App {
@@ -92,7 +96,7 @@ impl App {
             relay,
             push: None,
             push_worker: std::sync::Mutex::new(None),
-            upstream_pool: Default::default(),
+            upstream_pool,
             task_sync: std::sync::Mutex::new(None),
             in_flight: AtomicUsize::new(0),
             rest_other_form_first: Default::default(),

@@ -1,20 +1,19 @@
-//! The card cache: the agent's card fetched with pingora's client (bounded
-//! in time and size), kept for its max-age, revalidated with ETag /
-//! If-None-Match, and the agent's interfaces resolved from it. The proxy's
-//! own GetTask calls go on the same client. Both are reads under the
-//! upstream client's one retry table (crate::unary::retry).
+//! The card cache: the agent's card fetched on the proxy's upstream
+//! client (crate::unary::UpstreamPool, the keep-alive connections its
+//! translated calls use; bounded in time and size), kept for its max-age,
+//! revalidated with ETag / If-None-Match, and the agent's interfaces
+//! resolved from it. The proxy's own GetTask calls go on the same client.
+//! Both are reads under the client's one retry table (crate::unary::retry,
+//! [`Repeat::Safe`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
-use pingora::connectors::http::Connector;
-use pingora::http::RequestHeader;
-use pingora::protocols::http::client::HttpSession;
-use pingora::upstreams::peer::HttpPeer;
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue};
 
 use crate::error::Failure;
-use crate::unary::{Attempts, Lost, Repeat};
+use crate::unary::{request_bytes, Limits, Repeat, UpstreamPool};
 use crate::upstream_tls::AgentAddr;
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -27,23 +26,6 @@ enum Fetched {
     NotModified { ttl: Duration },
 }
 
-/// Reads a whole response body of at most [`MAX_CARD_BYTES`]; errors are
-/// prefixed with `call` and name the body `what`.
-async fn read_body(session: &mut HttpSession, call: &str, what: &str) -> Result<Bytes, String> {
-    let mut body = BytesMut::new();
-    while let Some(chunk) = session
-        .read_response_body()
-        .await
-        .map_err(|e| format!("{call}: read body: {e}"))?
-    {
-        if body.len() + chunk.len() > MAX_CARD_BYTES {
-            return Err(format!("{call}: {what} larger than {MAX_CARD_BYTES} bytes"));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body.freeze())
-}
-
 /// A card fetch's failure other than TLS.
 fn unavailable(detail: impl Into<String>) -> Failure {
     Failure::UpstreamUnavailable {
@@ -51,33 +33,43 @@ fn unavailable(detail: impl Into<String>) -> Failure {
     }
 }
 
-/// One attempt's failure as the retry table reads it, and whether the
-/// attempt ran on a pooled connection.
-struct Failed {
-    lost: Lost,
-    reused: bool,
+/// A failure of the client's call for the card, as the card's callers are
+/// told it: a TLS failure as it is (it names the agent,
+/// crate::upstream_tls), anything else unavailable, its detail after
+/// `call`.
+fn card_failure(call: &str, f: Failure) -> Failure {
+    match f {
+        Failure::UpstreamTls { .. } => f,
+        Failure::UpstreamUnavailable { detail }
+        | Failure::BadUpstreamResponse { detail }
+        | Failure::OutcomeUnknown { detail, .. }
+        | Failure::Internal { detail } => unavailable(format!("{call}: {detail}")),
+        Failure::UpstreamTimeout => unavailable(format!("{call}: no answer in time")),
+        other => unavailable(format!("{call}: {}", other.client_message())),
+    }
 }
 
-/// A failure after (or without) the agent's answer: final.
-fn answered(failure: Failure) -> Failed {
-    Failed {
-        lost: Lost::Answered(failure),
-        reused: false,
-    }
+/// A header of the proxy's own request (values the proxy composes, or the
+/// agent's own ETag given back).
+fn header(name: HeaderName, value: &str) -> Result<(HeaderName, HeaderValue), Failure> {
+    let value = HeaderValue::from_str(value).map_err(|_| Failure::Internal {
+        detail: format!("{name} value not sendable"),
+    })?;
+    Ok((name, value))
 }
 
 /// Fetches and caches the upstream card.
 pub struct CardCache {
     upstream: HttpUrl,
-    /// The agent's config name, for TLS failures (crate::upstream_tls).
-    agent: String,
     /// Sent as `A2A-Version` on the fetch: the configured upstream version,
     /// or 1.0 in auto mode (a v0.3 agent ignores it, a v1.0 agent needs it).
     send_version: Version,
-    connect_timeout: Duration,
-    read_timeout: Duration,
+    /// Each call's: the connect and read timeouts, the whole answer
+    /// within the read timeout, at most the card size, a read.
+    limits: Limits,
     default_ttl: Duration,
-    connector: Connector,
+    /// The app's upstream client, shared with its translated calls.
+    pool: Arc<UpstreamPool>,
     /// The copy held: read on every call, so a short lock never held
     /// across an await.
     slot: std::sync::Mutex<Option<Arc<CachedCard>>>,
@@ -89,21 +81,28 @@ pub struct CardCache {
 }
 
 impl CardCache {
+    /// A cache fetching on `pool`. TLS failures name the agent its
+    /// addresses carry (crate::upstream_tls::AgentAddr).
     pub fn new(
         upstream: HttpUrl,
         send_version: Version,
         connect_timeout: Duration,
         read_timeout: Duration,
         default_ttl: Duration,
+        pool: Arc<UpstreamPool>,
     ) -> CardCache {
         CardCache {
             upstream,
-            agent: "default".into(),
             send_version,
-            connect_timeout,
-            read_timeout,
+            limits: Limits {
+                connect_timeout,
+                read_timeout,
+                answer_timeout: read_timeout,
+                max_body: MAX_CARD_BYTES,
+                repeat: Repeat::Safe,
+            },
             default_ttl,
-            connector: Connector::new(None),
+            pool,
             slot: std::sync::Mutex::new(None),
             fetching: Mutex::new(()),
             endpoints: Default::default(),
@@ -188,22 +187,10 @@ impl CardCache {
         card
     }
 
-    /// Names the agent in what clients are told of TLS failures.
-    pub fn with_agent(mut self, name: &str) -> CardCache {
-        self.agent = name.to_string();
-        self
-    }
-
     /// The card held now, fresh or not, without fetching or waiting for a
     /// fetch under way (area: paths).
     pub fn peek(&self) -> Option<Arc<CachedCard>> {
         self.held()
-    }
-
-    /// The upstream peer with the connect and read timeouts (TLS toward
-    /// an `https://` agent: crate::upstream_tls).
-    fn peer(&self, addr: &AgentAddr) -> Result<HttpPeer, Failure> {
-        crate::upstream_tls::http_peer(addr, self.connect_timeout, self.read_timeout)
     }
 
     /// A GetTask the proxy makes for its own needs (a subscription's first
@@ -211,8 +198,9 @@ impl CardCache {
     /// (relative to the agent's base), `body` when given, on behalf of a
     /// caller with its credential `headers` (`Authorization`, identity
     /// headers; a `Host` among them names the interface asked). The
-    /// answer's status and body, at most the card size. A read, so retried
-    /// as one ([`CardCache::as_read`]).
+    /// answer's status and body, at most the card size. A read, so asked
+    /// once more when its connection ended before any answer
+    /// (crate::unary::retry).
     pub async fn call_json_as(
         &self,
         addr: AgentAddr,
@@ -220,216 +208,78 @@ impl CardCache {
         path: &str,
         version: Version,
         body: Option<Bytes>,
-        headers: &[(http::HeaderName, http::HeaderValue)],
+        caller: &[(HeaderName, HeaderValue)],
     ) -> Result<(u16, Bytes), Failure> {
-        let once = || self.call_once(&addr, method, path, version, body.clone(), headers);
-        self.as_read("upstream call", once).await
-    }
-
-    /// A read under the upstream client's retry table
-    /// (crate::unary::retry, [`Repeat::Safe`]): an attempt lost before any
-    /// answer (the connection ended after the request was written, or a
-    /// pooled one failed the write) is made once more on a new
-    /// connection; an answer, a refused connect, a TLS failure or no
-    /// answer in time is final. Each attempt within the connect and read
-    /// timeouts.
-    async fn as_read<T, Fut>(&self, call: &str, attempt: impl Fn() -> Fut) -> Result<T, Failure>
-    where
-        Fut: std::future::Future<Output = Result<T, Failed>>,
-    {
-        let total = self.connect_timeout + self.read_timeout;
-        let mut attempts = Attempts::new(Repeat::Safe);
-        loop {
-            let (lost, reused) = match tokio::time::timeout(total, attempt()).await {
-                Ok(Ok(t)) => return Ok(t),
-                Ok(Err(Failed { lost, reused })) => (lost, reused),
-                Err(_) => {
-                    let failure = unavailable(format!("{call} timed out after {total:?}"));
-                    let lost = Lost::InDoubt {
-                        failure,
-                        timed_out: true,
-                    };
-                    (lost, false)
-                }
-            };
-            attempts.next(lost, reused)?;
-        }
-    }
-
-    /// The failure of step `what` (`connect`, `request`, `header`, `write`,
-    /// `read`) of one attempt of `call` toward `peer`, as the retry table
-    /// reads it: a TLS failure names the agent (crate::upstream_tls) and
-    /// is final; a failed connect or write sent no whole request; a read
-    /// that found the connection ended (or no answer in time) after the
-    /// write is in doubt; anything else is final.
-    fn failed(
-        &self,
-        addr: &AgentAddr,
-        peer: &HttpPeer,
-        (call, what): (&str, &str),
-        e: Box<pingora::Error>,
-        reused: bool,
-    ) -> Failed {
-        use pingora::ErrorType as T;
-        let tls = addr
-            .settings()
-            .and_then(|s| crate::upstream_tls::pingora_failure(&self.agent, s, peer, &e));
-        let lost = match tls {
-            Some(tls) => Lost::Answered(tls),
-            None => {
-                let failure = unavailable(format!("{call}: {what}: {e}"));
-                match (what, e.etype()) {
-                    ("connect" | "write", _) => Lost::NotSent(failure),
-                    ("read", T::ConnectionClosed | T::ReadError) => Lost::InDoubt {
-                        failure,
-                        timed_out: false,
-                    },
-                    ("read", T::ReadTimedout) => Lost::InDoubt {
-                        failure,
-                        timed_out: true,
-                    },
-                    _ => Lost::Answered(failure),
-                }
-            }
-        };
-        Failed { lost, reused }
-    }
-
-    /// A session toward `peer` (pooled when one is idle) and whether it
-    /// was pooled.
-    async fn session(
-        &self,
-        addr: &AgentAddr,
-        peer: &HttpPeer,
-        call: &str,
-    ) -> Result<(HttpSession, bool), Failed> {
-        self.connector
-            .get_http_session(peer)
-            .await
-            .map_err(|e| self.failed(addr, peer, (call, "connect"), e, false))
-    }
-
-    /// One attempt of [`CardCache::call_json_as`].
-    async fn call_once(
-        &self,
-        addr: &AgentAddr,
-        method: &str,
-        path: &str,
-        version: Version,
-        body: Option<Bytes>,
-        caller: &[(http::HeaderName, http::HeaderValue)],
-    ) -> Result<(u16, Bytes), Failed> {
-        const CALL: &str = "upstream call";
-        let peer = self.peer(addr).map_err(answered)?;
-        let (mut session, reused) = self.session(addr, &peer, CALL).await?;
-        let err = |what: &str, e| self.failed(addr, &peer, (CALL, what), e, reused);
-        let mut req =
-            RequestHeader::build(method, path.as_bytes(), None).map_err(|e| err("request", e))?;
         // The `Host` of the interface asked, when the caller names it.
         let host = caller.iter().find(|(k, _)| k == http::header::HOST);
         let host = host.and_then(|(_, v)| v.to_str().ok().map(str::to_string));
-        let mut headers = vec![
-            ("Host", host.unwrap_or_else(|| self.upstream.authority())),
-            ("Accept", "application/json".to_string()),
-            ("A2A-Version", version.as_str().to_string()),
+        let mut head = vec![
+            header(
+                http::header::HOST,
+                &host.unwrap_or_else(|| self.upstream.authority()),
+            )?,
+            header(http::header::ACCEPT, "application/json")?,
+            header(HeaderName::from_static("a2a-version"), version.as_str())?,
         ];
-        if let Some(b) = &body {
-            headers.push(("Content-Type", "application/json".to_string()));
-            headers.push(("Content-Length", b.len().to_string()));
-        }
-        for (k, v) in headers {
-            req.insert_header(k, v).map_err(|e| err("header", e))?;
+        if body.is_some() {
+            head.push(header(http::header::CONTENT_TYPE, "application/json")?);
         }
         // Only what goes end to end (crate::forward): the head above is
         // this call's own.
-        for (k, v) in caller
-            .iter()
-            .filter(|(k, _)| crate::forward::end_to_end(k.as_str()))
-        {
-            req.append_header(k.clone(), v.clone())
-                .map_err(|e| err("header", e))?;
-        }
-        exchange(&mut session, req, body, err).await?;
-        let status = session
-            .response_header()
-            .map(|r| r.status.as_u16())
-            .ok_or_else(|| answered(unavailable("upstream call: no response header")))?;
-        let out = read_body(&mut session, CALL, "answer")
-            .await
-            .map_err(|e| answered(unavailable(e)))?;
-        self.connector
-            .release_http_session(session, &peer, None)
-            .await;
-        Ok((status, out))
+        head.extend(
+            caller
+                .iter()
+                .filter(|(k, _)| crate::forward::end_to_end(k.as_str()))
+                .cloned(),
+        );
+        let wire = request_bytes(method, path, &head, body.as_deref())?;
+        let answer = self.pool.call(addr, &wire, self.limits).await?;
+        Ok((answer.status, answer.body))
     }
 
-    /// The card, asked as a read ([`CardCache::as_read`]).
+    /// The card's GET, with `If-None-Match` when a copy is held, on the
+    /// app's upstream client: a read, asked once more when its connection
+    /// ended before any answer (crate::unary::retry).
     async fn fetch(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
-        self.as_read("card fetch", || self.fetch_once(addr, etag))
-            .await
-    }
-
-    /// One attempt of [`CardCache::fetch`].
-    async fn fetch_once(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failed> {
         const CALL: &str = "card fetch";
-        let peer = self.peer(addr).map_err(answered)?;
-        let (mut session, reused) = self.session(addr, &peer, CALL).await?;
-        let err = |what: &str, e| self.failed(addr, &peer, (CALL, what), e, reused);
-        let req = self.card_request(etag).map_err(|(w, e)| err(w, e))?;
-        exchange(&mut session, req, None, err).await?;
-        let resp = session
-            .response_header()
-            .ok_or_else(|| answered(unavailable("card fetch: no response header")))?;
-        let status = resp.status.as_u16();
-        let header = |name: &str| {
-            resp.headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
+        let path = format!("{}{}", self.upstream.base_path, CARD_PATH);
+        let mut head = vec![
+            header(http::header::HOST, &self.upstream.authority())?,
+            header(http::header::ACCEPT, "application/json")?,
+            header(
+                HeaderName::from_static("a2a-version"),
+                self.send_version.as_str(),
+            )?,
+        ];
+        if let Some(tag) = etag {
+            head.push(header(http::header::IF_NONE_MATCH, tag)?);
+        }
+        let wire = request_bytes("GET", &path, &head, None)?;
+        let answer = self
+            .pool
+            .call(addr.clone(), &wire, self.limits)
+            .await
+            .map_err(|f| card_failure(CALL, f))?;
+        let header = |name: HeaderName| {
+            answer
+                .headers
+                .iter()
+                .find(|(k, _)| *k == name)
+                .and_then(|(_, v)| v.to_str().ok())
                 .map(str::to_string)
         };
-        let ttl = ttl_from_cache_control(header("cache-control").as_deref(), self.default_ttl);
-        let new_etag = header("etag");
-        if status == 304 {
-            self.connector
-                .release_http_session(session, &peer, None)
-                .await;
-            return Ok(Fetched::NotModified { ttl });
+        let ttl = ttl_from_cache_control(
+            header(http::header::CACHE_CONTROL).as_deref(),
+            self.default_ttl,
+        );
+        let new_etag = header(http::header::ETAG);
+        match answer.status {
+            304 => Ok(Fetched::NotModified { ttl }),
+            200 => card_of(answer.body, new_etag, ttl),
+            status => Err(unavailable(format!(
+                "{CALL}: upstream answered HTTP {status}"
+            ))),
         }
-        if status != 200 {
-            let f = unavailable(format!("card fetch: upstream answered HTTP {status}"));
-            return Err(answered(f));
-        }
-        let raw = read_body(&mut session, CALL, "card")
-            .await
-            .map_err(|e| answered(unavailable(e)))?;
-        self.connector
-            .release_http_session(session, &peer, None)
-            .await;
-        card_of(raw, new_etag, ttl).map_err(answered)
-    }
-
-    /// The card's GET, with `If-None-Match` when a copy is held; on a
-    /// failure, the step that failed and why.
-    fn card_request(
-        &self,
-        etag: Option<&str>,
-    ) -> Result<RequestHeader, (&'static str, Box<pingora::Error>)> {
-        let path = format!("{}{}", self.upstream.base_path, CARD_PATH);
-        let mut req =
-            RequestHeader::build("GET", path.as_bytes(), None).map_err(|e| ("request", e))?;
-        let headers = [
-            ("Host", self.upstream.authority()),
-            ("Accept", "application/json".to_string()),
-            ("A2A-Version", self.send_version.as_str().to_string()),
-        ];
-        for (k, v) in headers {
-            req.insert_header(k, v).map_err(|e| ("header", e))?;
-        }
-        if let Some(tag) = etag {
-            req.insert_header("If-None-Match", tag.to_string())
-                .map_err(|e| ("header", e))?;
-        }
-        Ok(req)
     }
 }
 
@@ -449,34 +299,4 @@ fn card_of(raw: Bytes, etag: Option<String>, ttl: Duration) -> Result<Fetched, F
         fetched: Instant::now(),
         ttl,
     }))
-}
-
-/// Sends `req` (with `body`, if any) on `session` and reads the answer's
-/// head; a step's pingora error goes through `err` with the step's name
-/// (`write` or `read`).
-async fn exchange<E>(
-    session: &mut HttpSession,
-    req: RequestHeader,
-    body: Option<Bytes>,
-    err: impl Fn(&str, Box<pingora::Error>) -> E,
-) -> Result<(), E> {
-    session
-        .write_request_header(Box::new(req))
-        .await
-        .map_err(|e| err("write", e))?;
-    if let Some(b) = body {
-        session
-            .write_request_body(b, true)
-            .await
-            .map_err(|e| err("write", e))?;
-    }
-    session
-        .finish_request_body()
-        .await
-        .map_err(|e| err("write", e))?;
-    session
-        .read_response_header()
-        .await
-        .map_err(|e| err("read", e))?;
-    Ok(())
 }

@@ -675,6 +675,48 @@ impl Streaming {
     }
 }
 
+// Requests the proxy composes itself (the card fetch and its own task
+// fetches, crate::card::cache).
+
+/// The wire bytes of a whole HTTP/1.1 request for [`UpstreamPool::call`]:
+/// `method` on `target` (origin form), `headers` in their order, then the
+/// body's `Content-Length` and `body` when there is one. A method or
+/// target a request line cannot carry is refused.
+pub(crate) fn request_bytes(
+    method: &str,
+    target: &str,
+    headers: &[(HeaderName, HeaderValue)],
+    body: Option<&[u8]>,
+) -> Result<Vec<u8>, Failure> {
+    let refused = |what: &str| Failure::Internal {
+        detail: format!("request {what} not sendable"),
+    };
+    if http::Method::from_bytes(method.as_bytes()).is_err() {
+        return Err(refused("method"));
+    }
+    let sendable = |b: &u8| b.is_ascii_graphic();
+    if !target.starts_with('/') || !target.as_bytes().iter().all(sendable) {
+        return Err(refused("target"));
+    }
+    let mut wire = Vec::with_capacity(256 + body.map_or(0, <[u8]>::len));
+    wire.extend_from_slice(method.as_bytes());
+    wire.push(b' ');
+    wire.extend_from_slice(target.as_bytes());
+    wire.extend_from_slice(b" HTTP/1.1\r\n");
+    for (k, v) in headers {
+        wire.extend_from_slice(k.as_str().as_bytes());
+        wire.extend_from_slice(b": ");
+        wire.extend_from_slice(v.as_bytes());
+        wire.extend_from_slice(b"\r\n");
+    }
+    if let Some(b) = body {
+        wire.extend_from_slice(format!("Content-Length: {}\r\n", b.len()).as_bytes());
+    }
+    wire.extend_from_slice(b"\r\n");
+    wire.extend_from_slice(body.unwrap_or_default());
+    Ok(wire)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

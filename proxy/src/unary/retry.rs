@@ -14,7 +14,7 @@
 //! at most twice.
 //!
 //! The card fetch and the proxy's own GetTask calls (`crate::card::cache`,
-//! on pingora's connector) are reads under the same table.
+//! on the same pool) are reads under the same table.
 
 use crate::error::Failure;
 
