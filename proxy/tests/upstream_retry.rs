@@ -423,3 +423,38 @@ async fn the_proxys_own_task_fetch_lost_after_the_write_is_asked_once_more() {
     assert_eq!(agent.received(), 2, "{}", r.text());
     assert!(r.text().contains("terminal state"), "{}", r.text());
 }
+
+// One client: the card fetch goes on the pool of the translated calls.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_card_fetch_and_a_translated_call_share_one_keep_alive_connection() {
+    // A v1.0 agent (version auto: its card is fetched) and a v0.3 client's
+    // GetTask, translated: the card's connection carries the call.
+    // Its interface on a host not allowed: the calls go to upstream.url.
+    let card = r#"{"name":"a","description":"d","version":"1","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"supportedInterfaces":[{"url":"http://agent.example/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{},"skills":[]}"#;
+    let task = r#"{"jsonrpc":"2.0","id":"x","result":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}"#;
+    let agent = Agent::start(vec![Act::Answer(200, card), Act::Answer(200, task)], true).await;
+    let px = proxy_for(&agent.url(), Version::V10, |c| {
+        c.upstream_version = UpstreamVersion::Auto
+    });
+    let r = get(px.addr, "/.well-known/agent-card.json", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let get_v03 = br#"{"jsonrpc":"2.0","id":"g","method":"tasks/get","params":{"id":"t1"}}"#;
+    let r = post(
+        px.addr,
+        "/",
+        &[("Content-Type", "application/json")],
+        get_v03,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["result"]["status"]["state"],
+        "completed",
+        "{}",
+        r.text()
+    );
+    assert_eq!(agent.received(), 2);
+    assert_eq!(agent.accepted.load(Ordering::SeqCst), 1);
+    assert_eq!(px.app.upstream_pool.opened(), 1);
+}
