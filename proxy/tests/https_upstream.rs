@@ -830,7 +830,7 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
     };
     let json = &[("Content-Type", "application/json")];
     let rest = br#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#;
-    // Version auto: the card fetch (Pingora's client through the tunnel)
+    // Version auto: the card fetch (the proxy's upstream client)
     // is refused, and so are the calls that need it.
     let auto = proxy_to(&pki, &url, None, CA);
     let r = get(auto.addr, "/.well-known/agent-card.json", &[]).await;
@@ -883,7 +883,7 @@ async fn an_agent_certificate_of_an_unknown_authority_is_refused() {
     .await;
     told_clearly(&r, &front, "not signed by an authority");
     assert!(up.calls().is_empty());
-    // Version auto: the card fetch (Pingora's client) is refused the same
+    // Version auto: the card fetch (the proxy's upstream client) is refused the same
     // way, for the card and for the calls that need it.
     let auto = proxy_to(&pki, &front.url(), None, NONE);
     let r = get(
