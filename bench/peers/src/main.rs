@@ -16,6 +16,11 @@ use translate::document::{self, translate, Kind};
 use translate::method::Method;
 use translate::{onepass, transcode, Version};
 
+/// The allocator of the proxy binary (proxy/src/main.rs), so the
+/// translator is measured as it runs there.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A v0.3 Task of about 20 KB: 10 history messages, 3 artifacts with text,
 /// data and file parts.
 fn task_v03() -> Value {
