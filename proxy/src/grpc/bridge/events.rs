@@ -12,9 +12,12 @@ use crate::codec::{Codec, JsonRpcCodec};
 /// The upstream's stream events as JSON-RPC response bodies: SSE `data`
 /// of the JSON-RPC binding, or the gRPC binding's messages.
 pub(super) enum UpstreamEvents {
+    /// Read through the app's pool (crate::unary::Streaming); the
+    /// connection goes back to it at the stream's clean end.
     Sse {
-        body: hyper::body::Incoming,
+        body: Box<crate::unary::Streaming>,
         framer: SseFramer,
+        app: Arc<App>,
     },
     Grpc(Events),
     /// The events before a failure went out; the failure comes next.
@@ -40,23 +43,20 @@ impl UpstreamEvents {
                 UpstreamEvents::Failed(f) => Some(Err(f)),
                 _ => None,
             },
-            UpstreamEvents::Sse { body, framer } => {
+            UpstreamEvents::Sse { body, framer, .. } => {
                 let mut events = Vec::new();
-                let framed = match body.frame().await {
-                    None => {
+                let framed = match body.next().await {
+                    Ok(None) => {
                         let r = framer.finish(&mut events);
-                        *self = UpstreamEvents::Ended;
+                        if let UpstreamEvents::Sse { body, app, .. } =
+                            std::mem::replace(self, UpstreamEvents::Ended)
+                        {
+                            (*body).finish(&app.upstream_pool);
+                        }
                         r
                     }
-                    Some(Err(e)) => {
-                        return Some(Err(Failure::UpstreamUnavailable {
-                            detail: e.to_string(),
-                        }))
-                    }
-                    Some(Ok(frame)) => match frame.into_data() {
-                        Ok(d) => framer.push(&d, &mut events),
-                        Err(_) => Ok(()),
-                    },
+                    Err(f) => return Some(Err(f)),
+                    Ok(Some(d)) => framer.push(&d, &mut events),
                 };
                 out.extend(
                     events
@@ -234,17 +234,21 @@ pub(super) async fn pump<T: Send + 'static>(
 ) -> (Option<tonic::Code>, Option<Result<T, Status>>) {
     let events = match source {
         Source::Grpc(s) => UpstreamEvents::Grpc(s),
-        Source::Http(resp) if !is_sse(&resp) => {
+        Source::Http(mut up, app) if !is_sse(&up.headers) => {
             // A plain JSON answer to a streaming call: typically an error.
-            let item = match read_plain(resp.into_body(), end, limit).await {
+            let item = match read_plain(&mut up, end, limit).await {
                 Err(f) => Err(from_failure(client, &f)),
-                Ok(b) => answer_item(client, upstream, &codec, push.as_ref(), conv, &b),
+                Ok(b) => {
+                    (*up).finish(&app.upstream_pool);
+                    answer_item(client, upstream, &codec, push.as_ref(), conv, &b)
+                }
             };
             return (item.as_ref().err().map(Status::code), Some(item));
         }
-        Source::Http(resp) => UpstreamEvents::Sse {
-            body: resp.into_body(),
+        Source::Http(body, app) => UpstreamEvents::Sse {
+            body,
             framer: SseFramer::new(limit),
+            app,
         },
     };
     let mut source = BridgeEvents {
@@ -261,25 +265,36 @@ pub(super) async fn pump<T: Send + 'static>(
 }
 
 /// Whether the agent answered a streaming call with an event stream.
-fn is_sse<B>(resp: &http::Response<B>) -> bool {
-    resp.headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
+fn is_sse(headers: &[(http::HeaderName, http::HeaderValue)]) -> bool {
+    headers
+        .iter()
+        .find(|(k, _)| *k == http::header::CONTENT_TYPE)
+        .and_then(|(_, v)| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 /// The whole body of a plain (not SSE) answer, of at most `limit` bytes,
 /// read before `end`.
 async fn read_plain(
-    body: hyper::body::Incoming,
+    up: &mut crate::unary::Streaming,
     end: Instant,
     limit: usize,
 ) -> Result<bytes::Bytes, Failure> {
-    let body = http_body_util::Limited::new(body, limit);
-    match tokio::time::timeout_at(end, body.collect()).await {
+    let read = async {
+        let mut body = bytes::BytesMut::new();
+        while let Some(piece) = up.next().await? {
+            body.extend_from_slice(&piece);
+            if body.len() > limit {
+                return Err(Failure::BadUpstreamResponse {
+                    detail: format!("answer over the limit of {limit} bytes"),
+                });
+            }
+        }
+        Ok(body.freeze())
+    };
+    match tokio::time::timeout_at(end, read).await {
         Err(_) => Err(Failure::UpstreamTimeout),
-        Ok(Err(e)) => Err(body_failure(&*e, limit)),
-        Ok(Ok(c)) => Ok(c.to_bytes()),
+        Ok(r) => r,
     }
 }
 
@@ -339,22 +354,6 @@ async fn event_item_offloaded<T: Send + 'static>(
             true,
         )
     })
-}
-
-/// Why reading an answer body of at most `limit` bytes failed.
-pub(super) fn body_failure(
-    e: &(dyn std::error::Error + Send + Sync + 'static),
-    limit: usize,
-) -> Failure {
-    if e.is::<http_body_util::LengthLimitError>() {
-        Failure::BadUpstreamResponse {
-            detail: format!("answer over the limit of {limit} bytes"),
-        }
-    } else {
-        Failure::UpstreamUnavailable {
-            detail: e.to_string(),
-        }
-    }
 }
 
 /// A stream pump's next upstream item, within the stream's limits:

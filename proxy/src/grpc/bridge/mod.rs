@@ -4,15 +4,16 @@
 //! JSON-RPC response, or an SSE stream of them) turned back into the
 //! caller's version. The per-RPC prost <-> model conversions live in
 //! `svc_v03` / `svc_v10`; this module only moves JSON values.
+//!
+//! The JSON-RPC calls go through the app's [`crate::unary::UpstreamPool`],
+//! as every other call the proxy makes to the agent: pooled keep-alive
+//! connections, TLS toward an `https://` agent, and the one retry table
+//! (`unary/retry.rs`) by each RPC's operation.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -36,10 +37,6 @@ mod meta;
 pub(in crate::grpc) use events::*;
 pub use meta::*;
 
-/// HTTP/1.1 toward the agent's JSON-RPC binding; TLS for an `https://`
-/// agent (crate::upstream_tls).
-type HttpClient = Client<crate::upstream_tls::Connector, Full<Bytes>>;
-
 /// The upstream's version: a configured one at once, else from its card,
 /// the card fetch boxed (its future is large, and the callers' futures are
 /// moved whole on every call).
@@ -62,7 +59,6 @@ impl Drop for InFlight {
 /// The bridge shared by both services.
 pub struct Bridge {
     pub app: Arc<App>,
-    http: HttpClient,
     next_id: AtomicU64,
     /// `upstream.grpc_url`: RPCs go to the upstream's gRPC binding.
     pub(super) grpc: Option<GrpcUpstream>,
@@ -70,8 +66,10 @@ pub struct Bridge {
 
 /// Where a streaming call's answer comes from.
 enum Source {
-    /// The upstream's JSON-RPC binding (an SSE stream, or a JSON error).
-    Http(hyper::Response<hyper::body::Incoming>),
+    /// The upstream's JSON-RPC binding (an SSE stream, or a JSON error),
+    /// its connection back to the app's pool once read to its end (boxed:
+    /// the stream's state is large beside the other source).
+    Http(Box<crate::unary::Streaming>, Arc<App>),
     /// The upstream's gRPC binding, as JSON-RPC response bodies.
     Grpc(Events),
 }
@@ -144,18 +142,8 @@ fn answer_is_error(body: &[u8]) -> bool {
 impl Bridge {
     /// `grpc`: the upstream's gRPC endpoint when `upstream.grpc_url` is set.
     pub fn new(app: Arc<App>, grpc: Option<GrpcUpstream>) -> Bridge {
-        let conn = crate::upstream_tls::Connector::new(
-            &app.config.agent.name,
-            app.config.upstream_tls.clone(),
-            app.config.limits.connect_timeout,
-            crate::upstream_tls::Alpn::Http1,
-        );
-        let http = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build(conn);
         Bridge {
             app,
-            http,
             next_id: AtomicU64::new(1),
             grpc,
         }
@@ -297,62 +285,34 @@ impl Bridge {
             .unwrap_or_else(|| app.config.upstream.clone())
     }
 
-    async fn send(
+    /// The JSON-RPC call `body` toward the agent's JSON-RPC interface
+    /// ([`Bridge::rpc_target`]): its address and the whole HTTP/1.1
+    /// request (head and body) for the app's pool, with the limits of a
+    /// call the proxy makes itself, `repeat` its row of the retry table.
+    async fn request(
         &self,
         upstream: Version,
-        body: Vec<u8>,
+        body: &[u8],
         meta: &CallMeta,
         stream: bool,
-    ) -> Result<hyper::Response<hyper::body::Incoming>, Failure> {
-        let cfg = &self.app.config;
+        repeat: crate::unary::Repeat,
+    ) -> Result<AgentCall, Failure> {
         let to = self.rpc_target().await;
-        let path = if to.base_path.is_empty() {
-            "/"
-        } else {
-            to.base_path.as_str()
+        let addr = self.app.resolve_addr(&to).await?;
+        let wire = request_wire(&to, upstream, body, meta, stream)?;
+        let limits = &self.app.config.limits;
+        let call = crate::unary::Limits {
+            connect_timeout: limits.connect_timeout,
+            read_timeout: limits.read_timeout,
+            answer_timeout: limits.answer_timeout,
+            max_body: limits.max_event_bytes,
+            repeat,
         };
-        let uri = format!("{}://{}{path}", to.scheme, to.authority());
-        let mut b = hyper::Request::post(uri)
-            .header("Host", to.authority())
-            .header("Content-Type", "application/json")
-            .header(
-                "Accept",
-                if stream {
-                    "text/event-stream"
-                } else {
-                    "application/json"
-                },
-            )
-            .header("A2A-Version", meta.upstream_header(upstream));
-        // In the agent's spelling, as the HTTP bindings send them.
-        if let Some((key, ext)) = crate::codec::extensions_for(upstream, &meta.presented.0) {
-            b = b.header(key, ext);
-        }
-        // The caller's credentials and other end-to-end metadata, as
-        // headers (crate::forward).
-        if let Some(h) = b.headers_mut() {
-            crate::forward::append_caller_headers(&meta.presented.0, h);
-        }
-        let req = b
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| Failure::Internal {
-                detail: e.to_string(),
-            })?;
-        let fut = self.http.request(req);
-        match tokio::time::timeout(cfg.limits.read_timeout, fut).await {
-            Err(_) => Err(Failure::UpstreamTimeout),
-            // A connect or TLS failure as the connector found it (which
-            // agent, what kind), else unavailable.
-            Ok(Err(e)) => {
-                Err(
-                    crate::upstream_tls::failure_in(&cfg.agent.name, &to.as_string(), &e)
-                        .unwrap_or_else(|| Failure::UpstreamUnavailable {
-                            detail: e.to_string(),
-                        }),
-                )
-            }
-            Ok(Ok(r)) => Ok(r),
-        }
+        Ok(AgentCall {
+            addr,
+            wire,
+            limits: call,
+        })
     }
 
     /// A v1.0 ListTasks toward a v0.3 agent (which has no list): answered
@@ -431,8 +391,9 @@ impl Bridge {
     ) -> Result<Value, Status> {
         let upstream = self.upstream_version(client).await?;
         let p = self.prepare(client, upstream, method, params, meta).await?;
+        let repeat = crate::unary::Repeat::of(Some(method));
         let body = self
-            .unary_answer(upstream, p.body, meta)
+            .unary_answer(upstream, p.body, meta, repeat)
             .await
             .map_err(|e| e.status(client))?;
         let codec = &p.codec;
@@ -496,34 +457,29 @@ impl Bridge {
         upstream: Version,
         body: Vec<u8>,
         meta: &CallMeta,
+        repeat: crate::unary::Repeat,
     ) -> Result<Vec<u8>, NoAnswer> {
         if let Some(g) = &self.grpc {
             return g.unary(upstream, &body, meta).await;
         }
-        let resp = self.send(upstream, body, meta, false).await?;
-        let refused = match resp.status().as_u16() {
+        // The whole answer within answer_timeout, each read within
+        // read_timeout, and at most max_event_bytes of it (what the HTTP
+        // listener holds of an answer to translate).
+        let c = self.request(upstream, &body, meta, false, repeat).await?;
+        drop(body);
+        let answer = self
+            .app
+            .upstream_pool
+            .call(c.addr, &c.wire, c.limits)
+            .await?;
+        let refused = match answer.status {
             401 => Some(tonic::Code::Unauthenticated),
             403 => Some(tonic::Code::PermissionDenied),
             _ => None,
         };
-        // The whole answer within read_timeout, and at most max_event_bytes
-        // of it (what the HTTP listener holds of an answer to translate).
-        let limits = &self.app.config.limits;
-        let body = http_body_util::Limited::new(resp.into_body(), limits.max_event_bytes);
-        let read = tokio::time::timeout(limits.read_timeout, body.collect());
-        let body = match read.await {
-            Err(_) => return Err(Failure::UpstreamTimeout.into()),
-            Ok(Err(e)) => {
-                return Err(Failure::BadUpstreamResponse {
-                    detail: e.to_string(),
-                }
-                .into())
-            }
-            Ok(Ok(c)) => c.to_bytes().to_vec(),
-        };
         match refused {
-            None => Ok(body),
-            Some(code) => Err(NoAnswer::Refused(refusal_of(code, &body))),
+            None => Ok(answer.body.to_vec()),
+            Some(code) => Err(NoAnswer::Refused(refusal_of(code, &answer.body))),
         }
     }
 
@@ -626,19 +582,103 @@ impl Bridge {
         let slot = self.enter(client)?;
         let upstream = self.upstream_version(client).await?;
         let p = self.prepare(client, upstream, method, params, meta).await?;
+        let repeat = crate::unary::Repeat::of(Some(method));
         let resp = with_deadline(client, meta.timeout, async {
             match &self.grpc {
                 Some(g) => g.stream(upstream, &p.body, meta).await.map(Source::Grpc),
-                None => self
-                    .send(upstream, p.body, meta, true)
-                    .await
-                    .map(Source::Http),
+                None => self.open_http(upstream, &p.body, meta, repeat).await,
             }
             .map_err(|f| from_failure(client, &f))
         })
         .await?;
         Ok((slot, upstream, p.codec, p.push, resp))
     }
+
+    /// A streaming call opened on the agent's JSON-RPC interface through
+    /// the app's pool: its answer's head is in, its body read as it comes.
+    async fn open_http(
+        &self,
+        upstream: Version,
+        body: &[u8],
+        meta: &CallMeta,
+        repeat: crate::unary::Repeat,
+    ) -> Result<Source, Failure> {
+        let c = self.request(upstream, body, meta, true, repeat).await?;
+        let up = self
+            .app
+            .upstream_pool
+            .open(c.addr, &c.wire, c.limits)
+            .await?;
+        Ok(Source::Http(Box::new(up), self.app.clone()))
+    }
+}
+
+/// One JSON-RPC call for the app's pool: where, the whole request, its
+/// limits.
+struct AgentCall {
+    addr: crate::upstream_tls::AgentAddr,
+    wire: Vec<u8>,
+    limits: crate::unary::Limits,
+}
+
+/// The bridge's HTTP/1.1 request to `to` (the agent's JSON-RPC interface,
+/// its authority as the `Host`): the per-call headers in the agent's
+/// version, the caller's end-to-end metadata (crate::forward), `body`.
+fn request_wire(
+    to: &crate::config::HttpUrl,
+    upstream: Version,
+    body: &[u8],
+    meta: &CallMeta,
+    stream: bool,
+) -> Result<Vec<u8>, Failure> {
+    use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST};
+    let unsendable = |what: &str| Failure::Internal {
+        detail: format!("{what} not sendable"),
+    };
+    let path = if to.base_path.is_empty() {
+        "/"
+    } else {
+        to.base_path.as_str()
+    };
+    if path.bytes().any(|b| !b.is_ascii_graphic()) {
+        return Err(unsendable("request target"));
+    }
+    let value = |v: String| HeaderValue::try_from(v).map_err(|_| unsendable("header"));
+    let mut h = http::HeaderMap::new();
+    h.insert(HOST, value(to.authority())?);
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    h.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+    let accept = if stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    h.insert(ACCEPT, HeaderValue::from_static(accept));
+    h.insert(
+        HeaderName::from_static("a2a-version"),
+        value(meta.upstream_header(upstream))?,
+    );
+    // In the agent's spelling, as the HTTP bindings send them.
+    if let Some((key, ext)) = crate::codec::extensions_for(upstream, &meta.presented.0) {
+        let key = HeaderName::try_from(key).map_err(|_| unsendable("header"))?;
+        h.insert(key, value(ext)?);
+    }
+    // The caller's credentials and other end-to-end metadata, as headers
+    // (crate::forward).
+    crate::forward::append_caller_headers(&meta.presented.0, &mut h);
+    let mut wire = Vec::with_capacity(256 + body.len());
+    wire.extend_from_slice(b"POST ");
+    wire.extend_from_slice(path.as_bytes());
+    wire.extend_from_slice(b" HTTP/1.1\r\n");
+    for (k, v) in &h {
+        wire.extend_from_slice(k.as_str().as_bytes());
+        wire.extend_from_slice(b": ");
+        wire.extend_from_slice(v.as_bytes());
+        wire.extend_from_slice(b"\r\n");
+    }
+    wire.extend_from_slice(b"\r\n");
+    wire.extend_from_slice(body);
+    Ok(wire)
 }
 
 #[cfg(test)]
