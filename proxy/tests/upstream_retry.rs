@@ -458,3 +458,50 @@ async fn the_card_fetch_and_a_translated_call_share_one_keep_alive_connection() 
     assert_eq!(agent.accepted.load(Ordering::SeqCst), 1);
     assert_eq!(px.app.upstream_pool.opened(), 1);
 }
+
+// The gRPC bridge (a gRPC client of an agent with no gRPC interface,
+// served over the agent's JSON-RPC interface) sends through the same
+// client, under the same table.
+
+/// A proxy with a gRPC listener in front of the scripted agent (a v0.3
+/// JSON-RPC agent without a card: its `upstream.url` is the interface).
+fn grpc_proxy_for(agent: &Agent) -> support::grpc_agent::GrpcFront {
+    let addr = proxy::free_local_addr().unwrap();
+    let mut config = Config::new(addr, &agent.url()).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    config.limits.connect_timeout = Duration::from_millis(500);
+    support::grpc_agent::GrpcFront::start(config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grpc_bridge_follows_the_same_rule() {
+    use proto::v10 as p10;
+    // A bridged SendMessage whose connection ends after the request was
+    // written: not sent again, its outcome unknown.
+    let agent = Agent::start(vec![Act::Close, Act::Answer(200, V03_TASK)], false).await;
+    let px = grpc_proxy_for(&agent);
+    let send = p10::SendMessageRequest {
+        message: Some(support::grpc::v10_msg("m1", "hi")),
+        ..Default::default()
+    };
+    let s = px.v10().await.send_message(send).await.unwrap_err();
+    assert_eq!(agent.received(), 1, "{s:?}");
+    assert_eq!(s.code(), tonic::Code::Unknown, "{s:?}");
+    let info = support::grpc::error_info(&s);
+    assert_eq!(
+        info.metadata.get("proxyReason").map(String::as_str),
+        Some("outcome_unknown"),
+        "{info:?}"
+    );
+    // A bridged GetTask lost the same way is asked once more, and answered.
+    let agent = Agent::start(vec![Act::Close, Act::Answer(200, V03_TASK)], false).await;
+    let px = grpc_proxy_for(&agent);
+    let get = p10::GetTaskRequest {
+        id: "t1".into(),
+        ..Default::default()
+    };
+    let task = px.v10().await.get_task(get).await.unwrap().into_inner();
+    assert_eq!(task.id, "t1");
+    assert_eq!(agent.received(), 2);
+}
