@@ -506,34 +506,5 @@ pub fn connect_failure_in(e: &(dyn std::error::Error + 'static)) -> Option<Failu
     None
 }
 
-/// A TLS failure in `e`'s chain of sources: what the connector found, or
-/// rustls's error on a connection to agent `agent` at `url` (an alert
-/// after the handshake: a refused client certificate).
-pub fn failure_in(
-    agent: &str,
-    url: &str,
-    e: &(dyn std::error::Error + 'static),
-) -> Option<Failure> {
-    if let Some(f) = connect_failure_in(e) {
-        return Some(f);
-    }
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(c) = cur {
-        let found = match c.downcast_ref::<rustls::Error>() {
-            Some(r) => Some((kind_of(r), r.to_string())),
-            None => c.downcast_ref::<std::io::Error>().and_then(tls_error),
-        };
-        if let Some((kind, error)) = found {
-            let host = url
-                .split_once("://")
-                .map_or(url, |(_, rest)| rest)
-                .trim_end_matches('/');
-            return Some(told(agent, host, "-", kind, &error));
-        }
-        cur = c.source();
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
 //! The proxy's own connections to an agent ([`connect`]: TCP, then TLS
 //! for an `https://` agent, within the connect timeout) and the
-//! [`Connector`] of hyper's client and tonic's channel built on it.
+//! [`Connector`] of tonic's channel to a gRPC agent built on it.
 
 use super::*;
 
