@@ -354,7 +354,7 @@ impl hyper_util::client::legacy::connect::Connection for Conn {
     }
 }
 
-/// A connector for hyper's client and tonic's channel: the URI's host and
+/// A connector for tonic's channel to a gRPC agent: the URI's host and
 /// port, TLS when its scheme is `https` (SNI and checks as everywhere).
 #[derive(Clone)]
 pub struct Connector {
