@@ -133,22 +133,19 @@ impl CardCache {
         }
         // One refetch at a time. A caller that may use a stale copy does
         // not wait for another's refetch (a slow agent card must not stall
-        // every call behind it); one that may not waits, then takes what
-        // that refetch left if it is fresh.
+        // every call behind it); one that may not waits. Either takes what
+        // a refetch just finished left, if it is fresh.
         let _fetching = match (&held, allow_stale) {
             (Some(old), true) => match self.fetching.try_lock() {
                 Ok(g) => g,
                 Err(_) => return Ok(old.clone()),
             },
-            _ => {
-                let g = self.fetching.lock().await;
-                if let Some(c) = self.held().filter(|c| c.is_fresh(Instant::now())) {
-                    return Ok(c);
-                }
-                g
-            }
+            _ => self.fetching.lock().await,
         };
         let held = self.held();
+        if let Some(c) = held.as_ref().filter(|c| c.is_fresh(Instant::now())) {
+            return Ok(c.clone());
+        }
         let etag = held.as_ref().and_then(|c| c.etag.clone());
         match self.fetch(&addr, etag.as_deref()).await {
             Ok(Fetched::Card(card)) => Ok(self.keep(card)),
