@@ -229,7 +229,12 @@ impl CardCache {
                 .filter(|(k, _)| crate::forward::end_to_end(k.as_str()))
                 .cloned(),
         );
-        let wire = request_bytes(method, path, &head, body.as_deref())?;
+        let wire = request_bytes(
+            method,
+            path,
+            head.iter().map(|(k, v)| (k, v)),
+            body.as_deref(),
+        )?;
         let answer = self.pool.call(addr, &wire, self.limits).await?;
         Ok((answer.status, answer.body))
     }
@@ -251,7 +256,7 @@ impl CardCache {
         if let Some(tag) = etag {
             head.push(header(http::header::IF_NONE_MATCH, tag)?);
         }
-        let wire = request_bytes("GET", &path, &head, None)?;
+        let wire = request_bytes("GET", &path, head.iter().map(|(k, v)| (k, v)), None)?;
         let answer = self
             .pool
             .call(addr.clone(), &wire, self.limits)

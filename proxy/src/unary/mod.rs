@@ -676,16 +676,17 @@ impl Streaming {
 }
 
 // Requests the proxy composes itself (the card fetch and its own task
-// fetches, crate::card::cache).
+// fetches, crate::card::cache; the gRPC bridge's JSON-RPC calls,
+// crate::grpc::bridge).
 
 /// The wire bytes of a whole HTTP/1.1 request for [`UpstreamPool::call`]:
 /// `method` on `target` (origin form), `headers` in their order, then the
 /// body's `Content-Length` and `body` when there is one. A method or
 /// target a request line cannot carry is refused.
-pub(crate) fn request_bytes(
+pub(crate) fn request_bytes<'h>(
     method: &str,
     target: &str,
-    headers: &[(HeaderName, HeaderValue)],
+    headers: impl IntoIterator<Item = (&'h HeaderName, &'h HeaderValue)>,
     body: Option<&[u8]>,
 ) -> Result<Vec<u8>, Failure> {
     let refused = |what: &str| Failure::Internal {

@@ -631,7 +631,7 @@ fn request_wire(
     meta: &CallMeta,
     stream: bool,
 ) -> Result<Vec<u8>, Failure> {
-    use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST};
+    use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
     let unsendable = |what: &str| Failure::Internal {
         detail: format!("{what} not sendable"),
     };
@@ -640,14 +640,10 @@ fn request_wire(
     } else {
         to.base_path.as_str()
     };
-    if path.bytes().any(|b| !b.is_ascii_graphic()) {
-        return Err(unsendable("request target"));
-    }
     let value = |v: String| HeaderValue::try_from(v).map_err(|_| unsendable("header"));
     let mut h = http::HeaderMap::new();
     h.insert(HOST, value(to.authority())?);
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    h.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
     let accept = if stream {
         "text/event-stream"
     } else {
@@ -666,19 +662,8 @@ fn request_wire(
     // The caller's credentials and other end-to-end metadata, as headers
     // (crate::forward).
     crate::forward::append_caller_headers(&meta.presented.0, &mut h);
-    let mut wire = Vec::with_capacity(256 + body.len());
-    wire.extend_from_slice(b"POST ");
-    wire.extend_from_slice(path.as_bytes());
-    wire.extend_from_slice(b" HTTP/1.1\r\n");
-    for (k, v) in &h {
-        wire.extend_from_slice(k.as_str().as_bytes());
-        wire.extend_from_slice(b": ");
-        wire.extend_from_slice(v.as_bytes());
-        wire.extend_from_slice(b"\r\n");
-    }
-    wire.extend_from_slice(b"\r\n");
-    wire.extend_from_slice(body);
-    Ok(wire)
+    // The request line, the headers, the body's length and the body.
+    crate::unary::request_bytes("POST", path, &h, Some(body))
 }
 
 #[cfg(test)]
