@@ -249,20 +249,6 @@ async fn read_more(
     }
 }
 
-/// A chunked body read by another HTTP/1.1 reader of the proxy (a
-/// webhook's answer, crate::push): where it ends, bounded in size.
-#[derive(Default)]
-pub(crate) struct ChunkedBody(Chunked);
-
-impl ChunkedBody {
-    /// The length of the whole chunked body at the start of `b` once it
-    /// is all there (`Ok(None)`: more bytes needed); an error when it is
-    /// malformed or its data exceeds `max`.
-    pub(crate) fn end(&mut self, b: &[u8], max: usize) -> Result<Option<usize>, String> {
-        Ok(self.0.advance(b, max)?.then_some(self.0.pos))
-    }
-}
-
 /// How the answer's body is delimited.
 #[derive(Debug, PartialEq)]
 enum Framing {
