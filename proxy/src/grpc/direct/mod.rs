@@ -229,8 +229,9 @@ pub(super) async fn v03_task_as(
     for (k, v) in credentials {
         extra.append(k.clone(), v.clone());
     }
+    let repeat = crate::unary::Repeat::of(Some(t.method));
     let (ur, _raw) = grpc
-        .call_with::<_, proto::v03::Task>(t.path, &uq, &mut extra)
+        .call_with::<_, proto::v03::Task>(t.path, &uq, &extra, repeat)
         .await
         .ok()?;
     let task = (t.translate)((t.decode)(ur).ok()?).ok()?;
@@ -337,10 +338,11 @@ where
     let work = Box::pin(async {
         let no_history = client == Version::V10 && (t.no_history)(&cm);
         let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
-        let mut extra = headers(up, &meta);
+        let extra = headers(up, &meta);
+        let repeat = crate::unary::Repeat::of(Some(t.method));
         let (ur, raw) = route
             .grpc
-            .call_with::<UQ, UR>(t.path, &uq, &mut extra)
+            .call_with::<UQ, UR>(t.path, &uq, &extra, repeat)
             .await
             .map_err(|s| upstream_status(client, up, t.method, s))?;
         drop(uq);

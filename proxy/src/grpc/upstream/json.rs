@@ -121,7 +121,9 @@ macro_rules! unary_rpcs {
             $(translate::method::Method::$m => {
                 let msg = ($to_pb)($crate::grpc::upstream::json::model($params)?);
                 let req = $crate::grpc::upstream::json::request($v, msg, $meta)?;
-                $crate::grpc::upstream::json::answer($up.call($path, req).await, $from_pb)
+                let repeat = $crate::unary::Repeat::of(Some(translate::method::Method::$m));
+                let r = $up.call($path, req, repeat).await;
+                $crate::grpc::upstream::json::answer(r, $from_pb)
             })*
             other => Err($crate::error::Failure::Internal {
                 detail: format!("{other:?} is not a unary v{} gRPC call", $v.as_str()),
@@ -134,6 +136,10 @@ pub(super) use unary_rpcs;
 /// Statuses that say the upstream could not be reached or did not answer
 /// in time (no A2A error details) are the proxy's failures.
 pub(in crate::grpc) fn transport_failure(s: &Status) -> Result<(), Failure> {
+    // What the retry table decided (crate::unary::retry).
+    if let Some(d) = std::error::Error::source(s).and_then(|e| e.downcast_ref::<super::Decided>()) {
+        return Err(d.0.clone());
+    }
     // A TLS failure toward an https:// agent: which agent, what kind.
     if let Some(f) = std::error::Error::source(s).and_then(crate::upstream_tls::connect_failure_in)
     {
