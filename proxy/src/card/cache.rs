@@ -193,8 +193,9 @@ impl CardCache {
     /// A GetTask the proxy makes for its own needs (a subscription's first
     /// Task, a ListTasks page, a push snapshot's start): `method` on `path`
     /// (relative to the agent's base), `body` when given, on behalf of a
-    /// caller with its credential `headers` (`Authorization`, identity
-    /// headers; a `Host` among them names the interface asked). The
+    /// caller with its `caller` headers as crate::forward lets them go
+    /// (`forward::caller_headers`, or a ListTasks caller's credentials;
+    /// a `Host` among them names the interface asked). The
     /// answer's status and body, at most the card size. A read, so asked
     /// once more when its connection ended before any answer
     /// (crate::unary::retry).
@@ -221,12 +222,13 @@ impl CardCache {
         if body.is_some() {
             head.push(header(http::header::CONTENT_TYPE, "application/json")?);
         }
-        // Only what goes end to end (crate::forward): the head above is
+        // The caller's forwarded headers (taken by crate::forward's one
+        // rule, which leaves out every per-call name); the head above is
         // this call's own.
         head.extend(
             caller
                 .iter()
-                .filter(|(k, _)| crate::forward::end_to_end(k.as_str()))
+                .filter(|(k, _)| k != http::header::HOST)
                 .cloned(),
         );
         let wire = request_bytes(
