@@ -78,6 +78,8 @@ pub struct CardCache {
     fetching: Mutex<()>,
     /// The agent's interfaces from the card held (area: paths).
     pub endpoints: crate::endpoints::EndpointsMemo,
+    /// What `/ready` last found (the card could be had, or why not).
+    pub readiness: super::ReadyLog,
 }
 
 impl CardCache {
@@ -106,6 +108,7 @@ impl CardCache {
             slot: std::sync::Mutex::new(None),
             fetching: Mutex::new(()),
             endpoints: Default::default(),
+            readiness: Default::default(),
         }
     }
 

@@ -12,8 +12,10 @@ use crate::endpoints::{Endpoints, Iface};
 use crate::version::Version;
 
 mod cache;
+mod ready;
 
 pub use cache::CardCache;
+pub use ready::ReadyLog;
 
 /// The well-known card path (v0.3.0 and v1.0).
 pub const CARD_PATH: &str = "/.well-known/agent-card.json";
