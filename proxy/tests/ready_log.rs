@@ -70,7 +70,10 @@ async fn ready_logs_changes_not_every_poll() {
     let mut lines: Vec<String> = Vec::new();
     let end = Instant::now() + Duration::from_secs(10);
     let polled = |lines: &[String]| {
-        let n = lines.iter().filter(|l| l.contains("binding=\"ready\"")).count();
+        let n = lines
+            .iter()
+            .filter(|l| l.contains("binding=\"ready\""))
+            .count();
         n >= 2 * POLLS
     };
     while !polled(&lines) {
@@ -91,7 +94,10 @@ async fn ready_logs_changes_not_every_poll() {
         .collect();
     assert_eq!(not_ready.len(), 1, "{lines:#?}");
     assert!(not_ready[0].contains("WARN"), "{not_ready:?}");
-    assert!(not_ready[0].contains("card fetch"), "the detail: {not_ready:?}");
+    assert!(
+        not_ready[0].contains("card fetch"),
+        "the detail: {not_ready:?}"
+    );
     assert_eq!(count("agent ready"), 1, "{lines:#?}");
     // No other warning line per poll.
     assert!(count("WARN") < POLLS, "{lines:#?}");
