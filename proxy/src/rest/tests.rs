@@ -12,6 +12,18 @@ fn p(task: Option<&str>, cfg: Option<&str>) -> PathParams {
     }
 }
 
+/// The translation of `op`'s answers from `upstream` to `client`, as
+/// asked (no history dropped, no config asked).
+fn translation(client: Version, upstream: Version, op: Method) -> RestTranslation {
+    RestTranslation {
+        client,
+        upstream,
+        op,
+        drop_history: false,
+        asked_config: None,
+    }
+}
+
 fn body(u: &UpstreamRequest) -> Value {
     serde_json::from_slice(u.body.as_deref().unwrap()).unwrap()
 }
@@ -188,13 +200,7 @@ fn push_create_both_ways() {
 
 #[test]
 fn task_responses_both_ways() {
-    let t = RestTranslation {
-        client: Version::V03,
-        upstream: Version::V10,
-        op: Method::GetTask,
-        drop_history: false,
-        asked_config: None,
-    };
+    let t = translation(Version::V03, Version::V10, Method::GetTask);
     let out = t.response(200, br#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2025-01-01T00:00:00Z"}}"#).1;
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["id"], "t1");
@@ -202,13 +208,7 @@ fn task_responses_both_ways() {
     assert_eq!(v["status"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(v["status"]["timestamp"], "2025-01-01T00:00:00Z");
 
-    let t = RestTranslation {
-        client: Version::V10,
-        upstream: Version::V03,
-        op: Method::GetTask,
-        drop_history: false,
-        asked_config: None,
-    };
+    let t = translation(Version::V10, Version::V03, Method::GetTask);
     let out = t
         .response(
             200,
@@ -222,25 +222,13 @@ fn task_responses_both_ways() {
 
 #[test]
 fn events_both_ways() {
-    let t = RestTranslation {
-        client: Version::V10,
-        upstream: Version::V03,
-        op: Method::SendStreamingMessage,
-        drop_history: false,
-        asked_config: None,
-    };
+    let t = translation(Version::V10, Version::V03, Method::SendStreamingMessage);
     let out = t.event(r#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"final":false}}"#);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["statusUpdate"]["taskId"], "t1");
     assert_eq!(v["statusUpdate"]["status"]["state"], "TASK_STATE_WORKING");
 
-    let t = RestTranslation {
-        client: Version::V03,
-        upstream: Version::V10,
-        op: Method::SubscribeToTask,
-        drop_history: false,
-        asked_config: None,
-    };
+    let t = translation(Version::V03, Version::V10, Method::SubscribeToTask);
     let out = t.event(r#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}"#);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["statusUpdate"]["taskId"], "t1");
@@ -248,24 +236,12 @@ fn events_both_ways() {
 
 #[test]
 fn errors_both_ways() {
-    let t = RestTranslation {
-        client: Version::V03,
-        upstream: Version::V10,
-        op: Method::GetTask,
-        drop_history: false,
-        asked_config: None,
-    };
+    let t = translation(Version::V03, Version::V10, Method::GetTask);
     let out = t.response(404, br#"{"error":{"code":404,"status":"NOT_FOUND","message":"no such task","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}"#).1;
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v, json!({"code": -32001, "message": "no such task"}));
 
-    let t = RestTranslation {
-        client: Version::V10,
-        upstream: Version::V03,
-        op: Method::GetTask,
-        drop_history: false,
-        asked_config: None,
-    };
+    let t = translation(Version::V10, Version::V03, Method::GetTask);
     let out = t
         .response(404, br#"{"code":-32001,"message":"no such task"}"#)
         .1;
@@ -325,13 +301,7 @@ fn v10_history_length_zero_drops_a_v03_agents_history() {
 
 #[test]
 fn bare_v03_error_reads_by_status() {
-    let t = RestTranslation {
-        client: Version::V10,
-        upstream: Version::V03,
-        op: Method::CancelTask,
-        drop_history: false,
-        asked_config: None,
-    };
+    let t = translation(Version::V10, Version::V03, Method::CancelTask);
     let v: Value =
         serde_json::from_slice(&t.response(409, br#"{"message":"not cancelable"}"#).1).unwrap();
     assert_eq!(v["error"]["message"], "not cancelable");
@@ -382,13 +352,7 @@ fn bad_input() {
             "{op:?}: {f:?}"
         );
     }
-    let t = RestTranslation {
-        client: Version::V10,
-        upstream: Version::V03,
-        op: Method::GetTask,
-        drop_history: false,
-        asked_config: None,
-    };
+    let t = translation(Version::V10, Version::V03, Method::GetTask);
     let v: Value = serde_json::from_slice(&t.response(200, b"nope").1).unwrap();
     assert_eq!(v["error"]["details"][0]["reason"], "INVALID_AGENT_RESPONSE");
 }
@@ -451,13 +415,7 @@ fn v03_rest_fixtures() {
                     Err(f) => json!({ "failure": format!("{f:?}") }),
                 }
             } else {
-                let t = RestTranslation {
-                    client: Version::V10,
-                    upstream: Version::V03,
-                    op,
-                    drop_history: false,
-                    asked_config: None,
-                };
+                let t = translation(Version::V10, Version::V03, op);
                 let text = String::from_utf8(input).unwrap();
                 if op.is_streaming() {
                     serde_json::from_str(&t.event(&text)).unwrap()
@@ -498,13 +456,7 @@ fn v03_rest_fixtures() {
                 .unwrap_or_else(|e| panic!("response/{case}.to-v03.json: {e}")),
         )
         .unwrap();
-        let t = RestTranslation {
-            client: Version::V03,
-            upstream: Version::V10,
-            op,
-            drop_history: false,
-            asked_config: None,
-        };
+        let t = translation(Version::V03, Version::V10, op);
         let (status, out) = t.response(200, &input);
         let got: Value = serde_json::from_slice(&out).unwrap();
         let got = match status {
