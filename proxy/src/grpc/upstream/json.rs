@@ -133,6 +133,30 @@ macro_rules! unary_rpcs {
 }
 pub(super) use unary_rpcs;
 
+/// A service's server-streaming RPCs as one table, as [`unary_rpcs`] is
+/// for the unary ones: `$client` the service's tonic client, `$item` the
+/// conversion of each streamed message to the JSON `result`, then a row
+/// per method: `Method => client method, request conversion;`. Expands to
+/// `$method`'s stream opened on `$up`'s channel (`$params` read and
+/// converted as [`unary_rpcs`] does), its messages as JSON-RPC envelopes
+/// ([`events`]); a method with no row is not a stream of that service.
+macro_rules! stream_rpcs {
+    ($up:expr, $v:expr, $client:ident, $id:expr, $method:expr, $params:expr, $meta:expr, $item:expr;
+     $($m:ident => $call:ident, $to_pb:expr;)*) => {{
+        let mut c = $client::new($up.channel.clone());
+        let s = match $method {
+            $(translate::method::Method::$m => {
+                let msg = ($to_pb)($crate::grpc::upstream::json::model($params)?);
+                let req = $crate::grpc::upstream::json::request($v, msg, $meta)?;
+                c.$call(req).await
+            })*
+            other => return Err($crate::grpc::upstream::json::not_streaming(other)),
+        };
+        Ok($crate::grpc::upstream::json::events($v, $id, s, $item))
+    }};
+}
+pub(super) use stream_rpcs;
+
 /// Statuses that say the upstream could not be reached or did not answer
 /// in time (no A2A error details) are the proxy's failures.
 pub(in crate::grpc) fn transport_failure(s: &Status) -> Result<(), Failure> {
