@@ -19,12 +19,13 @@ use support::grpc_agent::GrpcFront;
 use support::WAIT;
 use tokio::net::TcpListener;
 
-/// A v0.3 gRPC agent answering every request with one encoded message,
-/// except the requests whose number (from 1, over all connections) is in
-/// `drop`: once such a request is read whole, its connection is closed
-/// without an answer.
+/// A gRPC agent answering every request with one encoded message (a
+/// server stream of one), except the requests whose number (from 1, over
+/// all connections) is in `drop`: once such a request is read whole, its
+/// connection is closed without an answer.
 struct DroppingAgent {
     addr: std::net::SocketAddr,
+    version: Version,
     received: Arc<AtomicUsize>,
     paths: Arc<std::sync::Mutex<Vec<String>>>,
     task: tokio::task::JoinHandle<()>,
@@ -38,6 +39,12 @@ impl Drop for DroppingAgent {
 
 impl DroppingAgent {
     async fn start(drop: &'static [usize], answer: Vec<u8>) -> DroppingAgent {
+        DroppingAgent::start_v(Version::V03, drop, answer).await
+    }
+
+    /// [`DroppingAgent::start`] behind a proxy told the agent is of
+    /// `version` (the agent answers any path).
+    async fn start_v(version: Version, drop: &'static [usize], answer: Vec<u8>) -> DroppingAgent {
         let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = l.local_addr().unwrap();
         let received = Arc::new(AtomicUsize::new(0));
@@ -52,6 +59,7 @@ impl DroppingAgent {
         });
         DroppingAgent {
             addr,
+            version,
             received,
             paths,
             task,
@@ -117,9 +125,14 @@ async fn serve_h2(
 }
 
 const V03_CARD: &str = r#"{"name":"fake","description":"d","version":"1","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://127.0.0.1:9/rpc","preferredTransport":"JSONRPC","capabilities":{"streaming":true},"skills":[]}"#;
+const V10_CARD: &str = r#"{"name":"fake","description":"d","version":"1","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"supportedInterfaces":[{"url":"http://127.0.0.1:9/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{"streaming":true},"skills":[]}"#;
 
 async fn proxy_of(agent: &DroppingAgent) -> GrpcFront {
-    GrpcFront::of_grpc_agent(&agent.url(), Version::V03, V03_CARD.to_string(), |c| {
+    let card = match agent.version {
+        Version::V03 => V03_CARD,
+        Version::V10 => V10_CARD,
+    };
+    GrpcFront::of_grpc_agent(&agent.url(), agent.version, card.to_string(), |c| {
         c.limits.connect_timeout = std::time::Duration::from_millis(500);
     })
     .await
@@ -211,6 +224,72 @@ async fn a_send_toward_a_grpc_agent_lost_after_the_read_is_not_sent_again_and_it
     let s = px.v10().await.send_message(send).await.unwrap_err();
     assert_eq!(agent.received(), 1, "{s:?}");
     // Told that the outcome is unknown, not that the agent is unreachable.
+    assert_eq!(s.code(), tonic::Code::Unknown, "{s:?}");
+    let info = error_info(&s);
+    assert_eq!(
+        info.metadata.get("proxyReason").map(String::as_str),
+        Some("outcome_unknown"),
+        "{info:?}"
+    );
+}
+
+/// The v1.0 agent's stream of one Task event.
+fn v10_task_event() -> Vec<u8> {
+    p10::StreamResponse {
+        payload: Some(p10::stream_response::Payload::Task(v10_task(
+            "t1",
+            p10::TaskState::Working,
+        ))),
+    }
+    .encode_to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscribe_toward_a_grpc_agent_lost_before_its_head_is_opened_once_more() {
+    // A v0.3 client's subscription to a v1.0 gRPC agent (the direct path):
+    // the first connection ends after the agent read the request.
+    let agent = DroppingAgent::start_v(Version::V10, &[1], v10_task_event()).await;
+    let px = proxy_of(&agent).await;
+    let sub = p03::TaskSubscriptionRequest {
+        name: "tasks/t1".into(),
+    };
+    let mut s = px
+        .v03()
+        .await
+        .task_subscription(sub)
+        .await
+        .unwrap()
+        .into_inner();
+    let first = tokio::time::timeout(WAIT, s.message())
+        .await
+        .expect("an event within the bound")
+        .unwrap()
+        .expect("one event");
+    assert!(
+        matches!(first.payload, Some(p03::stream_response::Payload::Task(ref t)) if t.id == "t1"),
+        "{first:?}"
+    );
+    assert_eq!(agent.received(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streaming_send_toward_a_grpc_agent_lost_before_its_head_is_not_sent_again() {
+    let agent = DroppingAgent::start_v(Version::V10, &[1], v10_task_event()).await;
+    let px = proxy_of(&agent).await;
+    let send = p03::SendMessageRequest {
+        request: Some(v03_msg("m1", "hi")),
+        configuration: None,
+        metadata: None,
+    };
+    // The failure is the stream's end (its head already went out).
+    let s = match px.v03().await.send_streaming_message(send).await {
+        Err(s) => s,
+        Ok(r) => tokio::time::timeout(WAIT, r.into_inner().message())
+            .await
+            .expect("the end within the bound")
+            .unwrap_err(),
+    };
+    assert_eq!(agent.received(), 1, "{s:?}");
     assert_eq!(s.code(), tonic::Code::Unknown, "{s:?}");
     let info = error_info(&s);
     assert_eq!(

@@ -422,7 +422,7 @@ pub async fn stream<In, CM, UQ, UR, UM, CR, CP>(
 ) -> Result<Response<Replies<CP>>, Status>
 where
     CM: Serialize,
-    UQ: Send + 'static,
+    UQ: Clone + Send + 'static,
     UR: Send + 'static,
     UM: Send + 'static,
     CR: Serialize + DeserializeOwned + Send + 'static,
@@ -443,8 +443,10 @@ where
         let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
         let mut r = tonic::Request::new(uq);
         *r.metadata_mut() = tonic::metadata::MetadataMap::from_headers(headers(up, &meta));
-        let ch = route.grpc.channel.clone();
-        let s = with_deadline(client, meta.timeout, async { Ok((t.open)(ch, r).await) }).await?;
+        // Under the retry table, as every call to the agent.
+        let repeat = crate::unary::Repeat::of(Some(t.method));
+        let open = route.grpc.open_stream(repeat, r, t.open);
+        let s = with_deadline(client, meta.timeout, async { Ok(open.await) }).await?;
         Ok::<_, Status>((slot, s))
     });
     let (slot, s) = match opened.await {

@@ -137,18 +137,20 @@ pub(super) use unary_rpcs;
 /// for the unary ones: `$client` the service's tonic client, `$item` the
 /// conversion of each streamed message to the JSON `result`, then a row
 /// per method: `Method => client method, request conversion;`. Expands to
-/// `$method`'s stream opened on `$up`'s channel (`$params` read and
-/// converted as [`unary_rpcs`] does), its messages as JSON-RPC envelopes
-/// ([`events`]); a method with no row is not a stream of that service.
+/// `$method`'s stream opened on `$up`'s channel under the retry table
+/// (`GrpcUpstream::open_stream`; `$params` read and converted as
+/// [`unary_rpcs`] does), its messages as JSON-RPC envelopes ([`events`]);
+/// a method with no row is not a stream of that service.
 macro_rules! stream_rpcs {
     ($up:expr, $v:expr, $client:ident, $id:expr, $method:expr, $params:expr, $meta:expr, $item:expr;
      $($m:ident => $call:ident, $to_pb:expr;)*) => {{
-        let mut c = $client::new($up.channel.clone());
         let s = match $method {
             $(translate::method::Method::$m => {
                 let msg = ($to_pb)($crate::grpc::upstream::json::model($params)?);
                 let req = $crate::grpc::upstream::json::request($v, msg, $meta)?;
-                c.$call(req).await
+                let repeat = $crate::unary::Repeat::of(Some(translate::method::Method::$m));
+                let open = |ch, r| async move { $client::new(ch).$call(r).await };
+                $up.open_stream(repeat, req, open).await
             })*
             other => return Err($crate::grpc::upstream::json::not_streaming(other)),
         };

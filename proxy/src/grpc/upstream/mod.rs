@@ -238,6 +238,66 @@ impl GrpcUpstream {
             }
         }
     }
+
+    /// A server stream opened by `open` under the one retry table, as
+    /// [`Self::call_with`]: `req` sent once more on a new connection when
+    /// its connection ended before the answer's head and `repeat` allows
+    /// it; a streaming send so lost has an unknown outcome. Once the head
+    /// came, the stream is the caller's (never opened again).
+    pub(in crate::grpc) async fn open_stream<Q: Clone, R, F>(
+        &self,
+        repeat: Repeat,
+        req: tonic::Request<Q>,
+        open: impl Fn(Channel, tonic::Request<Q>) -> F,
+    ) -> Result<tonic::Response<tonic::Streaming<R>>, Status>
+    where
+        F: std::future::Future<Output = Result<tonic::Response<tonic::Streaming<R>>, Status>>,
+    {
+        let (md, _, msg) = req.into_parts();
+        let again = |md: &tonic::metadata::MetadataMap| {
+            tonic::Request::from_parts(md.clone(), Default::default(), msg.clone())
+        };
+        let mut attempts = crate::unary::Attempts::new(repeat);
+        let mut ch = self.channel.clone();
+        loop {
+            let s = match open(ch, again(&md)).await {
+                Ok(r) => return Ok(r),
+                Err(s) => s,
+            };
+            let lost = match transport_error(&s) {
+                Some(e) if never_connected(e) => Lost::NotSent(gone(e)),
+                Some(e) => Lost::InDoubt {
+                    failure: gone(e),
+                    timed_out: false,
+                },
+                None => return Err(s),
+            };
+            match attempts.next(lost, false) {
+                Ok(()) => ch = self.endpoint.channel(),
+                Err(f @ Failure::OutcomeUnknown { .. }) => return Err(decided(f)),
+                Err(_) => return Err(s),
+            }
+        }
+    }
+}
+
+/// The channel's own error behind a status tonic's client made of it (no
+/// answer's head came); `None` for a status the agent answered with.
+fn transport_error(s: &Status) -> Option<&tonic::transport::Error> {
+    let mut cur = std::error::Error::source(s);
+    while let Some(c) = cur {
+        if let Some(e) = c.downcast_ref::<tonic::transport::Error>() {
+            return Some(e);
+        }
+        cur = c.source();
+    }
+    None
+}
+
+fn gone(e: &tonic::transport::Error) -> Failure {
+    Failure::UpstreamUnavailable {
+        detail: e.to_string(),
+    }
 }
 
 /// One attempt of [`GrpcUpstream::call_with`] on `ch`; `answered` is set
@@ -335,9 +395,6 @@ enum Sent {
 /// request handed to the connection and then lost before the answer's
 /// head may have arrived; an answer is final.
 fn lost_by(e: Sent) -> (Status, Lost) {
-    let gone = |e: &tonic::transport::Error| Failure::UpstreamUnavailable {
-        detail: e.to_string(),
-    };
     match e {
         Sent::Lost(e) if !never_connected(&e) => {
             let failure = gone(&e);
