@@ -314,44 +314,29 @@ fn bare_v03_error_reads_by_status() {
 
 #[test]
 fn bad_input() {
-    // (client, upstream, operation, task id, query, body): the code refused.
+    // The code a request is refused with.
+    let code = |client, up, op, task: Option<&str>, query: Option<&str>, body: &[u8]| match request(
+        client,
+        up,
+        op,
+        &p(task, None),
+        query,
+        body,
+    )
+    .err()
+    {
+        Some(Failure::Translate { code, .. }) => code,
+        other => panic!("{op:?}: {other:?}"),
+    };
     let (v03, v10) = (Version::V03, Version::V10);
-    let cases: [(
-        Version,
-        Version,
-        Method,
-        Option<&str>,
-        Option<&str>,
-        &[u8],
-        i64,
-    ); 3] = [
-        (
-            v03,
-            v10,
-            Method::SendMessage,
-            None,
-            None,
-            b"{not json",
-            -32700,
-        ),
-        (v10, v03, Method::ListTasks, None, None, b"", -32004),
-        (
-            v10,
-            v03,
-            Method::GetTask,
-            Some("t"),
-            Some("historyLength=x"),
-            b"",
-            -32602,
-        ),
-    ];
-    for (client, up, op, task, query, body, want) in cases {
-        let f = request(client, up, op, &p(task, None), query, body).unwrap_err();
-        assert!(
-            matches!(f, Failure::Translate { code, .. } if code == want),
-            "{op:?}: {f:?}"
-        );
-    }
+    let send = Method::SendMessage;
+    assert_eq!(code(v03, v10, send, None, None, b"{not json"), -32700);
+    assert_eq!(code(v10, v03, Method::ListTasks, None, None, b""), -32004);
+    let history = Some("historyLength=x");
+    assert_eq!(
+        code(v10, v03, Method::GetTask, Some("t"), history, b""),
+        -32602
+    );
     let t = translation(Version::V10, Version::V03, Method::GetTask);
     let v: Value = serde_json::from_slice(&t.response(200, b"nope").1).unwrap();
     assert_eq!(v["error"]["details"][0]["reason"], "INVALID_AGENT_RESPONSE");
