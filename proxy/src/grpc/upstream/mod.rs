@@ -438,14 +438,16 @@ pub(in crate::grpc) struct Decided(pub Failure);
 
 impl std::fmt::Display for Decided {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", self.0)
+        // Its label only: the detail is for the log.
+        f.write_str(self.0.label())
     }
 }
 
 impl std::error::Error for Decided {}
 
 fn decided(f: Failure) -> Status {
-    let mut s = Status::unknown(format!("{f:?}"));
+    // No detail in the message: it is the failure's (for the log).
+    let mut s = Status::unknown("the agent's connection ended before its answer");
     s.set_source(std::sync::Arc::new(Decided(f)));
     s
 }
