@@ -291,7 +291,11 @@ impl App {
             let addr = self.upstream_addr().await?;
             self.cards.get_or_fail(addr, false).await
         };
-        match probe.await {
+        let r = probe.await;
+        // Logged when it changes, not on every poll (crate::card::ReadyLog).
+        let agent = &self.config.agent.name;
+        self.cards.readiness.note(agent, r.as_ref().map(|_| ()));
+        match r {
             Ok(card) => LocalResponse::json(
                 200,
                 json!({"status": "ready", "upstreamVersion": card.version.as_str()}),
@@ -299,13 +303,10 @@ impl App {
             // Anyone who reaches the listener may ask: the reason is what a
             // client may be told (no address, no agent bytes); the detail
             // goes to the log.
-            Err(f) => {
-                f.log_detail();
-                LocalResponse::json(
-                    503,
-                    json!({"status": "not ready", "reason": f.client_message(), "proxyReason": f.label()}),
-                )
-            }
+            Err(f) => LocalResponse::json(
+                503,
+                json!({"status": "not ready", "reason": f.client_message(), "proxyReason": f.label()}),
+            ),
         }
     }
 

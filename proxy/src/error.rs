@@ -337,19 +337,26 @@ impl Failure {
     /// Logs the detail a client is not shown (see [`Failure::describe`]):
     /// at most [`LOGGED_DETAIL`] bytes of it, control characters escaped.
     pub fn log_detail(&self) {
-        let Some(detail) = self.detail() else {
+        let Some((detail, truncated)) = self.logged_detail() else {
             return;
         };
+        tracing::warn!(
+            reason = self.label(),
+            detail = %detail.escape_debug(),
+            truncated,
+            "request failed"
+        );
+    }
+
+    /// The detail as the log shows it: at most [`LOGGED_DETAIL`] bytes
+    /// (to escape), and whether it was cut.
+    pub fn logged_detail(&self) -> Option<(&str, bool)> {
+        let detail = self.detail()?;
         let mut end = detail.len().min(LOGGED_DETAIL);
         while !detail.is_char_boundary(end) {
             end -= 1;
         }
-        tracing::warn!(
-            reason = self.label(),
-            detail = %detail[..end].escape_debug(),
-            truncated = end < detail.len(),
-            "request failed"
-        );
+        Some((&detail[..end], end < detail.len()))
     }
 }
 

@@ -56,7 +56,7 @@ pub fn per_call(name: &str) -> bool {
 }
 
 /// Whether a caller's `name` goes to the agent on a call the proxy composes.
-pub fn end_to_end(name: &str) -> bool {
+fn end_to_end(name: &str) -> bool {
     !hop_by_hop(name) && !per_call(name)
 }
 
@@ -96,25 +96,44 @@ pub fn strip(headers: &mut HeaderMap, keep_te_trailers: bool) {
     }
 }
 
-/// The caller's end-to-end headers, in order, for a call the proxy
-/// composes (names a `connection` header lists left out too).
-pub fn caller_headers(headers: &HeaderMap) -> Vec<(HeaderName, HeaderValue)> {
+/// The one rule: the caller's headers (or gRPC metadata) of `headers`
+/// that go on to the agent on a call the proxy composes, in order: the
+/// end-to-end ones, minus those a `connection` header nominates. Every
+/// path that forwards a caller's headers takes them from here.
+pub fn forwarded(headers: &HeaderMap) -> impl Iterator<Item = (&HeaderName, &HeaderValue)> {
     let named = nominated(headers);
     headers
         .iter()
-        .filter(|(k, _)| end_to_end(k.as_str()) && !named.iter().any(|x| x == k.as_str()))
+        .filter(move |(k, _)| end_to_end(k.as_str()) && !named.iter().any(|x| x == k.as_str()))
+}
+
+/// The caller's forwarded headers ([`forwarded`]), owned.
+pub fn caller_headers(headers: &HeaderMap) -> Vec<(HeaderName, HeaderValue)> {
+    forwarded(headers)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
 
-/// Appends the caller's end-to-end headers of `from` to `to`.
+/// Appends the caller's forwarded headers of `from` ([`forwarded`]) to
+/// `to`.
 pub fn append_caller_headers(from: &HeaderMap, to: &mut HeaderMap) {
-    let named = nominated(from);
-    for (k, v) in from {
-        if end_to_end(k.as_str()) && !named.iter().any(|x| x == k.as_str()) {
-            to.append(k.clone(), v.clone());
-        }
+    for (k, v) in forwarded(from) {
+        to.append(k.clone(), v.clone());
     }
+}
+
+/// The caller's forwarded headers ([`forwarded`]) named in `names`, in the
+/// order of `names` (a ListTasks caller's credentials, crate::tasks).
+pub fn caller_headers_named(
+    headers: &HeaderMap,
+    names: &[HeaderName],
+) -> Vec<(HeaderName, HeaderValue)> {
+    let mut out = Vec::new();
+    for name in names {
+        let mine = forwarded(headers).filter(|(k, _)| *k == name);
+        out.extend(mine.map(|(k, v)| (k.clone(), v.clone())));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -184,6 +203,20 @@ mod tests {
         let mut to = HeaderMap::new();
         append_caller_headers(&h, &mut to);
         assert_eq!(to.len(), 2);
+        // Credentials by name: the same rule (a nominated, hop-by-hop or
+        // per-call name is not forwarded, whatever the configuration).
+        let names = [
+            HeaderName::from_static("x-hop"),
+            HeaderName::from_static("proxy-authorization"),
+            HeaderName::from_static("a2a-version"),
+            HeaderName::from_static("x-tenant"),
+            http::header::AUTHORIZATION,
+        ];
+        let got: Vec<String> = caller_headers_named(&h, &names)
+            .iter()
+            .map(|(k, _)| k.as_str().to_string())
+            .collect();
+        assert_eq!(got, ["x-tenant", "authorization"]);
     }
 
     #[test]

@@ -78,6 +78,8 @@ pub struct CardCache {
     fetching: Mutex<()>,
     /// The agent's interfaces from the card held (area: paths).
     pub endpoints: crate::endpoints::EndpointsMemo,
+    /// What `/ready` last found (the card could be had, or why not).
+    pub readiness: super::ReadyLog,
 }
 
 impl CardCache {
@@ -106,6 +108,7 @@ impl CardCache {
             slot: std::sync::Mutex::new(None),
             fetching: Mutex::new(()),
             endpoints: Default::default(),
+            readiness: Default::default(),
         }
     }
 
@@ -193,8 +196,9 @@ impl CardCache {
     /// A GetTask the proxy makes for its own needs (a subscription's first
     /// Task, a ListTasks page, a push snapshot's start): `method` on `path`
     /// (relative to the agent's base), `body` when given, on behalf of a
-    /// caller with its credential `headers` (`Authorization`, identity
-    /// headers; a `Host` among them names the interface asked). The
+    /// caller with its `caller` headers as crate::forward lets them go
+    /// (`forward::caller_headers`, or a ListTasks caller's credentials;
+    /// a `Host` among them names the interface asked). The
     /// answer's status and body, at most the card size. A read, so asked
     /// once more when its connection ended before any answer
     /// (crate::unary::retry).
@@ -221,12 +225,13 @@ impl CardCache {
         if body.is_some() {
             head.push(header(http::header::CONTENT_TYPE, "application/json")?);
         }
-        // Only what goes end to end (crate::forward): the head above is
+        // The caller's forwarded headers (taken by crate::forward's one
+        // rule, which leaves out every per-call name); the head above is
         // this call's own.
         head.extend(
             caller
                 .iter()
-                .filter(|(k, _)| crate::forward::end_to_end(k.as_str()))
+                .filter(|(k, _)| k != http::header::HOST)
                 .cloned(),
         );
         let wire = request_bytes(

@@ -87,10 +87,8 @@ impl Front {
         let mut agents = serde_json::Map::new();
         for (s, r) in self.agents.iter().zip(answers) {
             let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-            if r.status != 200 {
-                all = false;
-                tracing::warn!(agent = %s.app.config.agent.name, reason = %body["reason"], "agent not ready");
-            }
+            // Each agent's own readiness logs its changes (App::ready).
+            all &= r.status == 200;
             let mut one = json!({"status": body["status"]});
             if let Some(v) = body.get("upstreamVersion") {
                 one["upstreamVersion"] = v.clone();

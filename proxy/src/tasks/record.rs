@@ -125,20 +125,52 @@ impl TaskIndex {
     /// event envelope) to a caller of `scope` says about tasks. `method` is
     /// the v1.0 method name.
     pub fn record(&self, scope: Scope, method: &str, envelope: &[u8]) {
+        self.record_at(scope, method, envelope, true);
+    }
+
+    /// [`Self::record`] for a bare v1.0 result (a REST answer body).
+    pub fn record_result(&self, scope: Scope, method: &str, body: &[u8]) {
+        self.record_at(scope, method, body, false);
+    }
+
+    /// The one path of [`Self::record`] and [`Self::record_result`]: the
+    /// answer `bytes` (a JSON-RPC `envelope`, else a bare result) probed
+    /// for its task's members, or read whole when the probe cannot tell.
+    fn record_at(&self, scope: Scope, method: &str, bytes: &[u8], envelope: bool) {
         if !self.enabled || !indexed(method) {
             return;
         }
-        let at = At::Envelope {
-            task: wrapped(method),
+        let task = wrapped(method);
+        let at = match envelope {
+            true => At::Envelope { task },
+            false => At::Bare { task },
         };
-        if let Some(seen) = probe(envelope, at) {
+        if let Some(seen) = probe(bytes, at) {
             return self.put_seen(scope, seen);
         }
-        let Ok(mut v) = serde_json::from_slice::<Value>(envelope) else {
+        let Ok(mut v) = serde_json::from_slice::<Value>(bytes) else {
             return;
         };
-        if let Some(result) = v.get_mut("result") {
-            self.record_value(scope, method, result.take());
+        let result = match envelope {
+            false => v,
+            true => match v.get_mut("result") {
+                Some(r) => r.take(),
+                None => return,
+            },
+        };
+        self.record_value(scope, method, result);
+    }
+
+    /// The result of `method`, read whole: what the probe reads in
+    /// [`Self::record_at`] when it can tell.
+    fn record_value(&self, scope: Scope, method: &str, result: Value) {
+        if !wrapped(method) {
+            return self.put_task(scope, &result);
+        }
+        if let Some(t) = result.get("task") {
+            self.put_task(scope, t);
+        } else if let Some(u) = result.get("statusUpdate") {
+            self.put_status(scope, u);
         }
     }
 
@@ -183,33 +215,6 @@ impl TaskIndex {
             }
         }
         Last::set(&mut inner.last, inner.generation, scope, facts);
-    }
-
-    /// [`Self::record`] for a bare v1.0 result (a REST answer body).
-    pub fn record_result(&self, scope: Scope, method: &str, body: &[u8]) {
-        if !self.enabled || !indexed(method) {
-            return;
-        }
-        let at = At::Bare {
-            task: wrapped(method),
-        };
-        if let Some(seen) = probe(body, at) {
-            return self.put_seen(scope, seen);
-        }
-        if let Ok(result) = serde_json::from_slice::<Value>(body) {
-            self.record_value(scope, method, result);
-        }
-    }
-
-    fn record_value(&self, scope: Scope, method: &str, result: Value) {
-        if !wrapped(method) {
-            return self.put_task(scope, &result);
-        }
-        if let Some(t) = result.get("task") {
-            self.put_task(scope, t);
-        } else if let Some(u) = result.get("statusUpdate") {
-            self.put_status(scope, u);
-        }
     }
 }
 

@@ -121,17 +121,12 @@ impl fmt::Debug for Caller {
 
 impl Caller {
     /// The caller of a request with `headers`, the credential headers being
-    /// `names` (`authorization` first).
+    /// `names` (`authorization` first); those forwarded are the ones the
+    /// one rule lets go to the agent (crate::forward).
     pub fn of(key: &ScopeKey, names: &[HeaderName], headers: &HeaderMap) -> Caller {
-        let mut forwarded = Vec::new();
-        for name in names {
-            for v in headers.get_all(name) {
-                forwarded.push((name.clone(), v.clone()));
-            }
-        }
         Caller {
             scope: key.scope(names, headers),
-            headers: forwarded,
+            headers: crate::forward::caller_headers_named(headers, names),
         }
     }
 }
@@ -205,5 +200,21 @@ mod tests {
             !shown.contains("Bearer") && shown.contains("authorization"),
             "{shown}"
         );
+    }
+
+    /// The credentials asked with are the ones the one rule forwards
+    /// (crate::forward): an identity header the caller's `connection`
+    /// header nominates is hop-by-hop, so not sent to the agent.
+    #[test]
+    fn forwarded_credentials_follow_the_one_rule() {
+        let k = ScopeKey::derived(&derive_secret(b"secret"));
+        let hop = h(&[
+            ("authorization", "Bearer a"),
+            ("connection", "x-user"),
+            ("x-user", "u"),
+        ]);
+        let c = Caller::of(&k, &names(), &hop);
+        let sent: Vec<&str> = c.headers.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(sent, ["authorization"]);
     }
 }

@@ -229,8 +229,9 @@ pub(super) async fn v03_task_as(
     for (k, v) in credentials {
         extra.append(k.clone(), v.clone());
     }
+    let repeat = crate::unary::Repeat::of(Some(t.method));
     let (ur, _raw) = grpc
-        .call_with::<_, proto::v03::Task>(t.path, &uq, &mut extra)
+        .call_with::<_, proto::v03::Task>(t.path, &uq, &extra, repeat)
         .await
         .ok()?;
     let task = (t.translate)((t.decode)(ur).ok()?).ok()?;
@@ -337,10 +338,11 @@ where
     let work = Box::pin(async {
         let no_history = client == Version::V10 && (t.no_history)(&cm);
         let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
-        let mut extra = headers(up, &meta);
+        let extra = headers(up, &meta);
+        let repeat = crate::unary::Repeat::of(Some(t.method));
         let (ur, raw) = route
             .grpc
-            .call_with::<UQ, UR>(t.path, &uq, &mut extra)
+            .call_with::<UQ, UR>(t.path, &uq, &extra, repeat)
             .await
             .map_err(|s| upstream_status(client, up, t.method, s))?;
         drop(uq);
@@ -420,7 +422,7 @@ pub async fn stream<In, CM, UQ, UR, UM, CR, CP>(
 ) -> Result<Response<Replies<CP>>, Status>
 where
     CM: Serialize,
-    UQ: Send + 'static,
+    UQ: Clone + Send + 'static,
     UR: Send + 'static,
     UM: Send + 'static,
     CR: Serialize + DeserializeOwned + Send + 'static,
@@ -441,8 +443,10 @@ where
         let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
         let mut r = tonic::Request::new(uq);
         *r.metadata_mut() = tonic::metadata::MetadataMap::from_headers(headers(up, &meta));
-        let ch = route.grpc.channel.clone();
-        let s = with_deadline(client, meta.timeout, async { Ok((t.open)(ch, r).await) }).await?;
+        // Under the retry table, as every call to the agent.
+        let repeat = crate::unary::Repeat::of(Some(t.method));
+        let open = route.grpc.open_stream(repeat, r, t.open);
+        let s = with_deadline(client, meta.timeout, async { Ok(open.await) }).await?;
         Ok::<_, Status>((slot, s))
     });
     let (slot, s) = match opened.await {

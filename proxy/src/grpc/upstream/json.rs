@@ -121,7 +121,9 @@ macro_rules! unary_rpcs {
             $(translate::method::Method::$m => {
                 let msg = ($to_pb)($crate::grpc::upstream::json::model($params)?);
                 let req = $crate::grpc::upstream::json::request($v, msg, $meta)?;
-                $crate::grpc::upstream::json::answer($up.call($path, req).await, $from_pb)
+                let repeat = $crate::unary::Repeat::of(Some(translate::method::Method::$m));
+                let r = $up.call($path, req, repeat).await;
+                $crate::grpc::upstream::json::answer(r, $from_pb)
             })*
             other => Err($crate::error::Failure::Internal {
                 detail: format!("{other:?} is not a unary v{} gRPC call", $v.as_str()),
@@ -131,9 +133,39 @@ macro_rules! unary_rpcs {
 }
 pub(super) use unary_rpcs;
 
+/// A service's server-streaming RPCs as one table, as [`unary_rpcs`] is
+/// for the unary ones: `$client` the service's tonic client, `$item` the
+/// conversion of each streamed message to the JSON `result`, then a row
+/// per method: `Method => client method, request conversion;`. Expands to
+/// `$method`'s stream opened on `$up`'s channel under the retry table
+/// (`GrpcUpstream::open_stream`; `$params` read and converted as
+/// [`unary_rpcs`] does), its messages as JSON-RPC envelopes ([`events`]);
+/// a method with no row is not a stream of that service.
+macro_rules! stream_rpcs {
+    ($up:expr, $v:expr, $client:ident, $id:expr, $method:expr, $params:expr, $meta:expr, $item:expr;
+     $($m:ident => $call:ident, $to_pb:expr;)*) => {{
+        let s = match $method {
+            $(translate::method::Method::$m => {
+                let msg = ($to_pb)($crate::grpc::upstream::json::model($params)?);
+                let req = $crate::grpc::upstream::json::request($v, msg, $meta)?;
+                let repeat = $crate::unary::Repeat::of(Some(translate::method::Method::$m));
+                let open = |ch, r| async move { $client::new(ch).$call(r).await };
+                $up.open_stream(repeat, req, open).await
+            })*
+            other => return Err($crate::grpc::upstream::json::not_streaming(other)),
+        };
+        Ok($crate::grpc::upstream::json::events($v, $id, s, $item))
+    }};
+}
+pub(super) use stream_rpcs;
+
 /// Statuses that say the upstream could not be reached or did not answer
 /// in time (no A2A error details) are the proxy's failures.
 pub(in crate::grpc) fn transport_failure(s: &Status) -> Result<(), Failure> {
+    // What the retry table decided (crate::unary::retry).
+    if let Some(d) = std::error::Error::source(s).and_then(|e| e.downcast_ref::<super::Decided>()) {
+        return Err(d.0.clone());
+    }
     // A TLS failure toward an https:// agent: which agent, what kind.
     if let Some(f) = std::error::Error::source(s).and_then(crate::upstream_tls::connect_failure_in)
     {

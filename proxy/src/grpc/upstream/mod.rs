@@ -27,6 +27,7 @@ use tonic::{Code, Status};
 use super::bridge::CallMeta;
 use crate::config::HttpUrl;
 use crate::error::Failure;
+use crate::unary::{Lost, Repeat};
 use crate::version::Version;
 
 mod json;
@@ -51,6 +52,8 @@ pub struct GrpcUpstream {
     /// How long a unary call may take in all (`limits.read_timeout_ms`),
     /// whether or not the caller set a deadline.
     pub read_timeout: Duration,
+    /// Where a call sent once more goes on a connection of its own.
+    endpoint: UpstreamEndpoint,
 }
 
 /// The agent's gRPC endpoint and how to connect to it.
@@ -97,6 +100,16 @@ pub fn endpoint(url: &HttpUrl, config: &crate::config::Config) -> Result<Upstrea
         .map_err(|e| format!("upstream.grpc_url: {e}"))
 }
 
+impl UpstreamEndpoint {
+    /// A channel of its own toward the agent, connected on its first call.
+    fn channel(&self) -> Channel {
+        match &self.tls {
+            None => self.endpoint.connect_lazy(),
+            Some(c) => self.endpoint.connect_with_connector_lazy(c.clone()),
+        }
+    }
+}
+
 impl GrpcUpstream {
     /// Must run inside a tokio runtime (the channel's worker is spawned).
     pub fn new(
@@ -104,14 +117,11 @@ impl GrpcUpstream {
         max_message: usize,
         read_timeout: Duration,
     ) -> GrpcUpstream {
-        let channel = match &endpoint.tls {
-            None => endpoint.endpoint.connect_lazy(),
-            Some(c) => endpoint.endpoint.connect_with_connector_lazy(c.clone()),
-        };
         GrpcUpstream {
-            channel,
+            channel: endpoint.channel(),
             max_message,
             read_timeout,
+            endpoint: endpoint.clone(),
         }
     }
 
@@ -156,101 +166,290 @@ impl GrpcUpstream {
     /// One unary call without tonic's codec machinery: the message framed
     /// by hand, sent on the channel, the answer's single frame decoded and
     /// its status read from the trailers (or a trailers-only answer).
+    /// `repeat`: the call's row of the retry table.
     async fn call<Req: prost::Message, Resp: prost::Message + Default>(
         &self,
         path: &'static str,
         req: tonic::Request<Req>,
+        repeat: Repeat,
     ) -> Result<tonic::Response<Resp>, Status> {
         let (md, _, msg) = req.into_parts();
-        let mut headers = md.into_headers();
-        let (resp, _) = self.call_with(path, &msg, &mut headers).await?;
+        let headers = md.into_headers();
+        let (resp, _) = self.call_with(path, &msg, &headers, repeat).await?;
         Ok(tonic::Response::new(resp))
     }
 
     /// [`Self::call`] for the direct path: the metadata given as the
-    /// request's extra headers (moved out of `extra`); also returns the
-    /// answer's raw message bytes. An agent that has not answered in whole
-    /// within `read_timeout` gets DEADLINE_EXCEEDED (read as the upstream
-    /// timing out).
+    /// request's extra headers; also returns the answer's raw message
+    /// bytes. Each attempt that has not been answered in whole within
+    /// `read_timeout` gets DEADLINE_EXCEEDED (read as the upstream timing
+    /// out). Under the one retry table (crate::unary::retry): a call whose
+    /// connection ended after it was sent and before any answer is sent
+    /// once more on a new connection when it is a read ([`Repeat::Safe`]);
+    /// any other call's outcome is then unknown.
     pub(super) async fn call_with<Req: prost::Message, Resp: prost::Message + Default>(
         &self,
         path: &'static str,
         msg: &Req,
-        extra: &mut http::HeaderMap,
+        extra: &http::HeaderMap,
+        repeat: Repeat,
     ) -> Result<(Resp, bytes::Bytes), Status> {
-        let call = self.call_unbounded(path, msg, extra);
-        match tokio::time::timeout(self.read_timeout, call).await {
-            Ok(r) => r,
-            Err(_) => Err(Status::deadline_exceeded(format!(
-                "the upstream agent did not answer {path} within {} ms",
-                self.read_timeout.as_millis()
-            ))),
+        let body = frame(msg)?;
+        let mut attempts = crate::unary::Attempts::new(repeat);
+        let mut ch = self.channel.clone();
+        loop {
+            let mut answered = false;
+            let call = attempt(
+                ch,
+                path,
+                body.clone(),
+                extra,
+                self.max_message,
+                &mut answered,
+            );
+            let r = tokio::time::timeout(self.read_timeout, call).await;
+            let (status, lost) = match r {
+                Ok(Ok(r)) => return Ok(r),
+                Ok(Err(e)) => lost_by(e),
+                Err(_) => {
+                    let s = Status::deadline_exceeded(format!(
+                        "the upstream agent did not answer {path} within {} ms",
+                        self.read_timeout.as_millis()
+                    ));
+                    let lost = if answered {
+                        Lost::Answered(Failure::UpstreamTimeout)
+                    } else {
+                        Lost::InDoubt {
+                            failure: Failure::UpstreamTimeout,
+                            timed_out: true,
+                        }
+                    };
+                    (s, lost)
+                }
+            };
+            // The shared channel connects anew on its own once it sees its
+            // connection closed (a pooled connection found closed is not
+            // seen here); a call sent again goes on a new connection of
+            // its own, not on one that may be ending.
+            match attempts.next(lost, false) {
+                Ok(()) => ch = self.endpoint.channel(),
+                Err(f @ Failure::OutcomeUnknown { .. }) => return Err(decided(f)),
+                Err(_) => return Err(status),
+            }
         }
     }
 
-    async fn call_unbounded<Req: prost::Message, Resp: prost::Message + Default>(
+    /// A server stream opened by `open` under the one retry table, as
+    /// [`Self::call_with`]: `req` sent once more on a new connection when
+    /// its connection ended before the answer's head and `repeat` allows
+    /// it; a streaming send so lost has an unknown outcome. Once the head
+    /// came, the stream is the caller's (never opened again).
+    pub(in crate::grpc) async fn open_stream<Q: Clone, R, F>(
         &self,
-        path: &'static str,
-        msg: &Req,
-        extra: &mut http::HeaderMap,
-    ) -> Result<(Resp, bytes::Bytes), Status> {
-        let len = msg.encoded_len();
-        let mut buf = Vec::with_capacity(5 + len);
-        buf.push(0);
-        buf.extend_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes());
-        msg.encode(&mut buf)
-            .map_err(|e| Status::internal(format!("encoding the request: {e}")))?;
-        let mut b = http::Request::post(path)
-            .header("content-type", "application/grpc")
-            .header("te", "trailers");
-        if let Some(h) = b.headers_mut() {
-            h.extend(extra.drain().filter_map(|(k, v)| k.map(|k| (k, v))));
-        }
-        let req = b
-            .body(tonic::body::Body::new(http_body_util::Full::new(
-                bytes::Bytes::from(buf),
-            )))
-            .map_err(|e| Status::internal(e.to_string()))?;
+        repeat: Repeat,
+        req: tonic::Request<Q>,
+        open: impl Fn(Channel, tonic::Request<Q>) -> F,
+    ) -> Result<tonic::Response<tonic::Streaming<R>>, Status>
+    where
+        F: std::future::Future<Output = Result<tonic::Response<tonic::Streaming<R>>, Status>>,
+    {
+        let (md, _, msg) = req.into_parts();
+        let again = |md: &tonic::metadata::MetadataMap| {
+            tonic::Request::from_parts(md.clone(), Default::default(), msg.clone())
+        };
+        let mut attempts = crate::unary::Attempts::new(repeat);
         let mut ch = self.channel.clone();
-        std::future::poll_fn(|cx| tonic::codegen::Service::poll_ready(&mut ch, cx))
-            .await
-            .map_err(unavailable)?;
-        let resp = tonic::codegen::Service::call(&mut ch, req)
-            .await
-            .map_err(unavailable)?;
-        if let Some(s) = Status::from_header_map(resp.headers()) {
-            if s.code() != Code::Ok {
-                return Err(s);
+        loop {
+            let s = match open(ch, again(&md)).await {
+                Ok(r) => return Ok(r),
+                Err(s) => s,
+            };
+            let lost = match transport_error(&s) {
+                Some(e) if never_connected(e) => Lost::NotSent(gone(e)),
+                Some(e) => Lost::InDoubt {
+                    failure: gone(e),
+                    timed_out: false,
+                },
+                None => return Err(s),
+            };
+            match attempts.next(lost, false) {
+                Ok(()) => ch = self.endpoint.channel(),
+                Err(f @ Failure::OutcomeUnknown { .. }) => return Err(decided(f)),
+                Err(_) => return Err(s),
             }
         }
-        let limited = http_body_util::Limited::new(resp.into_body(), self.max_message + 5);
-        let collected = http_body_util::BodyExt::collect(limited)
-            .await
-            .map_err(|e| match e.downcast::<Status>() {
-                Ok(s) => *s,
-                Err(e) => Status::resource_exhausted(format!("the upstream's answer: {e}")),
-            })?;
-        if let Some(s) = collected.trailers().and_then(Status::from_header_map) {
-            if s.code() != Code::Ok {
-                return Err(s);
-            }
-        }
-        let body = collected.to_bytes();
-        if body.len() < 5 || body[0] != 0 {
-            return Err(Status::internal(
-                "the upstream's answer is not one uncompressed message",
-            ));
-        }
-        let n = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
-        let end = 5usize.saturating_add(n);
-        if body.len() < end {
-            return Err(Status::internal("the upstream's answer is truncated"));
-        }
-        let m = body.slice(5..end);
-        Resp::decode(m.clone())
-            .map(|r| (r, m))
-            .map_err(|e| Status::internal(format!("the upstream's answer: {e}")))
     }
+}
+
+/// The channel's own error behind a status tonic's client made of it (no
+/// answer's head came); `None` for a status the agent answered with.
+fn transport_error(s: &Status) -> Option<&tonic::transport::Error> {
+    let mut cur = std::error::Error::source(s);
+    while let Some(c) = cur {
+        if let Some(e) = c.downcast_ref::<tonic::transport::Error>() {
+            return Some(e);
+        }
+        cur = c.source();
+    }
+    None
+}
+
+fn gone(e: &tonic::transport::Error) -> Failure {
+    Failure::UpstreamUnavailable {
+        detail: e.to_string(),
+    }
+}
+
+/// One attempt of [`GrpcUpstream::call_with`] on `ch`; `answered` is set
+/// once the answer's head came.
+async fn attempt<Resp: prost::Message + Default>(
+    mut ch: Channel,
+    path: &'static str,
+    body: bytes::Bytes,
+    extra: &http::HeaderMap,
+    max_message: usize,
+    answered: &mut bool,
+) -> Result<(Resp, bytes::Bytes), Sent> {
+    let mut b = http::Request::post(path)
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    if let Some(h) = b.headers_mut() {
+        h.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    let req = b
+        .body(tonic::body::Body::new(http_body_util::Full::new(body)))
+        .map_err(|e| Sent::Answer(Status::internal(e.to_string())))?;
+    std::future::poll_fn(|cx| tonic::codegen::Service::poll_ready(&mut ch, cx))
+        .await
+        .map_err(Sent::Not)?;
+    let resp = tonic::codegen::Service::call(&mut ch, req)
+        .await
+        .map_err(Sent::Lost)?;
+    *answered = true;
+    read_answer(resp, max_message).await.map_err(Sent::Answer)
+}
+
+/// `msg` as one uncompressed gRPC length-prefixed frame.
+fn frame<Req: prost::Message>(msg: &Req) -> Result<bytes::Bytes, Status> {
+    let len = msg.encoded_len();
+    let mut buf = Vec::with_capacity(5 + len);
+    buf.push(0);
+    buf.extend_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes());
+    msg.encode(&mut buf)
+        .map_err(|e| Status::internal(format!("encoding the request: {e}")))?;
+    Ok(bytes::Bytes::from(buf))
+}
+
+/// The answer's status (in its head, or its trailers) or its one message
+/// (at most `max_message` bytes), decoded; also its raw bytes.
+async fn read_answer<Resp: prost::Message + Default>(
+    resp: http::Response<tonic::body::Body>,
+    max_message: usize,
+) -> Result<(Resp, bytes::Bytes), Status> {
+    if let Some(s) = Status::from_header_map(resp.headers()) {
+        if s.code() != Code::Ok {
+            return Err(s);
+        }
+    }
+    let limited = http_body_util::Limited::new(resp.into_body(), max_message + 5);
+    let collected = http_body_util::BodyExt::collect(limited)
+        .await
+        .map_err(|e| match e.downcast::<Status>() {
+            Ok(s) => *s,
+            Err(e) => Status::resource_exhausted(format!("the upstream's answer: {e}")),
+        })?;
+    if let Some(s) = collected.trailers().and_then(Status::from_header_map) {
+        if s.code() != Code::Ok {
+            return Err(s);
+        }
+    }
+    let body = collected.to_bytes();
+    if body.len() < 5 || body[0] != 0 {
+        return Err(Status::internal(
+            "the upstream's answer is not one uncompressed message",
+        ));
+    }
+    let n = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+    let end = 5usize.saturating_add(n);
+    if body.len() < end {
+        return Err(Status::internal("the upstream's answer is truncated"));
+    }
+    let m = body.slice(5..end);
+    Resp::decode(m.clone())
+        .map(|r| (r, m))
+        .map_err(|e| Status::internal(format!("the upstream's answer: {e}")))
+}
+
+/// How an attempt of a unary call failed.
+enum Sent {
+    /// The channel was not ready (no request written).
+    Not(tonic::transport::Error),
+    /// The request went to the channel and no answer's head came.
+    Lost(tonic::transport::Error),
+    /// The agent's answer (its status), or a failure inside it.
+    Answer(Status),
+}
+
+/// The status the caller is told for a failed attempt, and what the retry
+/// table knows of it: a failed connect (or TLS) reached no agent; a
+/// request handed to the connection and then lost before the answer's
+/// head may have arrived; an answer is final.
+fn lost_by(e: Sent) -> (Status, Lost) {
+    match e {
+        Sent::Lost(e) if !never_connected(&e) => {
+            let failure = gone(&e);
+            let lost = Lost::InDoubt {
+                failure,
+                timed_out: false,
+            };
+            (unavailable(e), lost)
+        }
+        Sent::Not(e) | Sent::Lost(e) => {
+            let lost = Lost::NotSent(gone(&e));
+            (unavailable(e), lost)
+        }
+        Sent::Answer(s) => {
+            let lost = Lost::Answered(Failure::BadUpstreamResponse {
+                detail: s.message().to_string(),
+            });
+            (s, lost)
+        }
+    }
+}
+
+/// The channel never had a connection for the call: its connect (TCP or
+/// TLS) failed, so nothing was written.
+fn never_connected(e: &tonic::transport::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        if c.downcast_ref::<tonic::ConnectError>().is_some() {
+            return true;
+        }
+        cur = c.source();
+    }
+    false
+}
+
+/// A failure the retry table decided (the outcome of a call that must
+/// not act twice is unknown), carried by the status the caller's path
+/// reads with [`transport_failure`].
+#[derive(Debug)]
+pub(in crate::grpc) struct Decided(pub Failure);
+
+impl std::fmt::Display for Decided {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Its label only: the detail is for the log.
+        f.write_str(self.0.label())
+    }
+}
+
+impl std::error::Error for Decided {}
+
+fn decided(f: Failure) -> Status {
+    // No detail in the message: it is the failure's (for the log).
+    let mut s = Status::unknown("the agent's connection ended before its answer");
+    s.set_source(std::sync::Arc::new(Decided(f)));
+    s
 }
 
 #[derive(Debug)]

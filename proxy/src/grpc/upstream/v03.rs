@@ -53,21 +53,10 @@ impl GrpcUpstream {
     ) -> Result<Events, Failure> {
         use proto::convert_v03_rpc as r;
         use proto::v03::a2a_service_client::A2aServiceClient;
-        const V: Version = Version::V03;
-        let mut c = A2aServiceClient::new(self.channel.clone());
-        let s = match method {
-            Method::SendStreamingMessage => {
-                let req = request(V, r::send_params_to_pb(model(params)?), meta)?;
-                c.send_streaming_message(req).await
-            }
-            Method::SubscribeToTask => {
-                let req = request(V, r::task_subscription_to_pb(model(params)?), meta)?;
-                c.task_subscription(req).await
-            }
-            other => return Err(not_streaming(other)),
-        };
-        Ok(events(V, id, s, |m| {
-            json_of(proto::convert_v03::stream_from_pb(m))
-        }))
+        stream_rpcs!(self, Version::V03, A2aServiceClient, id, method, params, meta,
+            |m| json_of(proto::convert_v03::stream_from_pb(m));
+            SendStreamingMessage => send_streaming_message, r::send_params_to_pb;
+            SubscribeToTask => task_subscription, r::task_subscription_to_pb;
+        )
     }
 }

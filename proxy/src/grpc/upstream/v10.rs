@@ -54,21 +54,10 @@ impl GrpcUpstream {
     ) -> Result<Events, Failure> {
         use proto::convert_v10_rpc as r;
         use proto::v10::a2a_service_client::A2aServiceClient;
-        const V: Version = Version::V10;
-        let mut c = A2aServiceClient::new(self.channel.clone());
-        let s = match method {
-            Method::SendStreamingMessage => {
-                let req = request(V, r::send_request_to_pb(model(params)?), meta)?;
-                c.send_streaming_message(req).await
-            }
-            Method::SubscribeToTask => {
-                let req = request(V, r::subscribe_to_pb(model(params)?), meta)?;
-                c.subscribe_to_task(req).await
-            }
-            other => return Err(not_streaming(other)),
-        };
-        Ok(events(V, id, s, |m| {
-            json_of(proto::convert_v10::stream_from_pb(m))
-        }))
+        stream_rpcs!(self, Version::V10, A2aServiceClient, id, method, params, meta,
+            |m| json_of(proto::convert_v10::stream_from_pb(m));
+            SendStreamingMessage => send_streaming_message, r::send_request_to_pb;
+            SubscribeToTask => subscribe_to_task, r::subscribe_to_pb;
+        )
     }
 }

@@ -1,0 +1,105 @@
+//! `/ready` logs when an agent's readiness changes, not on every poll: the
+//! proxy binary polled repeatedly against an agent that cannot give its
+//! card, then can, with its log (stderr) read whole.
+
+mod support;
+
+use std::io::BufRead;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use support::*;
+
+const CARD: &str = r#"{"name":"fake","description":"d","version":"1","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://127.0.0.1:9/rpc","preferredTransport":"JSONRPC","capabilities":{},"skills":[]}"#;
+
+/// GET /ready once the listener accepts (at most 10 s of tries).
+async fn ready(addr: std::net::SocketAddr) -> Response {
+    let end = Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(addr).await.is_err() {
+        assert!(Instant::now() < end, "the proxy never listened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    get(addr, "/ready", &[]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_logs_changes_not_every_poll() {
+    let up = Arc::new(AtomicBool::new(false));
+    let card_up = up.clone();
+    let agent = FakeUpstream::start(move |_| {
+        if card_up.load(Ordering::SeqCst) {
+            Reply::json(200, CARD)
+        } else {
+            Reply::json(503, "{}")
+        }
+    })
+    .await;
+    let listen = proxy::free_local_addr().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+        .args(["serve", "--listen", &listen.to_string()])
+        .args(["--upstream", &agent.url(), "--no-push"])
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start serve");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    const POLLS: usize = 6;
+    for _ in 0..POLLS {
+        assert_eq!(ready(listen).await.status, 503);
+    }
+    up.store(true, Ordering::SeqCst);
+    for _ in 0..POLLS {
+        let r = ready(listen).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    // The log as written, until every poll's access line is in (the
+    // lines of one poll come before its own access line), at most 10 s.
+    let mut lines: Vec<String> = Vec::new();
+    let end = Instant::now() + Duration::from_secs(10);
+    let polled = |lines: &[String]| {
+        let n = lines
+            .iter()
+            .filter(|l| l.contains("binding=\"ready\""))
+            .count();
+        n >= 2 * POLLS
+    };
+    while !polled(&lines) {
+        let Some(left) = end.checked_duration_since(Instant::now()) else {
+            break;
+        };
+        match rx.recv_timeout(left) {
+            Ok(l) => lines.push(l),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let count = |what: &str| lines.iter().filter(|l| l.contains(what)).count();
+    let not_ready: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("agent not ready"))
+        .collect();
+    assert_eq!(not_ready.len(), 1, "{lines:#?}");
+    assert!(not_ready[0].contains("WARN"), "{not_ready:?}");
+    assert!(
+        not_ready[0].contains("card fetch"),
+        "the detail: {not_ready:?}"
+    );
+    assert_eq!(count("agent ready"), 1, "{lines:#?}");
+    // No other warning line per poll.
+    assert!(count("WARN") < POLLS, "{lines:#?}");
+    assert_eq!(count("binding=\"ready\""), 2 * POLLS, "{lines:#?}");
+}
