@@ -83,6 +83,37 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
+/// The public roots, and the CAs of `ca_file` when given.
+fn roots(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, ConfigError> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(file) = ca_file {
+        let key = "upstream.ca_file";
+        for c in certs(key, file)? {
+            roots
+                .add(c)
+                .map_err(|e| config_error(key, file, format!("not a usable CA: {e}")))?;
+        }
+    }
+    Ok(roots)
+}
+
+/// The proxy's client certificate chain and its private key.
+fn client_identity(
+    cert: &Path,
+    key_file: &Path,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), ConfigError> {
+    let chain = certs("upstream.client_cert_file", cert)?;
+    let key = PrivateKeyDer::from_pem_file(key_file).map_err(|e| {
+        config_error(
+            "upstream.client_key_file",
+            key_file,
+            format!("cannot read a PEM private key: {e}"),
+        )
+    })?;
+    Ok((chain, key))
+}
+
 impl UpstreamTls {
     /// Loads the files; each error names its key and file.
     pub fn load(
@@ -102,34 +133,17 @@ impl UpstreamTls {
         let cert_file = path("upstream.client_cert_file", client_cert_file)?;
         let key_file = path("upstream.client_key_file", client_key_file)?;
 
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        if let Some(file) = &ca_file {
-            let key = "upstream.ca_file";
-            for c in certs(key, file)? {
-                roots
-                    .add(c)
-                    .map_err(|e| config_error(key, file, format!("not a usable CA: {e}")))?;
-            }
-        }
         let builder = rustls::ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .map_err(|e| ConfigError {
                 key: "upstream".into(),
                 message: format!("TLS: {e}"),
             })?
-            .with_root_certificates(roots);
+            .with_root_certificates(roots(ca_file.as_deref())?);
         let config = match (&cert_file, &key_file) {
             (None, None) => builder.with_no_client_auth(),
             (Some(cert), Some(keyf)) => {
-                let chain = certs("upstream.client_cert_file", cert)?;
-                let key = PrivateKeyDer::from_pem_file(keyf).map_err(|e| {
-                    config_error(
-                        "upstream.client_key_file",
-                        keyf,
-                        format!("cannot read a PEM private key: {e}"),
-                    )
-                })?;
+                let (chain, key) = client_identity(cert, keyf)?;
                 builder.with_client_auth_cert(chain, key).map_err(|e| {
                     config_error(
                         "upstream.client_cert_file",
@@ -138,17 +152,16 @@ impl UpstreamTls {
                     )
                 })?
             }
-            (Some(_), None) => {
+            (Some(_), None) | (None, Some(_)) => {
+                let missing = if cert_file.is_some() {
+                    "upstream.client_key_file"
+                } else {
+                    "upstream.client_cert_file"
+                };
                 return Err(ConfigError {
-                    key: "upstream.client_key_file".into(),
+                    key: missing.into(),
                     message: "is missing: set both upstream.client_cert_file and upstream.client_key_file, or neither".into(),
-                })
-            }
-            (None, Some(_)) => {
-                return Err(ConfigError {
-                    key: "upstream.client_cert_file".into(),
-                    message: "is missing: set both upstream.client_cert_file and upstream.client_key_file, or neither".into(),
-                })
+                });
             }
         };
         // Notes, for the connection whose handshake is being driven,

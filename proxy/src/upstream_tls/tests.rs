@@ -65,3 +65,20 @@ fn plaintext_and_tls_addresses_do_not_share_connections() {
     assert!(std::mem::size_of::<AgentAddr>() <= std::mem::size_of::<SocketAddr>() + 8);
     assert!(std::mem::size_of::<Conn>() <= std::mem::size_of::<TcpStream>() + 8);
 }
+
+#[test]
+fn a_client_identity_given_half_names_the_missing_key() {
+    let half = |cert: Option<&str>, key: Option<&str>| {
+        UpstreamTls::load(None, cert, key)
+            .err()
+            .map(|e| (e.key, e.message))
+    };
+    let (key, message) = half(Some("/nonexistent/cert.pem"), None).expect("refused");
+    assert_eq!(key, "upstream.client_key_file");
+    assert!(message.starts_with("is missing"), "{message}");
+    let (key, _) = half(None, Some("/nonexistent/key.pem")).expect("refused");
+    assert_eq!(key, "upstream.client_cert_file");
+    assert!(half(None, None).is_none());
+    let (key, _) = half(Some("  "), None).expect("refused");
+    assert_eq!(key, "upstream.client_cert_file");
+}
