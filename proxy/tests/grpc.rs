@@ -273,7 +273,7 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
     )
     .await;
     let px = proxy(&up, Version::V03);
-    let mut stream = px
+    let stream = px
         .v10()
         .await
         .send_streaming_message(p10::SendMessageRequest {
@@ -283,13 +283,8 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
         .await
         .unwrap()
         .into_inner();
-    let mut got = Vec::new();
-    for _ in 0..5 {
-        match timeout(WAIT, stream.message()).await.unwrap().unwrap() {
-            Some(m) => got.push(m),
-            None => break,
-        }
-    }
+    let (got, end) = drain(stream).await;
+    assert!(end.is_none(), "{end:?}");
     assert_eq!(
         got,
         vec![
@@ -299,19 +294,7 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
                     p10::TaskState::Working
                 ))),
             },
-            p10::StreamResponse {
-                payload: Some(p10::stream_response::Payload::StatusUpdate(
-                    p10::TaskStatusUpdateEvent {
-                        task_id: "t1".into(),
-                        context_id: "c1".into(),
-                        status: Some(p10::TaskStatus {
-                            state: p10::TaskState::Completed as i32,
-                            ..Default::default()
-                        }),
-                        metadata: None,
-                    }
-                )),
-            },
+            v10_status_update("t1", p10::TaskState::Completed),
         ]
     );
     let (_, _, body) = one_call(&up);
@@ -340,7 +323,7 @@ async fn v03_subscription_from_v10_agent() {
     )
     .await;
     let px = proxy(&up, Version::V10);
-    let mut stream = px
+    let stream = px
         .v03()
         .await
         .task_subscription(p03::TaskSubscriptionRequest {
@@ -349,13 +332,8 @@ async fn v03_subscription_from_v10_agent() {
         .await
         .unwrap()
         .into_inner();
-    let mut got = Vec::new();
-    for _ in 0..5 {
-        match timeout(WAIT, stream.message()).await.unwrap().unwrap() {
-            Some(m) => got.push(m),
-            None => break,
-        }
-    }
+    let (got, end) = drain(stream).await;
+    assert!(end.is_none(), "{end:?}");
     assert_eq!(
         got,
         vec![
@@ -365,20 +343,7 @@ async fn v03_subscription_from_v10_agent() {
                     p03::TaskState::Working
                 ))),
             },
-            p03::StreamResponse {
-                payload: Some(p03::stream_response::Payload::StatusUpdate(
-                    p03::TaskStatusUpdateEvent {
-                        task_id: "t1".into(),
-                        context_id: "c1".into(),
-                        status: Some(p03::TaskStatus {
-                            state: p03::TaskState::Completed as i32,
-                            ..Default::default()
-                        }),
-                        r#final: true,
-                        metadata: None,
-                    }
-                )),
-            },
+            v03_status_update("t1", p03::TaskState::Completed, true),
         ]
     );
     let (_, _, body) = one_call(&up);
@@ -905,39 +870,7 @@ async fn v10_push_configs_to_v03_agent() {
     })
     .await;
     let px = proxy(&up, Version::V03);
-    let mut client = px.v10().await;
-    let want = p10::TaskPushNotificationConfig {
-        id: "p1".into(),
-        task_id: "t1".into(),
-        url: "http://127.0.0.1:1/hook".into(),
-        token: "tok".into(),
-        ..Default::default()
-    };
-    let got = client
-        .create_task_push_notification_config(want.clone())
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = client
-        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
-            task_id: "t1".into(),
-            id: "p1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = client
-        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
-            task_id: "t1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got.configs, vec![want]);
+    v10_push_config_round_trip(&mut px.v10().await).await;
     let bodies: Vec<Value> = up
         .calls()
         .iter()

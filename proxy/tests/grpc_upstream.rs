@@ -64,19 +64,6 @@ fn status_with_info(code: Code, message: &str, reason: &str) -> Status {
     Status::with_details(code, message, Bytes::from(st.encode_to_vec()))
 }
 
-async fn drain<T>(mut s: tonic::Streaming<T>) -> (Vec<T>, Option<Status>) {
-    let mut got = Vec::new();
-    for _ in 0..100 {
-        match tokio::time::timeout(Duration::from_secs(10), s.message()).await {
-            Err(_) => panic!("stream stalled"),
-            Ok(Ok(Some(m))) => got.push(m),
-            Ok(Ok(None)) => return (got, None),
-            Ok(Err(st)) => return (got, Some(st)),
-        }
-    }
-    panic!("stream too long");
-}
-
 // ---------------------------------------------------------------- v1.0 client -> v0.3 gRPC agent
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,25 +106,8 @@ async fn v10_send_message_to_v03_grpc_agent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_stream_from_v03_grpc_agent_message_by_message() {
-    let working = p03::StreamResponse {
-        payload: Some(p03::stream_response::Payload::StatusUpdate(
-            p03::TaskStatusUpdateEvent {
-                task_id: "t1".into(),
-                context_id: "c1".into(),
-                status: Some(p03::TaskStatus {
-                    state: p03::TaskState::Working as i32,
-                    ..Default::default()
-                }),
-                r#final: false,
-                metadata: None,
-            },
-        )),
-    };
-    let mut done = working.clone();
-    if let Some(p03::stream_response::Payload::StatusUpdate(e)) = &mut done.payload {
-        e.status.as_mut().unwrap().state = p03::TaskState::Completed as i32;
-        e.r#final = true;
-    }
+    let working = v03_status_update("t1", p03::TaskState::Working, false);
+    let done = v03_status_update("t1", p03::TaskState::Completed, true);
     let msgs = vec![working.encode_to_vec(), done.encode_to_vec()];
     let agent = GrpcAgent::start(Version::V03, move |_, _| {
         Answer::Stream(msgs.clone(), Status::new(Code::Ok, ""))
@@ -184,21 +154,7 @@ async fn v10_task_rpcs_to_v03_grpc_agent() {
     // sends one status update, then ends.
     let done = v03_task("t1", p03::TaskState::Cancelled).encode_to_vec();
     let working = v03_task("t2", p03::TaskState::Working).encode_to_vec();
-    let update = p03::StreamResponse {
-        payload: Some(p03::stream_response::Payload::StatusUpdate(
-            p03::TaskStatusUpdateEvent {
-                task_id: "t2".into(),
-                context_id: "c1".into(),
-                status: Some(p03::TaskStatus {
-                    state: p03::TaskState::Completed as i32,
-                    ..Default::default()
-                }),
-                r#final: true,
-                ..Default::default()
-            },
-        )),
-    }
-    .encode_to_vec();
+    let update = v03_status_update("t2", p03::TaskState::Completed, true).encode_to_vec();
     let agent = GrpcAgent::start(Version::V03, move |path, body| {
         if path.ends_with("/TaskSubscription") {
             return Answer::Stream(vec![update.clone()], Status::new(Code::Ok, ""));
@@ -346,38 +302,7 @@ async fn v10_push_config_rpcs_to_v03_grpc_agent() {
     .await;
     let px = proxy(&agent, Version::V03).await;
     let mut c = px.v10().await;
-    let want = p10::TaskPushNotificationConfig {
-        id: "p1".into(),
-        task_id: "t1".into(),
-        url: "http://127.0.0.1:1/hook".into(),
-        token: "tok".into(),
-        ..Default::default()
-    };
-    let got = c
-        .create_task_push_notification_config(want.clone())
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = c
-        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
-            task_id: "t1".into(),
-            id: "p1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = c
-        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
-            task_id: "t1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got.configs, vec![want]);
+    v10_push_config_round_trip(&mut c).await;
     c.delete_task_push_notification_config(p10::DeleteTaskPushNotificationConfigRequest {
         task_id: "t1".into(),
         id: "p1".into(),
@@ -577,20 +502,7 @@ async fn v03_send_message_to_v10_grpc_agent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_subscription_from_v10_grpc_agent_ends_with_its_status() {
-    let ev = p10::StreamResponse {
-        payload: Some(p10::stream_response::Payload::StatusUpdate(
-            p10::TaskStatusUpdateEvent {
-                task_id: "t1".into(),
-                context_id: "c1".into(),
-                status: Some(p10::TaskStatus {
-                    state: p10::TaskState::Working as i32,
-                    ..Default::default()
-                }),
-                metadata: None,
-            },
-        )),
-    }
-    .encode_to_vec();
+    let ev = v10_status_update("t1", p10::TaskState::Working).encode_to_vec();
     // One event, then the agent fails the stream with an A2A error.
     let agent = GrpcAgent::start(Version::V10, move |_, _| {
         Answer::Stream(
@@ -1120,22 +1032,7 @@ async fn same_version_card_rpc_is_the_proxys_own() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_stream_from_v10_grpc_agent() {
-    let ev = |state: p10::TaskState| {
-        p10::StreamResponse {
-            payload: Some(p10::stream_response::Payload::StatusUpdate(
-                p10::TaskStatusUpdateEvent {
-                    task_id: "t1".into(),
-                    context_id: "c1".into(),
-                    status: Some(p10::TaskStatus {
-                        state: state as i32,
-                        ..Default::default()
-                    }),
-                    metadata: None,
-                },
-            )),
-        }
-        .encode_to_vec()
-    };
+    let ev = |state| v10_status_update("t1", state).encode_to_vec();
     let msgs = vec![ev(p10::TaskState::Working), ev(p10::TaskState::Completed)];
     let agent = GrpcAgent::start(Version::V10, move |_, _| {
         Answer::Stream(msgs.clone(), Status::new(Code::Ok, ""))

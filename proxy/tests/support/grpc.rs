@@ -98,3 +98,99 @@ pub fn error_info(s: &tonic::Status) -> ErrorInfo {
     assert_eq!(st.details[0].type_url, ERROR_INFO);
     ErrorInfo::decode(st.details[0].value.as_slice()).unwrap()
 }
+
+/// A v1.0 stream event: task `task` (context c1) is now in `state`.
+pub fn v10_status_update(task: &str, state: p10::TaskState) -> p10::StreamResponse {
+    p10::StreamResponse {
+        payload: Some(p10::stream_response::Payload::StatusUpdate(
+            p10::TaskStatusUpdateEvent {
+                task_id: task.into(),
+                context_id: "c1".into(),
+                status: Some(p10::TaskStatus {
+                    state: state as i32,
+                    ..Default::default()
+                }),
+                metadata: None,
+            },
+        )),
+    }
+}
+
+/// A v0.3 stream event: task `task` (context c1) is now in `state`,
+/// `last` marking the final event.
+pub fn v03_status_update(task: &str, state: p03::TaskState, last: bool) -> p03::StreamResponse {
+    p03::StreamResponse {
+        payload: Some(p03::stream_response::Payload::StatusUpdate(
+            p03::TaskStatusUpdateEvent {
+                task_id: task.into(),
+                context_id: "c1".into(),
+                status: Some(p03::TaskStatus {
+                    state: state as i32,
+                    ..Default::default()
+                }),
+                r#final: last,
+                metadata: None,
+            },
+        )),
+    }
+}
+
+/// Every message of a gRPC stream and the status it failed with, if any
+/// (each message awaited at most 10 s, at most 100 messages).
+pub async fn drain<T>(mut s: tonic::Streaming<T>) -> (Vec<T>, Option<tonic::Status>) {
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        match tokio::time::timeout(std::time::Duration::from_secs(10), s.message()).await {
+            Err(_) => panic!("stream stalled"),
+            Ok(Ok(Some(m))) => got.push(m),
+            Ok(Ok(None)) => return (got, None),
+            Ok(Err(st)) => return (got, Some(st)),
+        }
+    }
+    panic!("stream too long");
+}
+
+/// Push config p1 of task t1 (hook `http://127.0.0.1:1/hook`, token tok)
+/// as a v1.0 client writes it.
+pub fn v10_push_config() -> p10::TaskPushNotificationConfig {
+    p10::TaskPushNotificationConfig {
+        id: "p1".into(),
+        task_id: "t1".into(),
+        url: "http://127.0.0.1:1/hook".into(),
+        token: "tok".into(),
+        ..Default::default()
+    }
+}
+
+/// A v1.0 client creates, gets and lists [`v10_push_config`] through
+/// `c`, each answer being that config again.
+pub async fn v10_push_config_round_trip(
+    c: &mut p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel>,
+) {
+    let want = v10_push_config();
+    let got = c
+        .create_task_push_notification_config(want.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = c
+        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
+            task_id: "t1".into(),
+            id: "p1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got, want);
+    let got = c
+        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
+            task_id: "t1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.configs, vec![want]);
+}
