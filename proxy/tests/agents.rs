@@ -474,10 +474,7 @@ url = "{}"
         let mut client = p10::a2a_service_client::A2aServiceClient::connect(format!("http://{g}"))
             .await
             .unwrap();
-        let mut req = tonic::Request::new(p10::SendMessageRequest {
-            message: Some(support::grpc::v10_msg("m1", "hi")),
-            ..Default::default()
-        });
+        let mut req = tonic::Request::new(grpc::v10_send_request("hi"));
         req.metadata_mut()
             .insert("a2a-version", "1.0".parse().unwrap());
         let reply = client.send_message(req).await.unwrap().into_inner();

@@ -137,17 +137,11 @@ async fn channel(g: SocketAddr, authority: &str) -> Channel {
 }
 
 fn v10_send(text: &str) -> tonic::Request<p10::SendMessageRequest> {
-    tonic::Request::new(p10::SendMessageRequest {
-        message: Some(support::grpc::v10_msg("m1", text)),
-        ..Default::default()
-    })
+    tonic::Request::new(grpc::v10_send_request(text))
 }
 
 fn v03_send(text: &str) -> tonic::Request<p03::SendMessageRequest> {
-    tonic::Request::new(p03::SendMessageRequest {
-        request: Some(support::grpc::v03_msg("m1", text)),
-        ..Default::default()
-    })
+    tonic::Request::new(grpc::v03_send_request(text))
 }
 
 async fn v10_task_id(g: SocketAddr, authority: &str) -> String {

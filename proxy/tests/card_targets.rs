@@ -52,19 +52,13 @@ async fn channel(g: SocketAddr) -> Channel {
 
 async fn v10_send(g: SocketAddr) -> Result<p10::SendMessageResponse, tonic::Status> {
     let mut c = p10::a2a_service_client::A2aServiceClient::new(channel(g).await);
-    let req = p10::SendMessageRequest {
-        message: Some(support::grpc::v10_msg("m1", "hi")),
-        ..Default::default()
-    };
+    let req = grpc::v10_send_request("hi");
     c.send_message(req).await.map(|r| r.into_inner())
 }
 
 async fn v03_send(g: SocketAddr) -> Result<p03::SendMessageResponse, tonic::Status> {
     let mut c = p03::a2a_service_client::A2aServiceClient::new(channel(g).await);
-    let req = p03::SendMessageRequest {
-        request: Some(support::grpc::v03_msg("m1", "hi")),
-        ..Default::default()
-    };
+    let req = grpc::v03_send_request("hi");
     c.send_message(req).await.map(|r| r.into_inner())
 }
 
@@ -278,10 +272,7 @@ async fn a_grpc_call_for_no_agent_counts_in_metrics() {
         .await
         .unwrap();
     let mut c = p10::a2a_service_client::A2aServiceClient::new(ch);
-    let req = p10::SendMessageRequest {
-        message: Some(support::grpc::v10_msg("m1", "hi")),
-        ..Default::default()
-    };
+    let req = grpc::v10_send_request("hi");
     let s = c.send_message(req).await.unwrap_err();
     assert_eq!(s.code(), tonic::Code::NotFound, "{s:?}");
     assert!(up.calls().is_empty());

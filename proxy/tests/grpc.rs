@@ -105,10 +105,7 @@ async fn v10_send_message_to_v03_agent() {
     )
     .await;
     let px = proxy(&up, Version::V03);
-    let mut req = tonic::Request::new(p10::SendMessageRequest {
-        message: Some(v10_msg("m1", "hi")),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_send_request("hi"));
     req.metadata_mut()
         .insert("a2a-version", "1.0".parse().unwrap());
     let reply = px.v10().await.send_message(req).await.unwrap().into_inner();
@@ -143,11 +140,7 @@ async fn v03_send_message_to_v10_agent_gets_a_message() {
     let reply = px
         .v03()
         .await
-        .send_message(p03::SendMessageRequest {
-            request: Some(v03_msg("m1", "hi")),
-            configuration: None,
-            metadata: None,
-        })
+        .send_message(v03_send_request("hi"))
         .await
         .unwrap()
         .into_inner();
@@ -276,10 +269,7 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
     let stream = px
         .v10()
         .await
-        .send_streaming_message(p10::SendMessageRequest {
-            message: Some(v10_msg("m1", "go")),
-            ..Default::default()
-        })
+        .send_streaming_message(v10_send_request("go"))
         .await
         .unwrap()
         .into_inner();
@@ -402,10 +392,7 @@ async fn task_not_found_in_both_dialects() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t9".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t9"))
         .await
         .unwrap_err();
     assert_eq!(s.code(), Code::NotFound);
@@ -444,12 +431,7 @@ async fn list_tasks_toward_v03_lists_tasks_seen_asking_the_agent_for_each() {
     assert!(l.tasks.is_empty());
     assert!(up.calls().is_empty());
     // A task seen through a translated GetTask is listed.
-    c.get_task(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    c.get_task(v10_get_task("t1")).await.unwrap();
     let l = c
         .list_tasks(p10::ListTasksRequest {
             context_id: "c1".into(),
@@ -492,10 +474,7 @@ async fn list_tasks_toward_v03_lists_tasks_seen_asking_the_agent_for_each() {
 async fn bad_a2a_version_and_bad_resource_name() {
     let up = agent(Version::V10, result_of(json!(null))).await;
     let px = proxy(&up, Version::V10);
-    let mut req = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_get_task("t1"));
     req.metadata_mut()
         .insert("a2a-version", "2.0".parse().unwrap());
     let s = px.v10().await.get_task(req).await.unwrap_err();
@@ -528,10 +507,7 @@ async fn one_n_clients_over_grpc() {
     let task = json!({"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}});
     let up = agent(Version::V10, result_of(task)).await;
     let get = |version: &str| {
-        let mut req = tonic::Request::new(p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        });
+        let mut req = tonic::Request::new(v10_get_task("t1"));
         req.metadata_mut()
             .insert("a2a-version", version.parse().unwrap());
         req
@@ -584,10 +560,7 @@ async fn dead_upstream_is_unavailable() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t1"))
         .await
         .unwrap_err();
     assert_eq!(s.code(), Code::Unavailable);
@@ -771,10 +744,7 @@ async fn cards_advertise_the_grpc_listener() {
 async fn grpc_timeout_bounds_the_upstream_call() {
     let up = agent(Version::V10, |_| Reply::Hang).await;
     let px = proxy(&up, Version::V10);
-    let mut req = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_get_task("t1"));
     req.set_timeout(std::time::Duration::from_millis(300));
     let s = timeout(WAIT, px.v10().await.get_task(req))
         .await
@@ -1015,10 +985,7 @@ async fn over_the_connection_limit_is_unavailable() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t1"))
         .await
         .unwrap_err();
     assert_eq!(s.code(), Code::Unavailable);

@@ -75,10 +75,7 @@ async fn grpc_over_tls_reaches_the_agent_and_plaintext_does_not() {
 
     let channel = tls_channel(grpc.addr, cert.cert.der().to_vec()).await;
     let mut client = p10::a2a_service_client::A2aServiceClient::new(channel);
-    let mut req = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(grpc::v10_get_task("t1"));
     req.metadata_mut()
         .insert("a2a-version", "1.0".parse().unwrap());
     let task = client.get_task(req).await.unwrap().into_inner();
@@ -98,10 +95,7 @@ async fn grpc_over_tls_reaches_the_agent_and_plaintext_does_not() {
         Err(_) => None,
         Ok(ch) => Some(
             p10::a2a_service_client::A2aServiceClient::new(ch)
-                .get_task(p10::GetTaskRequest {
-                    id: "t1".into(),
-                    ..Default::default()
-                })
+                .get_task(grpc::v10_get_task("t1"))
                 .await,
         ),
     };

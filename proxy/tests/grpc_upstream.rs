@@ -77,10 +77,7 @@ async fn v10_send_message_to_v03_grpc_agent() {
     )
     .await;
     let px = proxy(&agent, Version::V03).await;
-    let mut req = tonic::Request::new(p10::SendMessageRequest {
-        message: Some(v10_msg("m1", "hi")),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_send_request("hi"));
     req.set_timeout(Duration::from_secs(30));
     req.metadata_mut()
         .insert("a2a-extensions", "urn:x".parse().unwrap());
@@ -117,10 +114,7 @@ async fn v10_stream_from_v03_grpc_agent_message_by_message() {
     let s = px
         .v10()
         .await
-        .send_streaming_message(p10::SendMessageRequest {
-            message: Some(v10_msg("m1", "hi")),
-            ..Default::default()
-        })
+        .send_streaming_message(v10_send_request("hi"))
         .await
         .unwrap()
         .into_inner();
@@ -384,10 +378,7 @@ async fn v03_grpc_agent_errors_reach_v10_clients_with_error_info() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t9".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t9"))
         .await
         .unwrap_err();
     assert_eq!(s.code(), Code::NotFound);
@@ -423,10 +414,7 @@ async fn v10_list_tasks_toward_v03_grpc_agent_is_local() {
     assert!(agent.calls().is_empty());
     // Caller a sees t1; its list asks the agent's GetTask with a's
     // credentials. Nobody else sees it, and the agent is not asked.
-    let mut get = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut get = tonic::Request::new(v10_get_task("t1"));
     get.metadata_mut()
         .insert("authorization", "Bearer a".parse().unwrap());
     c.get_task(get).await.unwrap();
@@ -476,11 +464,7 @@ async fn v03_send_message_to_v10_grpc_agent() {
     let got = px
         .v03()
         .await
-        .send_message(p03::SendMessageRequest {
-            request: Some(v03_msg("m1", "hi")),
-            configuration: None,
-            metadata: None,
-        })
+        .send_message(v03_send_request("hi"))
         .await
         .unwrap()
         .into_inner();
@@ -659,13 +643,7 @@ async fn v03_task_and_push_rpcs_to_v10_grpc_agent() {
             "DeleteTaskPushNotificationConfig"
         ]
     );
-    assert_eq!(
-        calls[0].decode::<p10::GetTaskRequest>(),
-        p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        }
-    );
+    assert_eq!(calls[0].decode::<p10::GetTaskRequest>(), v10_get_task("t1"));
     assert_eq!(
         calls[2].decode::<p10::TaskPushNotificationConfig>(),
         p10::TaskPushNotificationConfig {
@@ -718,10 +696,7 @@ async fn dead_grpc_upstream_is_unavailable() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t1"))
         .await
         .unwrap_err();
     assert_eq!(s.code(), Code::Unavailable, "{s:?}");
@@ -731,10 +706,7 @@ async fn dead_grpc_upstream_is_unavailable() {
 async fn deadline_reaches_the_grpc_agent_and_bounds_the_call() {
     let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Hang).await;
     let px = proxy(&agent, Version::V03).await;
-    let mut req = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_get_task("t1"));
     req.set_timeout(Duration::from_millis(300));
     let s = tokio::time::timeout(Duration::from_secs(10), px.v10().await.get_task(req))
         .await
@@ -781,10 +753,7 @@ async fn hanging_agent_behind_a_short_read_timeout(version: Version) -> (GrpcAge
 async fn get_task_times_out(
     c: &mut p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel>,
 ) {
-    let get = c.get_task(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let get = c.get_task(v10_get_task("t1"));
     let s = tokio::time::timeout(Duration::from_secs(10), get)
         .await
         .expect("the read timeout ends the call")
@@ -932,10 +901,7 @@ async fn same_version_v10_unary_is_passed_through_byte_for_byte() {
     let r = reply.clone();
     let agent = GrpcAgent::start(Version::V10, move |_, _| Answer::Msg(r.clone())).await;
     let px = proxy(&agent, Version::V10).await;
-    let sent = frame(&with_unknown_field(p10::SendMessageRequest {
-        message: Some(v10_msg("m1", "hi")),
-        ..Default::default()
-    }));
+    let sent = frame(&with_unknown_field(v10_send_request("hi")));
     let (got, status) = raw_call(
         px.grpc.addr,
         "/lf.a2a.v1.A2AService/SendMessage",
@@ -1042,11 +1008,7 @@ async fn v03_stream_from_v10_grpc_agent() {
     let s = px
         .v03()
         .await
-        .send_streaming_message(p03::SendMessageRequest {
-            request: Some(v03_msg("m1", "hi")),
-            configuration: None,
-            metadata: None,
-        })
+        .send_streaming_message(v03_send_request("hi"))
         .await
         .unwrap()
         .into_inner();
@@ -1212,12 +1174,7 @@ async fn extensions_of_both_spellings_reach_the_grpc_agent_merged_on_the_direct_
     })
     .await;
     let px = proxy(&agent, Version::V03).await;
-    let ask = || {
-        with_both_extension_spellings(tonic::Request::new(p10::SendMessageRequest {
-            message: Some(v10_msg("m1", "hi")),
-            ..Default::default()
-        }))
-    };
+    let ask = || with_both_extension_spellings(tonic::Request::new(v10_send_request("hi")));
     px.v10().await.send_message(ask()).await.unwrap();
     let s = px.v10().await.send_streaming_message(ask()).await.unwrap();
     drain(s.into_inner()).await;
@@ -1237,11 +1194,7 @@ async fn extensions_of_both_spellings_reach_the_grpc_agent_merged_on_the_direct_
     )
     .await;
     let px = proxy(&agent, Version::V10).await;
-    let req = with_both_extension_spellings(tonic::Request::new(p03::SendMessageRequest {
-        request: Some(v03_msg("m1", "hi")),
-        configuration: None,
-        metadata: None,
-    }));
+    let req = with_both_extension_spellings(tonic::Request::new(v03_send_request("hi")));
     px.v03().await.send_message(req).await.unwrap();
     merged_extensions_reached(&agent.one_call(), "a2a-extensions", "x-a2a-extensions");
 }

@@ -450,10 +450,7 @@ async fn grpc_client(
 }
 
 fn get_task() -> p10::GetTaskRequest {
-    p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    }
+    grpc::v10_get_task("t1")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -476,15 +476,11 @@ fn grpc_proxy_for(agent: &Agent) -> support::grpc_agent::GrpcFront {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_grpc_bridge_follows_the_same_rule() {
-    use proto::v10 as p10;
     // A bridged SendMessage whose connection ends after the request was
     // written: not sent again, its outcome unknown.
     let agent = Agent::start(vec![Act::Close, Act::Answer(200, V03_TASK)], false).await;
     let px = grpc_proxy_for(&agent);
-    let send = p10::SendMessageRequest {
-        message: Some(support::grpc::v10_msg("m1", "hi")),
-        ..Default::default()
-    };
+    let send = grpc::v10_send_request("hi");
     let s = px.v10().await.send_message(send).await.unwrap_err();
     assert_eq!(agent.received(), 1, "{s:?}");
     assert_eq!(s.code(), tonic::Code::Unknown, "{s:?}");
@@ -497,10 +493,7 @@ async fn the_grpc_bridge_follows_the_same_rule() {
     // A bridged GetTask lost the same way is asked once more, and answered.
     let agent = Agent::start(vec![Act::Close, Act::Answer(200, V03_TASK)], false).await;
     let px = grpc_proxy_for(&agent);
-    let get = p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    };
+    let get = grpc::v10_get_task("t1");
     let task = px.v10().await.get_task(get).await.unwrap().into_inner();
     assert_eq!(task.id, "t1");
     assert_eq!(agent.received(), 2);

@@ -194,3 +194,27 @@ pub async fn v10_push_config_round_trip(
         .into_inner();
     assert_eq!(got.configs, vec![want]);
 }
+
+/// A v1.0 SendMessageRequest of message m1 saying `text`.
+pub fn v10_send_request(text: &str) -> p10::SendMessageRequest {
+    p10::SendMessageRequest {
+        message: Some(v10_msg("m1", text)),
+        ..Default::default()
+    }
+}
+
+/// A v0.3 SendMessageRequest of message m1 saying `text`.
+pub fn v03_send_request(text: &str) -> p03::SendMessageRequest {
+    p03::SendMessageRequest {
+        request: Some(v03_msg("m1", text)),
+        ..Default::default()
+    }
+}
+
+/// A v1.0 GetTaskRequest of task `id`, no history length.
+pub fn v10_get_task(id: &str) -> p10::GetTaskRequest {
+    p10::GetTaskRequest {
+        id: id.into(),
+        ..Default::default()
+    }
+}
