@@ -441,16 +441,58 @@ async fn card_fetched_over_tls_and_served_with_the_proxys_interfaces() {
     assert_eq!(r.status, 200, "{}", r.text());
 }
 
-async fn grpc_client(
-    addr: SocketAddr,
-) -> p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
-    p10::a2a_service_client::A2aServiceClient::connect(format!("http://{addr}"))
+/// A v1.0 gRPC GetTask of t1 through a gRPC listener started in front of
+/// `px`.
+async fn grpc_get_task(px: &RunningProxy) -> Result<p10::Task, tonic::Status> {
+    let g = GrpcServer::start(px.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    p10::a2a_service_client::A2aServiceClient::connect(format!("http://{}", g.addr))
         .await
         .unwrap()
+        .get_task(grpc::v10_get_task("t1"))
+        .await
+        .map(tonic::Response::into_inner)
 }
 
-fn get_task() -> p10::GetTaskRequest {
-    grpc::v10_get_task("t1")
+/// A gRPC agent over TLS: a second proxy's h2c gRPC listener (before a
+/// fake v0.3 agent, returned first) behind a TLS front offering h2.
+async fn tls_grpc_agent(pki: &Pki) -> (FakeUpstream, RunningProxy, GrpcServer, Front) {
+    let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
+    let mut inner = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
+    inner.threads = 1;
+    inner.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let inner_http = proxy::start(inner).unwrap();
+    let inner_grpc =
+        GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let front = Front::start(
+        server_config(pki, "server", false, &[b"h2"]),
+        inner_grpc.addr,
+    )
+    .await;
+    (up, inner_http, inner_grpc, front)
+}
+
+/// A proxy trusting the test CA (`with(CA)`) reaches the TLS gRPC agent
+/// behind `front`; one without it (`with(NONE)`) is refused, told by agent
+/// name and without the agent's address, and no call arrives.
+async fn grpc_over_tls_needs_the_ca(
+    with: impl Fn(Keys) -> RunningProxy,
+    up: &FakeUpstream,
+    front: &Front,
+) {
+    let outer = with(CA);
+    let task = grpc_get_task(&outer).await.unwrap();
+    assert_eq!(task.id, "t1");
+    assert_eq!(up.calls().len(), 1, "{:?}", up.calls());
+    assert!(front.handshakes.load(Ordering::SeqCst) >= 1);
+
+    let untrusting = with(NONE);
+    let s = grpc_get_task(&untrusting).await.unwrap_err();
+    assert!(s.message().contains("agent \"default\""), "{s:?}");
+    assert!(
+        !s.message().contains(&front.addr.port().to_string()),
+        "{s:?}"
+    );
+    assert_eq!(up.calls().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -458,13 +500,7 @@ async fn grpc_bridge_to_an_https_jsonrpc_agent() {
     let pki = Pki::new();
     let (up, front) = https_agent(&pki, "server", false).await;
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
-    let g = GrpcServer::start(px.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let task = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap()
-        .into_inner();
+    let task = grpc_get_task(&px).await.unwrap();
     assert_eq!(task.id, "t1");
     assert_eq!(task.status.unwrap().state, p10::TaskState::Completed as i32);
     let calls = up.calls();
@@ -474,12 +510,7 @@ async fn grpc_bridge_to_an_https_jsonrpc_agent() {
 
     // Without the test CA: refused, told by agent name and kind.
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), NONE);
-    let g = GrpcServer::start(px.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let s = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap_err();
+    let s = grpc_get_task(&px).await.unwrap_err();
     assert_eq!(s.code(), tonic::Code::Unavailable, "{s:?}");
     assert!(s.message().contains("agent \"default\""), "{s:?}");
     assert!(s.message().contains("not signed by an authority"), "{s:?}");
@@ -492,21 +523,8 @@ async fn grpc_bridge_to_an_https_jsonrpc_agent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_agent_at_an_https_grpc_url() {
-    // The gRPC agent: a second proxy's h2c gRPC listener (before the fake
-    // v0.3 agent) behind a TLS front offering h2.
     let pki = Pki::new();
-    let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
-    let mut inner = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    inner.threads = 1;
-    inner.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    let inner_http = proxy::start(inner).unwrap();
-    let inner_grpc =
-        GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let front = Front::start(
-        server_config(&pki, "server", false, &[b"h2"]),
-        inner_grpc.addr,
-    )
-    .await;
+    let (up, _inner_http, _inner_grpc, front) = tls_grpc_agent(&pki).await;
 
     let card = FakeUpstream::start(|_| Reply::json(404, "{}")).await;
     let grpc_url = front.url();
@@ -515,33 +533,8 @@ async fn grpc_agent_at_an_https_grpc_url() {
         c.upstream_grpc = Some(HttpUrl::parse("upstream.grpc_url", &grpc_url).unwrap());
         proxy::start(c).unwrap()
     };
-    let outer = with(CA);
-    let g = GrpcServer::start(outer.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let task = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(task.id, "t1");
-    let calls = up.calls();
-    assert_eq!(calls.len(), 1, "{calls:?}");
-    assert!(front.handshakes.load(Ordering::SeqCst) >= 1);
-
     // Without the CA the TLS channel is refused: no call arrives.
-    let untrusting = with(NONE);
-    let g = GrpcServer::start(untrusting.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let s = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap_err();
-    assert!(s.message().contains("agent \"default\""), "{s:?}");
-    assert!(
-        !s.message().contains(&front.addr.port().to_string()),
-        "{s:?}"
-    );
-    assert_eq!(up.calls().len(), 1);
+    grpc_over_tls_needs_the_ca(with, &up, &front).await;
 }
 
 /// A gRPC agent over TLS that the card lists (no `grpc_url`): reached on
@@ -550,18 +543,7 @@ async fn grpc_agent_at_an_https_grpc_url() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_agent_at_the_https_grpc_interface_of_its_card() {
     let pki = Pki::new();
-    let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
-    let mut inner = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    inner.threads = 1;
-    inner.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    let inner_http = proxy::start(inner).unwrap();
-    let inner_grpc =
-        GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let front = Front::start(
-        server_config(&pki, "server", false, &[b"h2"]),
-        inner_grpc.addr,
-    )
-    .await;
+    let (up, _inner_http, _inner_grpc, front) = tls_grpc_agent(&pki).await;
     let card = json!({"name": "g", "description": "d", "version": "1",
         "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
         "capabilities": {}, "skills": [], "supportedInterfaces": [
@@ -575,31 +557,7 @@ async fn grpc_agent_at_the_https_grpc_interface_of_its_card() {
             proxy::endpoints::AllowedHosts::resolve(Some(&allowed), &c.upstream, None).unwrap();
         proxy::start(c).unwrap()
     };
-    let outer = with(CA);
-    let g = GrpcServer::start(outer.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let task = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(task.id, "t1");
-    assert_eq!(up.calls().len(), 1, "{:?}", up.calls());
-    assert!(front.handshakes.load(Ordering::SeqCst) >= 1);
-
-    let untrusting = with(NONE);
-    let g = GrpcServer::start(untrusting.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let s = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap_err();
-    assert!(s.message().contains("agent \"default\""), "{s:?}");
-    assert!(
-        !s.message().contains(&front.addr.port().to_string()),
-        "{s:?}"
-    );
-    assert_eq!(up.calls().len(), 1);
+    grpc_over_tls_needs_the_ca(with, &up, &front).await;
 }
 
 // --------------------------------------------------------------- refusals
