@@ -569,34 +569,10 @@ async fn dead_upstream_is_unavailable() {
 
 /// Sends one raw gRPC request over HTTP/2 (h2) and returns grpc-status.
 async fn raw_grpc(addr: std::net::SocketAddr, path: &str, message: &[u8]) -> String {
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-    tokio::spawn(conn);
-    let mut client = client.ready().await.unwrap();
-    let req = http::Request::post(format!("http://{addr}{path}"))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .body(())
-        .unwrap();
-    let (resp, mut send) = client.send_request(req, false).unwrap();
     let mut frame = vec![0u8];
     frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
     frame.extend_from_slice(message);
-    send.send_data(frame.into(), true).unwrap();
-    let resp = timeout(WAIT, resp).await.unwrap().unwrap();
-    if let Some(s) = resp.headers().get("grpc-status") {
-        return s.to_str().unwrap().to_string();
-    }
-    let mut body = resp.into_body();
-    while let Some(d) = timeout(WAIT, body.data()).await.unwrap() {
-        d.unwrap();
-    }
-    let trailers = timeout(WAIT, body.trailers())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    trailers["grpc-status"].to_str().unwrap().to_string()
+    raw_grpc_body(addr, path, &[], frame).await
 }
 
 /// The grpc-status of a call whose whole request body is `body` (frames
@@ -871,31 +847,11 @@ async fn v03_create_push_config_to_v10_agent() {
     let got = px
         .v03()
         .await
-        .create_task_push_notification_config(p03::CreateTaskPushNotificationConfigRequest {
-            parent: "tasks/t1".into(),
-            config_id: "p1".into(),
-            config: Some(p03::TaskPushNotificationConfig {
-                name: String::new(),
-                push_notification_config: Some(p03::PushNotificationConfig {
-                    url: "http://127.0.0.1:1/hook".into(),
-                    ..Default::default()
-                }),
-            }),
-        })
+        .create_task_push_notification_config(v03_create_push_config())
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(
-        got,
-        p03::TaskPushNotificationConfig {
-            name: "tasks/t1/pushNotificationConfigs/p1".into(),
-            push_notification_config: Some(p03::PushNotificationConfig {
-                id: "p1".into(),
-                url: "http://127.0.0.1:1/hook".into(),
-                ..Default::default()
-            }),
-        }
-    );
+    assert_eq!(got, v03_push_config_p1());
     let (_, _, body) = one_call(&up);
     assert_eq!(
         body,
@@ -1063,25 +1019,7 @@ async fn v10_grpc_push_config_toward_v03_agent_is_intercepted_and_delivered() {
     assert!(secret.len() >= 32);
 
     // Get / List over gRPC show the subscriber's own values.
-    let got = client
-        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
-            task_id: "t1".into(),
-            id: "p1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = client
-        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
-            task_id: "t1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got.configs, vec![want]);
+    v10_push_config_read_back(&mut client, &want).await;
 
     // The agent notifies the proxy (v0.3 Task); the webhook gets v1.0.
     let task = json!({"kind":"task","id":"t1","contextId":"c1",

@@ -581,26 +581,9 @@ async fn v03_task_and_push_rpcs_to_v10_grpc_agent() {
         .unwrap()
         .into_inner();
     assert_eq!(got, want_task);
-    let want_cfg = p03::TaskPushNotificationConfig {
-        name: "tasks/t1/pushNotificationConfigs/p1".into(),
-        push_notification_config: Some(p03::PushNotificationConfig {
-            id: "p1".into(),
-            url: "http://127.0.0.1:1/hook".into(),
-            ..Default::default()
-        }),
-    };
+    let want_cfg = v03_push_config_p1();
     let got = c
-        .create_task_push_notification_config(p03::CreateTaskPushNotificationConfigRequest {
-            parent: "tasks/t1".into(),
-            config_id: "p1".into(),
-            config: Some(p03::TaskPushNotificationConfig {
-                name: String::new(),
-                push_notification_config: Some(p03::PushNotificationConfig {
-                    url: "http://127.0.0.1:1/hook".into(),
-                    ..Default::default()
-                }),
-            }),
-        })
+        .create_task_push_notification_config(v03_create_push_config())
         .await
         .unwrap()
         .into_inner();

@@ -174,6 +174,15 @@ pub async fn v10_push_config_round_trip(
         .unwrap()
         .into_inner();
     assert_eq!(got, want);
+    v10_push_config_read_back(c, &want).await;
+}
+
+/// A v1.0 client gets config p1 of task t1 and lists t1's configs
+/// through `c`: `want`, and `want` alone.
+pub async fn v10_push_config_read_back(
+    c: &mut p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel>,
+    want: &p10::TaskPushNotificationConfig,
+) {
     let got = c
         .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
             task_id: "t1".into(),
@@ -183,7 +192,7 @@ pub async fn v10_push_config_round_trip(
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(got, want);
+    assert_eq!(&got, want);
     let got = c
         .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
             task_id: "t1".into(),
@@ -192,7 +201,7 @@ pub async fn v10_push_config_round_trip(
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(got.configs, vec![want]);
+    assert_eq!(got.configs, vec![want.clone()]);
 }
 
 /// A v1.0 SendMessageRequest of message m1 saying `text`.
@@ -216,5 +225,34 @@ pub fn v10_get_task(id: &str) -> p10::GetTaskRequest {
     p10::GetTaskRequest {
         id: id.into(),
         ..Default::default()
+    }
+}
+
+/// A v0.3 client's request creating config p1 of task t1 (hook
+/// `http://127.0.0.1:1/hook`, no token).
+pub fn v03_create_push_config() -> p03::CreateTaskPushNotificationConfigRequest {
+    p03::CreateTaskPushNotificationConfigRequest {
+        parent: "tasks/t1".into(),
+        config_id: "p1".into(),
+        config: Some(p03::TaskPushNotificationConfig {
+            name: String::new(),
+            push_notification_config: Some(p03::PushNotificationConfig {
+                url: "http://127.0.0.1:1/hook".into(),
+                ..Default::default()
+            }),
+        }),
+    }
+}
+
+/// Config p1 of task t1 as a v0.3 client is answered it after
+/// [`v03_create_push_config`].
+pub fn v03_push_config_p1() -> p03::TaskPushNotificationConfig {
+    p03::TaskPushNotificationConfig {
+        name: "tasks/t1/pushNotificationConfigs/p1".into(),
+        push_notification_config: Some(p03::PushNotificationConfig {
+            id: "p1".into(),
+            url: "http://127.0.0.1:1/hook".into(),
+            ..Default::default()
+        }),
     }
 }
