@@ -7,7 +7,6 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -267,12 +266,6 @@ version = "1.0"
     assert!(!own.contains(r#"agent="b""#), "{own}");
 }
 
-fn data_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("a2a-agents-{name}-{}", proxy::push::random_id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
 /// A v0.3 agent answering message/send with task `task`, keeping the push
 /// config it was given.
 async fn pushing_v03_agent(task: &'static str) -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
@@ -333,7 +326,7 @@ async fn each_agent_has_its_own_push_callbacks_and_store() {
     let (a, seen_a) = pushing_v03_agent("ta").await;
     let (b, seen_b) = pushing_v03_agent("tb").await;
     let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
-    let dir = data_dir("push");
+    let dir = fresh_dir("agents-push");
     let addr = proxy::free_local_addr().unwrap();
     let px = start(&format!(
         r#"listen = "{addr}"

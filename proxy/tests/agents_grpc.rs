@@ -77,11 +77,7 @@ impl Drop for Serve {
 
 /// A temporary directory holding `config` as `proxy.toml`.
 fn config_file(name: &str, config: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "a2a-agents-grpc-{name}-{}",
-        proxy::push::random_id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tls::temp_dir(&format!("agents-grpc-{name}"));
     let file = dir.join("proxy.toml");
     std::fs::File::create(&file)
         .unwrap()

@@ -987,7 +987,7 @@ async fn v10_grpc_push_config_toward_v03_agent_is_intercepted_and_delivered() {
     .await;
     let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
     let hook_url = format!("{}/hook", hook.url());
-    let dir = std::env::temp_dir().join(format!("a2a-grpc-push-{}", proxy::push::random_id()));
+    let dir = fresh_dir("grpc-push");
     let px = push_proxy(&up, Version::V03, &dir);
     let mut client = px.v10().await;
     let want = p10::TaskPushNotificationConfig {
@@ -1113,7 +1113,7 @@ async fn v10_grpc_stream_with_inline_push_config_toward_v03_agent() {
         }
     })
     .await;
-    let dir = std::env::temp_dir().join(format!("a2a-grpc-push-{}", proxy::push::random_id()));
+    let dir = fresh_dir("grpc-push");
     let px = push_proxy(&up, Version::V03, &dir);
     let mut client = px.v10().await;
     let hook = "http://127.0.0.1:9/hook";

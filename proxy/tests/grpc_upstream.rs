@@ -1039,7 +1039,7 @@ async fn push_config_toward_a_v03_grpc_agent_is_intercepted() {
         Answer::Msg(cfg.encode_to_vec())
     })
     .await;
-    let dir = std::env::temp_dir().join(format!("a2a-grpc-up-push-{}", proxy::push::random_id()));
+    let dir = support::fresh_dir("grpc-up-push");
     let d = dir.clone();
     let px = proxy_tuned(&format!("http://{}", agent.addr), Version::V03, move |c| {
         c.push.enabled = true;

@@ -92,9 +92,7 @@ impl Pki {
         use rcgen::{
             BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
         };
-        let dir =
-            std::env::temp_dir().join(format!("a2a-https-agent-{}", proxy::push::random_id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tls::temp_dir("https-agent");
         let ca_key = KeyPair::generate().unwrap();
         let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
         p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);

@@ -21,12 +21,6 @@ use proxy::RunningProxy;
 use serde_json::{json, Value};
 use support::*;
 
-fn data_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("a2a-push-{name}-{}", proxy::push::random_id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
 fn start_proxy(
     upstream: &str,
     dir: &std::path::Path,
@@ -197,7 +191,7 @@ async fn metrics(px: &RunningProxy) -> String {
 async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook(0).await;
-    let dir = data_dir("basic");
+    let dir = fresh_dir("push-basic");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let hook_url = format!("{}/hook?x=1", hook.url());
     let (path, secret) = register(&px, &seen, &hook_url).await;
@@ -306,7 +300,7 @@ async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
 async fn webhook_down_then_back_gets_everything_in_order() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook(4).await;
-    let dir = data_dir("retry");
+    let dir = fresh_dir("push-retry");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     let states = ["submitted", "working", "input-required", "completed"];
@@ -355,7 +349,7 @@ async fn webhook_down_then_back_gets_everything_in_order() {
 async fn retry_limit_makes_a_dead_letter_and_later_items_still_go() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook(2).await;
-    let dir = data_dir("dead");
+    let dir = fresh_dir("push-dead");
     let px = start_proxy(&agent.url(), &dir, |c| c.push.max_attempts = 2);
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     assert_eq!(
@@ -396,7 +390,7 @@ async fn pending_deliveries_survive_a_restart() {
         }
     })
     .await;
-    let dir = data_dir("restart");
+    let dir = fresh_dir("push-restart");
     let slow = |c: &mut Config| {
         c.push.backoff_initial = Duration::from_secs(1);
         c.push.backoff_max = Duration::from_secs(1);
@@ -527,7 +521,7 @@ async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
     let (agent, seen) = v10_agent().await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
-    let dir = data_dir("snapshot");
+    let dir = fresh_dir("push-snapshot");
     let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
     let mut px = start_proxy(&agent.url(), &dir, v10_agent);
     let (path, secret) = register_v03_at(px.addr, &seen, &hook_url).await;
@@ -615,7 +609,7 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
     .await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/grpc-mid", hook.url());
-    let dir = data_dir("grpcseed");
+    let dir = fresh_dir("push-grpcseed");
     let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
     let mut px = start_proxy(&agent.url(), &dir, v10_agent);
     let grpc =
@@ -691,7 +685,7 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_webhook_targets_are_refused_at_registration() {
     let (agent, seen) = v03_agent().await;
-    let dir = data_dir("ssrf");
+    let dir = fresh_dir("push-ssrf");
     let px = start_proxy(&agent.url(), &dir, |c| c.push.allow_hosts.clear());
     for url in [
         "http://127.0.0.1:9/h",
@@ -797,7 +791,7 @@ async fn sdk_behind_proxy(
         .await
         .unwrap();
     let hook = webhook(0).await;
-    let dir = data_dir(name);
+    let dir = fresh_dir(&format!("push-{name}"));
     let version = if v == "v03" {
         Version::V03
     } else {
@@ -815,7 +809,7 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
         .await
         .unwrap();
     let hook = webhook(0).await;
-    let dir = data_dir("sdk");
+    let dir = fresh_dir("push-sdk");
     let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |_| {});
     let hook_url = format!("{}/a2a-hook", hook.url());
     let r = call_v10(
@@ -1153,7 +1147,7 @@ async fn pg_cluster() -> (pg::Cluster, String) {
 async fn pg_proxy(url: &str, upstream: &str, version: Option<Version>) -> RunningProxy {
     let (url, upstream) = (url.to_string(), upstream.to_string());
     tokio::task::spawn_blocking(move || {
-        start_proxy(&upstream, &data_dir("unused"), |c| {
+        start_proxy(&upstream, &fresh_dir("push-unused"), |c| {
             c.push.backend = PushBackend::Postgres(url);
             if let Some(v) = version {
                 c.upstream_version = UpstreamVersion::Fixed(v);
@@ -1297,49 +1291,6 @@ async fn try_post(addr: std::net::SocketAddr, path: &str, token: &str, body: &[u
         .ok()
 }
 
-/// The `serve` binary as a child process, killed (SIGKILL) on drop.
-struct Binary(std::process::Child);
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-async fn serve_binary(config: &std::path::Path, addr: std::net::SocketAddr) -> Binary {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-        .arg("serve")
-        .arg("--config")
-        .arg(config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start the proxy binary");
-    let bin = Binary(child);
-    let end = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < end {
-        if let Ok(Ok(mut s)) = tokio::time::timeout(
-            Duration::from_millis(500),
-            tokio::net::TcpStream::connect(addr),
-        )
-        .await
-        {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            let _ = s
-                .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                .await;
-            let mut out = Vec::new();
-            let _ = tokio::time::timeout(Duration::from_secs(2), s.read_to_end(&mut out)).await;
-            if out.starts_with(b"HTTP/1.1 200") {
-                return bin;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the proxy binary did not become healthy on {addr}");
-}
-
 /// kill -9 of the real binary while the agent is still posting callbacks
 /// and the webhook is down: after a restart on the same data directory,
 /// every notification the proxy answered 200 for reaches the webhook (at
@@ -1357,7 +1308,7 @@ async fn kill_9_mid_burst_loses_no_accepted_notification() {
         }
     })
     .await;
-    let dir = data_dir("kill9");
+    let dir = fresh_dir("push-kill9");
     std::fs::create_dir_all(&dir).unwrap();
     let addr = proxy::free_local_addr().unwrap();
     let config = dir.join("proxy.toml");
@@ -1515,7 +1466,7 @@ async fn rest_v10_client_push_config_at_a_v03_agent() {
     let (agent, seen) = v03_rest_push_agent().await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/hook", hook.url());
-    let dir = data_dir("rest10");
+    let dir = fresh_dir("push-rest10");
     let px = start_proxy(&agent.url(), &dir, |_| {});
 
     let created = rest_call(
@@ -1834,7 +1785,7 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
     .await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
-    let dir = data_dir("rest03");
+    let dir = fresh_dir("push-rest03");
     let px = start_proxy(&agent.url(), &dir, |c| {
         c.upstream_version = UpstreamVersion::Fixed(Version::V10);
     });
@@ -1931,7 +1882,7 @@ async fn rest_v03_client_push_config_body_forms_at_a_v10_agent() {
     .await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/forms", hook.url());
-    let dir = data_dir("forms");
+    let dir = fresh_dir("push-forms");
     let px = start_proxy(&agent.url(), &dir, |c| {
         c.upstream_version = UpstreamVersion::Fixed(Version::V10);
     });
@@ -2042,7 +1993,7 @@ async fn same_version_configs_are_intercepted_only_when_configured() {
         let (agent, seen) = v03_agent().await;
         let hook = webhook(0).await;
         let hook_url = format!("{}/same", hook.url());
-        let dir = data_dir("same");
+        let dir = fresh_dir("push-same");
         let px = start_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = intercept;
         });
@@ -2099,7 +2050,7 @@ async fn same_version_rest_configs_are_intercepted_only_when_configured() {
         let (agent, seen) = v03_rest_push_agent().await;
         let hook = webhook(0).await;
         let hook_url = format!("{}/same-rest", hook.url());
-        let dir = data_dir("same-rest");
+        let dir = fresh_dir("push-same-rest");
         let px = start_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = intercept;
         });
@@ -2188,7 +2139,7 @@ async fn same_version_rest_inline_configs_are_intercepted() {
         let agent = FakeUpstream::start(move |_| Reply::json(200, &reply)).await;
         let hook = webhook(0).await;
         let hook_url = format!("{}/inline", hook.url());
-        let dir = data_dir("same-inline");
+        let dir = fresh_dir("push-same-inline");
         let px = start_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = true;
             c.upstream_version = UpstreamVersion::Fixed(v);
@@ -2263,7 +2214,7 @@ async fn deliveries_reuse_webhook_connections_and_survive_their_close() {
         }
     });
     let (agent, seen) = v03_agent().await;
-    let dir = data_dir("keepalive");
+    let dir = fresh_dir("push-keepalive");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("http://{hook_addr}/h")).await;
     const N: u64 = 6;
@@ -2327,7 +2278,7 @@ async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
         }
     })
     .await;
-    let dir = data_dir("stream");
+    let dir = fresh_dir("push-stream");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let hook = "http://127.0.0.1:9/stream-hook";
     let body = v10(
@@ -2380,7 +2331,7 @@ async fn list_tasks_survives_a_restart() {
         )
     })
     .await;
-    let dir = data_dir("tasks");
+    let dir = fresh_dir("push-tasks");
     let mut px = start_proxy(&agent.url(), &dir, |_| {});
     let r = call_v10(
         &px,
@@ -2542,7 +2493,7 @@ async fn live_instances_post_a_long_backlog_once_each(instances: usize) {
     let hook = SlowHook::start(Duration::from_millis(250)).await;
     let start = |url: String, upstream: String| {
         tokio::task::spawn_blocking(move || {
-            start_proxy(&upstream, &data_dir("unused"), |c| {
+            start_proxy(&upstream, &fresh_dir("push-unused"), |c| {
                 c.push.backend = PushBackend::Postgres(url);
                 c.push.lease = Duration::from_millis(2000);
             })
@@ -2604,7 +2555,7 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
     assert!(url.starts_with("host="), "a libpq string: {url}");
     let (agent, seen) = v03_agent().await;
     let hook = SlowHook::start(Duration::from_millis(200)).await;
-    let dir = data_dir("pg-kill9");
+    let dir = fresh_dir("push-pg-kill9");
     std::fs::create_dir_all(&dir).unwrap();
     let config = |name: &str, addr: std::net::SocketAddr| {
         let f = dir.join(name);
@@ -2693,7 +2644,7 @@ async fn the_agents_trace_context_reaches_the_webhook() {
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let (agent, seen) = v03_agent().await;
     let hook = webhook(0).await;
-    let dir = data_dir("trace");
+    let dir = fresh_dir("push-trace");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     let pushes: [&[(&str, &str)]; 3] = [
@@ -2759,7 +2710,7 @@ async fn rest_inline_config_in_a_stream_learns_its_task_from_the_first_event() {
         _ => Reply::json(404, r#"{"error":"no route"}"#),
     })
     .await;
-    let dir = data_dir("reststream");
+    let dir = fresh_dir("push-reststream");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let hook = "http://127.0.0.1:9/rest-stream-hook";
     let body = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},

@@ -76,7 +76,7 @@ async fn webhook() -> (std::net::SocketAddr, Arc<AtomicUsize>, Arc<AtomicUsize>)
 async fn a_webhook_answer_after_100_continue_is_the_final_one_and_its_connection_kept() {
     let (agent, seen) = v03_agent().await;
     let (hook, accepted, posts) = webhook().await;
-    let dir = std::env::temp_dir().join(format!("a2a-webhook-{}", proxy::push::random_id()));
+    let dir = fresh_dir("webhook");
     let addr = proxy::free_local_addr().unwrap();
     let mut config = Config::new(addr, &agent.url()).unwrap();
     config.threads = 1;

@@ -439,7 +439,7 @@ async fn push_callback_takes_the_token_under_a2a_notification_token() {
     })
     .await;
     let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
-    let dir = std::env::temp_dir().join(format!("a2a-cards-push-{}", proxy::push::random_id()));
+    let dir = fresh_dir("cards-push");
     let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(Version::V10);

@@ -675,7 +675,7 @@ async fn push_seed_task_is_asked_with_the_callers_credentials() {
         }
     })
     .await;
-    let dir = std::env::temp_dir().join(format!("a2a-meta-seed-{}", proxy::push::random_id()));
+    let dir = fresh_dir("meta-seed");
     let addr = proxy::free_local_addr().unwrap();
     let mut config = Config::new(addr, &up.url()).unwrap();
     config.threads = 1;

@@ -8,7 +8,6 @@
 //! - an agent's push naming another task than its config's is refused,
 //!   stored nowhere and delivered to no one.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,15 +17,6 @@ use proxy::RunningProxy;
 use serde_json::{json, Value};
 
 use crate::support::*;
-
-fn data_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "a2a-hostile-push-{name}-{}",
-        proxy::push::random_id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 /// A proxy with push on at `dir` for an agent of `version`; `tune` last.
 fn start_proxy(
@@ -221,7 +211,7 @@ const HOSTILE: &[&str] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_urls_spelling_a_private_address_are_refused_at_registration() {
     let (agent, seen) = v03_agent().await;
-    let dir = data_dir("spellings");
+    let dir = fresh_dir("hostile-push-spellings");
     let px = start_proxy(&agent.url(), Version::V03, &dir, |c| {
         c.push.allow_hosts.clear()
     });
@@ -272,7 +262,7 @@ async fn webhook_urls_spelling_a_private_address_are_refused_at_registration() {
 async fn a_target_refused_at_delivery_is_dead_lettered_after_one_attempt() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook().await;
-    let dir = data_dir("refused-at-delivery");
+    let dir = fresh_dir("hostile-push-refused-at-delivery");
     let mut px = start_proxy(&agent.url(), Version::V03, &dir, |_| {});
     let r = jsonrpc_v10(
         px.addr,
@@ -314,7 +304,7 @@ async fn a_target_refused_at_delivery_is_dead_lettered_after_one_attempt() {
 async fn a_v03_push_naming_another_task_is_refused() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook().await;
-    let dir = data_dir("other-task-v03");
+    let dir = fresh_dir("hostile-push-other-task-v03");
     let px = start_proxy(&agent.url(), Version::V03, &dir, |_| {});
     let r = jsonrpc_v10(
         px.addr,
@@ -368,7 +358,7 @@ async fn a_v03_push_naming_another_task_is_refused() {
 async fn a_v10_push_naming_another_task_is_refused() {
     let (agent, seen) = v10_agent().await;
     let hook = webhook().await;
-    let dir = data_dir("other-task-v10");
+    let dir = fresh_dir("hostile-push-other-task-v10");
     let px = start_proxy(&agent.url(), Version::V10, &dir, |_| {});
     let send = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
         "message": {"kind": "message", "messageId": "m1", "role": "user",
@@ -423,7 +413,7 @@ async fn a_v10_push_naming_another_task_is_refused() {
 async fn a_same_version_push_naming_another_task_is_refused() {
     let (agent, seen) = v10_agent().await;
     let hook = webhook().await;
-    let dir = data_dir("other-task-same");
+    let dir = fresh_dir("hostile-push-other-task-same");
     let px = start_proxy(&agent.url(), Version::V10, &dir, |c| {
         c.push.intercept_same_version = true
     });

@@ -239,16 +239,6 @@ async fn health(addr: SocketAddr) -> Option<Duration> {
 // A 12 MiB event: translated for a small multiple of passing it through.
 // ---------------------------------------------------------------------
 
-/// The `serve` binary as a child process, killed on drop.
-struct Binary(std::process::Child);
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 impl Binary {
     /// User plus system CPU time the process used so far.
     fn cpu(&self) -> Duration {
@@ -263,7 +253,7 @@ impl Binary {
     }
 }
 
-async fn serve_binary(upstream: &str, version: &str) -> (Binary, SocketAddr) {
+async fn serve_binary_to(upstream: &str, version: &str) -> (Binary, SocketAddr) {
     let addr = proxy::free_local_addr().unwrap();
     let dir = std::env::temp_dir().join(format!("a2a-hostile-sse-{}", addr.port()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -273,30 +263,14 @@ async fn serve_binary(upstream: &str, version: &str) -> (Binary, SocketAddr) {
         format!("listen = \"{addr}\"\nthreads = 2\n[upstream]\nurl = \"{upstream}\"\nversion = \"{version}\"\n"),
     )
     .unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-        .arg("serve")
-        .arg("--config")
-        .arg(&config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start the proxy binary");
-    let bin = Binary(child);
-    let end = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < end {
-        if health(addr).await.is_some() {
-            return (bin, addr);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the proxy binary did not become healthy on {addr}");
+    (serve_binary(&config, addr).await, addr)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twelve_mib_event_translates_in_linear_time() {
     let text = big_text(12 * MIB);
     let agent = BigAgent::start(CARD_V03, v03_stream(&text)).await;
-    let (bin, addr) = serve_binary(&agent.url(), "0.3").await;
+    let (bin, addr) = serve_binary_to(&agent.url(), "0.3").await;
 
     // Passed through: a v0.3 client.
     let before = bin.cpu();

@@ -484,6 +484,60 @@ pub async fn agent_with_card(
     up
 }
 
+/// A fresh path under the temporary directory, `a2a-{what}-{random}`, not
+/// yet created (a data directory the proxy makes itself).
+pub fn fresh_dir(what: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("a2a-{what}-{}", proxy::push::random_id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The `serve` binary as a child process, killed (SIGKILL) on drop.
+pub struct Binary(pub std::process::Child);
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Whether `GET /health` at `addr` answers 200 within 2 s.
+pub async fn healthy(addr: SocketAddr) -> bool {
+    let probe = async {
+        let mut s = TcpStream::connect(addr).await.ok()?;
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .ok()?;
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await.ok()?;
+        Some(out.starts_with(b"HTTP/1.1 200"))
+    };
+    matches!(timeout(Duration::from_secs(2), probe).await, Ok(Some(true)))
+}
+
+/// Starts the `serve` binary on the config file `config` (listening on
+/// `addr`) and waits (at most 20 s) until its `/health` answers 200.
+pub async fn serve_binary(config: &std::path::Path, addr: SocketAddr) -> Binary {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+        .arg("serve")
+        .arg("--config")
+        .arg(config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the proxy binary");
+    let bin = Binary(child);
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < end {
+        if healthy(addr).await {
+            return bin;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the proxy binary did not become healthy on {addr}");
+}
+
 /// One test per pairing of client and agent versions for each scenario
 /// named (`async fn scenario(client: Version, agent: Version)` in the
 /// calling file): `scenario::v03_client_v03_agent`, `…v03_client_v10_agent`,
