@@ -159,7 +159,7 @@ version = "1.0"
     let r = post(
         addr,
         "/a/rpc",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        JSON_V10,
         br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#,
     )
     .await;
@@ -304,7 +304,7 @@ async fn register(
     let r = post(
         addr,
         &format!("{prefix}/rpc"),
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        JSON_V10,
         body.to_string().as_bytes(),
     )
     .await;

@@ -101,14 +101,7 @@ async fn call_v10(px: &RunningProxy, method: &str, params: Value) -> Value {
 }
 
 async fn call_v10_at(addr: std::net::SocketAddr, method: &str, params: Value) -> Value {
-    post(
-        addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        &v10(method, params),
-    )
-    .await
-    .json()
+    post(addr, "/", JSON_V10, &v10(method, params)).await.json()
 }
 
 /// Registers the webhook inline in SendMessage; returns the callback path
@@ -2286,13 +2279,7 @@ async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
         json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
             "configuration": {"taskPushNotificationConfig": {"url": hook, "token": "s-tok"}}}),
     );
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        &body,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_V10, &body).await;
     assert_eq!(r.status, 200);
     assert!(r.text().contains("TASK_STATE_COMPLETED"), "{}", r.text());
     let cfg = seen.lock().unwrap().clone().expect("agent got a config");

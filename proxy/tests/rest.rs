@@ -45,7 +45,7 @@ async fn run(upstream: Version, c: Case) {
     let px = proxy_for(&up.url(), upstream);
     let headers: &[(&str, &str)] = match upstream {
         // The client speaks the other version.
-        Version::V03 => &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
+        Version::V03 => JSON_V10,
         Version::V10 => &[("Content-Type", "application/json")],
     };
     let r = send(

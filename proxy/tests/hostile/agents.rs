@@ -128,13 +128,7 @@ async fn garbage_from_the_agent_never_reaches_the_client() {
         let (agent, task) = raw_agent(Raw::Bytes(answer(status, ctype, &garbage()))).await;
         let px = proxy_to(agent, Version::V03, |_| {});
         // JSON-RPC, v1.0 client → v0.3 agent (translated).
-        let r = post(
-            px.addr,
-            "/",
-            &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-            SEND_V10.as_bytes(),
-        )
-        .await;
+        let r = post(px.addr, "/", JSON_V10, SEND_V10.as_bytes()).await;
         let text = r.text();
         assert_clean(&text, agent);
         let v: serde_json::Value = serde_json::from_str(&text).expect("a JSON error");
@@ -143,7 +137,7 @@ async fn garbage_from_the_agent_never_reaches_the_client() {
         let r = post(
             px.addr,
             "/message:send",
-            &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+            JSON_V10,
             br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#,
         )
         .await;
@@ -158,13 +152,7 @@ async fn an_unreachable_agent_is_not_named_to_the_client() {
     // Nothing listens there.
     let agent: SocketAddr = "127.0.0.1:9".parse().unwrap();
     let px = proxy_to(agent, Version::V03, |_| {});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        SEND_V10.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_V10, SEND_V10.as_bytes()).await;
     assert_eq!(r.status, 502, "{}", r.text());
     assert!(!r.text().contains("127.0.0.1:9"), "{}", r.text());
 }
@@ -245,13 +233,7 @@ async fn a_30_digit_id_comes_back_exactly_as_sent() {
     let raw = "123456789012345678901234567890";
     let body =
         format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"GetTask","params":{{"id":"t1"}}}}"#);
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_V10, body.as_bytes()).await;
     let text = r.text();
     assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
     assert!(!text.contains("e29"), "{text}");
@@ -386,13 +368,7 @@ async fn scripted_agent(
 const GET_V10: &str = r#"{"jsonrpc":"2.0","id":8,"method":"GetTask","params":{"id":"t1"}}"#;
 
 async fn v10_call(px: &RunningProxy, body: &str) -> Response {
-    post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.as_bytes(),
-    )
-    .await
+    post(px.addr, "/", JSON_V10, body.as_bytes()).await
 }
 
 /// #21 (retry only what cannot have acted): a SendMessage written on a

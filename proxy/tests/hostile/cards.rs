@@ -396,13 +396,7 @@ async fn the_proxys_own_jsonrpc_requests_carry_params() {
     .await;
     let px03 = proxy(&up03, Some(Version::V03), |_| {});
     let body = r#"{"jsonrpc":"2.0","id":4,"method":"GetExtendedAgentCard"}"#;
-    post(
-        px03.http.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.as_bytes(),
-    )
-    .await;
+    post(px03.http.addr, "/", JSON_V10, body.as_bytes()).await;
     let sent = up03.calls();
     assert_eq!(sent.len(), 1, "{sent:?}");
     let sent: Value = serde_json::from_slice(&sent[0].body).unwrap();

@@ -99,24 +99,13 @@ async fn webhook() -> FakeUpstream {
 
 async fn jsonrpc_v10(addr: std::net::SocketAddr, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
-    post(
-        addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.to_string().as_bytes(),
-    )
-    .await
-    .json()
+    post(addr, "/", JSON_V10, body.to_string().as_bytes())
+        .await
+        .json()
 }
 
 async fn rest_v10(addr: std::net::SocketAddr, path: &str, body: Value) -> Response {
-    post(
-        addr,
-        path,
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.to_string().as_bytes(),
-    )
-    .await
+    post(addr, path, JSON_V10, body.to_string().as_bytes()).await
 }
 
 fn send_message_with(url: &str) -> Value {

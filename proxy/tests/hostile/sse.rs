@@ -145,12 +145,7 @@ const SEND_V10_REST: &[u8] =
     br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}"#;
 
 fn v10_rpc() -> Vec<u8> {
-    request(
-        "POST",
-        "/rpc",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        SEND_V10,
-    )
+    request("POST", "/rpc", JSON_V10, SEND_V10)
 }
 
 fn v03_rpc() -> Vec<u8> {
@@ -319,12 +314,7 @@ async fn oversized_event_ends_a_v10_jsonrpc_stream_with_a_v10_error() {
     let long = String::from_utf8(SEND_V10.to_vec())
         .unwrap()
         .replace("\"go\"", &format!("\"{}\"", "go ".repeat(30_000)));
-    let long = request(
-        "POST",
-        "/rpc",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        long.as_bytes(),
-    );
+    let long = request("POST", "/rpc", JSON_V10, long.as_bytes());
     for (what, raw) in [("short request", v10_rpc()), ("long request", long)] {
         let (status, body) = stream_body(px.addr, &raw).await;
         assert_eq!(status, 200, "{what}");
@@ -354,12 +344,7 @@ async fn oversized_event_ends_a_v10_jsonrpc_stream_with_a_v10_error() {
 async fn oversized_event_ends_a_v10_rest_stream_with_an_error_event() {
     let agent = BigAgent::start(CARD_V03, v03_rest_stream(&big_text(20 * MIB))).await;
     let px = in_process(&agent.url(), Version::V03, 2);
-    let raw = request(
-        "POST",
-        "/message:stream",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        SEND_V10_REST,
-    );
+    let raw = request("POST", "/message:stream", JSON_V10, SEND_V10_REST);
     let (status, body) = stream_body(px.addr, &raw).await;
     assert_eq!(status, 200);
     assert_none_of_the_event(&body, "v1.0 REST");

@@ -450,6 +450,14 @@ pub async fn send(addr: SocketAddr, raw: &[u8]) -> Response {
     }
 }
 
+/// The headers of a v1.0 JSON request: JSON content, `A2A-Version: 1.0`.
+pub const JSON_V10: &[(&str, &str)] =
+    &[("Content-Type", "application/json"), ("A2A-Version", "1.0")];
+
+/// The headers of a v0.3 JSON request: JSON content, `A2A-Version: 0.3`.
+pub const JSON_V03: &[(&str, &str)] =
+    &[("Content-Type", "application/json"), ("A2A-Version", "0.3")];
+
 pub async fn get(addr: SocketAddr, target: &str, headers: &[(&str, &str)]) -> Response {
     send(addr, &request("GET", target, headers, b"")).await
 }
