@@ -424,28 +424,6 @@ async fn pending_deliveries_survive_a_restart() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A v1.0 JSON-RPC agent that answers SendMessage with task t9 and keeps
-/// the push config it was given.
-async fn v10_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
-    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        if req["method"] == "SendMessage" {
-            *s.lock().unwrap() =
-                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
-        }
-        let task = json!({"task": {"id": "t9", "contextId": "c9",
-            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
-    })
-    .await;
-    (agent, seen)
-}
-
 /// A v0.3 client registers `hook` inline in message/send through the proxy
 /// at `addr`; returns the callback path and the secret the agent was given.
 async fn register_v03_at(
@@ -511,7 +489,7 @@ fn artifact_update(id: &str, text: &str) -> Value {
 /// snapshot is stored with the item it produced.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
-    let (agent, seen) = v10_agent().await;
+    let (agent, seen) = pushing_v10_agent().await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
     let dir = fresh_dir("push-snapshot");
@@ -1215,7 +1193,7 @@ async fn two_instances_on_one_postgres_fold_one_v03_task() {
         return;
     }
     let (cluster, url) = pg_cluster().await;
-    let (agent, seen) = v10_agent().await;
+    let (agent, seen) = pushing_v10_agent().await;
     let hook = webhook(0).await;
     let a = pg_proxy(&url, &agent.url(), Some(Version::V10)).await;
     let b = pg_proxy(&url, &agent.url(), Some(Version::V10)).await;

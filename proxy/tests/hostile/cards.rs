@@ -4,7 +4,7 @@
 //! request of the proxy's own with `params`, the push callback token under
 //! `A2A-Notification-Token`, and a card error naming what is wrong.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use proto::v10 as p10;
@@ -416,22 +416,7 @@ async fn the_proxys_own_jsonrpc_requests_carry_params() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_callback_takes_the_token_under_a2a_notification_token() {
     // A v1.0 agent keeping the push config it was given.
-    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-    let s = seen.clone();
-    let up = FakeUpstream::start(move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        if req["method"] == "SendMessage" {
-            *s.lock().unwrap() =
-                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
-        }
-        let task = json!({"task": {"id": "t9", "contextId": "c9",
-            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
-    })
-    .await;
+    let (up, seen) = pushing_v10_agent().await;
     let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
     let dir = fresh_dir("cards-push");
     let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();

@@ -8,7 +8,7 @@
 //! - an agent's push naming another task than its config's is refused,
 //!   stored nowhere and delivered to no one.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use proxy::config::{Config, PushBackend, UpstreamVersion};
@@ -39,9 +39,6 @@ fn start_proxy(
     proxy::start(config).unwrap()
 }
 
-/// The push config an agent was given (in its request), if any.
-type Seen = Arc<Mutex<Option<Value>>>;
-
 /// A v0.3 JSON-RPC agent: message/send answers task t1, a config set is
 /// echoed; keeps the last push config it was given.
 async fn v03_agent() -> (FakeUpstream, Seen) {
@@ -64,28 +61,6 @@ async fn v03_agent() -> (FakeUpstream, Seen) {
         Reply::json(
             200,
             &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string(),
-        )
-    })
-    .await;
-    (agent, seen)
-}
-
-/// A v1.0 JSON-RPC agent: SendMessage answers task t9; keeps the push
-/// config it was given.
-async fn v10_agent() -> (FakeUpstream, Seen) {
-    let seen: Seen = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        if req["method"] == "SendMessage" {
-            *s.lock().unwrap() =
-                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
-        }
-        let task = json!({"task": {"id": "t9", "contextId": "c9",
-            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
         )
     })
     .await;
@@ -345,7 +320,7 @@ async fn a_v03_push_naming_another_task_is_refused() {
 /// member are refused; the webhook only ever gets t9.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_v10_push_naming_another_task_is_refused() {
-    let (agent, seen) = v10_agent().await;
+    let (agent, seen) = pushing_v10_agent().await;
     let hook = webhook().await;
     let dir = fresh_dir("hostile-push-other-task-v10");
     let px = start_proxy(&agent.url(), Version::V10, &dir, |_| {});
@@ -400,7 +375,7 @@ async fn a_v10_push_naming_another_task_is_refused() {
 /// agent's bytes go on untranslated, and are checked all the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_same_version_push_naming_another_task_is_refused() {
-    let (agent, seen) = v10_agent().await;
+    let (agent, seen) = pushing_v10_agent().await;
     let hook = webhook().await;
     let dir = fresh_dir("hostile-push-other-task-same");
     let px = start_proxy(&agent.url(), Version::V10, &dir, |c| {

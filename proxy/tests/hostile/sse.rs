@@ -12,7 +12,7 @@ use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
 use proxy::RunningProxy;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::timeout;
 
@@ -217,17 +217,7 @@ fn assert_none_of_the_event(body: &[u8], what: &str) {
 /// How long a `GET /health` took to answer 200 (`None`: it failed, or took
 /// over 10 s).
 async fn health(addr: SocketAddr) -> Option<Duration> {
-    let t = Instant::now();
-    let probe = async {
-        let mut s = TcpStream::connect(addr).await.ok()?;
-        s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .await
-            .ok()?;
-        let mut out = Vec::new();
-        s.read_to_end(&mut out).await.ok()?;
-        out.starts_with(b"HTTP/1.1 200").then(|| t.elapsed())
-    };
-    timeout(Duration::from_secs(10), probe).await.ok().flatten()
+    health_within(addr, Duration::from_secs(10)).await
 }
 
 // ---------------------------------------------------------------------

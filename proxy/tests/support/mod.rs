@@ -510,8 +510,10 @@ impl Drop for Binary {
     }
 }
 
-/// Whether `GET /health` at `addr` answers 200 within 2 s.
-pub async fn healthy(addr: SocketAddr) -> bool {
+/// How long `GET /health` at `addr` took to answer 200; `None` if it did
+/// not within `limit`.
+pub async fn health_within(addr: SocketAddr, limit: Duration) -> Option<Duration> {
+    let t = std::time::Instant::now();
     let probe = async {
         let mut s = TcpStream::connect(addr).await.ok()?;
         s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -519,9 +521,9 @@ pub async fn healthy(addr: SocketAddr) -> bool {
             .ok()?;
         let mut out = Vec::new();
         s.read_to_end(&mut out).await.ok()?;
-        Some(out.starts_with(b"HTTP/1.1 200"))
+        out.starts_with(b"HTTP/1.1 200").then(|| t.elapsed())
     };
-    matches!(timeout(Duration::from_secs(2), probe).await, Ok(Some(true)))
+    timeout(limit, probe).await.ok().flatten()
 }
 
 /// Starts the `serve` binary on the config file `config` (listening on
@@ -538,12 +540,38 @@ pub async fn serve_binary(config: &std::path::Path, addr: SocketAddr) -> Binary 
     let bin = Binary(child);
     let end = std::time::Instant::now() + Duration::from_secs(20);
     while std::time::Instant::now() < end {
-        if healthy(addr).await {
+        if health_within(addr, Duration::from_secs(2)).await.is_some() {
             return bin;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("the proxy binary did not become healthy on {addr}");
+}
+
+/// The push config an agent was given (in its request), if any.
+pub type Seen = Arc<Mutex<Option<serde_json::Value>>>;
+
+/// A v1.0 JSON-RPC agent: every call is answered task t9 (submitted); the
+/// push config a SendMessage carried is kept.
+pub async fn pushing_v10_agent() -> (FakeUpstream, Seen) {
+    use serde_json::{json, Value};
+    let seen: Seen = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        if req["method"] == "SendMessage" {
+            *s.lock().unwrap() =
+                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
+        }
+        let task = json!({"task": {"id": "t9", "contextId": "c9",
+            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
+        )
+    })
+    .await;
+    (agent, seen)
 }
 
 /// One test per pairing of client and agent versions for each scenario
