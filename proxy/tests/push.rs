@@ -1466,11 +1466,7 @@ async fn rest_v10_client_push_config_at_a_v03_agent() {
     assert!(first[0]["config"]["pushNotificationConfig"].is_object());
     assert!(first[1].get("config").is_none(), "{first:?}");
     let agent_cfg = seen.lock().unwrap().clone().expect("agent got a config");
-    let callback_url = agent_cfg["url"].as_str().unwrap().to_string();
-    assert!(
-        callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
-        "agent was given {callback_url}"
-    );
+    let callback_url = proxy_callback(&px, &agent_cfg);
     assert!(agent_cfg.get("authentication").is_none(), "{agent_cfg}");
     let secret = agent_cfg["token"].as_str().unwrap().to_string();
     assert_ne!(secret, "client-tok");
@@ -1735,23 +1731,47 @@ async fn rest_v10_client_push_config_at_the_real_sdk_v03_rest_agent() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The callback URL the agent was given in `cfg`, checked to be the
+/// proxy's own (under `px`'s `/a2a-proxy/push/`).
+fn proxy_callback(px: &RunningProxy, cfg: &Value) -> String {
+    let url = cfg["url"].as_str().unwrap_or_default().to_string();
+    assert!(
+        url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
+        "agent was given {cfg}"
+    );
+    url
+}
+
+/// A v1.0 REST agent answering only `POST {route}`, with `answer` of the
+/// body it got (each body kept, in order, in the list returned); anything
+/// else is 404.
+async fn v10_rest_agent(
+    route: &'static str,
+    answer: impl Fn(&Value) -> Value + Send + Sync + 'static,
+) -> (FakeUpstream, Arc<Mutex<Vec<Value>>>) {
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        if (r.method.as_str(), r.target.as_str()) != ("POST", route) {
+            return Reply::json(404, r#"{"error":"no route"}"#);
+        }
+        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        s.lock().unwrap().push(v.clone());
+        Reply::json(200, &answer(&v).to_string())
+    })
+    .await;
+    (agent, seen)
+}
+
 /// Over HTTP+JSON the other way: a v0.3 client's inline config in
 /// `message:send` reaches a v1.0 REST agent as the proxy's callback; the
 /// agent's v1.0 StreamResponse notification reaches the v0.3 webhook as a
 /// bare v0.3 Task; a bad webhook URL is refused before the agent is called.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rest_v03_client_inline_config_at_a_v10_agent() {
-    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        if (r.method.as_str(), r.target.as_str()) != ("POST", "/message:send") {
-            return Reply::json(404, r#"{"error":"no route"}"#);
-        }
-        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        *s.lock().unwrap() = Some(v["configuration"]["taskPushNotificationConfig"].clone());
-        let task = json!({"task": {"id": "t7", "contextId": "c7",
-            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(200, &task.to_string())
+    let (agent, seen) = v10_rest_agent("/message:send", |_| {
+        json!({"task": {"id": "t7", "contextId": "c7",
+            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}})
     })
     .await;
     let hook = webhook(0).await;
@@ -1792,12 +1812,10 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
     .await;
     assert_eq!(sent.status, 200, "{}", sent.text());
     assert_eq!(sent.json()["task"]["id"], "t7", "{}", sent.text());
-    let cfg = seen.lock().unwrap().clone().expect("agent got a config");
-    let callback_url = cfg["url"].as_str().unwrap_or_default().to_string();
-    assert!(
-        callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
-        "agent was given {cfg}"
-    );
+    let cfg = seen.lock().unwrap().last().expect("agent got a config")["configuration"]
+        ["taskPushNotificationConfig"]
+        .clone();
+    let callback_url = proxy_callback(&px, &cfg);
     let secret = cfg["token"].as_str().unwrap().to_string();
     assert_ne!(secret, "v03-tok");
 
@@ -1840,17 +1858,7 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
 /// the form carries; forms that contradict the path are refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rest_v03_client_push_config_body_forms_at_a_v10_agent() {
-    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        if (r.method.as_str(), r.target.as_str()) != ("POST", "/tasks/t1/pushNotificationConfigs") {
-            return Reply::json(404, r#"{"error":"no route"}"#);
-        }
-        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        s.lock().unwrap().push(v.clone());
-        Reply::json(200, &v.to_string())
-    })
-    .await;
+    let (agent, seen) = v10_rest_agent("/tasks/t1/pushNotificationConfigs", Value::clone).await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/forms", hook.url());
     let dir = fresh_dir("push-forms");
@@ -1982,11 +1990,7 @@ async fn same_version_configs_are_intercepted_only_when_configured() {
             assert_eq!(cfg["url"], json!(hook_url));
             continue;
         }
-        let callback_url = cfg["url"].as_str().unwrap().to_string();
-        assert!(
-            callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
-            "agent was given {cfg}"
-        );
+        let callback_url = proxy_callback(&px, &cfg);
         assert!(cfg.get("authentication").is_none(), "{cfg}");
         let get = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/pushNotificationConfig/get",
             "params": {"id": "t1", "pushNotificationConfigId": "cfg-1"}});
@@ -2050,11 +2054,7 @@ async fn same_version_rest_configs_are_intercepted_only_when_configured() {
             let _ = std::fs::remove_dir_all(&dir);
             continue;
         }
-        let callback_url = cfg["url"].as_str().unwrap().to_string();
-        assert!(
-            callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
-            "agent was given {cfg}"
-        );
+        let callback_url = proxy_callback(&px, &cfg);
         assert!(cfg.get("authentication").is_none(), "{cfg}");
         for answer in [
             created.json(),
