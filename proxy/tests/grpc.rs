@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use proto::v03 as p03;
 use proto::v10 as p10;
-use proxy::config::{Config, UpstreamVersion};
 use proxy::grpc::GrpcServer;
 use proxy::version::Version;
 use serde_json::{json, Value};
@@ -37,11 +36,7 @@ async fn agent(
 type Px = GrpcFront;
 
 fn proxy(up: &FakeUpstream, version: Version) -> Px {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    GrpcFront::start(config)
+    GrpcFront::start(config_for(&up.url(), version))
 }
 
 /// The only non-card request the agent saw, as (target, a2a-version, body).
@@ -521,10 +516,7 @@ async fn one_n_clients_over_grpc() {
     assert_eq!(t.into_inner().id, "t1");
     drop(px);
 
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let mut config = config_for(&up.url(), Version::V10);
     config.upstream_protocol = proxy::version::ProtocolVersion::parse("1.1");
     let grpc_addr = proxy::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
@@ -546,11 +538,7 @@ async fn one_n_clients_over_grpc() {
 async fn dead_upstream_is_unavailable() {
     let up = agent(Version::V10, result_of(json!(null))).await;
     let dead = format!("http://{}", proxy::free_local_addr().unwrap());
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &dead).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    let http = proxy::start(config).unwrap();
+    let http = proxy::start(config_for(&dead, Version::V10)).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
     let px = GrpcFront {
         http,
@@ -767,11 +755,7 @@ async fn dropped_stream_closes_the_upstream_connection() {
             });
         }
     });
-    let px_addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(px_addr, &format!("http://{addr}")).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    let http = proxy::start(config).unwrap();
+    let http = proxy::start(config_for(&format!("http://{addr}"), Version::V10)).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
     let px = GrpcFront {
         http,
@@ -926,10 +910,7 @@ async fn agent_cards_over_grpc() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_the_connection_limit_is_unavailable() {
     let up = agent(Version::V10, result_of(json!(null))).await;
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let mut config = config_for(&up.url(), Version::V10);
     config.limits.max_connections = 0;
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
@@ -951,10 +932,7 @@ async fn over_the_connection_limit_is_unavailable() {
 /// A proxy with push notifications on (embedded store in a fresh temp dir,
 /// webhooks on 127.0.0.1 allowed), like tests/push.rs starts it.
 fn push_proxy(up: &FakeUpstream, version: Version, dir: &std::path::Path) -> Px {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
+    let mut config = config_for(&up.url(), version);
     config.push.enabled = true;
     config.push.backend = proxy::config::PushBackend::Embedded(dir.to_path_buf());
     config.push.allow_hosts = vec!["127.0.0.1".into()];

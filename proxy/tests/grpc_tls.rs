@@ -7,7 +7,7 @@
 mod support;
 
 use proto::v10 as p10;
-use proxy::config::{Config, UpstreamVersion};
+use proxy::config::Config;
 use proxy::grpc::GrpcServer;
 use proxy::version::Version;
 use serde_json::{json, Value};
@@ -43,9 +43,7 @@ async fn grpc_over_tls_reaches_the_agent_and_plaintext_does_not() {
     std::fs::write(d.join("cert.pem"), cert.cert.pem()).unwrap();
     std::fs::write(d.join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
 
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(&up.url(), Version::V03);
     let grpc_addr = proxy::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     config.grpc_tls = Some((d.join("cert.pem"), d.join("key.pem")));

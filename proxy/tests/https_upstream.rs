@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use proto::v10 as p10;
-use proxy::config::{Config, HttpUrl, RawConfig, RawPush, RawUpstream, UpstreamVersion};
+use proxy::config::{Config, HttpUrl, RawConfig, RawPush, RawUpstream};
 use proxy::grpc::GrpcServer;
 use proxy::upstream_tls::UpstreamTls;
 use proxy::version::Version;
@@ -455,10 +455,7 @@ async fn grpc_get_task(px: &RunningProxy) -> Result<p10::Task, tonic::Status> {
 /// fake v0.3 agent, returned first) behind a TLS front offering h2.
 async fn tls_grpc_agent(pki: &Pki) -> (FakeUpstream, RunningProxy, GrpcServer, Front) {
     let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
-    let mut inner = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    inner.threads = 1;
-    inner.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    let inner_http = proxy::start(inner).unwrap();
+    let inner_http = proxy::start(config_for(&up.url(), Version::V03)).unwrap();
     let inner_grpc =
         GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
     let front = Front::start(

@@ -15,11 +15,7 @@ use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
 fn proxy_for(upstream: &str, version: Version) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    proxy::start(config).unwrap()
+    proxy::start(config_for(upstream, version)).unwrap()
 }
 
 struct Case {

@@ -9,7 +9,6 @@
 
 mod support;
 
-use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
 use serde_json::{json, Value};
 use support::*;
@@ -42,10 +41,8 @@ async fn setup() -> (FakeUpstream, proxy::RunningProxy) {
         Reply::json(200, &out.to_string())
     })
     .await;
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    (up, proxy::start(config).unwrap())
+    let px = proxy::start(config_for(&up.url(), Version::V10)).unwrap();
+    (up, px)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

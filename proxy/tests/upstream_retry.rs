@@ -138,10 +138,7 @@ async fn serve(
 }
 
 fn proxy_for(upstream: &str, version: Version, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
+    let mut config = config_for(upstream, version);
     config.limits.connect_timeout = Duration::from_millis(500);
     tweak(&mut config);
     proxy::start(config).unwrap()
@@ -466,10 +463,7 @@ async fn the_card_fetch_and_a_translated_call_share_one_keep_alive_connection() 
 /// A proxy with a gRPC listener in front of the scripted agent (a v0.3
 /// JSON-RPC agent without a card: its `upstream.url` is the interface).
 fn grpc_proxy_for(agent: &Agent) -> support::grpc_agent::GrpcFront {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &agent.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(&agent.url(), Version::V03);
     config.limits.connect_timeout = Duration::from_millis(500);
     support::grpc_agent::GrpcFront::start(config)
 }

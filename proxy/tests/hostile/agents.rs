@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use proxy::config::{Config, UpstreamVersion};
+use proxy::config::Config;
 use proxy::version::Version;
 use proxy::RunningProxy;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -70,10 +70,7 @@ async fn raw_agent(raw: Raw) -> (SocketAddr, tokio::task::JoinHandle<()>) {
 }
 
 fn proxy_to(addr: SocketAddr, version: Version, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
-    let listen = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(listen, &format!("http://{addr}")).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
+    let mut config = config_for(&format!("http://{addr}"), version);
     tweak(&mut config);
     proxy::start(config).unwrap()
 }

@@ -419,9 +419,7 @@ async fn push_callback_takes_the_token_under_a2a_notification_token() {
     let (up, seen) = pushing_v10_agent().await;
     let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
     let dir = fresh_dir("cards-push");
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let mut config = config_for(&up.url(), Version::V10);
     config.push.enabled = true;
     config.push.backend = PushBackend::Embedded(dir.clone());
     config.push.allow_hosts = vec!["127.0.0.1".into()];

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use proxy::config::{Config, UpstreamVersion};
+use proxy::config::Config;
 use proxy::version::Version;
 use proxy::RunningProxy;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -16,10 +16,7 @@ use crate::support::tls;
 use crate::support::*;
 
 fn proxy_with(upstream: &str, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(upstream, Version::V03);
     tweak(&mut config);
     proxy::start(config).unwrap()
 }

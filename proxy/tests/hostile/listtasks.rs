@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use proto::v10 as p10;
-use proxy::config::{Config, ListTasksMode, UpstreamVersion};
+use proxy::config::{Config, ListTasksMode};
 use proxy::grpc::GrpcServer;
 use proxy::version::Version;
 use proxy::RunningProxy;
@@ -124,10 +124,7 @@ struct Px {
 }
 
 fn proxy(agent: &Agent, tweak: impl FnOnce(&mut Config)) -> Px {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &agent.up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(&agent.up.url(), Version::V03);
     let grpc_addr = proxy::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     tweak(&mut config);

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use proxy::config::{Config, PushBackend, UpstreamVersion};
+use proxy::config::{Config, PushBackend};
 use proxy::version::Version;
 use proxy::RunningProxy;
 use serde_json::{json, Value};
@@ -25,10 +25,7 @@ fn start_proxy(
     dir: &std::path::Path,
     tune: impl FnOnce(&mut Config),
 ) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
+    let mut config = config_for(upstream, version);
     config.push.enabled = true;
     config.push.backend = PushBackend::Embedded(dir.to_path_buf());
     config.push.allow_hosts = vec!["127.0.0.1".into()];

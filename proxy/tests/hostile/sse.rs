@@ -417,10 +417,7 @@ async fn health_answers_while_big_events_stream() {
 async fn oversized_event_ends_a_grpc_stream_with_an_error_status() {
     use proto::v10 as p10;
     let agent = BigAgent::start(CARD_V03, v03_stream(&big_text(20 * MIB))).await;
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &agent.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(&agent.url(), Version::V03);
     let grpc_addr = proxy::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     let http = proxy::start(config).unwrap();

@@ -492,6 +492,16 @@ pub async fn agent_with_card(
     up
 }
 
+/// The config of a one-thread proxy on a free local address in front of
+/// `upstream`, the agent's version fixed to `version`.
+pub fn config_for(upstream: &str, version: proxy::version::Version) -> proxy::config::Config {
+    let mut config =
+        proxy::config::Config::new(proxy::free_local_addr().unwrap(), upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = proxy::config::UpstreamVersion::Fixed(version);
+    config
+}
+
 /// A fresh path under the temporary directory, `a2a-{what}-{random}`, not
 /// yet created (a data directory the proxy makes itself).
 pub fn fresh_dir(what: &str) -> std::path::PathBuf {
