@@ -46,6 +46,30 @@ fn at(host: &str, method: &str, target: &str, headers: &[(&str, &str)], body: &[
     out
 }
 
+/// A card answer of agent `name`: served, its every URL under `base`,
+/// nothing of the other agent (`other`, at `other_addr`).
+fn assert_own_card(
+    r: &Response,
+    name: &str,
+    base: &str,
+    other: &str,
+    other_addr: std::net::SocketAddr,
+) {
+    assert_eq!(r.status, 200, "{}", r.text());
+    let card = r.json();
+    assert_eq!(card["name"], name, "{card}");
+    let urls = card_urls(&card);
+    assert!(!urls.is_empty(), "{card}");
+    for u in &urls {
+        assert!(u.starts_with(base), "{u}");
+    }
+    let text = r.text();
+    assert!(
+        !text.contains(other) && !text.contains(&other_addr.to_string()),
+        "{text}"
+    );
+}
+
 /// Every URL of a card (v0.3 `url`, both interface lists).
 fn card_urls(card: &Value) -> Vec<String> {
     let mut out: Vec<String> = card["url"].as_str().map(String::from).into_iter().collect();
@@ -115,19 +139,7 @@ version = "1.0"
             &[("A2A-Version", version)],
         )
         .await;
-        assert_eq!(r.status, 200, "{}", r.text());
-        let card = r.json();
-        assert_eq!(card["name"], "alpha", "{card}");
-        let urls = card_urls(&card);
-        assert!(!urls.is_empty(), "{card}");
-        for u in &urls {
-            assert!(u.starts_with(&format!("http://{addr}/a/")), "{u}");
-        }
-        let text = r.text();
-        assert!(
-            !text.contains("beta") && !text.contains(&b.addr.to_string()),
-            "{text}"
-        );
+        assert_own_card(&r, "alpha", &format!("http://{addr}/a/"), "beta", b.addr);
 
         let r = send(
             addr,
@@ -140,19 +152,7 @@ version = "1.0"
             ),
         )
         .await;
-        assert_eq!(r.status, 200, "{}", r.text());
-        let card = r.json();
-        assert_eq!(card["name"], "beta", "{card}");
-        let urls = card_urls(&card);
-        assert!(!urls.is_empty(), "{card}");
-        for u in &urls {
-            assert!(u.starts_with(&format!("http://{host_b}/")), "{u}");
-        }
-        let text = r.text();
-        assert!(
-            !text.contains("alpha") && !text.contains(&a.addr.to_string()),
-            "{text}"
-        );
+        assert_own_card(&r, "beta", &format!("http://{host_b}/"), "alpha", a.addr);
     }
 
     // A v1.0 call to the v0.3 agent by prefix: translated, prefix stripped.
