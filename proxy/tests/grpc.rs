@@ -250,6 +250,17 @@ async fn same_version_v10_cancel_is_bridged() {
     );
 }
 
+/// The metrics of `px` hold `sample` (a stream counted by its outcome) and
+/// no open stream.
+async fn assert_stream_counted(px: &Px, sample: &str) {
+    let text = support::get(px.http.addr, "/metrics", &[]).await.text();
+    assert!(text.contains(sample), "{text}");
+    assert!(
+        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
+        "{text}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_stream_from_v03_agent_ends_at_final() {
     let up = agent(
@@ -286,15 +297,7 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
     assert_eq!(body["method"], "message/stream");
     assert_eq!(body["params"]["message"]["messageId"], "m1");
     // The ended stream is counted, and no longer open.
-    let text = support::get(px.http.addr, "/metrics", &[]).await.text();
-    assert!(
-        text.contains(r#"a2a_proxy_requests_total{agent="default",method="SendStreamingMessage",direction="v10_v03",binding="grpc",outcome="ok"} 1"#),
-        "{text}"
-    );
-    assert!(
-        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
-        "{text}"
-    );
+    assert_stream_counted(&px, r#"a2a_proxy_requests_total{agent="default",method="SendStreamingMessage",direction="v10_v03",binding="grpc",outcome="ok"} 1"#).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -365,15 +368,7 @@ async fn failed_stream_is_counted_with_its_status() {
         }
     };
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
-    let text = support::get(px.http.addr, "/metrics", &[]).await.text();
-    assert!(
-        text.contains(r#"a2a_proxy_requests_total{agent="default",method="SubscribeToTask",direction="v10_v10",binding="grpc",outcome="grpc_notfound"} 1"#),
-        "{text}"
-    );
-    assert!(
-        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
-        "{text}"
-    );
+    assert_stream_counted(&px, r#"a2a_proxy_requests_total{agent="default",method="SubscribeToTask",direction="v10_v10",binding="grpc",outcome="grpc_notfound"} 1"#).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,11 +385,7 @@ async fn task_not_found_in_both_dialects() {
         .get_task(v10_get_task("t9"))
         .await
         .unwrap_err();
-    assert_eq!(s.code(), Code::NotFound);
-    assert_eq!(s.message(), "Task not found");
-    let info = error_info(&s);
-    assert_eq!(info.reason, "TASK_NOT_FOUND");
-    assert_eq!(info.domain, "a2a-protocol.org");
+    let info = assert_a2a_status(&s, Code::NotFound, "Task not found", "TASK_NOT_FOUND");
     assert_eq!(info.metadata.get("taskId").map(String::as_str), Some("t9"));
 
     let s = px

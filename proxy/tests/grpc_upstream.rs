@@ -381,11 +381,7 @@ async fn v03_grpc_agent_errors_reach_v10_clients_with_error_info() {
         .get_task(v10_get_task("t9"))
         .await
         .unwrap_err();
-    assert_eq!(s.code(), Code::NotFound);
-    assert_eq!(s.message(), "no task t9");
-    let info = error_info(&s);
-    assert_eq!(info.reason, "TASK_NOT_FOUND");
-    assert_eq!(info.domain, "a2a-protocol.org");
+    assert_a2a_status(&s, Code::NotFound, "no task t9", "TASK_NOT_FOUND");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -256,3 +256,19 @@ pub fn v03_push_config_p1() -> p03::TaskPushNotificationConfig {
         }),
     }
 }
+
+/// A status of `code` and `message` whose `ErrorInfo` has `reason` in the
+/// A2A domain; the `ErrorInfo` is returned for further checks.
+pub fn assert_a2a_status(
+    s: &tonic::Status,
+    code: tonic::Code,
+    message: &str,
+    reason: &str,
+) -> ErrorInfo {
+    assert_eq!(s.code(), code, "{s:?}");
+    assert_eq!(s.message(), message, "{s:?}");
+    let info = error_info(s);
+    assert_eq!(info.reason, reason, "{s:?}");
+    assert_eq!(info.domain, "a2a-protocol.org", "{s:?}");
+    info
+}
