@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use e2e::json_eq;
-use e2e::peer::{run_client_with, start_agent_with, ClientRun};
-use e2e::sdk::{python_v03, python_v10, repo_root};
+use e2e::peer::{run_client_with, start_agent_with, ClientRun, CLIENT_STEPS};
+use e2e::sdk::{python_v03, python_v10, sdk_script};
 use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
 use serde_json::{json, Value};
@@ -42,7 +42,7 @@ impl Sdk {
             Sdk::V03 => "v03",
             Sdk::V10 => "v10",
         };
-        repo_root().join(format!("tests/sdk/{role}_{v}.py"))
+        sdk_script(&format!("{role}_{v}.py"))
     }
     fn version(self) -> Version {
         match self {
@@ -165,22 +165,7 @@ fn check_run(
     eprintln!("{label}: client ran {took:?}\n{}", run.raw);
     let mut c = Checks::default();
     let step = |name: &str| -> Value { run.step(name).cloned().unwrap_or(Value::Null) };
-    for name in [
-        "card",
-        "send",
-        "stream",
-        "get",
-        "cancel",
-        "resubscribe",
-        "follow_up",
-        "parts",
-        "big",
-        "big_stream",
-        "get_no_history",
-        "resubscribe_done",
-        "get_missing",
-        "cancel_done",
-    ] {
+    for name in CLIENT_STEPS {
         let s = step(name);
         c.check(s["ok"] == true, || format!("{name}: not ok: {s}"));
     }
