@@ -85,6 +85,25 @@ fn send_message_with(url: &str) -> Value {
         "configuration": {"taskPushNotificationConfig": {"url": url, "token": "client-tok"}}})
 }
 
+/// A v1.0 client registers webhook `{hook}/h` inline in a SendMessage
+/// through `px`, answered task `task`: the callback path and the secret
+/// the agent was given (`seen`).
+async fn register_hook(
+    px: &RunningProxy,
+    hook: &FakeUpstream,
+    seen: &Seen,
+    task: &str,
+) -> (String, String) {
+    let r = jsonrpc_v10(
+        px.addr,
+        "SendMessage",
+        send_message_with(&format!("{}/h", hook.url())),
+    )
+    .await;
+    assert_eq!(r["result"]["task"]["id"], task, "{r}");
+    callback_of(px.addr, seen)
+}
+
 /// The callback path (from `seen`, the config the agent got through the
 /// proxy at `addr`) and the secret the agent was given.
 fn callback_of(addr: std::net::SocketAddr, seen: &Seen) -> (String, String) {
@@ -225,14 +244,7 @@ async fn a_target_refused_at_delivery_is_dead_lettered_after_one_attempt() {
     let hook = webhook().await;
     let dir = fresh_dir("hostile-push-refused-at-delivery");
     let mut px = start_proxy(&agent.url(), Version::V03, &dir, |_| {});
-    let r = jsonrpc_v10(
-        px.addr,
-        "SendMessage",
-        send_message_with(&format!("{}/h", hook.url())),
-    )
-    .await;
-    assert_eq!(r["result"]["task"]["id"], "t1", "{r}");
-    let (path, secret) = callback_of(px.addr, &seen);
+    let (path, secret) = register_hook(&px, &hook, &seen, "t1").await;
     px.stop();
     drop(px);
 
@@ -267,14 +279,7 @@ async fn a_v03_push_naming_another_task_is_refused() {
     let hook = webhook().await;
     let dir = fresh_dir("hostile-push-other-task-v03");
     let px = start_proxy(&agent.url(), Version::V03, &dir, |_| {});
-    let r = jsonrpc_v10(
-        px.addr,
-        "SendMessage",
-        send_message_with(&format!("{}/h", hook.url())),
-    )
-    .await;
-    assert_eq!(r["result"]["task"]["id"], "t1", "{r}");
-    let (path, secret) = callback_of(px.addr, &seen);
+    let (path, secret) = register_hook(&px, &hook, &seen, "t1").await;
     let status = json!({"state": "working", "timestamp": "2024-03-15T18:30:00Z"});
     let other = |mut v: Value| {
         v["contextId"] = json!("c2");
@@ -378,14 +383,7 @@ async fn a_same_version_push_naming_another_task_is_refused() {
     let px = start_proxy(&agent.url(), Version::V10, &dir, |c| {
         c.push.intercept_same_version = true
     });
-    let r = jsonrpc_v10(
-        px.addr,
-        "SendMessage",
-        send_message_with(&format!("{}/h", hook.url())),
-    )
-    .await;
-    assert_eq!(r["result"]["task"]["id"], "t9", "{r}");
-    let (path, secret) = callback_of(px.addr, &seen);
+    let (path, secret) = register_hook(&px, &hook, &seen, "t9").await;
     let status = json!({"state": "TASK_STATE_WORKING"});
     for body in [
         json!({"statusUpdate": {"taskId": "t8", "contextId": "c8", "status": status}}),
