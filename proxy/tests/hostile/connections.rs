@@ -33,9 +33,13 @@ fn short_heads(c: &mut Config) {
     c.limits.idle_timeout = Duration::from_secs(1);
 }
 
-/// Reads until the proxy closes the connection (EOF or reset), at most
-/// `limit`: what it wrote and when it closed; `None` if still open.
-async fn until_closed(sock: &mut TcpStream, limit: Duration) -> Option<(Vec<u8>, Duration)> {
+/// Reads (plain or decrypted bytes) until the proxy closes the connection
+/// (EOF or reset), at most `limit`: what it wrote and when it closed;
+/// `None` if still open.
+async fn until_closed<S: tokio::io::AsyncRead + Unpin>(
+    sock: &mut S,
+    limit: Duration,
+) -> Option<(Vec<u8>, Duration)> {
     let start = Instant::now();
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
@@ -579,25 +583,6 @@ fn tls_proxy_with(
     (px, ca, dir)
 }
 
-/// Reads decrypted bytes until the proxy closes the TLS connection, at
-/// most `limit`: what it wrote and when; `None` if still open.
-async fn tls_until_closed<S: tokio::io::AsyncRead + Unpin>(
-    sock: &mut S,
-    limit: Duration,
-) -> Option<(Vec<u8>, Duration)> {
-    let start = Instant::now();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let left = limit.checked_sub(start.elapsed())?;
-        match timeout(left, sock.read(&mut buf)).await {
-            Err(_) => return None,
-            Ok(Ok(0)) | Ok(Err(_)) => return Some((got, start.elapsed())),
-            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_silent_tls_client_is_cut_at_the_header_timeout() {
     let (px, ca, dir) = tls_proxy_with(|_| {});
@@ -612,7 +597,7 @@ async fn a_silent_tls_client_is_cut_at_the_header_timeout() {
     let mut tls = tls::connect(px.addr, &ca.der(), &[b"http/1.1"])
         .await
         .unwrap();
-    let (got, after) = tls_until_closed(&mut tls, Duration::from_secs(15))
+    let (got, after) = until_closed(&mut tls, Duration::from_secs(15))
         .await
         .expect("a TLS connection that sends no request must be closed");
     let text = String::from_utf8_lossy(&got);
@@ -624,7 +609,7 @@ async fn a_silent_tls_client_is_cut_at_the_header_timeout() {
     // Silent after the HTTP/2 handshake (ALPN h2): no preface.
     let mut tls = tls::connect(px.addr, &ca.der(), &[b"h2"]).await.unwrap();
     assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
-    let (got, after) = tls_until_closed(&mut tls, Duration::from_secs(15))
+    let (got, after) = until_closed(&mut tls, Duration::from_secs(15))
         .await
         .expect("an h2 connection that sends no preface must be closed");
     // At most the server's own SETTINGS frame, never an HTTP/1.1 answer.
@@ -696,7 +681,7 @@ async fn tls_connections_keep_the_head_and_idle_bounds() {
     let raw = request("GET", "/health", &[("X-Big", &big)], b"");
     let _ = tls.write_all(&raw).await;
     let _ = tls.flush().await;
-    let (got, _) = tls_until_closed(&mut tls, Duration::from_secs(10))
+    let (got, _) = until_closed(&mut tls, Duration::from_secs(10))
         .await
         .expect("closed");
     let text = String::from_utf8_lossy(&got);
@@ -714,7 +699,7 @@ async fn tls_connections_keep_the_head_and_idle_bounds() {
         .unwrap()
         .unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
-    let (_, after) = tls_until_closed(&mut tls, Duration::from_secs(15))
+    let (_, after) = until_closed(&mut tls, Duration::from_secs(15))
         .await
         .expect("an idle kept-alive TLS connection must be closed");
     assert!(after < Duration::from_secs(10), "closed after {after:?}");
