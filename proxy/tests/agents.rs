@@ -178,7 +178,7 @@ version = "1.0"
     // A v0.3 call to the v1.0 agent by Host.
     let r = send(
         addr,
-        &at(&host_b, "POST", "/rpc", &[("Content-Type", "application/json")],
+        &at(&host_b, "POST", "/rpc", JSON_HEADER,
         br#"{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"m2","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#),
     )
     .await;
@@ -211,7 +211,7 @@ version = "1.0"
                 host,
                 "POST",
                 path,
-                &[("Content-Type", "application/json")],
+                JSON_HEADER,
                 br#"{"jsonrpc":"2.0","id":3,"method":"message/send","params":{}}"#,
             ),
         )

@@ -315,13 +315,7 @@ async fn same_version_passthrough_over_tls_unary_and_stream() {
     let (up, front) = https_agent(&pki, "server", false).await;
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
     for _ in 0..2 {
-        let r = post(
-            px.addr,
-            "/",
-            &[("Content-Type", "application/json")],
-            V03_SEND,
-        )
-        .await;
+        let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
         assert_eq!(r.status, 200, "{}", r.text());
         assert_eq!(
             r.json()["result"]["status"]["state"],
@@ -572,13 +566,7 @@ async fn an_agent_requiring_a_client_certificate() {
     told_clearly(&r, &front, "client certificate");
     // A passthrough POST: the same (more sizes and REST in
     // a_passthrough_post_refused_for_its_client_certificate_names_the_refusal).
-    let r = post(
-        without.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        V03_SEND,
-    )
-    .await;
+    let r = post(without.addr, "/", JSON_HEADER, V03_SEND).await;
     told_clearly(&r, &front, "client certificate");
     assert!(up.calls().is_empty(), "{:?}", up.calls());
 
@@ -586,13 +574,7 @@ async fn an_agent_requiring_a_client_certificate() {
     let with = proxy_to(&pki, &front.url(), Some(Version::V03), CA_AND_CLIENT);
     let r = post(with.addr, "/", V10, V10_SEND).await;
     assert_eq!(r.status, 200, "{}", r.text());
-    let r = post(
-        with.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        V03_SEND,
-    )
-    .await;
+    let r = post(with.addr, "/", JSON_HEADER, V03_SEND).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(up.calls().len(), 2);
 }
@@ -635,7 +617,6 @@ async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal
     );
     let config = Config::resolve(RawConfig::from_toml(&text, "t.toml").unwrap()).unwrap();
     let px = proxy::start(config).unwrap();
-    let json = &[("Content-Type", "application/json")];
     // A small body; one still being written when the agent's refusal
     // closes the connection, on Pingora's way (the tunnel) and, past what
     // Pingora can replay, on the proxy's own client.
@@ -647,13 +628,19 @@ async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal
             "parts": [{"kind": "text", "text": "x".repeat(size)}]});
         let rpc = json!({"jsonrpc": "2.0", "id": round, "method": "message/send",
             "params": {"message": message}});
-        let r = post(px.addr, "/billing/", json, rpc.to_string().as_bytes()).await;
+        let r = post(
+            px.addr,
+            "/billing/",
+            JSON_HEADER,
+            rpc.to_string().as_bytes(),
+        )
+        .await;
         told_client_cert_refused(&r, &front, "billing");
         let rest = json!({ "message": message }).to_string();
         let r = post(
             px.addr,
             "/billing/rest/v1/message:send",
-            json,
+            JSON_HEADER,
             rest.as_bytes(),
         )
         .await;
@@ -670,9 +657,7 @@ async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal
             ("/billing/rest/v1/message:send", body)
         };
         let addr = px.addr;
-        tokio::spawn(async move {
-            post(addr, target, &[("Content-Type", "application/json")], &body).await
-        })
+        tokio::spawn(async move { post(addr, target, JSON_HEADER, &body).await })
     });
     let many: Vec<_> = many.collect();
     for h in many {
@@ -778,7 +763,6 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
         handshakes: Arc::new(AtomicUsize::new(0)),
         task: tokio::spawn(async {}),
     };
-    let json = &[("Content-Type", "application/json")];
     let rest = br#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#;
     // Version auto: the card fetch (the proxy's upstream client)
     // is refused, and so are the calls that need it.
@@ -795,10 +779,10 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
             "parts": [{"kind": "text", "text": "x".repeat(size)}]});
         let rpc = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",
             "params": {"message": message}});
-        let r = post(px.addr, "/", json, rpc.to_string().as_bytes()).await;
+        let r = post(px.addr, "/", JSON_HEADER, rpc.to_string().as_bytes()).await;
         told_clearly(&r, &front, "refused the proxy's TLS client certificate");
     }
-    let r = post(px.addr, "/v1/message:send", json, rest).await;
+    let r = post(px.addr, "/v1/message:send", JSON_HEADER, rest).await;
     told_clearly(&r, &front, "refused the proxy's TLS client certificate");
     let r = post(px.addr, "/", V10, V10_SEND).await;
     told_clearly(&r, &front, "refused the proxy's TLS client certificate");
@@ -807,7 +791,7 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
     let with = proxy_to(&pki, &url, Some(Version::V03), CA_AND_CLIENT);
     for r in [
         post(with.addr, "/", V10, V10_SEND).await,
-        post(with.addr, "/", json, V03_SEND).await,
+        post(with.addr, "/", JSON_HEADER, V03_SEND).await,
     ] {
         assert_eq!(r.status, 502, "{}", r.text());
         assert!(!r.text().contains("client certificate"), "{}", r.text());
@@ -824,13 +808,7 @@ async fn an_agent_certificate_of_an_unknown_authority_is_refused() {
     let r = post(px.addr, "/", V10, V10_SEND).await;
     told_clearly(&r, &front, "not signed by an authority");
     // Pingora's passthrough: the same.
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        V03_SEND,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
     told_clearly(&r, &front, "not signed by an authority");
     assert!(up.calls().is_empty());
     // Version auto: the card fetch (the proxy's upstream client) is refused the same
@@ -855,13 +833,7 @@ async fn an_agent_certificate_for_another_name_is_refused() {
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
     let r = post(px.addr, "/", V10, V10_SEND).await;
     told_clearly(&r, &front, "not valid for the agent's host name");
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        V03_SEND,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
     told_clearly(&r, &front, "not valid for the agent's host name");
     assert!(up.calls().is_empty());
 }

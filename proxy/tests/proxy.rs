@@ -75,13 +75,7 @@ async fn jsonrpc_passthrough_is_byte_for_byte() {
         "{{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"message/send\",\"params\":{{\"message\":{{\"kind\":\"message\",\"messageId\":\"m\",\"role\":\"user\",\"parts\":[{{\"kind\":\"text\",\"text\":\"{}\"}}]}}}}}}",
         "x".repeat(100_000)
     );
-    let r = post(
-        px03.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        big.as_bytes(),
-    )
-    .await;
+    let r = post(px03.addr, "/", JSON_HEADER, big.as_bytes()).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body, answer03.as_bytes());
     assert_eq!(up03.calls()[0].body, big.as_bytes());
@@ -1601,13 +1595,7 @@ async fn an_exact_id_survives_a_failed_call() {
     let raw = "123456789012345678901234567890";
     let req =
         format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"tasks/get","params":{{"id":"t1"}}}}"#);
-    let r = post(
-        px.addr,
-        "/rpc",
-        &[("Content-Type", "application/json")],
-        req.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/rpc", JSON_HEADER, req.as_bytes()).await;
     let text = r.text();
     assert!(text.contains(r#""error""#), "{text}");
     assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");

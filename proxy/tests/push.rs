@@ -200,13 +200,7 @@ async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
     assert_eq!(r.status, 404);
     let r = callback(&px, &path, "wrong", &v03_task("working")).await;
     assert_eq!(r.status, 401);
-    let r = post(
-        px.addr,
-        &path,
-        &[("Content-Type", "application/json")],
-        &v03_task("working"),
-    )
-    .await;
+    let r = post(px.addr, &path, JSON_HEADER, &v03_task("working")).await;
     assert_eq!(r.status, 401);
     let r = callback(&px, &path, &secret, b"{not json").await;
     assert_eq!(r.status, 400);
@@ -435,13 +429,7 @@ async fn register_v03_at(
         "message": {"kind": "message", "messageId": "m1", "role": "user",
             "parts": [{"kind": "text", "text": "hi"}]},
         "configuration": {"pushNotificationConfig": {"url": hook, "token": "v03-tok"}}}});
-    let r = post(
-        addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        send.to_string().as_bytes(),
-    )
-    .await;
+    let r = post(addr, "/", JSON_HEADER, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
     let cfg = agent_seen
         .lock()
@@ -1029,14 +1017,9 @@ async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
             "parts": [{"kind": "text", "text": "hello push"}]},
         "configuration": {"blocking": true,
             "pushNotificationConfig": {"url": hook_url, "token": "v03-tok"}}}});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        body.to_string().as_bytes(),
-    )
-    .await
-    .json();
+    let r = post(px.addr, "/", JSON_HEADER, body.to_string().as_bytes())
+        .await
+        .json();
     let task_id = r["result"]["id"]
         .as_str()
         .unwrap_or_else(|| panic!("{r}"))
@@ -1074,14 +1057,9 @@ async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
     // message registered, shown with the subscriber's URL and token.
     let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/pushNotificationConfig/get",
         "params": {"id": task_id}});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        get.to_string().as_bytes(),
-    )
-    .await
-    .json();
+    let r = post(px.addr, "/", JSON_HEADER, get.to_string().as_bytes())
+        .await
+        .json();
     assert_eq!(r["result"]["taskId"], task_id.as_str(), "{r}");
     assert_eq!(
         r["result"]["pushNotificationConfig"]["url"], hook_url,

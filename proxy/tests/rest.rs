@@ -42,7 +42,7 @@ async fn run(upstream: Version, c: Case) {
     let headers: &[(&str, &str)] = match upstream {
         // The client speaks the other version.
         Version::V03 => JSON_V10,
-        Version::V10 => &[("Content-Type", "application/json")],
+        Version::V10 => JSON_HEADER,
     };
     let r = send(
         px.addr,

@@ -64,13 +64,7 @@ async fn v03_send_without_blocking_returns_at_once_on_rest_and_blocks_on_jsonrpc
             None => format!(r#"{{"message":{MESSAGE_V03}}}"#),
             Some(c) => format!(r#"{{"message":{MESSAGE_V03},"configuration":{c}}}"#),
         };
-        let r = post(
-            px.addr,
-            "/v1/message:send",
-            &[("Content-Type", "application/json")],
-            body.as_bytes(),
-        )
-        .await;
+        let r = post(px.addr, "/v1/message:send", JSON_HEADER, body.as_bytes()).await;
         assert_eq!(r.status, 200, "{configuration:?}: {}", r.text());
         assert_eq!(
             r.json(),
@@ -93,13 +87,7 @@ async fn v03_send_without_blocking_returns_at_once_on_rest_and_blocks_on_jsonrpc
 
     // The same send on JSON-RPC: an absent `blocking` blocks there.
     let body = r#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        body.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, body.as_bytes()).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
     assert_eq!(v["result"]["status"]["state"], "completed", "{v}");

@@ -379,13 +379,7 @@ async fn a_streaming_send_with_no_answer_in_time_is_not_sent_again_and_its_outco
 async fn a_subscribe_lost_after_the_write_is_asked_once_more() {
     let agent = Agent::start(vec![Act::Close], false).await;
     let px = proxy_for(&agent.url(), Version::V10, |_| {});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        RESUBSCRIBE,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, RESUBSCRIBE).await;
     assert_eq!(agent.received(), 2, "{}", r.text());
     assert!(r.text().contains("upstream_unavailable"), "{}", r.text());
     // A streaming send lost after the write is not.
@@ -437,13 +431,7 @@ async fn the_card_fetch_and_a_translated_call_share_one_keep_alive_connection() 
     let r = get(px.addr, "/.well-known/agent-card.json", &[]).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let get_v03 = br#"{"jsonrpc":"2.0","id":"g","method":"tasks/get","params":{"id":"t1"}}"#;
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        get_v03,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, get_v03).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(
         r.json()["result"]["status"]["state"],

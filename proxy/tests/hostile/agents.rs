@@ -200,12 +200,7 @@ async fn a_trickled_answer_is_bounded_as_a_whole() {
     // Passed through (v0.3 client, v0.3 agent): cut at the bound.
     let (took, _) = seconds_to_answer(
         px.addr,
-        &request(
-            "POST",
-            "/",
-            &[("Content-Type", "application/json")],
-            SEND_V03.as_bytes(),
-        ),
+        &request("POST", "/", JSON_HEADER, SEND_V03.as_bytes()),
     )
     .await;
     assert!(
@@ -261,13 +256,7 @@ async fn a_large_body_is_routed_by_its_method_not_its_header() {
     let v10 = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{{"messageId":"m1","role":"ROLE_USER","parts":[{{"text":"{big}"}}]}}}}}}"#
     );
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        v10.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, v10.as_bytes()).await;
     let seen: serde_json::Value = serde_json::from_slice(&up.calls()[0].body).unwrap();
     assert_eq!(
         seen["method"], "message/send",
@@ -285,13 +274,7 @@ async fn a_large_body_is_routed_by_its_method_not_its_header() {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":2,"method":"{method}","params":{{"message":{{"kind":"message","messageId":"m2","role":"user","parts":[{{"kind":"text","text":"{big}"}}]}}}}}}"#
         );
-        let _ = post(
-            px.addr,
-            "/",
-            &[("Content-Type", "application/json")],
-            body.as_bytes(),
-        )
-        .await;
+        let _ = post(px.addr, "/", JSON_HEADER, body.as_bytes()).await;
         let last = up.calls().last().unwrap().body.clone();
         assert_eq!(last, body.as_bytes(), "{method} changed on its way");
     }

@@ -371,13 +371,7 @@ async fn the_proxys_own_jsonrpc_requests_carry_params() {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":3,"method":"agent/getAuthenticatedExtendedCard"{params}}}"#
         );
-        let r = post(
-            px.http.addr,
-            "/",
-            &[("Content-Type", "application/json")],
-            body.as_bytes(),
-        )
-        .await;
+        let r = post(px.http.addr, "/", JSON_HEADER, body.as_bytes()).await;
         let v = r.json();
         assert_eq!(v["result"]["name"], "fake", "{v}");
         assert!(
@@ -429,13 +423,7 @@ async fn push_callback_takes_the_token_under_a2a_notification_token() {
         "message": {"kind": "message", "messageId": "m1", "role": "user",
             "parts": [{"kind": "text", "text": "hi"}]},
         "configuration": {"pushNotificationConfig": {"url": format!("{}/hook", hook.url()), "token": "v03-tok"}}}});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        send.to_string().as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
     let cfg = seen
         .lock()

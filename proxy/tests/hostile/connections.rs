@@ -190,19 +190,9 @@ async fn pipelined_requests_are_all_answered_in_order() {
     let px = proxy_with(&up.url(), |_| {});
     let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1"}}"#;
     let mut raw = kept_alive("GET", "/health", &[], b"");
-    raw.extend(kept_alive(
-        "POST",
-        "/",
-        &[("Content-Type", "application/json")],
-        rpc,
-    ));
+    raw.extend(kept_alive("POST", "/", JSON_HEADER, rpc));
     raw.extend(kept_alive("GET", "/ready", &[], b""));
-    raw.extend(kept_alive(
-        "POST",
-        "/",
-        &[("Content-Type", "application/json")],
-        rpc,
-    ));
+    raw.extend(kept_alive("POST", "/", JSON_HEADER, rpc));
     let mut sock = TcpStream::connect(px.addr).await.unwrap();
     sock.write_all(&raw).await.unwrap();
     let answers: Vec<(String, String)> = answers(&mut sock, 4)
@@ -228,7 +218,7 @@ async fn health_answers_while_max_connections_are_taken() {
     let up = FakeUpstream::start(|_| Reply::Hang).await;
     let px = proxy_with(&up.url(), |c| c.limits.max_connections = 2);
     let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1"}}"#;
-    let raw = request("POST", "/", &[("Content-Type", "application/json")], rpc);
+    let raw = request("POST", "/", JSON_HEADER, rpc);
     let mut held = Vec::new();
     for _ in 0..2 {
         let mut s = TcpStream::connect(px.addr).await.unwrap();
@@ -236,7 +226,7 @@ async fn health_answers_while_max_connections_are_taken() {
         held.push(s);
     }
     assert!(eventually(|| up.calls().len() == 2).await);
-    let r = post(px.addr, "/", &[("Content-Type", "application/json")], rpc).await;
+    let r = post(px.addr, "/", JSON_HEADER, rpc).await;
     assert_eq!(r.status, 503, "{}", r.text());
     let h = get(px.addr, "/health", &[]).await;
     assert_eq!(h.status, 200);

@@ -331,13 +331,7 @@ async fn a_v10_push_naming_another_task_is_refused() {
             "parts": [{"kind": "text", "text": "hi"}]},
         "configuration": {"pushNotificationConfig": {
             "url": format!("{}/h", hook.url()), "token": "v03-tok"}}}});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        send.to_string().as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
     let (path, secret) = callback_of(px.addr, &seen);
     let status = json!({"state": "TASK_STATE_WORKING", "timestamp": "2024-03-15T18:31:00Z"});

@@ -149,12 +149,7 @@ fn v10_rpc() -> Vec<u8> {
 }
 
 fn v03_rpc() -> Vec<u8> {
-    request(
-        "POST",
-        "/rpc",
-        &[("Content-Type", "application/json")],
-        SEND_V03,
-    )
+    request("POST", "/rpc", JSON_HEADER, SEND_V03)
 }
 
 fn in_process(upstream: &str, version: Version, threads: usize) -> RunningProxy {

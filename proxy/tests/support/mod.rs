@@ -450,6 +450,9 @@ pub async fn send(addr: SocketAddr, raw: &[u8]) -> Response {
     }
 }
 
+/// The header of a JSON request that names no version.
+pub const JSON_HEADER: &[(&str, &str)] = &[("Content-Type", "application/json")];
+
 /// The headers of a v1.0 JSON request: JSON content, `A2A-Version: 1.0`.
 pub const JSON_V10: &[(&str, &str)] =
     &[("Content-Type", "application/json"), ("A2A-Version", "1.0")];
