@@ -551,43 +551,7 @@ async fn raw_grpc(addr: std::net::SocketAddr, path: &str, message: &[u8]) -> Str
     let mut frame = vec![0u8];
     frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
     frame.extend_from_slice(message);
-    raw_grpc_body(addr, path, &[], frame).await
-}
-
-/// The grpc-status of a call whose whole request body is `body` (frames
-/// as given), with `headers` added.
-async fn raw_grpc_body(
-    addr: std::net::SocketAddr,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Vec<u8>,
-) -> String {
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-    tokio::spawn(conn);
-    let mut client = client.ready().await.unwrap();
-    let mut req = http::Request::post(format!("http://{addr}{path}"))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers");
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let (resp, mut send) = client.send_request(req.body(()).unwrap(), false).unwrap();
-    send.send_data(body.into(), true).unwrap();
-    let resp = timeout(WAIT, resp).await.unwrap().unwrap();
-    if let Some(s) = resp.headers().get("grpc-status") {
-        return s.to_str().unwrap().to_string();
-    }
-    let mut body = resp.into_body();
-    while let Some(d) = timeout(WAIT, body.data()).await.unwrap() {
-        d.unwrap();
-    }
-    let trailers = timeout(WAIT, body.trailers())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    trailers["grpc-status"].to_str().unwrap().to_string()
+    raw_grpc_call(addr, path, &[], &frame).await.1
 }
 
 /// The hot unary RPCs are read by hand (`grpc::serve`); requests it does
@@ -618,18 +582,18 @@ async fn hand_served_rpcs_answer_odd_requests_as_tonic() {
     ];
     let mut odd = 0;
     for (what, headers, body) in cases {
-        let hot = raw_grpc_body(
+        let (_, hot) = raw_grpc_call(
             px.grpc.addr,
             "/lf.a2a.v1.A2AService/GetTask",
             &headers,
-            body.clone(),
+            &body,
         )
         .await;
-        let whole = raw_grpc_body(
+        let (_, whole) = raw_grpc_call(
             px.grpc.addr,
             "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig",
             &headers,
-            body,
+            &body,
         )
         .await;
         assert_eq!(hot, whole, "{what}");

@@ -822,46 +822,6 @@ async fn dropped_stream_cancels_the_grpc_upstream_call() {
 
 // ---------------------------------------------------------------- same-version passthrough
 
-/// One raw gRPC call over HTTP/2 (h2): the response body bytes and the
-/// grpc-status (from the trailers, or the headers of a trailers-only answer).
-async fn raw_call(
-    addr: std::net::SocketAddr,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> (Vec<u8>, String) {
-    let wait = Duration::from_secs(10);
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-    tokio::spawn(conn);
-    let mut client = client.ready().await.unwrap();
-    let mut b = http::Request::post(format!("http://{addr}{path}"))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers");
-    for (k, v) in headers {
-        b = b.header(*k, *v);
-    }
-    let (resp, mut send) = client.send_request(b.body(()).unwrap(), false).unwrap();
-    send.send_data(Bytes::copy_from_slice(body), true).unwrap();
-    let resp = tokio::time::timeout(wait, resp).await.unwrap().unwrap();
-    if let Some(s) = resp.headers().get("grpc-status") {
-        return (Vec::new(), s.to_str().unwrap().to_string());
-    }
-    let mut body = resp.into_body();
-    let mut got = Vec::new();
-    while let Some(d) = tokio::time::timeout(wait, body.data()).await.unwrap() {
-        let d = d.unwrap();
-        let _ = body.flow_control().release_capacity(d.len());
-        got.extend_from_slice(&d);
-    }
-    let trailers = tokio::time::timeout(wait, body.trailers())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    (got, trailers["grpc-status"].to_str().unwrap().to_string())
-}
-
 /// `m` with an extra field 99 (varint 1) no schema knows.
 fn with_unknown_field(m: impl Message) -> Vec<u8> {
     let mut b = m.encode_to_vec();
@@ -881,7 +841,7 @@ async fn same_version_v10_unary_is_passed_through_byte_for_byte() {
     let agent = GrpcAgent::start(Version::V10, move |_, _| Answer::Msg(r.clone())).await;
     let px = proxy(&agent, Version::V10).await;
     let sent = frame(&with_unknown_field(v10_send_request("hi")));
-    let (got, status) = raw_call(
+    let (got, status) = raw_grpc_call(
         px.grpc.addr,
         "/lf.a2a.v1.A2AService/SendMessage",
         &[("a2a-version", "1.0"), ("x-custom", "kept")],
@@ -897,7 +857,8 @@ async fn same_version_v10_unary_is_passed_through_byte_for_byte() {
     assert_eq!(call.header("x-custom"), Some("kept"));
 
     // An RPC the proxy's schema does not have goes to the agent as well.
-    let (got, status) = raw_call(px.grpc.addr, "/lf.a2a.v1.A2AService/NewRpc", &[], &sent).await;
+    let (got, status) =
+        raw_grpc_call(px.grpc.addr, "/lf.a2a.v1.A2AService/NewRpc", &[], &sent).await;
     assert_eq!((got, status), (frame(&reply).to_vec(), "0".to_string()));
     assert_eq!(agent.calls().len(), 2);
     assert_eq!(agent.calls()[1].path, "/lf.a2a.v1.A2AService/NewRpc");

@@ -272,3 +272,44 @@ pub fn assert_a2a_status(
     assert_eq!(info.domain, "a2a-protocol.org", "{s:?}");
     info
 }
+
+/// One raw gRPC call over HTTP/2 (h2): the response body bytes and the
+/// grpc-status (from the trailers, or the headers of a trailers-only answer).
+pub async fn raw_grpc_call(
+    addr: std::net::SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (Vec<u8>, String) {
+    let wait = std::time::Duration::from_secs(10);
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(conn);
+    let mut client = client.ready().await.unwrap();
+    let mut b = http::Request::post(format!("http://{addr}{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let (resp, mut send) = client.send_request(b.body(()).unwrap(), false).unwrap();
+    send.send_data(bytes::Bytes::copy_from_slice(body), true)
+        .unwrap();
+    let resp = tokio::time::timeout(wait, resp).await.unwrap().unwrap();
+    if let Some(s) = resp.headers().get("grpc-status") {
+        return (Vec::new(), s.to_str().unwrap().to_string());
+    }
+    let mut body = resp.into_body();
+    let mut got = Vec::new();
+    while let Some(d) = tokio::time::timeout(wait, body.data()).await.unwrap() {
+        let d = d.unwrap();
+        let _ = body.flow_control().release_capacity(d.len());
+        got.extend_from_slice(&d);
+    }
+    let trailers = tokio::time::timeout(wait, body.trailers())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    (got, trailers["grpc-status"].to_str().unwrap().to_string())
+}
