@@ -327,30 +327,6 @@ fn assert_forwarded_grpc(c: &Call, a2a_version: Option<&str>) {
     assert_eq!(h("a2a-version"), a2a_version, "{}", c.path);
 }
 
-fn v03_task_pb() -> p03::Task {
-    p03::Task {
-        id: "t1".into(),
-        context_id: "c1".into(),
-        status: Some(p03::TaskStatus {
-            state: p03::TaskState::Completed as i32,
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-fn v10_task_pb() -> p10::Task {
-    p10::Task {
-        id: "t1".into(),
-        context_id: "c1".into(),
-        status: Some(p10::TaskStatus {
-            state: p10::TaskState::Completed as i32,
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 /// An agent that answers only authorized callers.
 fn only_authorized(ok: Vec<u8>) -> impl Fn(&Call) -> Answer + Send + Sync + 'static {
     move |c| {
@@ -362,25 +338,60 @@ fn only_authorized(ok: Vec<u8>) -> impl Fn(&Call) -> Answer + Send + Sync + 'sta
     }
 }
 
+/// An agent of version `agent` answering authorized callers only (task
+/// t1), the proxy before it, and one authorized SendMessage of a `client`
+/// caller through it: it succeeds, and the agent's one call carries the
+/// caller's credentials (and its own `A2A-Version` when translated).
+async fn authed_send(client: Version, agent: Version) -> (Px, GrpcAgent) {
+    let answer = match agent {
+        Version::V03 => p03::SendMessageResponse {
+            payload: Some(p03::send_message_response::Payload::Task(grpc::v03_task(
+                "t1",
+                p03::TaskState::Completed,
+            ))),
+        }
+        .encode_to_vec(),
+        Version::V10 => p10::SendMessageResponse {
+            payload: Some(p10::send_message_response::Payload::Task(grpc::v10_task(
+                "t1",
+                p10::TaskState::Completed,
+            ))),
+        }
+        .encode_to_vec(),
+    };
+    let up = GrpcAgent::start_with(agent, only_authorized(answer)).await;
+    let px = grpc_upstream_proxy(&up, agent).await;
+    let r = match client {
+        Version::V03 => px
+            .v03()
+            .await
+            .send_message(authed(grpc::v03_send_request("hi")))
+            .await
+            .map(drop),
+        Version::V10 => px
+            .v10()
+            .await
+            .send_message(authed(grpc::v10_send_request("hi")))
+            .await
+            .map(drop),
+    };
+    assert!(r.is_ok(), "{r:?}");
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1);
+    let path = match agent {
+        Version::V03 => "/a2a.v1.A2AService/SendMessage",
+        Version::V10 => "/lf.a2a.v1.A2AService/SendMessage",
+    };
+    assert_eq!(calls[0].path, path);
+    assert_forwarded_grpc(&calls[0], (client != agent).then(|| agent.as_str()));
+    (px, up)
+}
+
 /// SendMessage toward a gRPC agent of the other version (the translated
 /// path, both directions) reaches it with the caller's credentials.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_send_translated_to_grpc_agents_carries_credentials() {
-    let answer = p03::SendMessageResponse {
-        payload: Some(p03::send_message_response::Payload::Task(v03_task_pb())),
-    };
-    let agent = GrpcAgent::start_with(Version::V03, only_authorized(answer.encode_to_vec())).await;
-    let px = grpc_upstream_proxy(&agent, Version::V03).await;
-    let r = px
-        .v10()
-        .await
-        .send_message(authed(grpc::v10_send_request("hi")))
-        .await;
-    assert!(r.is_ok(), "{r:?}");
-    let calls = agent.calls();
-    assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].path, "/a2a.v1.A2AService/SendMessage");
-    assert_forwarded_grpc(&calls[0], Some("0.3"));
+    let (px, _agent) = authed_send(Version::V10, Version::V03).await;
     // Anonymous: the agent's refusal as it gave it.
     let s = px
         .v10()
@@ -391,44 +402,16 @@ async fn grpc_send_translated_to_grpc_agents_carries_credentials() {
     assert_eq!(s.code(), Code::Unauthenticated, "{s:?}");
     assert_eq!(s.message(), "authentication required");
 
-    let answer = p10::SendMessageResponse {
-        payload: Some(p10::send_message_response::Payload::Task(v10_task_pb())),
-    };
-    let agent = GrpcAgent::start_with(Version::V10, only_authorized(answer.encode_to_vec())).await;
-    let px = grpc_upstream_proxy(&agent, Version::V10).await;
-    let r = px
-        .v03()
-        .await
-        .send_message(authed(grpc::v03_send_request("hi")))
-        .await;
-    assert!(r.is_ok(), "{r:?}");
-    let calls = agent.calls();
-    assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].path, "/lf.a2a.v1.A2AService/SendMessage");
-    assert_forwarded_grpc(&calls[0], Some("1.0"));
+    authed_send(Version::V03, Version::V10).await;
 }
 
 /// Same version toward a gRPC agent (passed through raw): the caller's
 /// metadata goes on, the credential for the proxy does not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_passthrough_carries_credentials_but_not_proxy_ones() {
-    let answer = p10::SendMessageResponse {
-        payload: Some(p10::send_message_response::Payload::Task(v10_task_pb())),
-    };
-    let agent = GrpcAgent::start_with(Version::V10, only_authorized(answer.encode_to_vec())).await;
-    let px = grpc_upstream_proxy(&agent, Version::V10).await;
-    let r = px
-        .v10()
-        .await
-        .send_message(authed(grpc::v10_send_request("hi")))
-        .await;
-    assert!(r.is_ok(), "{r:?}");
-    let calls = agent.calls();
-    assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].path, "/lf.a2a.v1.A2AService/SendMessage");
-    assert_forwarded_grpc(&calls[0], None);
+    let (_px, agent) = authed_send(Version::V10, Version::V10).await;
     // The deadline goes on as the caller set it (nothing rewritten).
-    assert!(calls[0].headers.get("grpc-timeout").is_some());
+    assert!(agent.calls()[0].headers.get("grpc-timeout").is_some());
 }
 
 /// GetExtendedAgentCard toward a gRPC agent of each version: the
