@@ -387,6 +387,16 @@ async fn authed_send(client: Version, agent: Version) -> (Px, GrpcAgent) {
     (px, up)
 }
 
+/// An authorized gRPC SendMessage toward a gRPC agent carries the
+/// caller's credentials, whatever the pairing of versions.
+async fn grpc_send_carries_the_callers_credentials(client: Version, agent: Version) {
+    authed_send(client, agent).await;
+}
+
+crate::version_pairs! {
+    grpc_send_carries_the_callers_credentials,
+}
+
 /// SendMessage toward a gRPC agent of the other version (the translated
 /// path, both directions) reaches it with the caller's credentials.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
