@@ -12,7 +12,7 @@ use std::time::Duration;
 use e2e::peer::{run_card_client, run_client_with, start_sdk_agent};
 use e2e::sdk::{python_v03, python_v10, repo_root, sdk_script};
 use serde_json::{json, Value};
-use support::{metrics_of, proxy_from_toml};
+use support::{metrics_of, proxy_with_tables};
 
 mod support;
 
@@ -73,14 +73,8 @@ fn two_sdk_agents(by_prefix: &str) {
     let start = |v: &str| start_sdk_agent("agent", v, &[], AGENT_START);
     let (prefixed, hosted) = (start(by_prefix), start(by_host));
     let addr = proxy::free_local_addr().expect("port");
-    let toml = format!(
-        r#"listen = "{addr}"
-threads = 1
-[push]
-enabled = false
-[limits]
-read_timeout_ms = 20000
-[[agents]]
+    let tables = format!(
+        r#"[[agents]]
 name = "prefixed"
 prefix = "/p"
 [agents.upstream]
@@ -94,7 +88,7 @@ url = "{}"
         prefixed.url(),
         hosted.url()
     );
-    let px = proxy_from_toml(&toml);
+    let px = proxy_with_tables(addr, &tables);
     let mut failed = check_agent_at(&format!("http://{addr}/p"), &format!("echo-{by_prefix}"));
     failed.extend(check_agent_at(
         &format!("http://localhost:{}", addr.port()),
@@ -152,14 +146,8 @@ fn whole_sdk_scenarios(script: &str, args: &[&str]) {
     let start = |v: &str| start_sdk_agent(script, v, args, AGENT_START);
     let (v03, v10) = (start("v03"), start("v10"));
     let addr = proxy::free_local_addr().expect("port");
-    let toml = format!(
-        r#"listen = "{addr}"
-threads = 1
-[push]
-enabled = false
-[limits]
-read_timeout_ms = 20000
-[[agents]]
+    let tables = format!(
+        r#"[[agents]]
 name = "p"
 prefix = "/agents/p"
 [agents.upstream]
@@ -175,7 +163,7 @@ version = "1.0"
         v03.url(),
         v10.url()
     );
-    let px = proxy_from_toml(&toml);
+    let px = proxy_with_tables(addr, &tables);
     let mut failed = Vec::new();
     let bases = [
         format!("http://{addr}/agents/p"),
@@ -237,15 +225,9 @@ fn sdk_grpc_clients_reach_two_agents_behind_one_grpc_listener_by_authority() {
     let python_grpc = repo_root().join(".venv-grpc/bin/python");
     let addr = proxy::free_local_addr().expect("port");
     let g = proxy::free_local_addr().expect("port");
-    let toml = format!(
-        r#"listen = "{addr}"
-threads = 1
-[grpc]
+    let tables = format!(
+        r#"[grpc]
 listen = "{g}"
-[push]
-enabled = false
-[limits]
-read_timeout_ms = 20000
 [[agents]]
 name = "old"
 hosts = ["old.example"]
@@ -260,7 +242,7 @@ url = "{}"
         v03.url(),
         v10.url()
     );
-    let px = proxy_from_toml(&toml);
+    let px = proxy_with_tables(addr, &tables);
     let grpc = proxy::grpc::GrpcServer::start_all(&px.apps).expect("gRPC listener");
     assert_eq!(grpc.len(), 1, "one shared gRPC listener");
     let run = |authority: &str| {

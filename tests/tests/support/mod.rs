@@ -20,10 +20,14 @@ pub fn auto_proxy(upstream: &str) -> RunningProxy {
     proxy::start(config).expect("proxy")
 }
 
-/// A proxy of the config file text `toml`.
-pub fn proxy_from_toml(toml: &str) -> RunningProxy {
+/// A one-thread proxy listening on `addr`, push off, calls allowed 20 s,
+/// configured further by the config file tables `tables` (its agents).
+pub fn proxy_with_tables(addr: std::net::SocketAddr, tables: &str) -> RunningProxy {
+    let toml = format!(
+        "listen = \"{addr}\"\nthreads = 1\n[push]\nenabled = false\n[limits]\nread_timeout_ms = 20000\n{tables}"
+    );
     let config =
-        Config::resolve(RawConfig::from_toml(toml, "agents.toml").expect("toml")).expect("config");
+        Config::resolve(RawConfig::from_toml(&toml, "agents.toml").expect("toml")).expect("config");
     proxy::start(config).expect("proxy")
 }
 
