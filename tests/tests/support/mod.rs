@@ -42,3 +42,35 @@ pub fn metrics_of(addr: std::net::SocketAddr) -> String {
     let _ = s.read_to_string(&mut out);
     out
 }
+
+/// One test per pairing of SDK client and agent versions for each scenario
+/// named (`fn scenario(client: &str, agent: &str)` in the calling file,
+/// each of "v03" / "v10"): `scenario::v03_client_v03_agent`,
+/// `…v03_client_v10_agent`, `…v10_client_v03_agent`,
+/// `…v10_client_v10_agent`.
+#[allow(unused_macros)]
+macro_rules! sdk_pairs {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            #[test]
+            fn v03_client_v03_agent() {
+                super::$scenario("v03", "v03")
+            }
+
+            #[test]
+            fn v03_client_v10_agent() {
+                super::$scenario("v03", "v10")
+            }
+
+            #[test]
+            fn v10_client_v03_agent() {
+                super::$scenario("v10", "v03")
+            }
+
+            #[test]
+            fn v10_client_v10_agent() {
+                super::$scenario("v10", "v10")
+            }
+        }
+    )*};
+}
