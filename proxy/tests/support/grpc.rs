@@ -313,3 +313,20 @@ pub async fn raw_grpc_call(
         .unwrap();
     (got, trailers["grpc-status"].to_str().unwrap().to_string())
 }
+
+/// A tonic channel to the gRPC listener at `g`, connecting and each call
+/// bounded by [`super::WAIT`]; its `:authority` is `authority` when given.
+pub async fn channel(
+    g: std::net::SocketAddr,
+    authority: Option<&str>,
+) -> tonic::transport::Channel {
+    let mut e = tonic::transport::Endpoint::from_shared(format!("http://{g}")).unwrap();
+    if let Some(a) = authority {
+        e = e.origin(format!("http://{a}").parse().unwrap());
+    }
+    e.connect_timeout(super::WAIT)
+        .timeout(super::WAIT)
+        .connect()
+        .await
+        .unwrap()
+}
