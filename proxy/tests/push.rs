@@ -665,21 +665,6 @@ async fn private_webhook_targets_are_refused_at_registration() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// What `hook` got, once a body it got satisfies `done` (or 20 s passed).
-async fn hooks_until(hook: &FakeUpstream, done: impl Fn(&Value) -> bool) -> Vec<Recorded> {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        let got = hook.recorded();
-        let seen = got
-            .iter()
-            .any(|rec| serde_json::from_slice::<Value>(&rec.body).is_ok_and(|b| done(&b)));
-        if seen || Instant::now() > end {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// The real a2a-sdk 0.3 echo agent with push on (`tests/sdk/agent_v03.py
 /// --push`), its port read from its `PORT <n>` line.
 struct SdkAgent {
@@ -786,7 +771,7 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{r}");
 
     // The SDK posts its v0.3 Task to the proxy; the webhook gets v1.0.
-    let got = hooks_until(&hook, |b| {
+    let got = recorded_until(&hook, |b| {
         b["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     })
     .await;
@@ -992,7 +977,7 @@ async fn a_v03_webhook_registered_mid_task_gets_the_whole_task() {
         hook_url.as_str(),
         "{r}"
     );
-    let got = hooks_until(&hook, |b| b["status"]["state"] == "completed").await;
+    let got = recorded_until(&hook, |b| b["status"]["state"] == "completed").await;
     assert!(!got.is_empty(), "no notification reached the webhook");
     for rec in &got {
         let b: Value = serde_json::from_slice(&rec.body).unwrap();
@@ -1026,7 +1011,7 @@ async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
         .to_string();
 
     let completed = |b: &Value| b["status"]["state"] == "completed";
-    let got = hooks_until(&hook, completed).await;
+    let got = recorded_until(&hook, completed).await;
     assert!(!got.is_empty(), "no notification reached the webhook");
     for rec in &got {
         assert_eq!(rec.target, "/v03-hook");

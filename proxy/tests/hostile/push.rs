@@ -150,18 +150,11 @@ const FAILED: &str = "a2a_proxy_push_deliveries_total{agent=\"default\",outcome=
 
 /// Waits (bounded) until `hook` got a body satisfying `done`.
 async fn hooks_until(hook: &FakeUpstream, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        let got: Vec<Value> = hook
-            .recorded()
-            .iter()
-            .map(|r| serde_json::from_slice(&r.body).unwrap_or(Value::Null))
-            .collect();
-        if got.iter().any(&done) || Instant::now() > end {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    recorded_until(hook, done)
+        .await
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap_or(Value::Null))
+        .collect()
 }
 
 /// Spellings of a non-public address (finding 8), each once as the

@@ -561,6 +561,25 @@ pub async fn serve_binary(config: &std::path::Path, addr: SocketAddr) -> Binary 
     panic!("the proxy binary did not become healthy on {addr}");
 }
 
+/// What the webhook `hook` received, once a body (as JSON) meets `done`
+/// or after 20 s.
+pub async fn recorded_until(
+    hook: &FakeUpstream,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> Vec<Recorded> {
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = hook.recorded();
+        let seen = got.iter().any(|rec| {
+            serde_json::from_slice::<serde_json::Value>(&rec.body).is_ok_and(|b| done(&b))
+        });
+        if seen || std::time::Instant::now() > end {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The push config an agent was given (in its request), if any.
 pub type Seen = Arc<Mutex<Option<serde_json::Value>>>;
 
