@@ -262,7 +262,8 @@ impl RpcTranslation {
     }
 
     /// A whole JSON-RPC response body in the client's version, as one SSE
-    /// `data:` frame.
+    /// `data:` frame (only the unit tests frame a whole answer this way).
+    #[cfg(test)]
     pub fn response_as_sse(&self, body: &[u8]) -> Vec<u8> {
         let json = self.response(body);
         let mut out = Vec::with_capacity(json.len() + 8);

@@ -7,7 +7,6 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -45,6 +44,30 @@ fn at(host: &str, method: &str, target: &str, headers: &[(&str, &str)], body: &[
     let mut out = head.into_bytes();
     out.extend_from_slice(body);
     out
+}
+
+/// A card answer of agent `name`: served, its every URL under `base`,
+/// nothing of the other agent (`other`, at `other_addr`).
+fn assert_own_card(
+    r: &Response,
+    name: &str,
+    base: &str,
+    other: &str,
+    other_addr: std::net::SocketAddr,
+) {
+    assert_eq!(r.status, 200, "{}", r.text());
+    let card = r.json();
+    assert_eq!(card["name"], name, "{card}");
+    let urls = card_urls(&card);
+    assert!(!urls.is_empty(), "{card}");
+    for u in &urls {
+        assert!(u.starts_with(base), "{u}");
+    }
+    let text = r.text();
+    assert!(
+        !text.contains(other) && !text.contains(&other_addr.to_string()),
+        "{text}"
+    );
 }
 
 /// Every URL of a card (v0.3 `url`, both interface lists).
@@ -116,19 +139,7 @@ version = "1.0"
             &[("A2A-Version", version)],
         )
         .await;
-        assert_eq!(r.status, 200, "{}", r.text());
-        let card = r.json();
-        assert_eq!(card["name"], "alpha", "{card}");
-        let urls = card_urls(&card);
-        assert!(!urls.is_empty(), "{card}");
-        for u in &urls {
-            assert!(u.starts_with(&format!("http://{addr}/a/")), "{u}");
-        }
-        let text = r.text();
-        assert!(
-            !text.contains("beta") && !text.contains(&b.addr.to_string()),
-            "{text}"
-        );
+        assert_own_card(&r, "alpha", &format!("http://{addr}/a/"), "beta", b.addr);
 
         let r = send(
             addr,
@@ -141,26 +152,14 @@ version = "1.0"
             ),
         )
         .await;
-        assert_eq!(r.status, 200, "{}", r.text());
-        let card = r.json();
-        assert_eq!(card["name"], "beta", "{card}");
-        let urls = card_urls(&card);
-        assert!(!urls.is_empty(), "{card}");
-        for u in &urls {
-            assert!(u.starts_with(&format!("http://{host_b}/")), "{u}");
-        }
-        let text = r.text();
-        assert!(
-            !text.contains("alpha") && !text.contains(&a.addr.to_string()),
-            "{text}"
-        );
+        assert_own_card(&r, "beta", &format!("http://{host_b}/"), "alpha", a.addr);
     }
 
     // A v1.0 call to the v0.3 agent by prefix: translated, prefix stripped.
     let r = post(
         addr,
         "/a/rpc",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        JSON_V10,
         br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#,
     )
     .await;
@@ -179,7 +178,7 @@ version = "1.0"
     // A v0.3 call to the v1.0 agent by Host.
     let r = send(
         addr,
-        &at(&host_b, "POST", "/rpc", &[("Content-Type", "application/json")],
+        &at(&host_b, "POST", "/rpc", JSON_HEADER,
         br#"{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"m2","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#),
     )
     .await;
@@ -212,7 +211,7 @@ version = "1.0"
                 host,
                 "POST",
                 path,
-                &[("Content-Type", "application/json")],
+                JSON_HEADER,
                 br#"{"jsonrpc":"2.0","id":3,"method":"message/send","params":{}}"#,
             ),
         )
@@ -267,12 +266,6 @@ version = "1.0"
     assert!(!own.contains(r#"agent="b""#), "{own}");
 }
 
-fn data_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("a2a-agents-{name}-{}", proxy::push::random_id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
 /// A v0.3 agent answering message/send with task `task`, keeping the push
 /// config it was given.
 async fn pushing_v03_agent(task: &'static str) -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
@@ -311,7 +304,7 @@ async fn register(
     let r = post(
         addr,
         &format!("{prefix}/rpc"),
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        JSON_V10,
         body.to_string().as_bytes(),
     )
     .await;
@@ -333,7 +326,7 @@ async fn each_agent_has_its_own_push_callbacks_and_store() {
     let (a, seen_a) = pushing_v03_agent("ta").await;
     let (b, seen_b) = pushing_v03_agent("tb").await;
     let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
-    let dir = data_dir("push");
+    let dir = fresh_dir("agents-push");
     let addr = proxy::free_local_addr().unwrap();
     let px = start(&format!(
         r#"listen = "{addr}"
@@ -474,10 +467,7 @@ url = "{}"
         let mut client = p10::a2a_service_client::A2aServiceClient::connect(format!("http://{g}"))
             .await
             .unwrap();
-        let mut req = tonic::Request::new(p10::SendMessageRequest {
-            message: Some(support::grpc::v10_msg("m1", "hi")),
-            ..Default::default()
-        });
+        let mut req = tonic::Request::new(grpc::v10_send_request("hi"));
         req.metadata_mut()
             .insert("a2a-version", "1.0".parse().unwrap());
         let reply = client.send_message(req).await.unwrap().into_inner();

@@ -22,7 +22,6 @@ use proxy::version::Version;
 use serde_json::{json, Value};
 use support::grpc_agent::{always, GrpcAgent};
 use support::*;
-use tonic::transport::{Channel, Endpoint};
 
 const CARD_V03: &str = r#"{"name":"alpha","description":"agent A","version":"1.0.0","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://UP/rpc","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"http://UP/rpc","transport":"JSONRPC"}],"capabilities":{"streaming":true},"skills":[]}"#;
 
@@ -77,11 +76,7 @@ impl Drop for Serve {
 
 /// A temporary directory holding `config` as `proxy.toml`.
 fn config_file(name: &str, config: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "a2a-agents-grpc-{name}-{}",
-        proxy::push::random_id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tls::temp_dir(&format!("agents-grpc-{name}"));
     let file = dir.join("proxy.toml");
     std::fs::File::create(&file)
         .unwrap()
@@ -125,33 +120,17 @@ async fn serve(config: &str, rust_log: &str, http: SocketAddr, grpc: SocketAddr)
 }
 
 /// A channel to the gRPC listener `g` whose calls say `authority`.
-async fn channel(g: SocketAddr, authority: &str) -> Channel {
-    Endpoint::from_shared(format!("http://{g}"))
-        .unwrap()
-        .origin(format!("http://{authority}").parse().unwrap())
-        .connect_timeout(WAIT)
-        .timeout(WAIT)
-        .connect()
-        .await
-        .unwrap()
-}
-
 fn v10_send(text: &str) -> tonic::Request<p10::SendMessageRequest> {
-    tonic::Request::new(p10::SendMessageRequest {
-        message: Some(support::grpc::v10_msg("m1", text)),
-        ..Default::default()
-    })
+    tonic::Request::new(grpc::v10_send_request(text))
 }
 
 fn v03_send(text: &str) -> tonic::Request<p03::SendMessageRequest> {
-    tonic::Request::new(p03::SendMessageRequest {
-        request: Some(support::grpc::v03_msg("m1", text)),
-        ..Default::default()
-    })
+    tonic::Request::new(grpc::v03_send_request(text))
 }
 
 async fn v10_task_id(g: SocketAddr, authority: &str) -> String {
-    let mut c = p10::a2a_service_client::A2aServiceClient::new(channel(g, authority).await);
+    let mut c =
+        p10::a2a_service_client::A2aServiceClient::new(grpc::channel(g, Some(authority)).await);
     match c
         .send_message(v10_send("hi"))
         .await
@@ -165,7 +144,8 @@ async fn v10_task_id(g: SocketAddr, authority: &str) -> String {
 }
 
 async fn v03_task_id(g: SocketAddr, authority: &str) -> String {
-    let mut c = p03::a2a_service_client::A2aServiceClient::new(channel(g, authority).await);
+    let mut c =
+        p03::a2a_service_client::A2aServiceClient::new(grpc::channel(g, Some(authority)).await);
     match c
         .send_message(v03_send("hi"))
         .await
@@ -240,7 +220,9 @@ async fn two_agents_of_different_versions_behind_one_grpc_listener_by_authority(
     ];
     for (host, own, other, other_addr) in cases {
         let authority = format!("{host}:{gp}");
-        let mut c03 = p03::a2a_service_client::A2aServiceClient::new(channel(g, &authority).await);
+        let mut c03 = p03::a2a_service_client::A2aServiceClient::new(
+            grpc::channel(g, Some(&authority)).await,
+        );
         let card = c03
             .get_agent_card(p03::GetAgentCardRequest::default())
             .await
@@ -265,7 +247,9 @@ async fn two_agents_of_different_versions_behind_one_grpc_listener_by_authority(
             "{text}"
         );
 
-        let mut c10 = p10::a2a_service_client::A2aServiceClient::new(channel(g, &authority).await);
+        let mut c10 = p10::a2a_service_client::A2aServiceClient::new(
+            grpc::channel(g, Some(&authority)).await,
+        );
         let card = c10
             .get_extended_agent_card(p10::GetExtendedAgentCardRequest::default())
             .await
@@ -295,7 +279,8 @@ async fn two_agents_of_different_versions_behind_one_grpc_listener_by_authority(
     // is asked anything.
     let (calls_a, calls_b) = (a.recorded().len(), b.recorded().len());
     for authority in ["c.example:1", "127.0.0.1"] {
-        let mut c = p10::a2a_service_client::A2aServiceClient::new(channel(g, authority).await);
+        let mut c =
+            p10::a2a_service_client::A2aServiceClient::new(grpc::channel(g, Some(authority)).await);
         let s = c.send_message(v10_send("hi")).await.unwrap_err();
         assert_eq!(s.code(), tonic::Code::NotFound, "{s:?}");
         assert!(s.message().contains(authority), "{s:?}");
@@ -303,7 +288,8 @@ async fn two_agents_of_different_versions_behind_one_grpc_listener_by_authority(
             !s.message().contains(&a.addr.to_string())
                 && !s.message().contains(&b.addr.to_string())
         );
-        let mut c = p03::a2a_service_client::A2aServiceClient::new(channel(g, authority).await);
+        let mut c =
+            p03::a2a_service_client::A2aServiceClient::new(grpc::channel(g, Some(authority)).await);
         let s = c
             .get_agent_card(p03::GetAgentCardRequest::default())
             .await
@@ -416,7 +402,8 @@ url = "{}"
     let px = serve(&config, "info,a2a_call=debug", http, g).await;
     let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");
 
-    let mut c = p10::a2a_service_client::A2aServiceClient::new(channel(g, "b.example").await);
+    let mut c =
+        p10::a2a_service_client::A2aServiceClient::new(grpc::channel(g, Some("b.example")).await);
     let mut req = v10_send("hi");
     req.metadata_mut()
         .insert("traceparent", traceparent.parse().unwrap());
@@ -424,7 +411,9 @@ url = "{}"
         .insert("tracestate", "k=v".parse().unwrap());
     c.send_message(req).await.unwrap();
     // An authority of no agent's host: the default agent.
-    let mut c = p03::a2a_service_client::A2aServiceClient::new(channel(g, "other.example").await);
+    let mut c = p03::a2a_service_client::A2aServiceClient::new(
+        grpc::channel(g, Some("other.example")).await,
+    );
     let mut req = v03_send("hi");
     req.metadata_mut()
         .insert("traceparent", traceparent.parse().unwrap());
@@ -597,7 +586,8 @@ grpc_url = "{}"
     let _px = serve(&config, "warn", http, g).await;
     let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");
     for (host, agent, task) in [("a.example", &ga, "ga"), ("b.example", &gb, "gb")] {
-        let mut c = p10::a2a_service_client::A2aServiceClient::new(channel(g, host).await);
+        let mut c =
+            p10::a2a_service_client::A2aServiceClient::new(grpc::channel(g, Some(host)).await);
         let mut req = v10_send("hi");
         req.metadata_mut()
             .insert("traceparent", traceparent.parse().unwrap());

@@ -19,7 +19,6 @@ use proxy::RunningProxy;
 use serde_json::{json, Value};
 use support::grpc_agent::{always, GrpcAgent};
 use support::*;
-use tonic::transport::{Channel, Endpoint};
 
 /// The proxy of `toml` and a gRPC listener serving its first agent.
 fn start(toml: &str) -> (RunningProxy, GrpcServer) {
@@ -40,31 +39,15 @@ fn config(upstream: &str, extra: &str) -> String {
     )
 }
 
-async fn channel(g: SocketAddr) -> Channel {
-    Endpoint::from_shared(format!("http://{g}"))
-        .unwrap()
-        .connect_timeout(WAIT)
-        .timeout(WAIT)
-        .connect()
-        .await
-        .unwrap()
-}
-
 async fn v10_send(g: SocketAddr) -> Result<p10::SendMessageResponse, tonic::Status> {
-    let mut c = p10::a2a_service_client::A2aServiceClient::new(channel(g).await);
-    let req = p10::SendMessageRequest {
-        message: Some(support::grpc::v10_msg("m1", "hi")),
-        ..Default::default()
-    };
+    let mut c = p10::a2a_service_client::A2aServiceClient::new(grpc::channel(g, None).await);
+    let req = grpc::v10_send_request("hi");
     c.send_message(req).await.map(|r| r.into_inner())
 }
 
 async fn v03_send(g: SocketAddr) -> Result<p03::SendMessageResponse, tonic::Status> {
-    let mut c = p03::a2a_service_client::A2aServiceClient::new(channel(g).await);
-    let req = p03::SendMessageRequest {
-        request: Some(support::grpc::v03_msg("m1", "hi")),
-        ..Default::default()
-    };
+    let mut c = p03::a2a_service_client::A2aServiceClient::new(grpc::channel(g, None).await);
+    let req = grpc::v03_send_request("hi");
     c.send_message(req).await.map(|r| r.into_inner())
 }
 
@@ -220,7 +203,8 @@ async fn the_bridge_and_task_fetches_go_to_the_card_interfaces_host() {
     assert_eq!(listed["result"]["tasks"][0]["id"], "t1", "{listed}");
 
     // Over gRPC, bridged: the call, then a ListTasks page.
-    let mut c = p10::a2a_service_client::A2aServiceClient::new(channel(front.addr).await);
+    let mut c =
+        p10::a2a_service_client::A2aServiceClient::new(grpc::channel(front.addr, None).await);
     let req = p10::SendMessageRequest {
         message: Some(support::grpc::v10_msg("m2", "hi")),
         ..Default::default()
@@ -269,19 +253,9 @@ async fn a_grpc_call_for_no_agent_counts_in_metrics() {
     let raw = RawConfig::from_toml(&toml, "t.toml").unwrap();
     let px = proxy::start(Config::resolve(raw).unwrap()).unwrap();
     let _grpc = GrpcServer::start_all(&px.apps).unwrap();
-    let ch = Endpoint::from_shared(format!("http://{g}"))
-        .unwrap()
-        .origin("http://c.example:1".parse().unwrap())
-        .connect_timeout(WAIT)
-        .timeout(WAIT)
-        .connect()
-        .await
-        .unwrap();
+    let ch = grpc::channel(g, Some("c.example:1")).await;
     let mut c = p10::a2a_service_client::A2aServiceClient::new(ch);
-    let req = p10::SendMessageRequest {
-        message: Some(support::grpc::v10_msg("m1", "hi")),
-        ..Default::default()
-    };
+    let req = grpc::v10_send_request("hi");
     let s = c.send_message(req).await.unwrap_err();
     assert_eq!(s.code(), tonic::Code::NotFound, "{s:?}");
     assert!(up.calls().is_empty());

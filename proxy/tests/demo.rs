@@ -21,13 +21,7 @@ async fn demo_echo_agent_answers_v10_and_v03_clients() {
     // v1.0 client: SendMessage is translated to message/send and the Task back.
     let body = json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{
         "messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}});
-    let resp = post(
-        addr,
-        "/",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        body.to_string().as_bytes(),
-    )
-    .await;
+    let resp = post(addr, "/", JSON_V10, body.to_string().as_bytes()).await;
     assert_eq!(resp.status, 200, "{}", resp.text());
     let v = resp.json();
     let task = &v["result"]["task"];
@@ -211,12 +205,6 @@ async fn the_demo_command_serves_where_it_is_told() {
 /// A v1.0 SendMessage to the demo, `None` while it does not listen yet.
 async fn try_post(addr: std::net::SocketAddr, body: &[u8]) -> Option<serde_json::Value> {
     tokio::net::TcpStream::connect(addr).await.ok()?;
-    let r = post(
-        addr,
-        "/",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        body,
-    )
-    .await;
+    let r = post(addr, "/", JSON_V10, body).await;
     (r.status == 200).then(|| r.json())
 }

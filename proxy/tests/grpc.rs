@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use proto::v03 as p03;
 use proto::v10 as p10;
-use proxy::config::{Config, UpstreamVersion};
 use proxy::grpc::GrpcServer;
 use proxy::version::Version;
 use serde_json::{json, Value};
@@ -37,11 +36,7 @@ async fn agent(
 type Px = GrpcFront;
 
 fn proxy(up: &FakeUpstream, version: Version) -> Px {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    GrpcFront::start(config)
+    GrpcFront::start(config_for(&up.url(), version))
 }
 
 /// The only non-card request the agent saw, as (target, a2a-version, body).
@@ -105,10 +100,7 @@ async fn v10_send_message_to_v03_agent() {
     )
     .await;
     let px = proxy(&up, Version::V03);
-    let mut req = tonic::Request::new(p10::SendMessageRequest {
-        message: Some(v10_msg("m1", "hi")),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_send_request("hi"));
     req.metadata_mut()
         .insert("a2a-version", "1.0".parse().unwrap());
     let reply = px.v10().await.send_message(req).await.unwrap().into_inner();
@@ -143,11 +135,7 @@ async fn v03_send_message_to_v10_agent_gets_a_message() {
     let reply = px
         .v03()
         .await
-        .send_message(p03::SendMessageRequest {
-            request: Some(v03_msg("m1", "hi")),
-            configuration: None,
-            metadata: None,
-        })
+        .send_message(v03_send_request("hi"))
         .await
         .unwrap()
         .into_inner();
@@ -262,6 +250,17 @@ async fn same_version_v10_cancel_is_bridged() {
     );
 }
 
+/// The metrics of `px` hold `sample` (a stream counted by its outcome) and
+/// no open stream.
+async fn assert_stream_counted(px: &Px, sample: &str) {
+    let text = support::get(px.http.addr, "/metrics", &[]).await.text();
+    assert!(text.contains(sample), "{text}");
+    assert!(
+        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
+        "{text}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_stream_from_v03_agent_ends_at_final() {
     let up = agent(
@@ -273,23 +272,15 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
     )
     .await;
     let px = proxy(&up, Version::V03);
-    let mut stream = px
+    let stream = px
         .v10()
         .await
-        .send_streaming_message(p10::SendMessageRequest {
-            message: Some(v10_msg("m1", "go")),
-            ..Default::default()
-        })
+        .send_streaming_message(v10_send_request("go"))
         .await
         .unwrap()
         .into_inner();
-    let mut got = Vec::new();
-    for _ in 0..5 {
-        match timeout(WAIT, stream.message()).await.unwrap().unwrap() {
-            Some(m) => got.push(m),
-            None => break,
-        }
-    }
+    let (got, end) = drain(stream).await;
+    assert!(end.is_none(), "{end:?}");
     assert_eq!(
         got,
         vec![
@@ -299,34 +290,14 @@ async fn v10_stream_from_v03_agent_ends_at_final() {
                     p10::TaskState::Working
                 ))),
             },
-            p10::StreamResponse {
-                payload: Some(p10::stream_response::Payload::StatusUpdate(
-                    p10::TaskStatusUpdateEvent {
-                        task_id: "t1".into(),
-                        context_id: "c1".into(),
-                        status: Some(p10::TaskStatus {
-                            state: p10::TaskState::Completed as i32,
-                            ..Default::default()
-                        }),
-                        metadata: None,
-                    }
-                )),
-            },
+            v10_status_update("t1", p10::TaskState::Completed),
         ]
     );
     let (_, _, body) = one_call(&up);
     assert_eq!(body["method"], "message/stream");
     assert_eq!(body["params"]["message"]["messageId"], "m1");
     // The ended stream is counted, and no longer open.
-    let text = support::get(px.http.addr, "/metrics", &[]).await.text();
-    assert!(
-        text.contains(r#"a2a_proxy_requests_total{agent="default",method="SendStreamingMessage",direction="v10_v03",binding="grpc",outcome="ok"} 1"#),
-        "{text}"
-    );
-    assert!(
-        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
-        "{text}"
-    );
+    assert_stream_counted(&px, r#"a2a_proxy_requests_total{agent="default",method="SendStreamingMessage",direction="v10_v03",binding="grpc",outcome="ok"} 1"#).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,7 +311,7 @@ async fn v03_subscription_from_v10_agent() {
     )
     .await;
     let px = proxy(&up, Version::V10);
-    let mut stream = px
+    let stream = px
         .v03()
         .await
         .task_subscription(p03::TaskSubscriptionRequest {
@@ -349,13 +320,8 @@ async fn v03_subscription_from_v10_agent() {
         .await
         .unwrap()
         .into_inner();
-    let mut got = Vec::new();
-    for _ in 0..5 {
-        match timeout(WAIT, stream.message()).await.unwrap().unwrap() {
-            Some(m) => got.push(m),
-            None => break,
-        }
-    }
+    let (got, end) = drain(stream).await;
+    assert!(end.is_none(), "{end:?}");
     assert_eq!(
         got,
         vec![
@@ -365,20 +331,7 @@ async fn v03_subscription_from_v10_agent() {
                     p03::TaskState::Working
                 ))),
             },
-            p03::StreamResponse {
-                payload: Some(p03::stream_response::Payload::StatusUpdate(
-                    p03::TaskStatusUpdateEvent {
-                        task_id: "t1".into(),
-                        context_id: "c1".into(),
-                        status: Some(p03::TaskStatus {
-                            state: p03::TaskState::Completed as i32,
-                            ..Default::default()
-                        }),
-                        r#final: true,
-                        metadata: None,
-                    }
-                )),
-            },
+            v03_status_update("t1", p03::TaskState::Completed, true),
         ]
     );
     let (_, _, body) = one_call(&up);
@@ -415,15 +368,7 @@ async fn failed_stream_is_counted_with_its_status() {
         }
     };
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
-    let text = support::get(px.http.addr, "/metrics", &[]).await.text();
-    assert!(
-        text.contains(r#"a2a_proxy_requests_total{agent="default",method="SubscribeToTask",direction="v10_v10",binding="grpc",outcome="grpc_notfound"} 1"#),
-        "{text}"
-    );
-    assert!(
-        text.contains("a2a_proxy_open_streams{agent=\"default\"} 0"),
-        "{text}"
-    );
+    assert_stream_counted(&px, r#"a2a_proxy_requests_total{agent="default",method="SubscribeToTask",direction="v10_v10",binding="grpc",outcome="grpc_notfound"} 1"#).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -437,17 +382,10 @@ async fn task_not_found_in_both_dialects() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t9".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t9"))
         .await
         .unwrap_err();
-    assert_eq!(s.code(), Code::NotFound);
-    assert_eq!(s.message(), "Task not found");
-    let info = error_info(&s);
-    assert_eq!(info.reason, "TASK_NOT_FOUND");
-    assert_eq!(info.domain, "a2a-protocol.org");
+    let info = assert_a2a_status(&s, Code::NotFound, "Task not found", "TASK_NOT_FOUND");
     assert_eq!(info.metadata.get("taskId").map(String::as_str), Some("t9"));
 
     let s = px
@@ -479,12 +417,7 @@ async fn list_tasks_toward_v03_lists_tasks_seen_asking_the_agent_for_each() {
     assert!(l.tasks.is_empty());
     assert!(up.calls().is_empty());
     // A task seen through a translated GetTask is listed.
-    c.get_task(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    c.get_task(v10_get_task("t1")).await.unwrap();
     let l = c
         .list_tasks(p10::ListTasksRequest {
             context_id: "c1".into(),
@@ -527,10 +460,7 @@ async fn list_tasks_toward_v03_lists_tasks_seen_asking_the_agent_for_each() {
 async fn bad_a2a_version_and_bad_resource_name() {
     let up = agent(Version::V10, result_of(json!(null))).await;
     let px = proxy(&up, Version::V10);
-    let mut req = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_get_task("t1"));
     req.metadata_mut()
         .insert("a2a-version", "2.0".parse().unwrap());
     let s = px.v10().await.get_task(req).await.unwrap_err();
@@ -563,10 +493,7 @@ async fn one_n_clients_over_grpc() {
     let task = json!({"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}});
     let up = agent(Version::V10, result_of(task)).await;
     let get = |version: &str| {
-        let mut req = tonic::Request::new(p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        });
+        let mut req = tonic::Request::new(v10_get_task("t1"));
         req.metadata_mut()
             .insert("a2a-version", version.parse().unwrap());
         req
@@ -580,10 +507,7 @@ async fn one_n_clients_over_grpc() {
     assert_eq!(t.into_inner().id, "t1");
     drop(px);
 
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let mut config = config_for(&up.url(), Version::V10);
     config.upstream_protocol = proxy::version::ProtocolVersion::parse("1.1");
     let grpc_addr = proxy::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
@@ -605,11 +529,7 @@ async fn one_n_clients_over_grpc() {
 async fn dead_upstream_is_unavailable() {
     let up = agent(Version::V10, result_of(json!(null))).await;
     let dead = format!("http://{}", proxy::free_local_addr().unwrap());
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &dead).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    let http = proxy::start(config).unwrap();
+    let http = proxy::start(config_for(&dead, Version::V10)).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
     let px = GrpcFront {
         http,
@@ -619,10 +539,7 @@ async fn dead_upstream_is_unavailable() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t1"))
         .await
         .unwrap_err();
     assert_eq!(s.code(), Code::Unavailable);
@@ -631,70 +548,10 @@ async fn dead_upstream_is_unavailable() {
 
 /// Sends one raw gRPC request over HTTP/2 (h2) and returns grpc-status.
 async fn raw_grpc(addr: std::net::SocketAddr, path: &str, message: &[u8]) -> String {
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-    tokio::spawn(conn);
-    let mut client = client.ready().await.unwrap();
-    let req = http::Request::post(format!("http://{addr}{path}"))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .body(())
-        .unwrap();
-    let (resp, mut send) = client.send_request(req, false).unwrap();
     let mut frame = vec![0u8];
     frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
     frame.extend_from_slice(message);
-    send.send_data(frame.into(), true).unwrap();
-    let resp = timeout(WAIT, resp).await.unwrap().unwrap();
-    if let Some(s) = resp.headers().get("grpc-status") {
-        return s.to_str().unwrap().to_string();
-    }
-    let mut body = resp.into_body();
-    while let Some(d) = timeout(WAIT, body.data()).await.unwrap() {
-        d.unwrap();
-    }
-    let trailers = timeout(WAIT, body.trailers())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    trailers["grpc-status"].to_str().unwrap().to_string()
-}
-
-/// The grpc-status of a call whose whole request body is `body` (frames
-/// as given), with `headers` added.
-async fn raw_grpc_body(
-    addr: std::net::SocketAddr,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Vec<u8>,
-) -> String {
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-    tokio::spawn(conn);
-    let mut client = client.ready().await.unwrap();
-    let mut req = http::Request::post(format!("http://{addr}{path}"))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers");
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let (resp, mut send) = client.send_request(req.body(()).unwrap(), false).unwrap();
-    send.send_data(body.into(), true).unwrap();
-    let resp = timeout(WAIT, resp).await.unwrap().unwrap();
-    if let Some(s) = resp.headers().get("grpc-status") {
-        return s.to_str().unwrap().to_string();
-    }
-    let mut body = resp.into_body();
-    while let Some(d) = timeout(WAIT, body.data()).await.unwrap() {
-        d.unwrap();
-    }
-    let trailers = timeout(WAIT, body.trailers())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    trailers["grpc-status"].to_str().unwrap().to_string()
+    raw_grpc_call(addr, path, &[], &frame).await.1
 }
 
 /// The hot unary RPCs are read by hand (`grpc::serve`); requests it does
@@ -725,18 +582,18 @@ async fn hand_served_rpcs_answer_odd_requests_as_tonic() {
     ];
     let mut odd = 0;
     for (what, headers, body) in cases {
-        let hot = raw_grpc_body(
+        let (_, hot) = raw_grpc_call(
             px.grpc.addr,
             "/lf.a2a.v1.A2AService/GetTask",
             &headers,
-            body.clone(),
+            &body,
         )
         .await;
-        let whole = raw_grpc_body(
+        let (_, whole) = raw_grpc_call(
             px.grpc.addr,
             "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig",
             &headers,
-            body,
+            &body,
         )
         .await;
         assert_eq!(hot, whole, "{what}");
@@ -806,10 +663,7 @@ async fn cards_advertise_the_grpc_listener() {
 async fn grpc_timeout_bounds_the_upstream_call() {
     let up = agent(Version::V10, |_| Reply::Hang).await;
     let px = proxy(&up, Version::V10);
-    let mut req = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_get_task("t1"));
     req.set_timeout(std::time::Duration::from_millis(300));
     let s = timeout(WAIT, px.v10().await.get_task(req))
         .await
@@ -856,11 +710,7 @@ async fn dropped_stream_closes_the_upstream_connection() {
             });
         }
     });
-    let px_addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(px_addr, &format!("http://{addr}")).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    let http = proxy::start(config).unwrap();
+    let http = proxy::start(config_for(&format!("http://{addr}"), Version::V10)).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
     let px = GrpcFront {
         http,
@@ -905,39 +755,7 @@ async fn v10_push_configs_to_v03_agent() {
     })
     .await;
     let px = proxy(&up, Version::V03);
-    let mut client = px.v10().await;
-    let want = p10::TaskPushNotificationConfig {
-        id: "p1".into(),
-        task_id: "t1".into(),
-        url: "http://127.0.0.1:1/hook".into(),
-        token: "tok".into(),
-        ..Default::default()
-    };
-    let got = client
-        .create_task_push_notification_config(want.clone())
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = client
-        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
-            task_id: "t1".into(),
-            id: "p1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = client
-        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
-            task_id: "t1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got.configs, vec![want]);
+    v10_push_config_round_trip(&mut px.v10().await).await;
     let bodies: Vec<Value> = up
         .calls()
         .iter()
@@ -968,31 +786,11 @@ async fn v03_create_push_config_to_v10_agent() {
     let got = px
         .v03()
         .await
-        .create_task_push_notification_config(p03::CreateTaskPushNotificationConfigRequest {
-            parent: "tasks/t1".into(),
-            config_id: "p1".into(),
-            config: Some(p03::TaskPushNotificationConfig {
-                name: String::new(),
-                push_notification_config: Some(p03::PushNotificationConfig {
-                    url: "http://127.0.0.1:1/hook".into(),
-                    ..Default::default()
-                }),
-            }),
-        })
+        .create_task_push_notification_config(v03_create_push_config())
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(
-        got,
-        p03::TaskPushNotificationConfig {
-            name: "tasks/t1/pushNotificationConfigs/p1".into(),
-            push_notification_config: Some(p03::PushNotificationConfig {
-                id: "p1".into(),
-                url: "http://127.0.0.1:1/hook".into(),
-                ..Default::default()
-            }),
-        }
-    );
+    assert_eq!(got, v03_push_config_p1());
     let (_, _, body) = one_call(&up);
     assert_eq!(
         body,
@@ -1067,10 +865,7 @@ async fn agent_cards_over_grpc() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_the_connection_limit_is_unavailable() {
     let up = agent(Version::V10, result_of(json!(null))).await;
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let mut config = config_for(&up.url(), Version::V10);
     config.limits.max_connections = 0;
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
@@ -1082,10 +877,7 @@ async fn over_the_connection_limit_is_unavailable() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t1"))
         .await
         .unwrap_err();
     assert_eq!(s.code(), Code::Unavailable);
@@ -1095,10 +887,7 @@ async fn over_the_connection_limit_is_unavailable() {
 /// A proxy with push notifications on (embedded store in a fresh temp dir,
 /// webhooks on 127.0.0.1 allowed), like tests/push.rs starts it.
 fn push_proxy(up: &FakeUpstream, version: Version, dir: &std::path::Path) -> Px {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
+    let mut config = config_for(&up.url(), version);
     config.push.enabled = true;
     config.push.backend = proxy::config::PushBackend::Embedded(dir.to_path_buf());
     config.push.allow_hosts = vec!["127.0.0.1".into()];
@@ -1131,7 +920,7 @@ async fn v10_grpc_push_config_toward_v03_agent_is_intercepted_and_delivered() {
     .await;
     let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
     let hook_url = format!("{}/hook", hook.url());
-    let dir = std::env::temp_dir().join(format!("a2a-grpc-push-{}", proxy::push::random_id()));
+    let dir = fresh_dir("grpc-push");
     let px = push_proxy(&up, Version::V03, &dir);
     let mut client = px.v10().await;
     let want = p10::TaskPushNotificationConfig {
@@ -1163,25 +952,7 @@ async fn v10_grpc_push_config_toward_v03_agent_is_intercepted_and_delivered() {
     assert!(secret.len() >= 32);
 
     // Get / List over gRPC show the subscriber's own values.
-    let got = client
-        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
-            task_id: "t1".into(),
-            id: "p1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = client
-        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
-            task_id: "t1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got.configs, vec![want]);
+    v10_push_config_read_back(&mut client, &want).await;
 
     // The agent notifies the proxy (v0.3 Task); the webhook gets v1.0.
     let task = json!({"kind":"task","id":"t1","contextId":"c1",
@@ -1275,7 +1046,7 @@ async fn v10_grpc_stream_with_inline_push_config_toward_v03_agent() {
         }
     })
     .await;
-    let dir = std::env::temp_dir().join(format!("a2a-grpc-push-{}", proxy::push::random_id()));
+    let dir = fresh_dir("grpc-push");
     let px = push_proxy(&up, Version::V03, &dir);
     let mut client = px.v10().await;
     let hook = "http://127.0.0.1:9/hook";

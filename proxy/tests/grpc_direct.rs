@@ -377,6 +377,25 @@ fn answers() -> Vec<(String, Version, Method, Value)> {
     out
 }
 
+/// The request half of streaming table `t` as a [`Unary`], for
+/// [`request_case`] (which reads only the request side; the answer side is
+/// never called).
+fn request_half<CM, UQ, UR, UM, CR, CP>(
+    t: &Streaming<CM, UQ, UR, UM, CR, CP>,
+) -> Unary<CM, UQ, (), (), (), ()> {
+    Unary {
+        method: t.method,
+        path: "",
+        request: t.request,
+        decode: Ok,
+        translate: Ok,
+        encode: Ok,
+        no_history: |_| false,
+        strip_history: |_| {},
+        inline_push: t.inline_push,
+    }
+}
+
 #[test]
 fn direct_requests_equal_the_json_route() {
     let mut compared = [0usize; 2];
@@ -392,29 +411,15 @@ fn direct_requests_equal_the_json_route() {
                 &from_v10::SEND_MESSAGE,
                 r03::send_params_to_pb,
             ),
-            (V10, Method::SendStreamingMessage) => {
-                let t = &from_v10::SEND_STREAMING;
-                let u = Unary {
-                    method: t.method,
-                    path: "",
-                    request: t.request,
-                    decode: Ok::<p03::Task, TE>,
-                    translate: Ok::<p03::Task, TE>,
-                    encode: Ok::<p03::Task, TE>,
-                    no_history: |_| false,
-                    strip_history: |_| {},
-                    inline_push: t.inline_push,
-                };
-                request_case(
-                    &what,
-                    v,
-                    &params,
-                    r10::send_request_to_pb,
-                    r10::send_request_from_pb,
-                    &u,
-                    r03::send_params_to_pb,
-                )
-            }
+            (V10, Method::SendStreamingMessage) => request_case(
+                &what,
+                v,
+                &params,
+                r10::send_request_to_pb,
+                r10::send_request_from_pb,
+                &request_half(&from_v10::SEND_STREAMING),
+                r03::send_params_to_pb,
+            ),
             (V10, Method::GetTask) => request_case(
                 &what,
                 v,
@@ -433,29 +438,15 @@ fn direct_requests_equal_the_json_route() {
                 &from_v10::CANCEL_TASK,
                 r03::cancel_task_to_pb,
             ),
-            (V10, Method::SubscribeToTask) => {
-                let t = &from_v10::SUBSCRIBE;
-                let u = Unary {
-                    method: t.method,
-                    path: "",
-                    request: t.request,
-                    decode: Ok::<p03::Task, TE>,
-                    translate: Ok::<p03::Task, TE>,
-                    encode: Ok::<p03::Task, TE>,
-                    no_history: |_| false,
-                    strip_history: |_| {},
-                    inline_push: t.inline_push,
-                };
-                request_case(
-                    &what,
-                    v,
-                    &params,
-                    r10::subscribe_to_pb,
-                    r10::subscribe_from_pb,
-                    &u,
-                    r03::task_subscription_to_pb,
-                )
-            }
+            (V10, Method::SubscribeToTask) => request_case(
+                &what,
+                v,
+                &params,
+                r10::subscribe_to_pb,
+                r10::subscribe_from_pb,
+                &request_half(&from_v10::SUBSCRIBE),
+                r03::task_subscription_to_pb,
+            ),
             (V03, Method::SendMessage) => request_case(
                 &what,
                 v,
@@ -465,29 +456,15 @@ fn direct_requests_equal_the_json_route() {
                 &from_v03::SEND_MESSAGE,
                 r10::send_request_to_pb,
             ),
-            (V03, Method::SendStreamingMessage) => {
-                let t = &from_v03::SEND_STREAMING;
-                let u = Unary {
-                    method: t.method,
-                    path: "",
-                    request: t.request,
-                    decode: Ok::<p10::Task, TE>,
-                    translate: Ok::<p10::Task, TE>,
-                    encode: Ok::<p10::Task, TE>,
-                    no_history: |_| false,
-                    strip_history: |_| {},
-                    inline_push: t.inline_push,
-                };
-                request_case(
-                    &what,
-                    v,
-                    &params,
-                    r03::send_params_to_pb,
-                    r03::send_params_from_pb,
-                    &u,
-                    r10::send_request_to_pb,
-                )
-            }
+            (V03, Method::SendStreamingMessage) => request_case(
+                &what,
+                v,
+                &params,
+                r03::send_params_to_pb,
+                r03::send_params_from_pb,
+                &request_half(&from_v03::SEND_STREAMING),
+                r10::send_request_to_pb,
+            ),
             (V03, Method::GetTask) => request_case(
                 &what,
                 v,
@@ -506,29 +483,15 @@ fn direct_requests_equal_the_json_route() {
                 &from_v03::CANCEL_TASK,
                 r10::cancel_task_to_pb,
             ),
-            (V03, Method::SubscribeToTask) => {
-                let t = &from_v03::SUBSCRIBE;
-                let u = Unary {
-                    method: t.method,
-                    path: "",
-                    request: t.request,
-                    decode: Ok::<p10::Task, TE>,
-                    translate: Ok::<p10::Task, TE>,
-                    encode: Ok::<p10::Task, TE>,
-                    no_history: |_| false,
-                    strip_history: |_| {},
-                    inline_push: t.inline_push,
-                };
-                request_case(
-                    &what,
-                    v,
-                    &params,
-                    r03::task_subscription_to_pb,
-                    r03::task_subscription_from_pb,
-                    &u,
-                    r10::subscribe_to_pb,
-                )
-            }
+            (V03, Method::SubscribeToTask) => request_case(
+                &what,
+                v,
+                &params,
+                r03::task_subscription_to_pb,
+                r03::task_subscription_from_pb,
+                &request_half(&from_v03::SUBSCRIBE),
+                r10::subscribe_to_pb,
+            ),
             _ => false,
         };
         compared[usize::from(v == V10)] += usize::from(done);

@@ -6,40 +6,19 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use proto::v10 as p10;
-use proxy::config::{Config, UpstreamVersion};
+use proxy::config::Config;
 use proxy::grpc::GrpcServer;
 use proxy::version::Version;
 use serde_json::{json, Value};
 use support::*;
-use tokio_rustls::rustls;
-
-fn dir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("a2a-grpc-tls-{}", proxy::push::random_id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// A tonic channel over TLS to `addr`, trusting `cert_der` for "localhost".
 async fn tls_channel(addr: std::net::SocketAddr, cert_der: Vec<u8>) -> tonic::transport::Channel {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(cert_der.into()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let connect = tower::service_fn(move |_uri: http::Uri| {
-        let connector = connector.clone();
+        let cert_der = cert_der.clone();
         async move {
-            let tcp = tokio::net::TcpStream::connect(addr).await?;
-            let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-            let tls = connector.connect(name, tcp).await?;
+            let tls = tls::connect(addr, &cert_der, &[b"h2"]).await?;
             assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
             Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(tls))
         }
@@ -59,14 +38,12 @@ async fn grpc_over_tls_reaches_the_agent_and_plaintext_does_not() {
         Reply::json(200, &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string())
     })
     .await;
-    let d = dir();
+    let d = tls::temp_dir("grpc-tls");
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
     std::fs::write(d.join("cert.pem"), cert.cert.pem()).unwrap();
     std::fs::write(d.join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
 
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(&up.url(), Version::V03);
     let grpc_addr = proxy::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     config.grpc_tls = Some((d.join("cert.pem"), d.join("key.pem")));
@@ -75,10 +52,7 @@ async fn grpc_over_tls_reaches_the_agent_and_plaintext_does_not() {
 
     let channel = tls_channel(grpc.addr, cert.cert.der().to_vec()).await;
     let mut client = p10::a2a_service_client::A2aServiceClient::new(channel);
-    let mut req = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(grpc::v10_get_task("t1"));
     req.metadata_mut()
         .insert("a2a-version", "1.0".parse().unwrap());
     let task = client.get_task(req).await.unwrap().into_inner();
@@ -98,10 +72,7 @@ async fn grpc_over_tls_reaches_the_agent_and_plaintext_does_not() {
         Err(_) => None,
         Ok(ch) => Some(
             p10::a2a_service_client::A2aServiceClient::new(ch)
-                .get_task(p10::GetTaskRequest {
-                    id: "t1".into(),
-                    ..Default::default()
-                })
+                .get_task(grpc::v10_get_task("t1"))
                 .await,
         ),
     };

@@ -64,19 +64,6 @@ fn status_with_info(code: Code, message: &str, reason: &str) -> Status {
     Status::with_details(code, message, Bytes::from(st.encode_to_vec()))
 }
 
-async fn drain<T>(mut s: tonic::Streaming<T>) -> (Vec<T>, Option<Status>) {
-    let mut got = Vec::new();
-    for _ in 0..100 {
-        match tokio::time::timeout(Duration::from_secs(10), s.message()).await {
-            Err(_) => panic!("stream stalled"),
-            Ok(Ok(Some(m))) => got.push(m),
-            Ok(Ok(None)) => return (got, None),
-            Ok(Err(st)) => return (got, Some(st)),
-        }
-    }
-    panic!("stream too long");
-}
-
 // ---------------------------------------------------------------- v1.0 client -> v0.3 gRPC agent
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,10 +77,7 @@ async fn v10_send_message_to_v03_grpc_agent() {
     )
     .await;
     let px = proxy(&agent, Version::V03).await;
-    let mut req = tonic::Request::new(p10::SendMessageRequest {
-        message: Some(v10_msg("m1", "hi")),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_send_request("hi"));
     req.set_timeout(Duration::from_secs(30));
     req.metadata_mut()
         .insert("a2a-extensions", "urn:x".parse().unwrap());
@@ -119,25 +103,8 @@ async fn v10_send_message_to_v03_grpc_agent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_stream_from_v03_grpc_agent_message_by_message() {
-    let working = p03::StreamResponse {
-        payload: Some(p03::stream_response::Payload::StatusUpdate(
-            p03::TaskStatusUpdateEvent {
-                task_id: "t1".into(),
-                context_id: "c1".into(),
-                status: Some(p03::TaskStatus {
-                    state: p03::TaskState::Working as i32,
-                    ..Default::default()
-                }),
-                r#final: false,
-                metadata: None,
-            },
-        )),
-    };
-    let mut done = working.clone();
-    if let Some(p03::stream_response::Payload::StatusUpdate(e)) = &mut done.payload {
-        e.status.as_mut().unwrap().state = p03::TaskState::Completed as i32;
-        e.r#final = true;
-    }
+    let working = v03_status_update("t1", p03::TaskState::Working, false);
+    let done = v03_status_update("t1", p03::TaskState::Completed, true);
     let msgs = vec![working.encode_to_vec(), done.encode_to_vec()];
     let agent = GrpcAgent::start(Version::V03, move |_, _| {
         Answer::Stream(msgs.clone(), Status::new(Code::Ok, ""))
@@ -147,10 +114,7 @@ async fn v10_stream_from_v03_grpc_agent_message_by_message() {
     let s = px
         .v10()
         .await
-        .send_streaming_message(p10::SendMessageRequest {
-            message: Some(v10_msg("m1", "hi")),
-            ..Default::default()
-        })
+        .send_streaming_message(v10_send_request("hi"))
         .await
         .unwrap()
         .into_inner();
@@ -184,21 +148,7 @@ async fn v10_task_rpcs_to_v03_grpc_agent() {
     // sends one status update, then ends.
     let done = v03_task("t1", p03::TaskState::Cancelled).encode_to_vec();
     let working = v03_task("t2", p03::TaskState::Working).encode_to_vec();
-    let update = p03::StreamResponse {
-        payload: Some(p03::stream_response::Payload::StatusUpdate(
-            p03::TaskStatusUpdateEvent {
-                task_id: "t2".into(),
-                context_id: "c1".into(),
-                status: Some(p03::TaskStatus {
-                    state: p03::TaskState::Completed as i32,
-                    ..Default::default()
-                }),
-                r#final: true,
-                ..Default::default()
-            },
-        )),
-    }
-    .encode_to_vec();
+    let update = v03_status_update("t2", p03::TaskState::Completed, true).encode_to_vec();
     let agent = GrpcAgent::start(Version::V03, move |path, body| {
         if path.ends_with("/TaskSubscription") {
             return Answer::Stream(vec![update.clone()], Status::new(Code::Ok, ""));
@@ -346,38 +296,7 @@ async fn v10_push_config_rpcs_to_v03_grpc_agent() {
     .await;
     let px = proxy(&agent, Version::V03).await;
     let mut c = px.v10().await;
-    let want = p10::TaskPushNotificationConfig {
-        id: "p1".into(),
-        task_id: "t1".into(),
-        url: "http://127.0.0.1:1/hook".into(),
-        token: "tok".into(),
-        ..Default::default()
-    };
-    let got = c
-        .create_task_push_notification_config(want.clone())
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = c
-        .get_task_push_notification_config(p10::GetTaskPushNotificationConfigRequest {
-            task_id: "t1".into(),
-            id: "p1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got, want);
-    let got = c
-        .list_task_push_notification_configs(p10::ListTaskPushNotificationConfigsRequest {
-            task_id: "t1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(got.configs, vec![want]);
+    v10_push_config_round_trip(&mut c).await;
     c.delete_task_push_notification_config(p10::DeleteTaskPushNotificationConfigRequest {
         task_id: "t1".into(),
         id: "p1".into(),
@@ -459,17 +378,10 @@ async fn v03_grpc_agent_errors_reach_v10_clients_with_error_info() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t9".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t9"))
         .await
         .unwrap_err();
-    assert_eq!(s.code(), Code::NotFound);
-    assert_eq!(s.message(), "no task t9");
-    let info = error_info(&s);
-    assert_eq!(info.reason, "TASK_NOT_FOUND");
-    assert_eq!(info.domain, "a2a-protocol.org");
+    assert_a2a_status(&s, Code::NotFound, "no task t9", "TASK_NOT_FOUND");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -498,10 +410,7 @@ async fn v10_list_tasks_toward_v03_grpc_agent_is_local() {
     assert!(agent.calls().is_empty());
     // Caller a sees t1; its list asks the agent's GetTask with a's
     // credentials. Nobody else sees it, and the agent is not asked.
-    let mut get = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut get = tonic::Request::new(v10_get_task("t1"));
     get.metadata_mut()
         .insert("authorization", "Bearer a".parse().unwrap());
     c.get_task(get).await.unwrap();
@@ -551,11 +460,7 @@ async fn v03_send_message_to_v10_grpc_agent() {
     let got = px
         .v03()
         .await
-        .send_message(p03::SendMessageRequest {
-            request: Some(v03_msg("m1", "hi")),
-            configuration: None,
-            metadata: None,
-        })
+        .send_message(v03_send_request("hi"))
         .await
         .unwrap()
         .into_inner();
@@ -577,20 +482,7 @@ async fn v03_send_message_to_v10_grpc_agent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_subscription_from_v10_grpc_agent_ends_with_its_status() {
-    let ev = p10::StreamResponse {
-        payload: Some(p10::stream_response::Payload::StatusUpdate(
-            p10::TaskStatusUpdateEvent {
-                task_id: "t1".into(),
-                context_id: "c1".into(),
-                status: Some(p10::TaskStatus {
-                    state: p10::TaskState::Working as i32,
-                    ..Default::default()
-                }),
-                metadata: None,
-            },
-        )),
-    }
-    .encode_to_vec();
+    let ev = v10_status_update("t1", p10::TaskState::Working).encode_to_vec();
     // One event, then the agent fails the stream with an A2A error.
     let agent = GrpcAgent::start(Version::V10, move |_, _| {
         Answer::Stream(
@@ -685,26 +577,9 @@ async fn v03_task_and_push_rpcs_to_v10_grpc_agent() {
         .unwrap()
         .into_inner();
     assert_eq!(got, want_task);
-    let want_cfg = p03::TaskPushNotificationConfig {
-        name: "tasks/t1/pushNotificationConfigs/p1".into(),
-        push_notification_config: Some(p03::PushNotificationConfig {
-            id: "p1".into(),
-            url: "http://127.0.0.1:1/hook".into(),
-            ..Default::default()
-        }),
-    };
+    let want_cfg = v03_push_config_p1();
     let got = c
-        .create_task_push_notification_config(p03::CreateTaskPushNotificationConfigRequest {
-            parent: "tasks/t1".into(),
-            config_id: "p1".into(),
-            config: Some(p03::TaskPushNotificationConfig {
-                name: String::new(),
-                push_notification_config: Some(p03::PushNotificationConfig {
-                    url: "http://127.0.0.1:1/hook".into(),
-                    ..Default::default()
-                }),
-            }),
-        })
+        .create_task_push_notification_config(v03_create_push_config())
         .await
         .unwrap()
         .into_inner();
@@ -747,13 +622,7 @@ async fn v03_task_and_push_rpcs_to_v10_grpc_agent() {
             "DeleteTaskPushNotificationConfig"
         ]
     );
-    assert_eq!(
-        calls[0].decode::<p10::GetTaskRequest>(),
-        p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        }
-    );
+    assert_eq!(calls[0].decode::<p10::GetTaskRequest>(), v10_get_task("t1"));
     assert_eq!(
         calls[2].decode::<p10::TaskPushNotificationConfig>(),
         p10::TaskPushNotificationConfig {
@@ -806,10 +675,7 @@ async fn dead_grpc_upstream_is_unavailable() {
     let s = px
         .v10()
         .await
-        .get_task(p10::GetTaskRequest {
-            id: "t1".into(),
-            ..Default::default()
-        })
+        .get_task(v10_get_task("t1"))
         .await
         .unwrap_err();
     assert_eq!(s.code(), Code::Unavailable, "{s:?}");
@@ -819,10 +685,7 @@ async fn dead_grpc_upstream_is_unavailable() {
 async fn deadline_reaches_the_grpc_agent_and_bounds_the_call() {
     let agent = GrpcAgent::start(Version::V03, |_, _| Answer::Hang).await;
     let px = proxy(&agent, Version::V03).await;
-    let mut req = tonic::Request::new(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let mut req = tonic::Request::new(v10_get_task("t1"));
     req.set_timeout(Duration::from_millis(300));
     let s = tokio::time::timeout(Duration::from_secs(10), px.v10().await.get_task(req))
         .await
@@ -869,10 +732,7 @@ async fn hanging_agent_behind_a_short_read_timeout(version: Version) -> (GrpcAge
 async fn get_task_times_out(
     c: &mut p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel>,
 ) {
-    let get = c.get_task(p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    });
+    let get = c.get_task(v10_get_task("t1"));
     let s = tokio::time::timeout(Duration::from_secs(10), get)
         .await
         .expect("the read timeout ends the call")
@@ -962,46 +822,6 @@ async fn dropped_stream_cancels_the_grpc_upstream_call() {
 
 // ---------------------------------------------------------------- same-version passthrough
 
-/// One raw gRPC call over HTTP/2 (h2): the response body bytes and the
-/// grpc-status (from the trailers, or the headers of a trailers-only answer).
-async fn raw_call(
-    addr: std::net::SocketAddr,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> (Vec<u8>, String) {
-    let wait = Duration::from_secs(10);
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-    tokio::spawn(conn);
-    let mut client = client.ready().await.unwrap();
-    let mut b = http::Request::post(format!("http://{addr}{path}"))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers");
-    for (k, v) in headers {
-        b = b.header(*k, *v);
-    }
-    let (resp, mut send) = client.send_request(b.body(()).unwrap(), false).unwrap();
-    send.send_data(Bytes::copy_from_slice(body), true).unwrap();
-    let resp = tokio::time::timeout(wait, resp).await.unwrap().unwrap();
-    if let Some(s) = resp.headers().get("grpc-status") {
-        return (Vec::new(), s.to_str().unwrap().to_string());
-    }
-    let mut body = resp.into_body();
-    let mut got = Vec::new();
-    while let Some(d) = tokio::time::timeout(wait, body.data()).await.unwrap() {
-        let d = d.unwrap();
-        let _ = body.flow_control().release_capacity(d.len());
-        got.extend_from_slice(&d);
-    }
-    let trailers = tokio::time::timeout(wait, body.trailers())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    (got, trailers["grpc-status"].to_str().unwrap().to_string())
-}
-
 /// `m` with an extra field 99 (varint 1) no schema knows.
 fn with_unknown_field(m: impl Message) -> Vec<u8> {
     let mut b = m.encode_to_vec();
@@ -1020,11 +840,8 @@ async fn same_version_v10_unary_is_passed_through_byte_for_byte() {
     let r = reply.clone();
     let agent = GrpcAgent::start(Version::V10, move |_, _| Answer::Msg(r.clone())).await;
     let px = proxy(&agent, Version::V10).await;
-    let sent = frame(&with_unknown_field(p10::SendMessageRequest {
-        message: Some(v10_msg("m1", "hi")),
-        ..Default::default()
-    }));
-    let (got, status) = raw_call(
+    let sent = frame(&with_unknown_field(v10_send_request("hi")));
+    let (got, status) = raw_grpc_call(
         px.grpc.addr,
         "/lf.a2a.v1.A2AService/SendMessage",
         &[("a2a-version", "1.0"), ("x-custom", "kept")],
@@ -1040,7 +857,8 @@ async fn same_version_v10_unary_is_passed_through_byte_for_byte() {
     assert_eq!(call.header("x-custom"), Some("kept"));
 
     // An RPC the proxy's schema does not have goes to the agent as well.
-    let (got, status) = raw_call(px.grpc.addr, "/lf.a2a.v1.A2AService/NewRpc", &[], &sent).await;
+    let (got, status) =
+        raw_grpc_call(px.grpc.addr, "/lf.a2a.v1.A2AService/NewRpc", &[], &sent).await;
     assert_eq!((got, status), (frame(&reply).to_vec(), "0".to_string()));
     assert_eq!(agent.calls().len(), 2);
     assert_eq!(agent.calls()[1].path, "/lf.a2a.v1.A2AService/NewRpc");
@@ -1120,22 +938,7 @@ async fn same_version_card_rpc_is_the_proxys_own() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_stream_from_v10_grpc_agent() {
-    let ev = |state: p10::TaskState| {
-        p10::StreamResponse {
-            payload: Some(p10::stream_response::Payload::StatusUpdate(
-                p10::TaskStatusUpdateEvent {
-                    task_id: "t1".into(),
-                    context_id: "c1".into(),
-                    status: Some(p10::TaskStatus {
-                        state: state as i32,
-                        ..Default::default()
-                    }),
-                    metadata: None,
-                },
-            )),
-        }
-        .encode_to_vec()
-    };
+    let ev = |state| v10_status_update("t1", state).encode_to_vec();
     let msgs = vec![ev(p10::TaskState::Working), ev(p10::TaskState::Completed)];
     let agent = GrpcAgent::start(Version::V10, move |_, _| {
         Answer::Stream(msgs.clone(), Status::new(Code::Ok, ""))
@@ -1145,11 +948,7 @@ async fn v03_stream_from_v10_grpc_agent() {
     let s = px
         .v03()
         .await
-        .send_streaming_message(p03::SendMessageRequest {
-            request: Some(v03_msg("m1", "hi")),
-            configuration: None,
-            metadata: None,
-        })
+        .send_streaming_message(v03_send_request("hi"))
         .await
         .unwrap()
         .into_inner();
@@ -1197,7 +996,7 @@ async fn push_config_toward_a_v03_grpc_agent_is_intercepted() {
         Answer::Msg(cfg.encode_to_vec())
     })
     .await;
-    let dir = std::env::temp_dir().join(format!("a2a-grpc-up-push-{}", proxy::push::random_id()));
+    let dir = support::fresh_dir("grpc-up-push");
     let d = dir.clone();
     let px = proxy_tuned(&format!("http://{}", agent.addr), Version::V03, move |c| {
         c.push.enabled = true;
@@ -1315,12 +1114,7 @@ async fn extensions_of_both_spellings_reach_the_grpc_agent_merged_on_the_direct_
     })
     .await;
     let px = proxy(&agent, Version::V03).await;
-    let ask = || {
-        with_both_extension_spellings(tonic::Request::new(p10::SendMessageRequest {
-            message: Some(v10_msg("m1", "hi")),
-            ..Default::default()
-        }))
-    };
+    let ask = || with_both_extension_spellings(tonic::Request::new(v10_send_request("hi")));
     px.v10().await.send_message(ask()).await.unwrap();
     let s = px.v10().await.send_streaming_message(ask()).await.unwrap();
     drain(s.into_inner()).await;
@@ -1340,11 +1134,7 @@ async fn extensions_of_both_spellings_reach_the_grpc_agent_merged_on_the_direct_
     )
     .await;
     let px = proxy(&agent, Version::V10).await;
-    let req = with_both_extension_spellings(tonic::Request::new(p03::SendMessageRequest {
-        request: Some(v03_msg("m1", "hi")),
-        configuration: None,
-        metadata: None,
-    }));
+    let req = with_both_extension_spellings(tonic::Request::new(v03_send_request("hi")));
     px.v03().await.send_message(req).await.unwrap();
     merged_extensions_reached(&agent.one_call(), "a2a-extensions", "x-a2a-extensions");
 }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use proto::v10 as p10;
-use proxy::config::{Config, HttpUrl, RawConfig, RawPush, RawUpstream, UpstreamVersion};
+use proxy::config::{Config, HttpUrl, RawConfig, RawPush, RawUpstream};
 use proxy::grpc::GrpcServer;
 use proxy::upstream_tls::UpstreamTls;
 use proxy::version::Version;
@@ -28,7 +28,7 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-const V10: &[(&str, &str)] = &[("A2A-Version", "1.0"), ("Content-Type", "application/json")];
+const V10: &[(&str, &str)] = JSON_V10;
 const V10_SEND: &[u8] = br#"{"jsonrpc":"2.0","id":"a","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
 const V10_STREAM: &[u8] = br#"{"jsonrpc":"2.0","id":"s","method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}}"#;
 const V03_SEND: &[u8] = br#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
@@ -92,9 +92,7 @@ impl Pki {
         use rcgen::{
             BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
         };
-        let dir =
-            std::env::temp_dir().join(format!("a2a-https-agent-{}", proxy::push::random_id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tls::temp_dir("https-agent");
         let ca_key = KeyPair::generate().unwrap();
         let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
         p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -317,13 +315,7 @@ async fn same_version_passthrough_over_tls_unary_and_stream() {
     let (up, front) = https_agent(&pki, "server", false).await;
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
     for _ in 0..2 {
-        let r = post(
-            px.addr,
-            "/",
-            &[("Content-Type", "application/json")],
-            V03_SEND,
-        )
-        .await;
+        let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
         assert_eq!(r.status, 200, "{}", r.text());
         assert_eq!(
             r.json()["result"]["status"]["state"],
@@ -441,19 +433,55 @@ async fn card_fetched_over_tls_and_served_with_the_proxys_interfaces() {
     assert_eq!(r.status, 200, "{}", r.text());
 }
 
-async fn grpc_client(
-    addr: SocketAddr,
-) -> p10::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
-    p10::a2a_service_client::A2aServiceClient::connect(format!("http://{addr}"))
+/// A v1.0 gRPC GetTask of t1 through a gRPC listener started in front of
+/// `px`.
+async fn grpc_get_task(px: &RunningProxy) -> Result<p10::Task, tonic::Status> {
+    let g = GrpcServer::start(px.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    p10::a2a_service_client::A2aServiceClient::connect(format!("http://{}", g.addr))
         .await
         .unwrap()
+        .get_task(grpc::v10_get_task("t1"))
+        .await
+        .map(tonic::Response::into_inner)
 }
 
-fn get_task() -> p10::GetTaskRequest {
-    p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    }
+/// A gRPC agent over TLS: a second proxy's h2c gRPC listener (before a
+/// fake v0.3 agent, returned first) behind a TLS front offering h2.
+async fn tls_grpc_agent(pki: &Pki) -> (FakeUpstream, RunningProxy, GrpcServer, Front) {
+    let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
+    let inner_http = proxy::start(config_for(&up.url(), Version::V03)).unwrap();
+    let inner_grpc =
+        GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let front = Front::start(
+        server_config(pki, "server", false, &[b"h2"]),
+        inner_grpc.addr,
+    )
+    .await;
+    (up, inner_http, inner_grpc, front)
+}
+
+/// A proxy trusting the test CA (`with(CA)`) reaches the TLS gRPC agent
+/// behind `front`; one without it (`with(NONE)`) is refused, told by agent
+/// name and without the agent's address, and no call arrives.
+async fn grpc_over_tls_needs_the_ca(
+    with: impl Fn(Keys) -> RunningProxy,
+    up: &FakeUpstream,
+    front: &Front,
+) {
+    let outer = with(CA);
+    let task = grpc_get_task(&outer).await.unwrap();
+    assert_eq!(task.id, "t1");
+    assert_eq!(up.calls().len(), 1, "{:?}", up.calls());
+    assert!(front.handshakes.load(Ordering::SeqCst) >= 1);
+
+    let untrusting = with(NONE);
+    let s = grpc_get_task(&untrusting).await.unwrap_err();
+    assert!(s.message().contains("agent \"default\""), "{s:?}");
+    assert!(
+        !s.message().contains(&front.addr.port().to_string()),
+        "{s:?}"
+    );
+    assert_eq!(up.calls().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -461,13 +489,7 @@ async fn grpc_bridge_to_an_https_jsonrpc_agent() {
     let pki = Pki::new();
     let (up, front) = https_agent(&pki, "server", false).await;
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
-    let g = GrpcServer::start(px.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let task = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap()
-        .into_inner();
+    let task = grpc_get_task(&px).await.unwrap();
     assert_eq!(task.id, "t1");
     assert_eq!(task.status.unwrap().state, p10::TaskState::Completed as i32);
     let calls = up.calls();
@@ -477,12 +499,7 @@ async fn grpc_bridge_to_an_https_jsonrpc_agent() {
 
     // Without the test CA: refused, told by agent name and kind.
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), NONE);
-    let g = GrpcServer::start(px.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let s = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap_err();
+    let s = grpc_get_task(&px).await.unwrap_err();
     assert_eq!(s.code(), tonic::Code::Unavailable, "{s:?}");
     assert!(s.message().contains("agent \"default\""), "{s:?}");
     assert!(s.message().contains("not signed by an authority"), "{s:?}");
@@ -495,21 +512,8 @@ async fn grpc_bridge_to_an_https_jsonrpc_agent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_agent_at_an_https_grpc_url() {
-    // The gRPC agent: a second proxy's h2c gRPC listener (before the fake
-    // v0.3 agent) behind a TLS front offering h2.
     let pki = Pki::new();
-    let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
-    let mut inner = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    inner.threads = 1;
-    inner.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    let inner_http = proxy::start(inner).unwrap();
-    let inner_grpc =
-        GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let front = Front::start(
-        server_config(&pki, "server", false, &[b"h2"]),
-        inner_grpc.addr,
-    )
-    .await;
+    let (up, _inner_http, _inner_grpc, front) = tls_grpc_agent(&pki).await;
 
     let card = FakeUpstream::start(|_| Reply::json(404, "{}")).await;
     let grpc_url = front.url();
@@ -518,33 +522,8 @@ async fn grpc_agent_at_an_https_grpc_url() {
         c.upstream_grpc = Some(HttpUrl::parse("upstream.grpc_url", &grpc_url).unwrap());
         proxy::start(c).unwrap()
     };
-    let outer = with(CA);
-    let g = GrpcServer::start(outer.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let task = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(task.id, "t1");
-    let calls = up.calls();
-    assert_eq!(calls.len(), 1, "{calls:?}");
-    assert!(front.handshakes.load(Ordering::SeqCst) >= 1);
-
     // Without the CA the TLS channel is refused: no call arrives.
-    let untrusting = with(NONE);
-    let g = GrpcServer::start(untrusting.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let s = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap_err();
-    assert!(s.message().contains("agent \"default\""), "{s:?}");
-    assert!(
-        !s.message().contains(&front.addr.port().to_string()),
-        "{s:?}"
-    );
-    assert_eq!(up.calls().len(), 1);
+    grpc_over_tls_needs_the_ca(with, &up, &front).await;
 }
 
 /// A gRPC agent over TLS that the card lists (no `grpc_url`): reached on
@@ -553,18 +532,7 @@ async fn grpc_agent_at_an_https_grpc_url() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_agent_at_the_https_grpc_interface_of_its_card() {
     let pki = Pki::new();
-    let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
-    let mut inner = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    inner.threads = 1;
-    inner.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    let inner_http = proxy::start(inner).unwrap();
-    let inner_grpc =
-        GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let front = Front::start(
-        server_config(&pki, "server", false, &[b"h2"]),
-        inner_grpc.addr,
-    )
-    .await;
+    let (up, _inner_http, _inner_grpc, front) = tls_grpc_agent(&pki).await;
     let card = json!({"name": "g", "description": "d", "version": "1",
         "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
         "capabilities": {}, "skills": [], "supportedInterfaces": [
@@ -578,31 +546,7 @@ async fn grpc_agent_at_the_https_grpc_interface_of_its_card() {
             proxy::endpoints::AllowedHosts::resolve(Some(&allowed), &c.upstream, None).unwrap();
         proxy::start(c).unwrap()
     };
-    let outer = with(CA);
-    let g = GrpcServer::start(outer.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let task = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(task.id, "t1");
-    assert_eq!(up.calls().len(), 1, "{:?}", up.calls());
-    assert!(front.handshakes.load(Ordering::SeqCst) >= 1);
-
-    let untrusting = with(NONE);
-    let g = GrpcServer::start(untrusting.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
-    let s = grpc_client(g.addr)
-        .await
-        .get_task(get_task())
-        .await
-        .unwrap_err();
-    assert!(s.message().contains("agent \"default\""), "{s:?}");
-    assert!(
-        !s.message().contains(&front.addr.port().to_string()),
-        "{s:?}"
-    );
-    assert_eq!(up.calls().len(), 1);
+    grpc_over_tls_needs_the_ca(with, &up, &front).await;
 }
 
 // --------------------------------------------------------------- refusals
@@ -622,13 +566,7 @@ async fn an_agent_requiring_a_client_certificate() {
     told_clearly(&r, &front, "client certificate");
     // A passthrough POST: the same (more sizes and REST in
     // a_passthrough_post_refused_for_its_client_certificate_names_the_refusal).
-    let r = post(
-        without.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        V03_SEND,
-    )
-    .await;
+    let r = post(without.addr, "/", JSON_HEADER, V03_SEND).await;
     told_clearly(&r, &front, "client certificate");
     assert!(up.calls().is_empty(), "{:?}", up.calls());
 
@@ -636,13 +574,7 @@ async fn an_agent_requiring_a_client_certificate() {
     let with = proxy_to(&pki, &front.url(), Some(Version::V03), CA_AND_CLIENT);
     let r = post(with.addr, "/", V10, V10_SEND).await;
     assert_eq!(r.status, 200, "{}", r.text());
-    let r = post(
-        with.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        V03_SEND,
-    )
-    .await;
+    let r = post(with.addr, "/", JSON_HEADER, V03_SEND).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(up.calls().len(), 2);
 }
@@ -685,7 +617,6 @@ async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal
     );
     let config = Config::resolve(RawConfig::from_toml(&text, "t.toml").unwrap()).unwrap();
     let px = proxy::start(config).unwrap();
-    let json = &[("Content-Type", "application/json")];
     // A small body; one still being written when the agent's refusal
     // closes the connection, on Pingora's way (the tunnel) and, past what
     // Pingora can replay, on the proxy's own client.
@@ -697,13 +628,19 @@ async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal
             "parts": [{"kind": "text", "text": "x".repeat(size)}]});
         let rpc = json!({"jsonrpc": "2.0", "id": round, "method": "message/send",
             "params": {"message": message}});
-        let r = post(px.addr, "/billing/", json, rpc.to_string().as_bytes()).await;
+        let r = post(
+            px.addr,
+            "/billing/",
+            JSON_HEADER,
+            rpc.to_string().as_bytes(),
+        )
+        .await;
         told_client_cert_refused(&r, &front, "billing");
         let rest = json!({ "message": message }).to_string();
         let r = post(
             px.addr,
             "/billing/rest/v1/message:send",
-            json,
+            JSON_HEADER,
             rest.as_bytes(),
         )
         .await;
@@ -720,9 +657,7 @@ async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal
             ("/billing/rest/v1/message:send", body)
         };
         let addr = px.addr;
-        tokio::spawn(async move {
-            post(addr, target, &[("Content-Type", "application/json")], &body).await
-        })
+        tokio::spawn(async move { post(addr, target, JSON_HEADER, &body).await })
     });
     let many: Vec<_> = many.collect();
     for h in many {
@@ -828,7 +763,6 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
         handshakes: Arc::new(AtomicUsize::new(0)),
         task: tokio::spawn(async {}),
     };
-    let json = &[("Content-Type", "application/json")];
     let rest = br#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#;
     // Version auto: the card fetch (the proxy's upstream client)
     // is refused, and so are the calls that need it.
@@ -845,10 +779,10 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
             "parts": [{"kind": "text", "text": "x".repeat(size)}]});
         let rpc = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",
             "params": {"message": message}});
-        let r = post(px.addr, "/", json, rpc.to_string().as_bytes()).await;
+        let r = post(px.addr, "/", JSON_HEADER, rpc.to_string().as_bytes()).await;
         told_clearly(&r, &front, "refused the proxy's TLS client certificate");
     }
-    let r = post(px.addr, "/v1/message:send", json, rest).await;
+    let r = post(px.addr, "/v1/message:send", JSON_HEADER, rest).await;
     told_clearly(&r, &front, "refused the proxy's TLS client certificate");
     let r = post(px.addr, "/", V10, V10_SEND).await;
     told_clearly(&r, &front, "refused the proxy's TLS client certificate");
@@ -857,7 +791,7 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
     let with = proxy_to(&pki, &url, Some(Version::V03), CA_AND_CLIENT);
     for r in [
         post(with.addr, "/", V10, V10_SEND).await,
-        post(with.addr, "/", json, V03_SEND).await,
+        post(with.addr, "/", JSON_HEADER, V03_SEND).await,
     ] {
         assert_eq!(r.status, 502, "{}", r.text());
         assert!(!r.text().contains("client certificate"), "{}", r.text());
@@ -874,13 +808,7 @@ async fn an_agent_certificate_of_an_unknown_authority_is_refused() {
     let r = post(px.addr, "/", V10, V10_SEND).await;
     told_clearly(&r, &front, "not signed by an authority");
     // Pingora's passthrough: the same.
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        V03_SEND,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
     told_clearly(&r, &front, "not signed by an authority");
     assert!(up.calls().is_empty());
     // Version auto: the card fetch (the proxy's upstream client) is refused the same
@@ -905,13 +833,7 @@ async fn an_agent_certificate_for_another_name_is_refused() {
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
     let r = post(px.addr, "/", V10, V10_SEND).await;
     told_clearly(&r, &front, "not valid for the agent's host name");
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        V03_SEND,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
     told_clearly(&r, &front, "not valid for the agent's host name");
     assert!(up.calls().is_empty());
 }

@@ -9,7 +9,6 @@ mod support;
 
 use std::sync::Arc;
 
-use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version::{self, V03, V10};
 use proxy::RunningProxy;
 use serde_json::{json, Value};
@@ -25,11 +24,7 @@ version_pairs! {
 }
 
 fn proxy_for(agent: &FakeUpstream, version: Version) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &agent.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    proxy::start(config).unwrap()
+    proxy::start(config_for(&agent.url(), version)).unwrap()
 }
 
 fn header(v: Version) -> (&'static str, &'static str) {

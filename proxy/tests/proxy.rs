@@ -58,13 +58,7 @@ async fn jsonrpc_passthrough_is_byte_for_byte() {
     let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
     let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
     let sent = b"{\"id\":7,  \"method\":\"SendMessage\",\"jsonrpc\":\"2.0\",\"params\":{\"message\":{\"messageId\":\"m\\u00e9\",\"parts\":[]}}}";
-    let r = post(
-        px.addr,
-        "/rpc",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        sent,
-    )
-    .await;
+    let r = post(px.addr, "/rpc", JSON_V10, sent).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body, answer.as_bytes());
     let calls = up.calls();
@@ -81,13 +75,7 @@ async fn jsonrpc_passthrough_is_byte_for_byte() {
         "{{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"message/send\",\"params\":{{\"message\":{{\"kind\":\"message\",\"messageId\":\"m\",\"role\":\"user\",\"parts\":[{{\"kind\":\"text\",\"text\":\"{}\"}}]}}}}}}",
         "x".repeat(100_000)
     );
-    let r = post(
-        px03.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        big.as_bytes(),
-    )
-    .await;
+    let r = post(px03.addr, "/", JSON_HEADER, big.as_bytes()).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body, answer03.as_bytes());
     assert_eq!(up03.calls()[0].body, big.as_bytes());
@@ -542,7 +530,7 @@ async fn untranslatable_calls_get_errors_in_the_clients_shape() {
     let r = post(
         px.addr,
         "/message:stream",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
+        JSON_V10,
         br#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}"#,
     )
     .await;
@@ -1353,13 +1341,7 @@ async fn cross_version_batches_are_refused_in_the_clients_shape() {
     let up = upstream_with_card(CARD_V03, |_| Reply::json(200, "[]")).await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
     let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}]"#;
-    let r = post(
-        px.addr,
-        "/",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        batch,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_V10, batch).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
     assert_eq!(v["error"]["code"], -32600, "{v}");
@@ -1613,13 +1595,7 @@ async fn an_exact_id_survives_a_failed_call() {
     let raw = "123456789012345678901234567890";
     let req =
         format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"tasks/get","params":{{"id":"t1"}}}}"#);
-    let r = post(
-        px.addr,
-        "/rpc",
-        &[("Content-Type", "application/json")],
-        req.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/rpc", JSON_HEADER, req.as_bytes()).await;
     let text = r.text();
     assert!(text.contains(r#""error""#), "{text}");
     assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
@@ -1707,20 +1683,21 @@ async fn an_exact_id_survives_in_a_cut_streams_error_frame() {
 /// the id as the client wrote it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exact_id_survives_a_passed_on_call_that_cannot_connect() {
-    let px = proxy_for(&dead_upstream(), Some(Version::V10), |_| {});
-    let raw = "123456789012345678901234567890";
     let req =
-        format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"GetTask","params":{{"id":"t1"}}}}"#);
-    let r = post(
-        px.addr,
-        "/rpc",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        req.as_bytes(),
-    )
-    .await;
-    let text = r.text();
+        format!(r#"{{"jsonrpc":"2.0","id":{RAW_ID},"method":"GetTask","params":{{"id":"t1"}}}}"#);
+    dead_agent_error_keeps_the_id("/rpc", &req).await;
+}
+
+/// A 30-digit JSON-RPC id, past 64 bits.
+const RAW_ID: &str = "123456789012345678901234567890";
+
+/// `body` (a v1.0 call with id [`RAW_ID`]) posted at `path` to a proxy
+/// whose v1.0 agent is not there: a JSON-RPC error with the id as written.
+async fn dead_agent_error_keeps_the_id(path: &str, body: &str) {
+    let px = proxy_for(&dead_upstream(), Some(Version::V10), |_| {});
+    let text = post(px.addr, path, JSON_V10, body.as_bytes()).await.text();
     assert!(text.contains(r#""error""#), "{text}");
-    assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
+    assert!(text.contains(&format!(r#""id":{RAW_ID}"#)), "{text}");
 }
 
 /// A same-version stream (a call of the proxy's own, sent as it came), its
@@ -1728,21 +1705,10 @@ async fn an_exact_id_survives_a_passed_on_call_that_cannot_connect() {
 /// the id as the client wrote it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exact_id_survives_a_same_version_stream_that_cannot_connect() {
-    let px = proxy_for(&dead_upstream(), Some(Version::V10), |_| {});
-    let raw = "123456789012345678901234567890";
     let body = std::str::from_utf8(V10_STREAM)
         .unwrap()
-        .replace(r#""id":5"#, &format!(r#""id":{raw}"#));
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.as_bytes(),
-    )
-    .await;
-    let text = r.text();
-    assert!(text.contains(r#""error""#), "{text}");
-    assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
+        .replace(r#""id":5"#, &format!(r#""id":{RAW_ID}"#));
+    dead_agent_error_keeps_the_id("/", &body).await;
 }
 
 /// A card refetch that hangs stalls only the call that started it: while a

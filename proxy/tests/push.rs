@@ -21,12 +21,6 @@ use proxy::RunningProxy;
 use serde_json::{json, Value};
 use support::*;
 
-fn data_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("a2a-push-{name}-{}", proxy::push::random_id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
 fn start_proxy(
     upstream: &str,
     dir: &std::path::Path,
@@ -107,14 +101,7 @@ async fn call_v10(px: &RunningProxy, method: &str, params: Value) -> Value {
 }
 
 async fn call_v10_at(addr: std::net::SocketAddr, method: &str, params: Value) -> Value {
-    post(
-        addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        &v10(method, params),
-    )
-    .await
-    .json()
+    post(addr, "/", JSON_V10, &v10(method, params)).await.json()
 }
 
 /// Registers the webhook inline in SendMessage; returns the callback path
@@ -197,7 +184,7 @@ async fn metrics(px: &RunningProxy) -> String {
 async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook(0).await;
-    let dir = data_dir("basic");
+    let dir = fresh_dir("push-basic");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let hook_url = format!("{}/hook?x=1", hook.url());
     let (path, secret) = register(&px, &seen, &hook_url).await;
@@ -213,13 +200,7 @@ async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
     assert_eq!(r.status, 404);
     let r = callback(&px, &path, "wrong", &v03_task("working")).await;
     assert_eq!(r.status, 401);
-    let r = post(
-        px.addr,
-        &path,
-        &[("Content-Type", "application/json")],
-        &v03_task("working"),
-    )
-    .await;
+    let r = post(px.addr, &path, JSON_HEADER, &v03_task("working")).await;
     assert_eq!(r.status, 401);
     let r = callback(&px, &path, &secret, b"{not json").await;
     assert_eq!(r.status, 400);
@@ -306,7 +287,7 @@ async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
 async fn webhook_down_then_back_gets_everything_in_order() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook(4).await;
-    let dir = data_dir("retry");
+    let dir = fresh_dir("push-retry");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     let states = ["submitted", "working", "input-required", "completed"];
@@ -355,7 +336,7 @@ async fn webhook_down_then_back_gets_everything_in_order() {
 async fn retry_limit_makes_a_dead_letter_and_later_items_still_go() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook(2).await;
-    let dir = data_dir("dead");
+    let dir = fresh_dir("push-dead");
     let px = start_proxy(&agent.url(), &dir, |c| c.push.max_attempts = 2);
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     assert_eq!(
@@ -396,7 +377,7 @@ async fn pending_deliveries_survive_a_restart() {
         }
     })
     .await;
-    let dir = data_dir("restart");
+    let dir = fresh_dir("push-restart");
     let slow = |c: &mut Config| {
         c.push.backoff_initial = Duration::from_secs(1);
         c.push.backoff_max = Duration::from_secs(1);
@@ -437,28 +418,6 @@ async fn pending_deliveries_survive_a_restart() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A v1.0 JSON-RPC agent that answers SendMessage with task t9 and keeps
-/// the push config it was given.
-async fn v10_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
-    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        if req["method"] == "SendMessage" {
-            *s.lock().unwrap() =
-                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
-        }
-        let task = json!({"task": {"id": "t9", "contextId": "c9",
-            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
-    })
-    .await;
-    (agent, seen)
-}
-
 /// A v0.3 client registers `hook` inline in message/send through the proxy
 /// at `addr`; returns the callback path and the secret the agent was given.
 async fn register_v03_at(
@@ -470,13 +429,7 @@ async fn register_v03_at(
         "message": {"kind": "message", "messageId": "m1", "role": "user",
             "parts": [{"kind": "text", "text": "hi"}]},
         "configuration": {"pushNotificationConfig": {"url": hook, "token": "v03-tok"}}}});
-    let r = post(
-        addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        send.to_string().as_bytes(),
-    )
-    .await;
+    let r = post(addr, "/", JSON_HEADER, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
     let cfg = agent_seen
         .lock()
@@ -524,10 +477,10 @@ fn artifact_update(id: &str, text: &str) -> Value {
 /// snapshot is stored with the item it produced.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
-    let (agent, seen) = v10_agent().await;
+    let (agent, seen) = pushing_v10_agent().await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
-    let dir = data_dir("snapshot");
+    let dir = fresh_dir("push-snapshot");
     let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
     let mut px = start_proxy(&agent.url(), &dir, v10_agent);
     let (path, secret) = register_v03_at(px.addr, &seen, &hook_url).await;
@@ -615,7 +568,7 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
     .await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/grpc-mid", hook.url());
-    let dir = data_dir("grpcseed");
+    let dir = fresh_dir("push-grpcseed");
     let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
     let mut px = start_proxy(&agent.url(), &dir, v10_agent);
     let grpc =
@@ -691,7 +644,7 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_webhook_targets_are_refused_at_registration() {
     let (agent, seen) = v03_agent().await;
-    let dir = data_dir("ssrf");
+    let dir = fresh_dir("push-ssrf");
     let px = start_proxy(&agent.url(), &dir, |c| c.push.allow_hosts.clear());
     for url in [
         "http://127.0.0.1:9/h",
@@ -710,21 +663,6 @@ async fn private_webhook_targets_are_refused_at_registration() {
     assert!(seen.lock().unwrap().is_none());
     assert!(agent.calls().is_empty(), "the agent was never called");
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// What `hook` got, once a body it got satisfies `done` (or 20 s passed).
-async fn hooks_until(hook: &FakeUpstream, done: impl Fn(&Value) -> bool) -> Vec<Recorded> {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        let got = hook.recorded();
-        let seen = got
-            .iter()
-            .any(|rec| serde_json::from_slice::<Value>(&rec.body).is_ok_and(|b| done(&b)));
-        if seen || Instant::now() > end {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// The real a2a-sdk 0.3 echo agent with push on (`tests/sdk/agent_v03.py
@@ -797,7 +735,7 @@ async fn sdk_behind_proxy(
         .await
         .unwrap();
     let hook = webhook(0).await;
-    let dir = data_dir(name);
+    let dir = fresh_dir(&format!("push-{name}"));
     let version = if v == "v03" {
         Version::V03
     } else {
@@ -815,7 +753,7 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
         .await
         .unwrap();
     let hook = webhook(0).await;
-    let dir = data_dir("sdk");
+    let dir = fresh_dir("push-sdk");
     let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |_| {});
     let hook_url = format!("{}/a2a-hook", hook.url());
     let r = call_v10(
@@ -833,7 +771,7 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{r}");
 
     // The SDK posts its v0.3 Task to the proxy; the webhook gets v1.0.
-    let got = hooks_until(&hook, |b| {
+    let got = recorded_until(&hook, |b| {
         b["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     })
     .await;
@@ -1039,7 +977,7 @@ async fn a_v03_webhook_registered_mid_task_gets_the_whole_task() {
         hook_url.as_str(),
         "{r}"
     );
-    let got = hooks_until(&hook, |b| b["status"]["state"] == "completed").await;
+    let got = recorded_until(&hook, |b| b["status"]["state"] == "completed").await;
     assert!(!got.is_empty(), "no notification reached the webhook");
     for rec in &got {
         let b: Value = serde_json::from_slice(&rec.body).unwrap();
@@ -1064,21 +1002,16 @@ async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
             "parts": [{"kind": "text", "text": "hello push"}]},
         "configuration": {"blocking": true,
             "pushNotificationConfig": {"url": hook_url, "token": "v03-tok"}}}});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        body.to_string().as_bytes(),
-    )
-    .await
-    .json();
+    let r = post(px.addr, "/", JSON_HEADER, body.to_string().as_bytes())
+        .await
+        .json();
     let task_id = r["result"]["id"]
         .as_str()
         .unwrap_or_else(|| panic!("{r}"))
         .to_string();
 
     let completed = |b: &Value| b["status"]["state"] == "completed";
-    let got = hooks_until(&hook, completed).await;
+    let got = recorded_until(&hook, completed).await;
     assert!(!got.is_empty(), "no notification reached the webhook");
     for rec in &got {
         assert_eq!(rec.target, "/v03-hook");
@@ -1109,14 +1042,9 @@ async fn real_sdk_v10_agent_pushes_to_a_v03_webhook_through_the_proxy() {
     // message registered, shown with the subscriber's URL and token.
     let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/pushNotificationConfig/get",
         "params": {"id": task_id}});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        get.to_string().as_bytes(),
-    )
-    .await
-    .json();
+    let r = post(px.addr, "/", JSON_HEADER, get.to_string().as_bytes())
+        .await
+        .json();
     assert_eq!(r["result"]["taskId"], task_id.as_str(), "{r}");
     assert_eq!(
         r["result"]["pushNotificationConfig"]["url"], hook_url,
@@ -1153,7 +1081,7 @@ async fn pg_cluster() -> (pg::Cluster, String) {
 async fn pg_proxy(url: &str, upstream: &str, version: Option<Version>) -> RunningProxy {
     let (url, upstream) = (url.to_string(), upstream.to_string());
     tokio::task::spawn_blocking(move || {
-        start_proxy(&upstream, &data_dir("unused"), |c| {
+        start_proxy(&upstream, &fresh_dir("push-unused"), |c| {
             c.push.backend = PushBackend::Postgres(url);
             if let Some(v) = version {
                 c.upstream_version = UpstreamVersion::Fixed(v);
@@ -1228,7 +1156,7 @@ async fn two_instances_on_one_postgres_fold_one_v03_task() {
         return;
     }
     let (cluster, url) = pg_cluster().await;
-    let (agent, seen) = v10_agent().await;
+    let (agent, seen) = pushing_v10_agent().await;
     let hook = webhook(0).await;
     let a = pg_proxy(&url, &agent.url(), Some(Version::V10)).await;
     let b = pg_proxy(&url, &agent.url(), Some(Version::V10)).await;
@@ -1297,49 +1225,6 @@ async fn try_post(addr: std::net::SocketAddr, path: &str, token: &str, body: &[u
         .ok()
 }
 
-/// The `serve` binary as a child process, killed (SIGKILL) on drop.
-struct Binary(std::process::Child);
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-async fn serve_binary(config: &std::path::Path, addr: std::net::SocketAddr) -> Binary {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-        .arg("serve")
-        .arg("--config")
-        .arg(config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start the proxy binary");
-    let bin = Binary(child);
-    let end = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < end {
-        if let Ok(Ok(mut s)) = tokio::time::timeout(
-            Duration::from_millis(500),
-            tokio::net::TcpStream::connect(addr),
-        )
-        .await
-        {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            let _ = s
-                .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                .await;
-            let mut out = Vec::new();
-            let _ = tokio::time::timeout(Duration::from_secs(2), s.read_to_end(&mut out)).await;
-            if out.starts_with(b"HTTP/1.1 200") {
-                return bin;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the proxy binary did not become healthy on {addr}");
-}
-
 /// kill -9 of the real binary while the agent is still posting callbacks
 /// and the webhook is down: after a restart on the same data directory,
 /// every notification the proxy answered 200 for reaches the webhook (at
@@ -1357,7 +1242,7 @@ async fn kill_9_mid_burst_loses_no_accepted_notification() {
         }
     })
     .await;
-    let dir = data_dir("kill9");
+    let dir = fresh_dir("push-kill9");
     std::fs::create_dir_all(&dir).unwrap();
     let addr = proxy::free_local_addr().unwrap();
     let config = dir.join("proxy.toml");
@@ -1515,7 +1400,7 @@ async fn rest_v10_client_push_config_at_a_v03_agent() {
     let (agent, seen) = v03_rest_push_agent().await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/hook", hook.url());
-    let dir = data_dir("rest10");
+    let dir = fresh_dir("push-rest10");
     let px = start_proxy(&agent.url(), &dir, |_| {});
 
     let created = rest_call(
@@ -1544,11 +1429,7 @@ async fn rest_v10_client_push_config_at_a_v03_agent() {
     assert!(first[0]["config"]["pushNotificationConfig"].is_object());
     assert!(first[1].get("config").is_none(), "{first:?}");
     let agent_cfg = seen.lock().unwrap().clone().expect("agent got a config");
-    let callback_url = agent_cfg["url"].as_str().unwrap().to_string();
-    assert!(
-        callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
-        "agent was given {callback_url}"
-    );
+    let callback_url = proxy_callback(&px, &agent_cfg);
     assert!(agent_cfg.get("authentication").is_none(), "{agent_cfg}");
     let secret = agent_cfg["token"].as_str().unwrap().to_string();
     assert_ne!(secret, "client-tok");
@@ -1813,28 +1694,52 @@ async fn rest_v10_client_push_config_at_the_real_sdk_v03_rest_agent() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The callback URL the agent was given in `cfg`, checked to be the
+/// proxy's own (under `px`'s `/a2a-proxy/push/`).
+fn proxy_callback(px: &RunningProxy, cfg: &Value) -> String {
+    let url = cfg["url"].as_str().unwrap_or_default().to_string();
+    assert!(
+        url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
+        "agent was given {cfg}"
+    );
+    url
+}
+
+/// A v1.0 REST agent answering only `POST {route}`, with `answer` of the
+/// body it got (each body kept, in order, in the list returned); anything
+/// else is 404.
+async fn v10_rest_agent(
+    route: &'static str,
+    answer: impl Fn(&Value) -> Value + Send + Sync + 'static,
+) -> (FakeUpstream, Arc<Mutex<Vec<Value>>>) {
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        if (r.method.as_str(), r.target.as_str()) != ("POST", route) {
+            return Reply::json(404, r#"{"error":"no route"}"#);
+        }
+        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        s.lock().unwrap().push(v.clone());
+        Reply::json(200, &answer(&v).to_string())
+    })
+    .await;
+    (agent, seen)
+}
+
 /// Over HTTP+JSON the other way: a v0.3 client's inline config in
 /// `message:send` reaches a v1.0 REST agent as the proxy's callback; the
 /// agent's v1.0 StreamResponse notification reaches the v0.3 webhook as a
 /// bare v0.3 Task; a bad webhook URL is refused before the agent is called.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rest_v03_client_inline_config_at_a_v10_agent() {
-    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        if (r.method.as_str(), r.target.as_str()) != ("POST", "/message:send") {
-            return Reply::json(404, r#"{"error":"no route"}"#);
-        }
-        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        *s.lock().unwrap() = Some(v["configuration"]["taskPushNotificationConfig"].clone());
-        let task = json!({"task": {"id": "t7", "contextId": "c7",
-            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(200, &task.to_string())
+    let (agent, seen) = v10_rest_agent("/message:send", |_| {
+        json!({"task": {"id": "t7", "contextId": "c7",
+            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}})
     })
     .await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
-    let dir = data_dir("rest03");
+    let dir = fresh_dir("push-rest03");
     let px = start_proxy(&agent.url(), &dir, |c| {
         c.upstream_version = UpstreamVersion::Fixed(Version::V10);
     });
@@ -1870,12 +1775,10 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
     .await;
     assert_eq!(sent.status, 200, "{}", sent.text());
     assert_eq!(sent.json()["task"]["id"], "t7", "{}", sent.text());
-    let cfg = seen.lock().unwrap().clone().expect("agent got a config");
-    let callback_url = cfg["url"].as_str().unwrap_or_default().to_string();
-    assert!(
-        callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
-        "agent was given {cfg}"
-    );
+    let cfg = seen.lock().unwrap().last().expect("agent got a config")["configuration"]
+        ["taskPushNotificationConfig"]
+        .clone();
+    let callback_url = proxy_callback(&px, &cfg);
     let secret = cfg["token"].as_str().unwrap().to_string();
     assert_ne!(secret, "v03-tok");
 
@@ -1918,20 +1821,10 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
 /// the form carries; forms that contradict the path are refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rest_v03_client_push_config_body_forms_at_a_v10_agent() {
-    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        if (r.method.as_str(), r.target.as_str()) != ("POST", "/tasks/t1/pushNotificationConfigs") {
-            return Reply::json(404, r#"{"error":"no route"}"#);
-        }
-        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        s.lock().unwrap().push(v.clone());
-        Reply::json(200, &v.to_string())
-    })
-    .await;
+    let (agent, seen) = v10_rest_agent("/tasks/t1/pushNotificationConfigs", Value::clone).await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/forms", hook.url());
-    let dir = data_dir("forms");
+    let dir = fresh_dir("push-forms");
     let px = start_proxy(&agent.url(), &dir, |c| {
         c.upstream_version = UpstreamVersion::Fixed(Version::V10);
     });
@@ -2042,7 +1935,7 @@ async fn same_version_configs_are_intercepted_only_when_configured() {
         let (agent, seen) = v03_agent().await;
         let hook = webhook(0).await;
         let hook_url = format!("{}/same", hook.url());
-        let dir = data_dir("same");
+        let dir = fresh_dir("push-same");
         let px = start_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = intercept;
         });
@@ -2060,11 +1953,7 @@ async fn same_version_configs_are_intercepted_only_when_configured() {
             assert_eq!(cfg["url"], json!(hook_url));
             continue;
         }
-        let callback_url = cfg["url"].as_str().unwrap().to_string();
-        assert!(
-            callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
-            "agent was given {cfg}"
-        );
+        let callback_url = proxy_callback(&px, &cfg);
         assert!(cfg.get("authentication").is_none(), "{cfg}");
         let get = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/pushNotificationConfig/get",
             "params": {"id": "t1", "pushNotificationConfigId": "cfg-1"}});
@@ -2099,7 +1988,7 @@ async fn same_version_rest_configs_are_intercepted_only_when_configured() {
         let (agent, seen) = v03_rest_push_agent().await;
         let hook = webhook(0).await;
         let hook_url = format!("{}/same-rest", hook.url());
-        let dir = data_dir("same-rest");
+        let dir = fresh_dir("push-same-rest");
         let px = start_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = intercept;
         });
@@ -2128,11 +2017,7 @@ async fn same_version_rest_configs_are_intercepted_only_when_configured() {
             let _ = std::fs::remove_dir_all(&dir);
             continue;
         }
-        let callback_url = cfg["url"].as_str().unwrap().to_string();
-        assert!(
-            callback_url.starts_with(&format!("{}/a2a-proxy/push/", px.url())),
-            "agent was given {cfg}"
-        );
+        let callback_url = proxy_callback(&px, &cfg);
         assert!(cfg.get("authentication").is_none(), "{cfg}");
         for answer in [
             created.json(),
@@ -2188,7 +2073,7 @@ async fn same_version_rest_inline_configs_are_intercepted() {
         let agent = FakeUpstream::start(move |_| Reply::json(200, &reply)).await;
         let hook = webhook(0).await;
         let hook_url = format!("{}/inline", hook.url());
-        let dir = data_dir("same-inline");
+        let dir = fresh_dir("push-same-inline");
         let px = start_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = true;
             c.upstream_version = UpstreamVersion::Fixed(v);
@@ -2263,7 +2148,7 @@ async fn deliveries_reuse_webhook_connections_and_survive_their_close() {
         }
     });
     let (agent, seen) = v03_agent().await;
-    let dir = data_dir("keepalive");
+    let dir = fresh_dir("push-keepalive");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("http://{hook_addr}/h")).await;
     const N: u64 = 6;
@@ -2327,7 +2212,7 @@ async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
         }
     })
     .await;
-    let dir = data_dir("stream");
+    let dir = fresh_dir("push-stream");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let hook = "http://127.0.0.1:9/stream-hook";
     let body = v10(
@@ -2335,13 +2220,7 @@ async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
         json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
             "configuration": {"taskPushNotificationConfig": {"url": hook, "token": "s-tok"}}}),
     );
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        &body,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_V10, &body).await;
     assert_eq!(r.status, 200);
     assert!(r.text().contains("TASK_STATE_COMPLETED"), "{}", r.text());
     let cfg = seen.lock().unwrap().clone().expect("agent got a config");
@@ -2380,7 +2259,7 @@ async fn list_tasks_survives_a_restart() {
         )
     })
     .await;
-    let dir = data_dir("tasks");
+    let dir = fresh_dir("push-tasks");
     let mut px = start_proxy(&agent.url(), &dir, |_| {});
     let r = call_v10(
         &px,
@@ -2542,7 +2421,7 @@ async fn live_instances_post_a_long_backlog_once_each(instances: usize) {
     let hook = SlowHook::start(Duration::from_millis(250)).await;
     let start = |url: String, upstream: String| {
         tokio::task::spawn_blocking(move || {
-            start_proxy(&upstream, &data_dir("unused"), |c| {
+            start_proxy(&upstream, &fresh_dir("push-unused"), |c| {
                 c.push.backend = PushBackend::Postgres(url);
                 c.push.lease = Duration::from_millis(2000);
             })
@@ -2604,7 +2483,7 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
     assert!(url.starts_with("host="), "a libpq string: {url}");
     let (agent, seen) = v03_agent().await;
     let hook = SlowHook::start(Duration::from_millis(200)).await;
-    let dir = data_dir("pg-kill9");
+    let dir = fresh_dir("push-pg-kill9");
     std::fs::create_dir_all(&dir).unwrap();
     let config = |name: &str, addr: std::net::SocketAddr| {
         let f = dir.join(name);
@@ -2693,7 +2572,7 @@ async fn the_agents_trace_context_reaches_the_webhook() {
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let (agent, seen) = v03_agent().await;
     let hook = webhook(0).await;
-    let dir = data_dir("trace");
+    let dir = fresh_dir("push-trace");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     let pushes: [&[(&str, &str)]; 3] = [
@@ -2759,7 +2638,7 @@ async fn rest_inline_config_in_a_stream_learns_its_task_from_the_first_event() {
         _ => Reply::json(404, r#"{"error":"no route"}"#),
     })
     .await;
-    let dir = data_dir("reststream");
+    let dir = fresh_dir("push-reststream");
     let px = start_proxy(&agent.url(), &dir, |_| {});
     let hook = "http://127.0.0.1:9/rest-stream-hook";
     let body = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},

@@ -339,9 +339,7 @@ async fn fake_v03_agent() -> FakeUpstream {
 }
 
 fn fake_proxy(up: &FakeUpstream, tune: impl FnOnce(&mut Config)) -> proxy::RunningProxy {
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(proxy::version::Version::V03);
+    let mut config = config_for(&up.url(), proxy::version::Version::V03);
     config.push.enabled = false;
     tune(&mut config);
     proxy::start(config).unwrap()

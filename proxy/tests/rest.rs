@@ -15,11 +15,7 @@ use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
 fn proxy_for(upstream: &str, version: Version) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    proxy::start(config).unwrap()
+    proxy::start(config_for(upstream, version)).unwrap()
 }
 
 struct Case {
@@ -45,8 +41,8 @@ async fn run(upstream: Version, c: Case) {
     let px = proxy_for(&up.url(), upstream);
     let headers: &[(&str, &str)] = match upstream {
         // The client speaks the other version.
-        Version::V03 => &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        Version::V10 => &[("Content-Type", "application/json")],
+        Version::V03 => JSON_V10,
+        Version::V10 => JSON_HEADER,
     };
     let r = send(
         px.addr,

@@ -9,7 +9,6 @@
 
 mod support;
 
-use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
 use serde_json::{json, Value};
 use support::*;
@@ -42,10 +41,8 @@ async fn setup() -> (FakeUpstream, proxy::RunningProxy) {
         Reply::json(200, &out.to_string())
     })
     .await;
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    (up, proxy::start(config).unwrap())
+    let px = proxy::start(config_for(&up.url(), Version::V10)).unwrap();
+    (up, px)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -67,13 +64,7 @@ async fn v03_send_without_blocking_returns_at_once_on_rest_and_blocks_on_jsonrpc
             None => format!(r#"{{"message":{MESSAGE_V03}}}"#),
             Some(c) => format!(r#"{{"message":{MESSAGE_V03},"configuration":{c}}}"#),
         };
-        let r = post(
-            px.addr,
-            "/v1/message:send",
-            &[("Content-Type", "application/json")],
-            body.as_bytes(),
-        )
-        .await;
+        let r = post(px.addr, "/v1/message:send", JSON_HEADER, body.as_bytes()).await;
         assert_eq!(r.status, 200, "{configuration:?}: {}", r.text());
         assert_eq!(
             r.json(),
@@ -96,13 +87,7 @@ async fn v03_send_without_blocking_returns_at_once_on_rest_and_blocks_on_jsonrpc
 
     // The same send on JSON-RPC: an absent `blocking` blocks there.
     let body = r#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        body.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, body.as_bytes()).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
     assert_eq!(v["result"]["status"]["state"], "completed", "{v}");

@@ -97,15 +97,7 @@ async fn a_client_trusting_the_ca_gets_the_card_and_jsonrpc_over_tls() {
     let url = card["supportedInterfaces"][0]["url"].as_str().unwrap_or("");
     // The card points clients at the proxy, over https.
     assert!(url.starts_with(&format!("https://{}", px.addr)), "{card}");
-    let (status, body) = h1
-        .call(
-            "POST",
-            "/",
-            &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-            GET_TASK_V10,
-        )
-        .await
-        .unwrap();
+    let (status, body) = h1.call("POST", "/", JSON_V10, GET_TASK_V10).await.unwrap();
     assert_eq!(status, 200);
     assert!(
         is_completed_v10(&body),
@@ -177,14 +169,9 @@ async fn plain_http_on_the_tls_port_is_refused_cleanly() {
     let px = tls_proxy(&up, &leaf.cert_file, &leaf.key_file);
 
     let mut sock = TcpStream::connect(px.addr).await.unwrap();
-    sock.write_all(&request(
-        "POST",
-        "/",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        GET_TASK_V10,
-    ))
-    .await
-    .unwrap();
+    sock.write_all(&request("POST", "/", JSON_V10, GET_TASK_V10))
+        .await
+        .unwrap();
     let got = read_to_close(&mut sock).await.expect("closed");
     let text = String::from_utf8_lossy(&got);
     assert!(text.starts_with("HTTP/1.1 400 "), "{text}");
@@ -351,12 +338,7 @@ async fn sighup_reloads_the_certificate_and_keeps_open_connections() {
     assert!(presents_on(grpc, b"h2", &ca.der(), &second.der).await);
     // The connection opened before still works.
     let (status, body) = before
-        .call(
-            "POST",
-            "/",
-            &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-            GET_TASK_V10,
-        )
+        .call("POST", "/", JSON_V10, GET_TASK_V10)
         .await
         .unwrap();
     assert_eq!(status, 200);

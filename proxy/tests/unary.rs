@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use proxy::config::{Config, UpstreamVersion};
+use proxy::config::Config;
 use proxy::version::Version;
 use proxy::RunningProxy;
 use serde_json::Value;
@@ -24,10 +24,7 @@ const V03_TASK: &str = r#"{"jsonrpc":"2.0","id":"a","result":{"kind":"task","id"
 const V10_TASK: &str = r#"{"jsonrpc":"2.0","id":7,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
 
 fn proxy_for(upstream: &str, version: Version, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
+    let mut config = config_for(upstream, version);
     tweak(&mut config);
     proxy::start(config).unwrap()
 }

@@ -138,10 +138,7 @@ async fn serve(
 }
 
 fn proxy_for(upstream: &str, version: Version, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
+    let mut config = config_for(upstream, version);
     config.limits.connect_timeout = Duration::from_millis(500);
     tweak(&mut config);
     proxy::start(config).unwrap()
@@ -382,13 +379,7 @@ async fn a_streaming_send_with_no_answer_in_time_is_not_sent_again_and_its_outco
 async fn a_subscribe_lost_after_the_write_is_asked_once_more() {
     let agent = Agent::start(vec![Act::Close], false).await;
     let px = proxy_for(&agent.url(), Version::V10, |_| {});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        RESUBSCRIBE,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, RESUBSCRIBE).await;
     assert_eq!(agent.received(), 2, "{}", r.text());
     assert!(r.text().contains("upstream_unavailable"), "{}", r.text());
     // A streaming send lost after the write is not.
@@ -440,13 +431,7 @@ async fn the_card_fetch_and_a_translated_call_share_one_keep_alive_connection() 
     let r = get(px.addr, "/.well-known/agent-card.json", &[]).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let get_v03 = br#"{"jsonrpc":"2.0","id":"g","method":"tasks/get","params":{"id":"t1"}}"#;
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        get_v03,
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, get_v03).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(
         r.json()["result"]["status"]["state"],
@@ -466,25 +451,18 @@ async fn the_card_fetch_and_a_translated_call_share_one_keep_alive_connection() 
 /// A proxy with a gRPC listener in front of the scripted agent (a v0.3
 /// JSON-RPC agent without a card: its `upstream.url` is the interface).
 fn grpc_proxy_for(agent: &Agent) -> support::grpc_agent::GrpcFront {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &agent.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(&agent.url(), Version::V03);
     config.limits.connect_timeout = Duration::from_millis(500);
     support::grpc_agent::GrpcFront::start(config)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_grpc_bridge_follows_the_same_rule() {
-    use proto::v10 as p10;
     // A bridged SendMessage whose connection ends after the request was
     // written: not sent again, its outcome unknown.
     let agent = Agent::start(vec![Act::Close, Act::Answer(200, V03_TASK)], false).await;
     let px = grpc_proxy_for(&agent);
-    let send = p10::SendMessageRequest {
-        message: Some(support::grpc::v10_msg("m1", "hi")),
-        ..Default::default()
-    };
+    let send = grpc::v10_send_request("hi");
     let s = px.v10().await.send_message(send).await.unwrap_err();
     assert_eq!(agent.received(), 1, "{s:?}");
     assert_eq!(s.code(), tonic::Code::Unknown, "{s:?}");
@@ -497,10 +475,7 @@ async fn the_grpc_bridge_follows_the_same_rule() {
     // A bridged GetTask lost the same way is asked once more, and answered.
     let agent = Agent::start(vec![Act::Close, Act::Answer(200, V03_TASK)], false).await;
     let px = grpc_proxy_for(&agent);
-    let get = p10::GetTaskRequest {
-        id: "t1".into(),
-        ..Default::default()
-    };
+    let get = grpc::v10_get_task("t1");
     let task = px.v10().await.get_task(get).await.unwrap().into_inner();
     assert_eq!(task.id, "t1");
     assert_eq!(agent.received(), 2);

@@ -76,7 +76,7 @@ async fn webhook() -> (std::net::SocketAddr, Arc<AtomicUsize>, Arc<AtomicUsize>)
 async fn a_webhook_answer_after_100_continue_is_the_final_one_and_its_connection_kept() {
     let (agent, seen) = v03_agent().await;
     let (hook, accepted, posts) = webhook().await;
-    let dir = std::env::temp_dir().join(format!("a2a-webhook-{}", proxy::push::random_id()));
+    let dir = fresh_dir("webhook");
     let addr = proxy::free_local_addr().unwrap();
     let mut config = Config::new(addr, &agent.url()).unwrap();
     config.threads = 1;
@@ -90,13 +90,7 @@ async fn a_webhook_answer_after_100_continue_is_the_final_one_and_its_connection
     let send = json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {
         "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
         "configuration": {"taskPushNotificationConfig": {"url": format!("http://{hook}/h"), "token": "tok"}}}});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        send.to_string().as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_V10, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["task"]["id"], "t1", "{}", r.text());
     let cfg = seen.lock().unwrap().clone().expect("a push config");
     let url = cfg["url"].as_str().unwrap();

@@ -144,6 +144,37 @@ pub fn start_agent_with(python: &Path, script: &Path, args: &[&str], limit: Dura
     }
 }
 
+/// The SDK agent `tests/sdk/{stem}_{version}.py` ("v03" / "v10") under
+/// its version's venv, started with `args` as [`start_agent_with`].
+pub fn start_sdk_agent(stem: &str, version: &str, args: &[&str], limit: Duration) -> Agent {
+    start_agent_with(
+        &crate::sdk::python(version),
+        &crate::sdk::sdk_script(&format!("{stem}_{version}.py")),
+        args,
+        limit,
+    )
+}
+
+/// Every step of the SDK client scenario (`tests/sdk/client_v*.py`), in
+/// order: the first ten are its calls that succeed, the last four its
+/// calls of finished or missing tasks.
+pub const CLIENT_STEPS: [&str; 14] = [
+    "card",
+    "send",
+    "stream",
+    "get",
+    "cancel",
+    "resubscribe",
+    "follow_up",
+    "parts",
+    "big",
+    "big_stream",
+    "get_no_history",
+    "resubscribe_done",
+    "get_missing",
+    "cancel_done",
+];
+
 /// What an SDK client script printed.
 #[derive(Debug)]
 pub struct ClientRun {
@@ -198,4 +229,60 @@ pub fn run_client_with(
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .collect();
     ClientRun { status, steps, raw }
+}
+
+/// One run of an SDK card client (`tests/sdk/card_client_{version}.py`):
+/// the card it read and its one message sent to an echo agent.
+pub struct CardRun {
+    pub card: Value,
+    pub send: Value,
+    /// The card's interfaces (as the client lists them).
+    pub interfaces: Vec<Value>,
+    pub run: ClientRun,
+}
+
+/// Runs the card client of `version` ("v03" / "v10") at `base`.
+pub fn run_card_client(version: &str, base: &str, limit: Duration) -> CardRun {
+    let run = run_client(
+        &crate::sdk::python(version),
+        &crate::sdk::sdk_script(&format!("card_client_{version}.py")),
+        base,
+        limit,
+    );
+    let card = run.step("card").cloned().unwrap_or(Value::Null);
+    let send = run.step("send").cloned().unwrap_or(Value::Null);
+    let interfaces = card["interfaces"].as_array().cloned().unwrap_or_default();
+    CardRun {
+        card,
+        send,
+        interfaces,
+        run,
+    }
+}
+
+impl CardRun {
+    /// Whether the send got the echo agent's answer, its task completed
+    /// (a2a-sdk 1.x: over its plain JSON-RPC transport, not the v0.3
+    /// fallback).
+    pub fn echoed(&self, version: &str) -> bool {
+        let s = &self.send;
+        let done = if version == "v03" {
+            s["state"] == "completed"
+        } else {
+            s["transport"] == "JsonRpcTransport" && s["state"] == "TASK_STATE_COMPLETED"
+        };
+        s["ok"] == true && done && s["artifact_texts"] == serde_json::json!(["echo: hello"])
+    }
+
+    /// Whether the card lists a 1.0 JSON-RPC interface whose URL passes
+    /// `url_ok`.
+    pub fn has_v10_jsonrpc(&self, url_ok: impl Fn(&str) -> bool) -> bool {
+        self.interfaces.iter().any(|i| {
+            i["binding"] == "JSONRPC"
+                && i["protocol_version"]
+                    .as_str()
+                    .is_some_and(|v| v.starts_with("1.0"))
+                && i["url"].as_str().is_some_and(&url_ok)
+        })
+    }
 }

@@ -41,6 +41,21 @@ pub fn python_v03() -> PathBuf {
     repo_root().join(".venv-v03/bin/python")
 }
 
+/// The Python interpreter of the a2a-sdk venv of `version`: "v03" for
+/// 0.3.x, any other for 1.x.
+pub fn python(version: &str) -> PathBuf {
+    if version == "v03" {
+        python_v03()
+    } else {
+        python_v10()
+    }
+}
+
+/// The SDK peer script `tests/sdk/{file}`.
+pub fn sdk_script(file: &str) -> PathBuf {
+    repo_root().join("tests/sdk").join(file)
+}
+
 /// One request to the SDK translation oracle (`tests/sdk/oracle.py`).
 #[derive(Debug, Clone)]
 pub struct OracleRequest {

@@ -9,10 +9,12 @@
 
 use std::time::Duration;
 
-use e2e::peer::{run_client, run_client_with, start_agent, start_agent_with};
-use e2e::sdk::{python_v03, python_v10, repo_root};
-use proxy::config::{Config, RawConfig};
+use e2e::peer::{run_card_client, run_client_with, start_sdk_agent};
+use e2e::sdk::{python_v03, python_v10, repo_root, sdk_script};
 use serde_json::{json, Value};
+use support::{metrics_of, proxy_with_tables};
+
+mod support;
 
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(60);
@@ -27,97 +29,52 @@ fn check_agent_at(base: &str, name: &str) -> Vec<String> {
     };
 
     // a2a-sdk 0.3: the card's v0.3 members, then one call.
-    let run = run_client(
-        &python_v03(),
-        &repo_root().join("tests/sdk/card_client_v03.py"),
-        base,
-        CLIENT_RUN,
-    );
-    let card = run.step("card").cloned().unwrap_or(Value::Null);
-    let send = run.step("send").cloned().unwrap_or(Value::Null);
-    let ifaces = card["interfaces"].as_array().cloned().unwrap_or_default();
-    if card["name"] != name
-        || !under_base(&card["url"])
-        || ifaces.iter().any(|i| !under_base(&i["url"]))
+    let r = run_card_client("v03", base, CLIENT_RUN);
+    if r.card["name"] != name
+        || !under_base(&r.card["url"])
+        || r.interfaces.iter().any(|i| !under_base(&i["url"]))
     {
-        failed.push(format!("v0.3 client at {base}: card {card}\n{}", run.raw));
+        failed.push(format!(
+            "v0.3 client at {base}: card {}\n{}",
+            r.card, r.run.raw
+        ));
     }
-    if send["ok"] != true
-        || send["state"] != "completed"
-        || send["artifact_texts"] != json!(["echo: hello"])
-    {
-        failed.push(format!("v0.3 client at {base}: send {send}\n{}", run.raw));
+    if !r.echoed("v03") {
+        failed.push(format!(
+            "v0.3 client at {base}: send {}\n{}",
+            r.send, r.run.raw
+        ));
     }
 
     // a2a-sdk 1.x: a 1.0 JSON-RPC interface at this agent's base, used.
-    let run = run_client(
-        &python_v10(),
-        &repo_root().join("tests/sdk/card_client_v10.py"),
-        base,
-        CLIENT_RUN,
-    );
-    let card = run.step("card").cloned().unwrap_or(Value::Null);
-    let send = run.step("send").cloned().unwrap_or(Value::Null);
-    let ifaces = card["interfaces"].as_array().cloned().unwrap_or_default();
-    let has_v10 = ifaces.iter().any(|i| {
-        i["binding"] == "JSONRPC"
-            && i["protocol_version"]
-                .as_str()
-                .is_some_and(|v| v.starts_with("1.0"))
-    });
-    if card["name"] != name || !has_v10 || ifaces.iter().any(|i| !under_base(&i["url"])) {
-        failed.push(format!("v1.x client at {base}: card {card}\n{}", run.raw));
-    }
-    if send["ok"] != true
-        || send["transport"] != "JsonRpcTransport"
-        || send["state"] != "TASK_STATE_COMPLETED"
-        || send["artifact_texts"] != json!(["echo: hello"])
+    let r = run_card_client("v10", base, CLIENT_RUN);
+    if r.card["name"] != name
+        || !r.has_v10_jsonrpc(|_| true)
+        || r.interfaces.iter().any(|i| !under_base(&i["url"]))
     {
-        failed.push(format!("v1.x client at {base}: send {send}\n{}", run.raw));
+        failed.push(format!(
+            "v1.x client at {base}: card {}\n{}",
+            r.card, r.run.raw
+        ));
+    }
+    if !r.echoed("v10") {
+        failed.push(format!(
+            "v1.x client at {base}: send {}\n{}",
+            r.send, r.run.raw
+        ));
     }
     failed
-}
-
-/// The proxy's `/metrics` text (read within 10 s).
-fn metrics_of(addr: std::net::SocketAddr) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .expect("write");
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out
 }
 
 /// The agent of version `by_prefix` ("v03" / "v10") at `/p`, the other at
 /// host `localhost`, both versions read from their cards.
 fn two_sdk_agents(by_prefix: &str) {
     let by_host = if by_prefix == "v03" { "v10" } else { "v03" };
-    let python = |v: &str| {
-        if v == "v03" {
-            python_v03()
-        } else {
-            python_v10()
-        }
-    };
-    let start = |v: &str| {
-        start_agent(
-            &python(v),
-            &repo_root().join(format!("tests/sdk/agent_{v}.py")),
-            AGENT_START,
-        )
-    };
+    let start = |v: &str| start_sdk_agent("agent", v, &[], AGENT_START);
     let (prefixed, hosted) = (start(by_prefix), start(by_host));
     let addr = proxy::free_local_addr().expect("port");
-    let toml = format!(
-        r#"listen = "{addr}"
-threads = 1
-[push]
-enabled = false
-[limits]
-read_timeout_ms = 20000
-[[agents]]
+    let tables = format!(
+        r#"[[agents]]
 name = "prefixed"
 prefix = "/p"
 [agents.upstream]
@@ -131,9 +88,7 @@ url = "{}"
         prefixed.url(),
         hosted.url()
     );
-    let config =
-        Config::resolve(RawConfig::from_toml(&toml, "agents.toml").expect("toml")).expect("config");
-    let px = proxy::start(config).expect("proxy");
+    let px = proxy_with_tables(addr, &tables);
     let mut failed = check_agent_at(&format!("http://{addr}/p"), &format!("echo-{by_prefix}"));
     failed.extend(check_agent_at(
         &format!("http://localhost:{}", addr.port()),
@@ -188,29 +143,11 @@ fn whole_sdk_scenarios_with_interfaces_under_paths_by_prefix_and_by_host() {
 /// The agents of `tests/sdk/{script}_v*.py` (started with `args`): the
 /// v0.3 one by prefix, the v1.0 one by host; every client run checked.
 fn whole_sdk_scenarios(script: &str, args: &[&str]) {
-    let start = |v: &str| {
-        let python = if v == "v03" {
-            python_v03()
-        } else {
-            python_v10()
-        };
-        start_agent_with(
-            &python,
-            &repo_root().join(format!("tests/sdk/{script}_{v}.py")),
-            args,
-            AGENT_START,
-        )
-    };
+    let start = |v: &str| start_sdk_agent(script, v, args, AGENT_START);
     let (v03, v10) = (start("v03"), start("v10"));
     let addr = proxy::free_local_addr().expect("port");
-    let toml = format!(
-        r#"listen = "{addr}"
-threads = 1
-[push]
-enabled = false
-[limits]
-read_timeout_ms = 20000
-[[agents]]
+    let tables = format!(
+        r#"[[agents]]
 name = "p"
 prefix = "/agents/p"
 [agents.upstream]
@@ -226,9 +163,7 @@ version = "1.0"
         v03.url(),
         v10.url()
     );
-    let config =
-        Config::resolve(RawConfig::from_toml(&toml, "agents.toml").expect("toml")).expect("config");
-    let px = proxy::start(config).expect("proxy");
+    let px = proxy_with_tables(addr, &tables);
     let mut failed = Vec::new();
     let bases = [
         format!("http://{addr}/agents/p"),
@@ -239,7 +174,7 @@ version = "1.0"
             for (client, python) in [("v03", python_v03()), ("v10", python_v10())] {
                 let run = run_client_with(
                     &python,
-                    &repo_root().join(format!("tests/sdk/client_{client}.py")),
+                    &sdk_script(&format!("client_{client}.py")),
                     base,
                     &[("A2A_BINDING", binding)],
                     Duration::from_secs(90),
@@ -284,29 +219,15 @@ version = "1.0"
 #[test]
 fn sdk_grpc_clients_reach_two_agents_behind_one_grpc_listener_by_authority() {
     let (v03, v10) = (
-        start_agent(
-            &python_v03(),
-            &repo_root().join("tests/sdk/agent_v03.py"),
-            AGENT_START,
-        ),
-        start_agent(
-            &python_v10(),
-            &repo_root().join("tests/sdk/agent_v10.py"),
-            AGENT_START,
-        ),
+        start_sdk_agent("agent", "v03", &[], AGENT_START),
+        start_sdk_agent("agent", "v10", &[], AGENT_START),
     );
     let python_grpc = repo_root().join(".venv-grpc/bin/python");
     let addr = proxy::free_local_addr().expect("port");
     let g = proxy::free_local_addr().expect("port");
-    let toml = format!(
-        r#"listen = "{addr}"
-threads = 1
-[grpc]
+    let tables = format!(
+        r#"[grpc]
 listen = "{g}"
-[push]
-enabled = false
-[limits]
-read_timeout_ms = 20000
 [[agents]]
 name = "old"
 hosts = ["old.example"]
@@ -321,15 +242,13 @@ url = "{}"
         v03.url(),
         v10.url()
     );
-    let config =
-        Config::resolve(RawConfig::from_toml(&toml, "agents.toml").expect("toml")).expect("config");
-    let px = proxy::start(config).expect("proxy");
+    let px = proxy_with_tables(addr, &tables);
     let grpc = proxy::grpc::GrpcServer::start_all(&px.apps).expect("gRPC listener");
     assert_eq!(grpc.len(), 1, "one shared gRPC listener");
     let run = |authority: &str| {
         run_client_with(
             &python_grpc,
-            &repo_root().join("tests/sdk/grpc_authority_client.py"),
+            &sdk_script("grpc_authority_client.py"),
             &g.to_string(),
             &[("A2A_AUTHORITY", authority)],
             CLIENT_RUN,

@@ -10,10 +10,10 @@
 
 use std::time::Duration;
 
-use e2e::peer::{run_client, start_agent};
-use e2e::sdk::{python_v03, python_v10, repo_root};
-use proxy::config::{Config, UpstreamVersion};
-use serde_json::Value;
+use e2e::peer::{run_card_client, start_sdk_agent};
+use support::auto_proxy;
+
+mod support;
 
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(60);
@@ -21,33 +21,14 @@ const CLIENT_RUN: Duration = Duration::from_secs(60);
 /// Runs both SDK clients against the agent `agent` ("v03" / "v10")
 /// behind the proxy; panics listing every failed check.
 fn clients_read_the_headerless_card(agent: &str) {
-    let python = match agent {
-        "v03" => python_v03(),
-        _ => python_v10(),
-    };
-    let up = start_agent(
-        &python,
-        &repo_root().join(format!("tests/sdk/agent_{agent}.py")),
-        AGENT_START,
-    );
-    let mut config =
-        Config::new(proxy::free_local_addr().expect("port"), &up.url()).expect("config");
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Auto;
-    config.limits.read_timeout = Duration::from_secs(20);
-    let px = proxy::start(config).expect("proxy");
+    let up = start_sdk_agent("agent", agent, &[], AGENT_START);
+    let px = auto_proxy(&up.url());
     let base = px.url();
     let mut failed = Vec::new();
 
     // a2a-sdk 0.3: the v0.3 members, pointing at the proxy; the call works.
-    let run = run_client(
-        &python_v03(),
-        &repo_root().join("tests/sdk/card_client_v03.py"),
-        &base,
-        CLIENT_RUN,
-    );
-    let card = run.step("card").cloned().unwrap_or(Value::Null);
-    let send = run.step("send").cloned().unwrap_or(Value::Null);
+    let r = run_card_client("v03", &base, CLIENT_RUN);
+    let card = &r.card;
     if !card["url"].as_str().is_some_and(|u| u.starts_with(&base))
         || card["preferred_transport"] != "JSONRPC"
         || !card["protocol_version"]
@@ -56,34 +37,17 @@ fn clients_read_the_headerless_card(agent: &str) {
     {
         failed.push(format!("v0.3 client: card {card}"));
     }
-    if send["ok"] != true
-        || send["state"] != "completed"
-        || send["artifact_texts"] != serde_json::json!(["echo: hello"])
-    {
-        failed.push(format!("v0.3 client: send {send}\n{}", run.raw));
+    if !r.echoed("v03") {
+        failed.push(format!("v0.3 client: send {}\n{}", r.send, r.run.raw));
     }
 
     // a2a-sdk 1.x: a 1.0 JSON-RPC interface at the proxy, chosen and used.
-    let run = run_client(
-        &python_v10(),
-        &repo_root().join("tests/sdk/card_client_v10.py"),
-        &base,
-        CLIENT_RUN,
-    );
-    let card = run.step("card").cloned().unwrap_or(Value::Null);
-    let send = run.step("send").cloned().unwrap_or(Value::Null);
-    let ifaces = card["interfaces"].as_array().cloned().unwrap_or_default();
-    let has_v10 = ifaces.iter().any(|i| {
-        i["binding"] == "JSONRPC"
-            && i["protocol_version"]
-                .as_str()
-                .is_some_and(|v| v.starts_with("1.0"))
-            && i["url"].as_str().is_some_and(|u| u.starts_with(&base))
-    });
-    if !has_v10 {
+    let r = run_card_client("v10", &base, CLIENT_RUN);
+    let card = &r.card;
+    if !r.has_v10_jsonrpc(|u| u.starts_with(&base)) {
         failed.push(format!("v1.x client: no 1.0 JSON-RPC interface in {card}"));
     }
-    if ifaces
+    if r.interfaces
         .iter()
         .any(|i| !i["url"].as_str().is_some_and(|u| u.starts_with(&base)))
     {
@@ -91,12 +55,8 @@ fn clients_read_the_headerless_card(agent: &str) {
             "v1.x client: an interface not the proxy's in {card}"
         ));
     }
-    if send["ok"] != true
-        || send["transport"] != "JsonRpcTransport"
-        || send["state"] != "TASK_STATE_COMPLETED"
-        || send["artifact_texts"] != serde_json::json!(["echo: hello"])
-    {
-        failed.push(format!("v1.x client: send {send}\n{}", run.raw));
+    if !r.echoed("v10") {
+        failed.push(format!("v1.x client: send {}\n{}", r.send, r.run.raw));
     }
     assert!(failed.is_empty(), "{agent} agent:\n{}", failed.join("\n"));
 }

@@ -10,27 +10,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use e2e::peer::{run_client_with, start_agent_with};
-use e2e::sdk::{python_v03, python_v10, repo_root};
+use e2e::peer::{run_client_with, start_sdk_agent, CLIENT_STEPS};
+use e2e::sdk::{python, sdk_script};
 use proxy::config::{Config, RawConfig, RawPush, RawUpstream};
 use serde_json::Value;
 
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(90);
-
-/// Every step a client run must have passed.
-const STEPS: [&str; 10] = [
-    "card",
-    "send",
-    "stream",
-    "get",
-    "cancel",
-    "resubscribe",
-    "follow_up",
-    "parts",
-    "big",
-    "big_stream",
-];
 
 /// A CA and a server certificate for 127.0.0.1 it signed, as PEM files.
 struct Pki {
@@ -70,9 +56,9 @@ impl Drop for Pki {
 
 fn run(client: &str) {
     let pki = Pki::new();
-    let agent = start_agent_with(
-        &python_v03(),
-        &repo_root().join("tests/sdk/agent_v03.py"),
+    let agent = start_sdk_agent(
+        "agent",
+        "v03",
         &[
             "--tls-cert",
             &pki.file("server.pem"),
@@ -98,20 +84,16 @@ fn run(client: &str) {
     let mut config = Config::resolve(raw).expect("config");
     config.limits.read_timeout = Duration::from_secs(20);
     let px = proxy::start(config).expect("proxy");
-    let python = if client == "v03" {
-        python_v03()
-    } else {
-        python_v10()
-    };
     let run = run_client_with(
-        &python,
-        &repo_root().join(format!("tests/sdk/client_{client}.py")),
+        &python(client),
+        &sdk_script(&format!("client_{client}.py")),
         &px.url(),
         &[],
         CLIENT_RUN,
     );
     let mut failed = Vec::new();
-    for name in STEPS {
+    // The calls that succeed.
+    for name in &CLIENT_STEPS[..10] {
         let s = run.step(name).cloned().unwrap_or(Value::Null);
         if s["ok"] != true {
             failed.push(format!("{name}: not ok: {s}"));

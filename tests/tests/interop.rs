@@ -15,11 +15,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use e2e::json_eq;
-use e2e::peer::{run_client_with, start_agent_with, ClientRun};
-use e2e::sdk::{python_v03, python_v10, repo_root};
+use e2e::peer::{run_client_with, start_agent_with, ClientRun, CLIENT_STEPS};
+use e2e::sdk::{python_v03, python_v10, sdk_script};
 use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
 use serde_json::{json, Value};
+
+#[macro_use]
+mod support;
 
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(90);
@@ -42,7 +45,7 @@ impl Sdk {
             Sdk::V03 => "v03",
             Sdk::V10 => "v10",
         };
-        repo_root().join(format!("tests/sdk/{role}_{v}.py"))
+        sdk_script(&format!("{role}_{v}.py"))
     }
     fn version(self) -> Version {
         match self {
@@ -165,22 +168,7 @@ fn check_run(
     eprintln!("{label}: client ran {took:?}\n{}", run.raw);
     let mut c = Checks::default();
     let step = |name: &str| -> Value { run.step(name).cloned().unwrap_or(Value::Null) };
-    for name in [
-        "card",
-        "send",
-        "stream",
-        "get",
-        "cancel",
-        "resubscribe",
-        "follow_up",
-        "parts",
-        "big",
-        "big_stream",
-        "get_no_history",
-        "resubscribe_done",
-        "get_missing",
-        "cancel_done",
-    ] {
+    for name in CLIENT_STEPS {
         let s = step(name);
         c.check(s["ok"] == true, || format!("{name}: not ok: {s}"));
     }
@@ -502,24 +490,30 @@ fn interop_over(client: Sdk, agent: Sdk, auto: bool, binding: Binding) {
     check_run(&label, client, agent, binding, &run, &url, took);
 }
 
-#[test]
-fn v10_client_to_v03_agent() {
-    interop(Sdk::V10, Sdk::V03, false);
+/// An SDK of `v` ("v03" / "v10").
+fn sdk(v: &str) -> Sdk {
+    if v == "v03" {
+        Sdk::V03
+    } else {
+        Sdk::V10
+    }
 }
 
-#[test]
-fn v03_client_to_v10_agent() {
-    interop(Sdk::V03, Sdk::V10, false);
+/// JSON-RPC, the agent's version fixed in the config: translated across
+/// versions, passed through within one.
+fn jsonrpc(client: &str, agent: &str) {
+    interop(sdk(client), sdk(agent), false);
 }
 
-#[test]
-fn v03_client_to_v03_agent_passthrough() {
-    interop(Sdk::V03, Sdk::V03, false);
+/// HTTP+JSON: the agents serve REST beside JSON-RPC, the clients pick the
+/// card's HTTP+JSON interface (the proxy advertises it, rewritten).
+fn rest(client: &str, agent: &str) {
+    interop_over(sdk(client), sdk(agent), true, Binding::Rest);
 }
 
-#[test]
-fn v10_client_to_v10_agent_passthrough() {
-    interop(Sdk::V10, Sdk::V10, false);
+sdk_pairs! {
+    jsonrpc,
+    rest,
 }
 
 /// The default configuration: the proxy learns the agent's version from its card.
@@ -531,26 +525,4 @@ fn v10_client_to_v03_agent_auto_version() {
 #[test]
 fn v03_client_to_v10_agent_auto_version() {
     interop(Sdk::V03, Sdk::V10, true);
-}
-
-/// HTTP+JSON: the agents serve REST beside JSON-RPC, the clients pick the
-/// card's HTTP+JSON interface (the proxy advertises it, rewritten).
-#[test]
-fn v10_client_to_v03_agent_rest() {
-    interop_over(Sdk::V10, Sdk::V03, true, Binding::Rest);
-}
-
-#[test]
-fn v03_client_to_v10_agent_rest() {
-    interop_over(Sdk::V03, Sdk::V10, true, Binding::Rest);
-}
-
-#[test]
-fn v03_client_to_v03_agent_rest_passthrough() {
-    interop_over(Sdk::V03, Sdk::V03, true, Binding::Rest);
-}
-
-#[test]
-fn v10_client_to_v10_agent_rest_passthrough() {
-    interop_over(Sdk::V10, Sdk::V10, true, Binding::Rest);
 }

@@ -11,57 +11,25 @@
 
 use std::time::Duration;
 
-use e2e::peer::{run_client_with, start_agent, ClientRun};
-use e2e::sdk::{python_v03, python_v10, repo_root};
-use proxy::config::{Config, UpstreamVersion};
+use e2e::peer::{run_client_with, start_sdk_agent, ClientRun, CLIENT_STEPS};
+use e2e::sdk::{python, sdk_script};
 use serde_json::Value;
+use support::auto_proxy;
+
+mod support;
 
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(90);
-
-/// Every step a client run must have passed.
-const STEPS: [&str; 14] = [
-    "card",
-    "send",
-    "stream",
-    "get",
-    "cancel",
-    "resubscribe",
-    "follow_up",
-    "parts",
-    "big",
-    "big_stream",
-    "get_no_history",
-    "resubscribe_done",
-    "get_missing",
-    "cancel_done",
-];
 
 /// Runs the `client` SDK ("v03" / "v10") over `binding` ("JSONRPC" /
 /// "HTTP+JSON") through the proxy in front of the `agent` SDK's agent
 /// with its bindings under paths; returns the run and the proxy's URL.
 fn run(client: &str, agent: &str, binding: &str) -> (ClientRun, String) {
-    let python = |v: &str| {
-        if v == "v03" {
-            python_v03()
-        } else {
-            python_v10()
-        }
-    };
-    let up = start_agent(
-        &python(agent),
-        &repo_root().join(format!("tests/sdk/paths_agent_{agent}.py")),
-        AGENT_START,
-    );
-    let mut config =
-        Config::new(proxy::free_local_addr().expect("port"), &up.url()).expect("config");
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Auto;
-    config.limits.read_timeout = Duration::from_secs(20);
-    let px = proxy::start(config).expect("proxy");
+    let up = start_sdk_agent("paths_agent", agent, &[], AGENT_START);
+    let px = auto_proxy(&up.url());
     let run = run_client_with(
         &python(client),
-        &repo_root().join(format!("tests/sdk/client_{client}.py")),
+        &sdk_script(&format!("client_{client}.py")),
         &px.url(),
         &[("A2A_BINDING", binding)],
         CLIENT_RUN,
@@ -74,7 +42,7 @@ fn run(client: &str, agent: &str, binding: &str) -> (ClientRun, String) {
 /// proxy's at the agent's path for it.
 fn check(label: &str, client: &str, binding: &str, run: &ClientRun, proxy_url: &str) {
     let mut failed = Vec::new();
-    for name in STEPS {
+    for name in CLIENT_STEPS {
         let s = run.step(name).cloned().unwrap_or(Value::Null);
         if s["ok"] != true {
             failed.push(format!("{name}: not ok: {s}"));

@@ -20,10 +20,12 @@
 
 use std::time::Duration;
 
-use e2e::peer::{run_client, start_agent, Child};
-use e2e::sdk::{python_v03, python_v10, repo_root};
-use proxy::config::{Config, UpstreamVersion};
+use e2e::peer::{run_client, start_sdk_agent, Child};
+use e2e::sdk::{python_v03, repo_root, sdk_script};
 use serde_json::{json, Value};
+use support::auto_proxy;
+
+mod support;
 
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(60);
@@ -56,25 +58,12 @@ fn js_v03_peers() -> std::path::PathBuf {
 /// Runs the v0.3 REST client through the proxy in front of the agent
 /// `agent` ("v03" / "v10"); panics listing every failed check.
 fn v03_rest_client_through_the_proxy(agent: &str) {
-    let python = match agent {
-        "v03" => python_v03(),
-        _ => python_v10(),
-    };
-    let up = start_agent(
-        &python,
-        &repo_root().join(format!("tests/sdk/rest_card_agent_{agent}.py")),
-        AGENT_START,
-    );
-    let mut config =
-        Config::new(proxy::free_local_addr().expect("port"), &up.url()).expect("config");
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Auto;
-    config.limits.read_timeout = Duration::from_secs(20);
-    let px = proxy::start(config).expect("proxy");
+    let up = start_sdk_agent("rest_card_agent", agent, &[], AGENT_START);
+    let px = auto_proxy(&up.url());
     let base = px.url();
     let run = run_client(
         &python_v03(),
-        &repo_root().join("tests/sdk/rest_card_client_v03.py"),
+        &sdk_script("rest_card_client_v03.py"),
         &base,
         CLIENT_RUN,
     );

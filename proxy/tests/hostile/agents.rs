@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use proxy::config::{Config, UpstreamVersion};
+use proxy::config::Config;
 use proxy::version::Version;
 use proxy::RunningProxy;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -70,10 +70,7 @@ async fn raw_agent(raw: Raw) -> (SocketAddr, tokio::task::JoinHandle<()>) {
 }
 
 fn proxy_to(addr: SocketAddr, version: Version, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
-    let listen = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(listen, &format!("http://{addr}")).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
+    let mut config = config_for(&format!("http://{addr}"), version);
     tweak(&mut config);
     proxy::start(config).unwrap()
 }
@@ -128,13 +125,7 @@ async fn garbage_from_the_agent_never_reaches_the_client() {
         let (agent, task) = raw_agent(Raw::Bytes(answer(status, ctype, &garbage()))).await;
         let px = proxy_to(agent, Version::V03, |_| {});
         // JSON-RPC, v1.0 client → v0.3 agent (translated).
-        let r = post(
-            px.addr,
-            "/",
-            &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-            SEND_V10.as_bytes(),
-        )
-        .await;
+        let r = post(px.addr, "/", JSON_V10, SEND_V10.as_bytes()).await;
         let text = r.text();
         assert_clean(&text, agent);
         let v: serde_json::Value = serde_json::from_str(&text).expect("a JSON error");
@@ -143,7 +134,7 @@ async fn garbage_from_the_agent_never_reaches_the_client() {
         let r = post(
             px.addr,
             "/message:send",
-            &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+            JSON_V10,
             br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#,
         )
         .await;
@@ -158,13 +149,7 @@ async fn an_unreachable_agent_is_not_named_to_the_client() {
     // Nothing listens there.
     let agent: SocketAddr = "127.0.0.1:9".parse().unwrap();
     let px = proxy_to(agent, Version::V03, |_| {});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        SEND_V10.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_V10, SEND_V10.as_bytes()).await;
     assert_eq!(r.status, 502, "{}", r.text());
     assert!(!r.text().contains("127.0.0.1:9"), "{}", r.text());
 }
@@ -215,12 +200,7 @@ async fn a_trickled_answer_is_bounded_as_a_whole() {
     // Passed through (v0.3 client, v0.3 agent): cut at the bound.
     let (took, _) = seconds_to_answer(
         px.addr,
-        &request(
-            "POST",
-            "/",
-            &[("Content-Type", "application/json")],
-            SEND_V03.as_bytes(),
-        ),
+        &request("POST", "/", JSON_HEADER, SEND_V03.as_bytes()),
     )
     .await;
     assert!(
@@ -245,13 +225,7 @@ async fn a_30_digit_id_comes_back_exactly_as_sent() {
     let raw = "123456789012345678901234567890";
     let body =
         format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"GetTask","params":{{"id":"t1"}}}}"#);
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_V10, body.as_bytes()).await;
     let text = r.text();
     assert!(text.contains(&format!(r#""id":{raw}"#)), "{text}");
     assert!(!text.contains("e29"), "{text}");
@@ -282,13 +256,7 @@ async fn a_large_body_is_routed_by_its_method_not_its_header() {
     let v10 = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{{"messageId":"m1","role":"ROLE_USER","parts":[{{"text":"{big}"}}]}}}}}}"#
     );
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        v10.as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, v10.as_bytes()).await;
     let seen: serde_json::Value = serde_json::from_slice(&up.calls()[0].body).unwrap();
     assert_eq!(
         seen["method"], "message/send",
@@ -306,13 +274,7 @@ async fn a_large_body_is_routed_by_its_method_not_its_header() {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":2,"method":"{method}","params":{{"message":{{"kind":"message","messageId":"m2","role":"user","parts":[{{"kind":"text","text":"{big}"}}]}}}}}}"#
         );
-        let _ = post(
-            px.addr,
-            "/",
-            &[("Content-Type", "application/json")],
-            body.as_bytes(),
-        )
-        .await;
+        let _ = post(px.addr, "/", JSON_HEADER, body.as_bytes()).await;
         let last = up.calls().last().unwrap().body.clone();
         assert_eq!(last, body.as_bytes(), "{method} changed on its way");
     }
@@ -386,13 +348,7 @@ async fn scripted_agent(
 const GET_V10: &str = r#"{"jsonrpc":"2.0","id":8,"method":"GetTask","params":{"id":"t1"}}"#;
 
 async fn v10_call(px: &RunningProxy, body: &str) -> Response {
-    post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.as_bytes(),
-    )
-    .await
+    post(px.addr, "/", JSON_V10, body.as_bytes()).await
 }
 
 /// #21 (retry only what cannot have acted): a SendMessage written on a

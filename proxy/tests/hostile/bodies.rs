@@ -35,22 +35,10 @@ async fn deeply_nested_bodies_get_an_error_and_the_proxy_lives_on() {
         format!(r#"{{"jsonrpc":"2.0","id":{deep},"method":"SendMessage"}}"#),
     ];
     for body in &bodies {
-        let r = post(
-            px.addr,
-            "/",
-            &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-            body.as_bytes(),
-        )
-        .await;
+        let r = post(px.addr, "/", JSON_V10, body.as_bytes()).await;
         let v = r.json();
         assert!(v.get("error").is_some(), "status {}: {v}", r.status);
-        let r = post(
-            px.addr,
-            "/message:send",
-            &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-            body.as_bytes(),
-        )
-        .await;
+        let r = post(px.addr, "/message:send", JSON_V10, body.as_bytes()).await;
         assert!((400..500).contains(&r.status), "REST status {}", r.status);
     }
     // Nothing of these reached the agent untranslated.

@@ -4,7 +4,7 @@
 //! request of the proxy's own with `params`, the push callback token under
 //! `A2A-Notification-Token`, and a card error naming what is wrong.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use proto::v10 as p10;
@@ -371,13 +371,7 @@ async fn the_proxys_own_jsonrpc_requests_carry_params() {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":3,"method":"agent/getAuthenticatedExtendedCard"{params}}}"#
         );
-        let r = post(
-            px.http.addr,
-            "/",
-            &[("Content-Type", "application/json")],
-            body.as_bytes(),
-        )
-        .await;
+        let r = post(px.http.addr, "/", JSON_HEADER, body.as_bytes()).await;
         let v = r.json();
         assert_eq!(v["result"]["name"], "fake", "{v}");
         assert!(
@@ -396,13 +390,7 @@ async fn the_proxys_own_jsonrpc_requests_carry_params() {
     .await;
     let px03 = proxy(&up03, Some(Version::V03), |_| {});
     let body = r#"{"jsonrpc":"2.0","id":4,"method":"GetExtendedAgentCard"}"#;
-    post(
-        px03.http.addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.as_bytes(),
-    )
-    .await;
+    post(px03.http.addr, "/", JSON_V10, body.as_bytes()).await;
     let sent = up03.calls();
     assert_eq!(sent.len(), 1, "{sent:?}");
     let sent: Value = serde_json::from_slice(&sent[0].body).unwrap();
@@ -422,27 +410,10 @@ async fn the_proxys_own_jsonrpc_requests_carry_params() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_callback_takes_the_token_under_a2a_notification_token() {
     // A v1.0 agent keeping the push config it was given.
-    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-    let s = seen.clone();
-    let up = FakeUpstream::start(move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        if req["method"] == "SendMessage" {
-            *s.lock().unwrap() =
-                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
-        }
-        let task = json!({"task": {"id": "t9", "contextId": "c9",
-            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
-    })
-    .await;
+    let (up, seen) = pushing_v10_agent().await;
     let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
-    let dir = std::env::temp_dir().join(format!("a2a-cards-push-{}", proxy::push::random_id()));
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V10);
+    let dir = fresh_dir("cards-push");
+    let mut config = config_for(&up.url(), Version::V10);
     config.push.enabled = true;
     config.push.backend = PushBackend::Embedded(dir.clone());
     config.push.allow_hosts = vec!["127.0.0.1".into()];
@@ -452,13 +423,7 @@ async fn push_callback_takes_the_token_under_a2a_notification_token() {
         "message": {"kind": "message", "messageId": "m1", "role": "user",
             "parts": [{"kind": "text", "text": "hi"}]},
         "configuration": {"pushNotificationConfig": {"url": format!("{}/hook", hook.url()), "token": "v03-tok"}}}});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        send.to_string().as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
     let cfg = seen
         .lock()

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use proxy::config::{Config, UpstreamVersion};
+use proxy::config::Config;
 use proxy::version::Version;
 use proxy::RunningProxy;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -16,10 +16,7 @@ use crate::support::tls;
 use crate::support::*;
 
 fn proxy_with(upstream: &str, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(upstream, Version::V03);
     tweak(&mut config);
     proxy::start(config).unwrap()
 }
@@ -36,9 +33,13 @@ fn short_heads(c: &mut Config) {
     c.limits.idle_timeout = Duration::from_secs(1);
 }
 
-/// Reads until the proxy closes the connection (EOF or reset), at most
-/// `limit`: what it wrote and when it closed; `None` if still open.
-async fn until_closed(sock: &mut TcpStream, limit: Duration) -> Option<(Vec<u8>, Duration)> {
+/// Reads (plain or decrypted bytes) until the proxy closes the connection
+/// (EOF or reset), at most `limit`: what it wrote and when it closed;
+/// `None` if still open.
+async fn until_closed<S: tokio::io::AsyncRead + Unpin>(
+    sock: &mut S,
+    limit: Duration,
+) -> Option<(Vec<u8>, Duration)> {
     let start = Instant::now();
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
@@ -189,19 +190,9 @@ async fn pipelined_requests_are_all_answered_in_order() {
     let px = proxy_with(&up.url(), |_| {});
     let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1"}}"#;
     let mut raw = kept_alive("GET", "/health", &[], b"");
-    raw.extend(kept_alive(
-        "POST",
-        "/",
-        &[("Content-Type", "application/json")],
-        rpc,
-    ));
+    raw.extend(kept_alive("POST", "/", JSON_HEADER, rpc));
     raw.extend(kept_alive("GET", "/ready", &[], b""));
-    raw.extend(kept_alive(
-        "POST",
-        "/",
-        &[("Content-Type", "application/json")],
-        rpc,
-    ));
+    raw.extend(kept_alive("POST", "/", JSON_HEADER, rpc));
     let mut sock = TcpStream::connect(px.addr).await.unwrap();
     sock.write_all(&raw).await.unwrap();
     let answers: Vec<(String, String)> = answers(&mut sock, 4)
@@ -227,7 +218,7 @@ async fn health_answers_while_max_connections_are_taken() {
     let up = FakeUpstream::start(|_| Reply::Hang).await;
     let px = proxy_with(&up.url(), |c| c.limits.max_connections = 2);
     let rpc = br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1"}}"#;
-    let raw = request("POST", "/", &[("Content-Type", "application/json")], rpc);
+    let raw = request("POST", "/", JSON_HEADER, rpc);
     let mut held = Vec::new();
     for _ in 0..2 {
         let mut s = TcpStream::connect(px.addr).await.unwrap();
@@ -235,7 +226,7 @@ async fn health_answers_while_max_connections_are_taken() {
         held.push(s);
     }
     assert!(eventually(|| up.calls().len() == 2).await);
-    let r = post(px.addr, "/", &[("Content-Type", "application/json")], rpc).await;
+    let r = post(px.addr, "/", JSON_HEADER, rpc).await;
     assert_eq!(r.status, 503, "{}", r.text());
     let h = get(px.addr, "/health", &[]).await;
     assert_eq!(h.status, 200);
@@ -582,25 +573,6 @@ fn tls_proxy_with(
     (px, ca, dir)
 }
 
-/// Reads decrypted bytes until the proxy closes the TLS connection, at
-/// most `limit`: what it wrote and when; `None` if still open.
-async fn tls_until_closed<S: tokio::io::AsyncRead + Unpin>(
-    sock: &mut S,
-    limit: Duration,
-) -> Option<(Vec<u8>, Duration)> {
-    let start = Instant::now();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let left = limit.checked_sub(start.elapsed())?;
-        match timeout(left, sock.read(&mut buf)).await {
-            Err(_) => return None,
-            Ok(Ok(0)) | Ok(Err(_)) => return Some((got, start.elapsed())),
-            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_silent_tls_client_is_cut_at_the_header_timeout() {
     let (px, ca, dir) = tls_proxy_with(|_| {});
@@ -615,7 +587,7 @@ async fn a_silent_tls_client_is_cut_at_the_header_timeout() {
     let mut tls = tls::connect(px.addr, &ca.der(), &[b"http/1.1"])
         .await
         .unwrap();
-    let (got, after) = tls_until_closed(&mut tls, Duration::from_secs(15))
+    let (got, after) = until_closed(&mut tls, Duration::from_secs(15))
         .await
         .expect("a TLS connection that sends no request must be closed");
     let text = String::from_utf8_lossy(&got);
@@ -627,7 +599,7 @@ async fn a_silent_tls_client_is_cut_at_the_header_timeout() {
     // Silent after the HTTP/2 handshake (ALPN h2): no preface.
     let mut tls = tls::connect(px.addr, &ca.der(), &[b"h2"]).await.unwrap();
     assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
-    let (got, after) = tls_until_closed(&mut tls, Duration::from_secs(15))
+    let (got, after) = until_closed(&mut tls, Duration::from_secs(15))
         .await
         .expect("an h2 connection that sends no preface must be closed");
     // At most the server's own SETTINGS frame, never an HTTP/1.1 answer.
@@ -699,7 +671,7 @@ async fn tls_connections_keep_the_head_and_idle_bounds() {
     let raw = request("GET", "/health", &[("X-Big", &big)], b"");
     let _ = tls.write_all(&raw).await;
     let _ = tls.flush().await;
-    let (got, _) = tls_until_closed(&mut tls, Duration::from_secs(10))
+    let (got, _) = until_closed(&mut tls, Duration::from_secs(10))
         .await
         .expect("closed");
     let text = String::from_utf8_lossy(&got);
@@ -717,7 +689,7 @@ async fn tls_connections_keep_the_head_and_idle_bounds() {
         .unwrap()
         .unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
-    let (_, after) = tls_until_closed(&mut tls, Duration::from_secs(15))
+    let (_, after) = until_closed(&mut tls, Duration::from_secs(15))
         .await
         .expect("an idle kept-alive TLS connection must be closed");
     assert!(after < Duration::from_secs(10), "closed after {after:?}");

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use proto::v10 as p10;
-use proxy::config::{Config, ListTasksMode, UpstreamVersion};
+use proxy::config::{Config, ListTasksMode};
 use proxy::grpc::GrpcServer;
 use proxy::version::Version;
 use proxy::RunningProxy;
@@ -124,10 +124,7 @@ struct Px {
 }
 
 fn proxy(agent: &Agent, tweak: impl FnOnce(&mut Config)) -> Px {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &agent.up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(&agent.up.url(), Version::V03);
     let grpc_addr = proxy::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     tweak(&mut config);
@@ -442,47 +439,6 @@ async fn the_count_bound_evicts_the_oldest() {
 }
 
 // ---------------------------------------------------------------- finding 2: the binary
-
-/// The `serve` binary as a child process, killed on drop.
-struct Binary(std::process::Child);
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-async fn serve_binary(config: &std::path::Path, addr: std::net::SocketAddr) -> Binary {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-        .arg("serve")
-        .arg("--config")
-        .arg(config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start the proxy binary");
-    let bin = Binary(child);
-    let end = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < end {
-        let r = tokio::time::timeout(Duration::from_secs(2), async {
-            let mut s = tokio::net::TcpStream::connect(addr).await.ok()?;
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                .await
-                .ok()?;
-            let mut out = Vec::new();
-            s.read_to_end(&mut out).await.ok()?;
-            Some(out.starts_with(b"HTTP/1.1 200"))
-        })
-        .await;
-        if let Ok(Some(true)) = r {
-            return bin;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the proxy binary did not become healthy on {addr}");
-}
 
 /// VmRSS of a process, in bytes.
 fn rss(pid: u32) -> u64 {

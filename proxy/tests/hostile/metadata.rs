@@ -67,36 +67,6 @@ fn authed<T>(m: T) -> tonic::Request<T> {
     r
 }
 
-fn v10_send() -> p10::SendMessageRequest {
-    p10::SendMessageRequest {
-        message: Some(p10::Message {
-            message_id: "m1".into(),
-            role: p10::Role::User as i32,
-            parts: vec![p10::Part {
-                content: Some(p10::part::Content::Text("hi".into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-fn v03_send() -> p03::SendMessageRequest {
-    p03::SendMessageRequest {
-        request: Some(p03::Message {
-            message_id: "m1".into(),
-            role: p03::Role::User as i32,
-            content: vec![p03::Part {
-                part: Some(p03::part::Part::Text("hi".into())),
-                metadata: None,
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 // ------------------------------------------------------------ JSON-RPC agents
 
 /// A JSON-RPC agent of `version` serving its card; `f` answers the rest.
@@ -130,6 +100,15 @@ fn rpc_result(req: &Value, result: Value) -> Reply {
     )
 }
 
+/// A JSON-RPC TaskNotFound error answering `req`.
+fn task_not_found(req: &Value) -> Reply {
+    Reply::json(
+        200,
+        &json!({"jsonrpc":"2.0","id":req["id"],"error":{"code":-32001,"message":"Task not found"}})
+            .to_string(),
+    )
+}
+
 fn authorized(r: &Recorded) -> bool {
     r.header("authorization") == Some(TOKEN)
 }
@@ -154,11 +133,7 @@ type Px = GrpcFront;
 
 /// A proxy with a gRPC listener in front of the JSON-RPC agent `up`.
 fn grpc_proxy(up: &FakeUpstream, version: Version) -> Px {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    GrpcFront::start(config)
+    GrpcFront::start(config_for(&up.url(), version))
 }
 
 /// What a JSON-RPC agent must have seen of an authorized gRPC caller.
@@ -204,7 +179,11 @@ async fn grpc_send_bridged_to_jsonrpc_agents_carries_credentials() {
         let px = grpc_proxy(&up, upstream);
         let task_id = match upstream {
             Version::V03 => {
-                let r = px.v10().await.send_message(authed(v10_send())).await;
+                let r = px
+                    .v10()
+                    .await
+                    .send_message(authed(grpc::v10_send_request("hi")))
+                    .await;
                 let r = r.unwrap().into_inner();
                 match r.payload {
                     Some(p10::send_message_response::Payload::Task(t)) => t.id,
@@ -212,7 +191,11 @@ async fn grpc_send_bridged_to_jsonrpc_agents_carries_credentials() {
                 }
             }
             Version::V10 => {
-                let r = px.v03().await.send_message(authed(v03_send())).await;
+                let r = px
+                    .v03()
+                    .await
+                    .send_message(authed(grpc::v03_send_request("hi")))
+                    .await;
                 let r = r.unwrap().into_inner();
                 match r.payload {
                     Some(p03::send_message_response::Payload::Task(t)) => t.id,
@@ -273,11 +256,7 @@ async fn grpc_extended_card_bridged_is_asked_with_the_callers_credentials() {
 async fn grpc_subscribe_first_task_is_asked_with_the_callers_credentials() {
     let up = json_agent(Version::V03, |r, req| {
         if !authorized(r) {
-            return Reply::json(
-                200,
-                &json!({"jsonrpc":"2.0","id":req["id"],"error":{"code":-32001,"message":"Task not found"}})
-                    .to_string(),
-            );
+            return task_not_found(req);
         }
         match req["method"].as_str() {
             Some("tasks/get") => rpc_result(
@@ -348,30 +327,6 @@ fn assert_forwarded_grpc(c: &Call, a2a_version: Option<&str>) {
     assert_eq!(h("a2a-version"), a2a_version, "{}", c.path);
 }
 
-fn v03_task_pb() -> p03::Task {
-    p03::Task {
-        id: "t1".into(),
-        context_id: "c1".into(),
-        status: Some(p03::TaskStatus {
-            state: p03::TaskState::Completed as i32,
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-fn v10_task_pb() -> p10::Task {
-    p10::Task {
-        id: "t1".into(),
-        context_id: "c1".into(),
-        status: Some(p10::TaskStatus {
-            state: p10::TaskState::Completed as i32,
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 /// An agent that answers only authorized callers.
 fn only_authorized(ok: Vec<u8>) -> impl Fn(&Call) -> Answer + Send + Sync + 'static {
     move |c| {
@@ -383,56 +338,90 @@ fn only_authorized(ok: Vec<u8>) -> impl Fn(&Call) -> Answer + Send + Sync + 'sta
     }
 }
 
+/// An agent of version `agent` answering authorized callers only (task
+/// t1), the proxy before it, and one authorized SendMessage of a `client`
+/// caller through it: it succeeds, and the agent's one call carries the
+/// caller's credentials (and its own `A2A-Version` when translated).
+async fn authed_send(client: Version, agent: Version) -> (Px, GrpcAgent) {
+    let answer = match agent {
+        Version::V03 => p03::SendMessageResponse {
+            payload: Some(p03::send_message_response::Payload::Task(grpc::v03_task(
+                "t1",
+                p03::TaskState::Completed,
+            ))),
+        }
+        .encode_to_vec(),
+        Version::V10 => p10::SendMessageResponse {
+            payload: Some(p10::send_message_response::Payload::Task(grpc::v10_task(
+                "t1",
+                p10::TaskState::Completed,
+            ))),
+        }
+        .encode_to_vec(),
+    };
+    let up = GrpcAgent::start_with(agent, only_authorized(answer)).await;
+    let px = grpc_upstream_proxy(&up, agent).await;
+    let r = match client {
+        Version::V03 => px
+            .v03()
+            .await
+            .send_message(authed(grpc::v03_send_request("hi")))
+            .await
+            .map(drop),
+        Version::V10 => px
+            .v10()
+            .await
+            .send_message(authed(grpc::v10_send_request("hi")))
+            .await
+            .map(drop),
+    };
+    assert!(r.is_ok(), "{r:?}");
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1);
+    let path = match agent {
+        Version::V03 => "/a2a.v1.A2AService/SendMessage",
+        Version::V10 => "/lf.a2a.v1.A2AService/SendMessage",
+    };
+    assert_eq!(calls[0].path, path);
+    assert_forwarded_grpc(&calls[0], (client != agent).then(|| agent.as_str()));
+    (px, up)
+}
+
+/// An authorized gRPC SendMessage toward a gRPC agent carries the
+/// caller's credentials, whatever the pairing of versions.
+async fn grpc_send_carries_the_callers_credentials(client: Version, agent: Version) {
+    authed_send(client, agent).await;
+}
+
+crate::version_pairs! {
+    grpc_send_carries_the_callers_credentials,
+}
+
 /// SendMessage toward a gRPC agent of the other version (the translated
 /// path, both directions) reaches it with the caller's credentials.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_send_translated_to_grpc_agents_carries_credentials() {
-    let answer = p03::SendMessageResponse {
-        payload: Some(p03::send_message_response::Payload::Task(v03_task_pb())),
-    };
-    let agent = GrpcAgent::start_with(Version::V03, only_authorized(answer.encode_to_vec())).await;
-    let px = grpc_upstream_proxy(&agent, Version::V03).await;
-    let r = px.v10().await.send_message(authed(v10_send())).await;
-    assert!(r.is_ok(), "{r:?}");
-    let calls = agent.calls();
-    assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].path, "/a2a.v1.A2AService/SendMessage");
-    assert_forwarded_grpc(&calls[0], Some("0.3"));
+    let (px, _agent) = authed_send(Version::V10, Version::V03).await;
     // Anonymous: the agent's refusal as it gave it.
-    let s = px.v10().await.send_message(v10_send()).await.unwrap_err();
+    let s = px
+        .v10()
+        .await
+        .send_message(grpc::v10_send_request("hi"))
+        .await
+        .unwrap_err();
     assert_eq!(s.code(), Code::Unauthenticated, "{s:?}");
     assert_eq!(s.message(), "authentication required");
 
-    let answer = p10::SendMessageResponse {
-        payload: Some(p10::send_message_response::Payload::Task(v10_task_pb())),
-    };
-    let agent = GrpcAgent::start_with(Version::V10, only_authorized(answer.encode_to_vec())).await;
-    let px = grpc_upstream_proxy(&agent, Version::V10).await;
-    let r = px.v03().await.send_message(authed(v03_send())).await;
-    assert!(r.is_ok(), "{r:?}");
-    let calls = agent.calls();
-    assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].path, "/lf.a2a.v1.A2AService/SendMessage");
-    assert_forwarded_grpc(&calls[0], Some("1.0"));
+    authed_send(Version::V03, Version::V10).await;
 }
 
 /// Same version toward a gRPC agent (passed through raw): the caller's
 /// metadata goes on, the credential for the proxy does not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_passthrough_carries_credentials_but_not_proxy_ones() {
-    let answer = p10::SendMessageResponse {
-        payload: Some(p10::send_message_response::Payload::Task(v10_task_pb())),
-    };
-    let agent = GrpcAgent::start_with(Version::V10, only_authorized(answer.encode_to_vec())).await;
-    let px = grpc_upstream_proxy(&agent, Version::V10).await;
-    let r = px.v10().await.send_message(authed(v10_send())).await;
-    assert!(r.is_ok(), "{r:?}");
-    let calls = agent.calls();
-    assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].path, "/lf.a2a.v1.A2AService/SendMessage");
-    assert_forwarded_grpc(&calls[0], None);
+    let (_px, agent) = authed_send(Version::V10, Version::V10).await;
     // The deadline goes on as the caller set it (nothing rewritten).
-    assert!(calls[0].headers.get("grpc-timeout").is_some());
+    assert!(agent.calls()[0].headers.get("grpc-timeout").is_some());
 }
 
 /// GetExtendedAgentCard toward a gRPC agent of each version: the
@@ -493,11 +482,7 @@ async fn grpc_extended_card_from_grpc_agents_is_asked_with_the_callers_credentia
 // ------------------------------------------------------------ JSON-RPC / REST
 
 fn http_proxy(up: &FakeUpstream, version: Version) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &up.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    proxy::start(config).unwrap()
+    proxy::start(config_for(&up.url(), version)).unwrap()
 }
 
 /// An access-controlled v0.3 agent: anonymous `tasks/get` is refused as
@@ -509,11 +494,7 @@ fn guarded_v03(r: &Recorded, req: &Value) -> Reply {
         if rest_get {
             return Reply::json(404, r#"{"error":"not found"}"#);
         }
-        return Reply::json(
-            200,
-            &json!({"jsonrpc":"2.0","id":req["id"],"error":{"code":-32001,"message":"Task not found"}})
-                .to_string(),
-        );
+        return task_not_found(req);
     }
     // Over REST a v0.3 agent speaks the proto's JSON.
     if rest_get {
@@ -656,11 +637,7 @@ async fn jsonrpc_translated_call_drops_hop_by_hop_headers() {
 async fn push_seed_task_is_asked_with_the_callers_credentials() {
     let up = json_agent(Version::V10, |r, req| {
         if !authorized(r) {
-            return Reply::json(
-                200,
-                &json!({"jsonrpc":"2.0","id":req["id"],"error":{"code":-32001,"message":"Task not found"}})
-                    .to_string(),
-            );
+            return task_not_found(req);
         }
         match req["method"].as_str() {
             Some("GetTask") => rpc_result(
@@ -675,7 +652,7 @@ async fn push_seed_task_is_asked_with_the_callers_credentials() {
         }
     })
     .await;
-    let dir = std::env::temp_dir().join(format!("a2a-meta-seed-{}", proxy::push::random_id()));
+    let dir = fresh_dir("meta-seed");
     let addr = proxy::free_local_addr().unwrap();
     let mut config = Config::new(addr, &up.url()).unwrap();
     config.threads = 1;

@@ -8,25 +8,15 @@
 //! - an agent's push naming another task than its config's is refused,
 //!   stored nowhere and delivered to no one.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use proxy::config::{Config, PushBackend, UpstreamVersion};
+use proxy::config::{Config, PushBackend};
 use proxy::version::Version;
 use proxy::RunningProxy;
 use serde_json::{json, Value};
 
 use crate::support::*;
-
-fn data_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "a2a-hostile-push-{name}-{}",
-        proxy::push::random_id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 /// A proxy with push on at `dir` for an agent of `version`; `tune` last.
 fn start_proxy(
@@ -35,10 +25,7 @@ fn start_proxy(
     dir: &std::path::Path,
     tune: impl FnOnce(&mut Config),
 ) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
+    let mut config = config_for(upstream, version);
     config.push.enabled = true;
     config.push.backend = PushBackend::Embedded(dir.to_path_buf());
     config.push.allow_hosts = vec!["127.0.0.1".into()];
@@ -48,9 +35,6 @@ fn start_proxy(
     tune(&mut config);
     proxy::start(config).unwrap()
 }
-
-/// The push config an agent was given (in its request), if any.
-type Seen = Arc<Mutex<Option<Value>>>;
 
 /// A v0.3 JSON-RPC agent: message/send answers task t1, a config set is
 /// echoed; keeps the last push config it was given.
@@ -80,28 +64,6 @@ async fn v03_agent() -> (FakeUpstream, Seen) {
     (agent, seen)
 }
 
-/// A v1.0 JSON-RPC agent: SendMessage answers task t9; keeps the push
-/// config it was given.
-async fn v10_agent() -> (FakeUpstream, Seen) {
-    let seen: Seen = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        if req["method"] == "SendMessage" {
-            *s.lock().unwrap() =
-                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
-        }
-        let task = json!({"task": {"id": "t9", "contextId": "c9",
-            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
-    })
-    .await;
-    (agent, seen)
-}
-
 /// A webhook receiver answering 200.
 async fn webhook() -> FakeUpstream {
     FakeUpstream::start(|_| Reply::json(200, "{}")).await
@@ -109,29 +71,37 @@ async fn webhook() -> FakeUpstream {
 
 async fn jsonrpc_v10(addr: std::net::SocketAddr, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
-    post(
-        addr,
-        "/",
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.to_string().as_bytes(),
-    )
-    .await
-    .json()
+    post(addr, "/", JSON_V10, body.to_string().as_bytes())
+        .await
+        .json()
 }
 
 async fn rest_v10(addr: std::net::SocketAddr, path: &str, body: Value) -> Response {
-    post(
-        addr,
-        path,
-        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-        body.to_string().as_bytes(),
-    )
-    .await
+    post(addr, path, JSON_V10, body.to_string().as_bytes()).await
 }
 
 fn send_message_with(url: &str) -> Value {
     json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
         "configuration": {"taskPushNotificationConfig": {"url": url, "token": "client-tok"}}})
+}
+
+/// A v1.0 client registers webhook `{hook}/h` inline in a SendMessage
+/// through `px`, answered task `task`: the callback path and the secret
+/// the agent was given (`seen`).
+async fn register_hook(
+    px: &RunningProxy,
+    hook: &FakeUpstream,
+    seen: &Seen,
+    task: &str,
+) -> (String, String) {
+    let r = jsonrpc_v10(
+        px.addr,
+        "SendMessage",
+        send_message_with(&format!("{}/h", hook.url())),
+    )
+    .await;
+    assert_eq!(r["result"]["task"]["id"], task, "{r}");
+    callback_of(px.addr, seen)
 }
 
 /// The callback path (from `seen`, the config the agent got through the
@@ -180,18 +150,11 @@ const FAILED: &str = "a2a_proxy_push_deliveries_total{agent=\"default\",outcome=
 
 /// Waits (bounded) until `hook` got a body satisfying `done`.
 async fn hooks_until(hook: &FakeUpstream, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        let got: Vec<Value> = hook
-            .recorded()
-            .iter()
-            .map(|r| serde_json::from_slice(&r.body).unwrap_or(Value::Null))
-            .collect();
-        if got.iter().any(&done) || Instant::now() > end {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    recorded_until(hook, done)
+        .await
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap_or(Value::Null))
+        .collect()
 }
 
 /// Spellings of a non-public address (finding 8), each once as the
@@ -221,7 +184,7 @@ const HOSTILE: &[&str] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_urls_spelling_a_private_address_are_refused_at_registration() {
     let (agent, seen) = v03_agent().await;
-    let dir = data_dir("spellings");
+    let dir = fresh_dir("hostile-push-spellings");
     let px = start_proxy(&agent.url(), Version::V03, &dir, |c| {
         c.push.allow_hosts.clear()
     });
@@ -272,16 +235,9 @@ async fn webhook_urls_spelling_a_private_address_are_refused_at_registration() {
 async fn a_target_refused_at_delivery_is_dead_lettered_after_one_attempt() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook().await;
-    let dir = data_dir("refused-at-delivery");
+    let dir = fresh_dir("hostile-push-refused-at-delivery");
     let mut px = start_proxy(&agent.url(), Version::V03, &dir, |_| {});
-    let r = jsonrpc_v10(
-        px.addr,
-        "SendMessage",
-        send_message_with(&format!("{}/h", hook.url())),
-    )
-    .await;
-    assert_eq!(r["result"]["task"]["id"], "t1", "{r}");
-    let (path, secret) = callback_of(px.addr, &seen);
+    let (path, secret) = register_hook(&px, &hook, &seen, "t1").await;
     px.stop();
     drop(px);
 
@@ -314,16 +270,9 @@ async fn a_target_refused_at_delivery_is_dead_lettered_after_one_attempt() {
 async fn a_v03_push_naming_another_task_is_refused() {
     let (agent, seen) = v03_agent().await;
     let hook = webhook().await;
-    let dir = data_dir("other-task-v03");
+    let dir = fresh_dir("hostile-push-other-task-v03");
     let px = start_proxy(&agent.url(), Version::V03, &dir, |_| {});
-    let r = jsonrpc_v10(
-        px.addr,
-        "SendMessage",
-        send_message_with(&format!("{}/h", hook.url())),
-    )
-    .await;
-    assert_eq!(r["result"]["task"]["id"], "t1", "{r}");
-    let (path, secret) = callback_of(px.addr, &seen);
+    let (path, secret) = register_hook(&px, &hook, &seen, "t1").await;
     let status = json!({"state": "working", "timestamp": "2024-03-15T18:30:00Z"});
     let other = |mut v: Value| {
         v["contextId"] = json!("c2");
@@ -366,22 +315,16 @@ async fn a_v03_push_naming_another_task_is_refused() {
 /// member are refused; the webhook only ever gets t9.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_v10_push_naming_another_task_is_refused() {
-    let (agent, seen) = v10_agent().await;
+    let (agent, seen) = pushing_v10_agent().await;
     let hook = webhook().await;
-    let dir = data_dir("other-task-v10");
+    let dir = fresh_dir("hostile-push-other-task-v10");
     let px = start_proxy(&agent.url(), Version::V10, &dir, |_| {});
     let send = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
         "message": {"kind": "message", "messageId": "m1", "role": "user",
             "parts": [{"kind": "text", "text": "hi"}]},
         "configuration": {"pushNotificationConfig": {
             "url": format!("{}/h", hook.url()), "token": "v03-tok"}}}});
-    let r = post(
-        px.addr,
-        "/",
-        &[("Content-Type", "application/json")],
-        send.to_string().as_bytes(),
-    )
-    .await;
+    let r = post(px.addr, "/", JSON_HEADER, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
     let (path, secret) = callback_of(px.addr, &seen);
     let status = json!({"state": "TASK_STATE_WORKING", "timestamp": "2024-03-15T18:31:00Z"});
@@ -421,20 +364,13 @@ async fn a_v10_push_naming_another_task_is_refused() {
 /// agent's bytes go on untranslated, and are checked all the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_same_version_push_naming_another_task_is_refused() {
-    let (agent, seen) = v10_agent().await;
+    let (agent, seen) = pushing_v10_agent().await;
     let hook = webhook().await;
-    let dir = data_dir("other-task-same");
+    let dir = fresh_dir("hostile-push-other-task-same");
     let px = start_proxy(&agent.url(), Version::V10, &dir, |c| {
         c.push.intercept_same_version = true
     });
-    let r = jsonrpc_v10(
-        px.addr,
-        "SendMessage",
-        send_message_with(&format!("{}/h", hook.url())),
-    )
-    .await;
-    assert_eq!(r["result"]["task"]["id"], "t9", "{r}");
-    let (path, secret) = callback_of(px.addr, &seen);
+    let (path, secret) = register_hook(&px, &hook, &seen, "t9").await;
     let status = json!({"state": "TASK_STATE_WORKING"});
     for body in [
         json!({"statusUpdate": {"taskId": "t8", "contextId": "c8", "status": status}}),

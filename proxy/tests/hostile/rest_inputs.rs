@@ -6,7 +6,6 @@
 //! (a2a-python 0.3, MAPPING-FACTS row 118) or as ProtoJSON, and answers a
 //! SendMessage naming an unknown task with 404 `{"message": ...}`.
 
-use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
 use proxy::RunningProxy;
 use serde_json::{json, Value};
@@ -14,11 +13,7 @@ use serde_json::{json, Value};
 use crate::support::*;
 
 fn proxy_for(upstream: &str, version: Version) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(version);
-    proxy::start(config).unwrap()
+    proxy::start(config_for(upstream, version)).unwrap()
 }
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");

@@ -12,7 +12,7 @@ use proxy::config::{Config, UpstreamVersion};
 use proxy::version::Version;
 use proxy::RunningProxy;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::timeout;
 
@@ -145,21 +145,11 @@ const SEND_V10_REST: &[u8] =
     br#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}"#;
 
 fn v10_rpc() -> Vec<u8> {
-    request(
-        "POST",
-        "/rpc",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        SEND_V10,
-    )
+    request("POST", "/rpc", JSON_V10, SEND_V10)
 }
 
 fn v03_rpc() -> Vec<u8> {
-    request(
-        "POST",
-        "/rpc",
-        &[("Content-Type", "application/json")],
-        SEND_V03,
-    )
+    request("POST", "/rpc", JSON_HEADER, SEND_V03)
 }
 
 fn in_process(upstream: &str, version: Version, threads: usize) -> RunningProxy {
@@ -222,32 +212,12 @@ fn assert_none_of_the_event(body: &[u8], what: &str) {
 /// How long a `GET /health` took to answer 200 (`None`: it failed, or took
 /// over 10 s).
 async fn health(addr: SocketAddr) -> Option<Duration> {
-    let t = Instant::now();
-    let probe = async {
-        let mut s = TcpStream::connect(addr).await.ok()?;
-        s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .await
-            .ok()?;
-        let mut out = Vec::new();
-        s.read_to_end(&mut out).await.ok()?;
-        out.starts_with(b"HTTP/1.1 200").then(|| t.elapsed())
-    };
-    timeout(Duration::from_secs(10), probe).await.ok().flatten()
+    health_within(addr, Duration::from_secs(10)).await
 }
 
 // ---------------------------------------------------------------------
 // A 12 MiB event: translated for a small multiple of passing it through.
 // ---------------------------------------------------------------------
-
-/// The `serve` binary as a child process, killed on drop.
-struct Binary(std::process::Child);
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 impl Binary {
     /// User plus system CPU time the process used so far.
@@ -263,7 +233,7 @@ impl Binary {
     }
 }
 
-async fn serve_binary(upstream: &str, version: &str) -> (Binary, SocketAddr) {
+async fn serve_binary_to(upstream: &str, version: &str) -> (Binary, SocketAddr) {
     let addr = proxy::free_local_addr().unwrap();
     let dir = std::env::temp_dir().join(format!("a2a-hostile-sse-{}", addr.port()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -273,30 +243,14 @@ async fn serve_binary(upstream: &str, version: &str) -> (Binary, SocketAddr) {
         format!("listen = \"{addr}\"\nthreads = 2\n[upstream]\nurl = \"{upstream}\"\nversion = \"{version}\"\n"),
     )
     .unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-        .arg("serve")
-        .arg("--config")
-        .arg(&config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start the proxy binary");
-    let bin = Binary(child);
-    let end = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < end {
-        if health(addr).await.is_some() {
-            return (bin, addr);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the proxy binary did not become healthy on {addr}");
+    (serve_binary(&config, addr).await, addr)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twelve_mib_event_translates_in_linear_time() {
     let text = big_text(12 * MIB);
     let agent = BigAgent::start(CARD_V03, v03_stream(&text)).await;
-    let (bin, addr) = serve_binary(&agent.url(), "0.3").await;
+    let (bin, addr) = serve_binary_to(&agent.url(), "0.3").await;
 
     // Passed through: a v0.3 client.
     let before = bin.cpu();
@@ -345,12 +299,7 @@ async fn oversized_event_ends_a_v10_jsonrpc_stream_with_a_v10_error() {
     let long = String::from_utf8(SEND_V10.to_vec())
         .unwrap()
         .replace("\"go\"", &format!("\"{}\"", "go ".repeat(30_000)));
-    let long = request(
-        "POST",
-        "/rpc",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        long.as_bytes(),
-    );
+    let long = request("POST", "/rpc", JSON_V10, long.as_bytes());
     for (what, raw) in [("short request", v10_rpc()), ("long request", long)] {
         let (status, body) = stream_body(px.addr, &raw).await;
         assert_eq!(status, 200, "{what}");
@@ -380,12 +329,7 @@ async fn oversized_event_ends_a_v10_jsonrpc_stream_with_a_v10_error() {
 async fn oversized_event_ends_a_v10_rest_stream_with_an_error_event() {
     let agent = BigAgent::start(CARD_V03, v03_rest_stream(&big_text(20 * MIB))).await;
     let px = in_process(&agent.url(), Version::V03, 2);
-    let raw = request(
-        "POST",
-        "/message:stream",
-        &[("A2A-Version", "1.0"), ("Content-Type", "application/json")],
-        SEND_V10_REST,
-    );
+    let raw = request("POST", "/message:stream", JSON_V10, SEND_V10_REST);
     let (status, body) = stream_body(px.addr, &raw).await;
     assert_eq!(status, 200);
     assert_none_of_the_event(&body, "v1.0 REST");
@@ -468,10 +412,7 @@ async fn health_answers_while_big_events_stream() {
 async fn oversized_event_ends_a_grpc_stream_with_an_error_status() {
     use proto::v10 as p10;
     let agent = BigAgent::start(CARD_V03, v03_stream(&big_text(20 * MIB))).await;
-    let addr = proxy::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &agent.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
+    let mut config = config_for(&agent.url(), Version::V03);
     let grpc_addr = proxy::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     let http = proxy::start(config).unwrap();

@@ -15,7 +15,7 @@ use http_body_util::BodyExt;
 use prost::Message;
 use proto::v03 as p03;
 use proto::v10 as p10;
-use proxy::config::{Config, HttpUrl, UpstreamVersion};
+use proxy::config::{Config, HttpUrl};
 use proxy::grpc::GrpcServer;
 use proxy::version::Version;
 use proxy::RunningProxy;
@@ -295,10 +295,7 @@ impl GrpcFront {
         tune: impl FnOnce(&mut Config),
     ) -> GrpcFront {
         let card_up = FakeUpstream::start(move |_| Reply::json(200, &card)).await;
-        let addr = proxy::free_local_addr().unwrap();
-        let mut config = Config::new(addr, &card_up.url()).unwrap();
-        config.threads = 1;
-        config.upstream_version = UpstreamVersion::Fixed(version);
+        let mut config = super::config_for(&card_up.url(), version);
         config.upstream_grpc = Some(HttpUrl::parse("upstream.grpc_url", grpc_url).unwrap());
         tune(&mut config);
         GrpcFront {

@@ -450,6 +450,17 @@ pub async fn send(addr: SocketAddr, raw: &[u8]) -> Response {
     }
 }
 
+/// The header of a JSON request that names no version.
+pub const JSON_HEADER: &[(&str, &str)] = &[("Content-Type", "application/json")];
+
+/// The headers of a v1.0 JSON request: JSON content, `A2A-Version: 1.0`.
+pub const JSON_V10: &[(&str, &str)] =
+    &[("Content-Type", "application/json"), ("A2A-Version", "1.0")];
+
+/// The headers of a v0.3 JSON request: JSON content, `A2A-Version: 0.3`.
+pub const JSON_V03: &[(&str, &str)] =
+    &[("Content-Type", "application/json"), ("A2A-Version", "0.3")];
+
 pub async fn get(addr: SocketAddr, target: &str, headers: &[(&str, &str)]) -> Response {
     send(addr, &request("GET", target, headers, b"")).await
 }
@@ -482,6 +493,117 @@ pub async fn agent_with_card(
     .await;
     host.set(up.addr.to_string()).unwrap();
     up
+}
+
+/// The config of a one-thread proxy on a free local address in front of
+/// `upstream`, the agent's version fixed to `version`.
+pub fn config_for(upstream: &str, version: proxy::version::Version) -> proxy::config::Config {
+    let mut config =
+        proxy::config::Config::new(proxy::free_local_addr().unwrap(), upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = proxy::config::UpstreamVersion::Fixed(version);
+    config
+}
+
+/// A fresh path under the temporary directory, `a2a-{what}-{random}`, not
+/// yet created (a data directory the proxy makes itself).
+pub fn fresh_dir(what: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("a2a-{what}-{}", proxy::push::random_id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The `serve` binary as a child process, killed (SIGKILL) on drop.
+pub struct Binary(pub std::process::Child);
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// How long `GET /health` at `addr` took to answer 200; `None` if it did
+/// not within `limit`.
+pub async fn health_within(addr: SocketAddr, limit: Duration) -> Option<Duration> {
+    let t = std::time::Instant::now();
+    let probe = async {
+        let mut s = TcpStream::connect(addr).await.ok()?;
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .ok()?;
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await.ok()?;
+        out.starts_with(b"HTTP/1.1 200").then(|| t.elapsed())
+    };
+    timeout(limit, probe).await.ok().flatten()
+}
+
+/// Starts the `serve` binary on the config file `config` (listening on
+/// `addr`) and waits (at most 20 s) until its `/health` answers 200.
+pub async fn serve_binary(config: &std::path::Path, addr: SocketAddr) -> Binary {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+        .arg("serve")
+        .arg("--config")
+        .arg(config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the proxy binary");
+    let bin = Binary(child);
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < end {
+        if health_within(addr, Duration::from_secs(2)).await.is_some() {
+            return bin;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the proxy binary did not become healthy on {addr}");
+}
+
+/// What the webhook `hook` received, once a body (as JSON) meets `done`
+/// or after 20 s.
+pub async fn recorded_until(
+    hook: &FakeUpstream,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> Vec<Recorded> {
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = hook.recorded();
+        let seen = got.iter().any(|rec| {
+            serde_json::from_slice::<serde_json::Value>(&rec.body).is_ok_and(|b| done(&b))
+        });
+        if seen || std::time::Instant::now() > end {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The push config an agent was given (in its request), if any.
+pub type Seen = Arc<Mutex<Option<serde_json::Value>>>;
+
+/// A v1.0 JSON-RPC agent: every call is answered task t9 (submitted); the
+/// push config a SendMessage carried is kept.
+pub async fn pushing_v10_agent() -> (FakeUpstream, Seen) {
+    use serde_json::{json, Value};
+    let seen: Seen = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        if req["method"] == "SendMessage" {
+            *s.lock().unwrap() =
+                Some(req["params"]["configuration"]["taskPushNotificationConfig"].clone());
+        }
+        let task = json!({"task": {"id": "t9", "contextId": "c9",
+            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
+        )
+    })
+    .await;
+    (agent, seen)
 }
 
 /// One test per pairing of client and agent versions for each scenario
