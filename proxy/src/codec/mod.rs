@@ -54,16 +54,6 @@ pub enum CodecBinding {
     Rest,
 }
 
-impl CodecBinding {
-    /// The route's binding of the same name.
-    pub fn route_binding(self) -> Binding {
-        match self {
-            CodecBinding::JsonRpc => Binding::JsonRpc,
-            CodecBinding::Rest => Binding::Rest,
-        }
-    }
-}
-
 /// Where an answer or event of a binding keeps its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {

@@ -351,17 +351,6 @@ impl Subscription {
         self.last = task.get("status").and_then(Status::of);
     }
 
-    /// [`Self::starts_at`] the Task of a first SSE frame (`data:` line),
-    /// found at `pointer` (`/result/task` or `/task`).
-    pub fn starts_at_frame(&mut self, frame: &[u8], pointer: &str) {
-        let task = crate::sse::event_data(frame)
-            .and_then(|d| serde_json::from_str::<Value>(&d).ok())
-            .and_then(|v| v.pointer(pointer).cloned());
-        if let Some(t) = task {
-            self.starts_at(&t);
-        }
-    }
-
     /// Whether `s` is news to the subscriber.
     fn is_new(&self, s: &Status) -> bool {
         let Some(last) = &self.last else {
