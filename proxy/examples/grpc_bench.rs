@@ -19,6 +19,9 @@
 //! `GRPC_BENCH_ONLY=grpc-transl` (or `passthrough`) runs that one workload
 //! for the given seconds and nothing else.
 
+#[path = "../tests/support/ports.rs"]
+mod ports;
+
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -224,7 +227,7 @@ fn print(name: &str, s: &Stats) {
 
 /// The workloads toward the demo's JSON-RPC echo agent.
 async fn json_upstream(agent: std::net::SocketAddr, secs: u64, conc: usize) {
-    let addr = proxy::free_local_addr().expect("free port");
+    let addr = ports::free_local_addr().expect("free port");
     let mut config = Config::new(addr, &format!("http://{agent}")).expect("config");
     config.upstream_version = UpstreamVersion::Fixed(Version::V03);
     config.threads = 2;
@@ -342,7 +345,7 @@ async fn main() {
             .serve_with_incoming(incoming)
             .await;
     });
-    let addr = proxy::free_local_addr().expect("free port");
+    let addr = ports::free_local_addr().expect("free port");
     let mut config = Config::new(addr, &format!("http://{agent}")).expect("config");
     config.upstream_version = UpstreamVersion::Fixed(Version::V03);
     config.threads = 2;

@@ -15,6 +15,9 @@
 //!   cargo run --release -p a2a-compat-proxy --example push_bench -- \
 //!       [seconds=3] [connections=16] [configs=64] [postgres-url]
 
+#[path = "../tests/support/ports.rs"]
+mod ports;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -201,7 +204,7 @@ async fn through_proxy(
 ) -> Run {
     let delivered = Arc::new(AtomicU64::new(0));
     let hook = webhook(delivered.clone()).await;
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = ports::free_local_addr().unwrap();
     let mut config = Config::new(addr, "http://127.0.0.1:9").unwrap();
     config.upstream_version = UpstreamVersion::Fixed(Version::V03);
     config.push.enabled = true;
@@ -274,7 +277,7 @@ async fn two_instances(
     let hook = webhook_seeing(delivered.clone(), Some(seen.clone())).await;
     let mut pxs = Vec::new();
     for _ in 0..2 {
-        let addr = proxy::free_local_addr().unwrap();
+        let addr = ports::free_local_addr().unwrap();
         let mut config = Config::new(addr, "http://127.0.0.1:9").unwrap();
         config.upstream_version = UpstreamVersion::Fixed(Version::V03);
         config.push.enabled = true;

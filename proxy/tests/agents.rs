@@ -105,7 +105,7 @@ async fn two_agents_of_different_versions_by_prefix_and_by_host() {
         },
     )
     .await;
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let port = addr.port();
     let px = start(&format!(
         r#"listen = "{addr}"
@@ -327,7 +327,7 @@ async fn each_agent_has_its_own_push_callbacks_and_store() {
     let (b, seen_b) = pushing_v03_agent("tb").await;
     let hook = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
     let dir = fresh_dir("agents-push");
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let px = start(&format!(
         r#"listen = "{addr}"
 threads = 1
@@ -420,10 +420,10 @@ async fn the_first_agent_keeps_grpc_listen_and_another_has_its_own() {
     };
     let a = agent_with_card(|me| CARD_V03.replace("UP", me), task("ta")).await;
     let b = agent_with_card(|me| CARD_V03.replace("UP", me), task("tb")).await;
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let (g1, g2) = (
-        proxy::free_local_addr().unwrap(),
-        proxy::free_local_addr().unwrap(),
+        support::free_local_addr().unwrap(),
+        support::free_local_addr().unwrap(),
     );
     let px = start(&format!(
         r#"listen = "{addr}"
@@ -532,7 +532,7 @@ async fn each_agent_keeps_its_own_limits_and_list_tasks_scope() {
     };
     let a = agent_with_card(|me| CARD_V03.replace("UP", me), task03).await;
     let b = agent_with_card(|me| CARD_V03.replace("UP", me), task03).await;
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let _px = start(&format!(
         r#"listen = "{addr}"
 threads = 1

@@ -193,8 +193,8 @@ url = "{}"
 async fn two_agents_of_different_versions_behind_one_grpc_listener_by_authority() {
     let a = fake(CARD_V03, true, "ta").await;
     let b = fake(CARD_V10, false, "tb").await;
-    let http = proxy::free_local_addr().unwrap();
-    let g = proxy::free_local_addr().unwrap();
+    let http = support::free_local_addr().unwrap();
+    let g = support::free_local_addr().unwrap();
     let _px = serve(&two_agents(http, g, &a, &b), "warn", http, g).await;
     let gp = g.port();
 
@@ -376,8 +376,8 @@ fn closes(lines: &[Value]) -> Vec<&Value> {
 async fn grpc_calls_run_in_the_call_span_with_the_callers_trace_id() {
     let a = fake(CARD_V03, true, "ta").await;
     let b = fake(CARD_V10, false, "tb").await;
-    let http = proxy::free_local_addr().unwrap();
-    let g = proxy::free_local_addr().unwrap();
+    let http = support::free_local_addr().unwrap();
+    let g = support::free_local_addr().unwrap();
     // A catch-all agent (the gRPC default) and one served by host.
     let config = format!(
         r#"listen = "{http}"
@@ -495,8 +495,8 @@ async fn check_upstream(config: &str) -> (i32, Vec<Value>, String) {
 async fn check_upstream_checks_every_agent_and_names_each() {
     let a = fake(CARD_V03, true, "ta").await;
     let b = fake(CARD_V10, false, "tb").await;
-    let http = proxy::free_local_addr().unwrap();
-    let g = proxy::free_local_addr().unwrap();
+    let http = support::free_local_addr().unwrap();
+    let g = support::free_local_addr().unwrap();
 
     let (code, lines, stderr) = check_upstream(&two_agents(http, g, &a, &b)).await;
     assert_eq!(code, 0, "{lines:?} {stderr}");
@@ -514,7 +514,7 @@ async fn check_upstream_checks_every_agent_and_names_each() {
     // The second agent down: its line says so, the first's is still
     // checked, and the exit status is 1.
     // A port nothing listens on.
-    let dead_url = format!("http://{}", proxy::free_local_addr().unwrap());
+    let dead_url = format!("http://{}", support::free_local_addr().unwrap());
     let config = two_agents(http, g, &a, &b).replace(&b.url(), &dead_url);
     let (code, lines, stderr) = check_upstream(&config).await;
     assert_eq!(code, 1, "{lines:?} {stderr}");
@@ -554,8 +554,8 @@ async fn each_agent_on_the_shared_listener_calls_its_own_grpc_upstream() {
         fake(CARD_V10, false, "unused").await,
         fake(CARD_V10, false, "unused").await,
     );
-    let http = proxy::free_local_addr().unwrap();
-    let g = proxy::free_local_addr().unwrap();
+    let http = support::free_local_addr().unwrap();
+    let g = support::free_local_addr().unwrap();
     let config = format!(
         r#"listen = "{http}"
 threads = 1

@@ -32,8 +32,8 @@ fn start(toml: &str) -> (RunningProxy, GrpcServer) {
 /// A config with an HTTP and a gRPC listener in front of `upstream`;
 /// `extra` goes into `[upstream]`.
 fn config(upstream: &str, extra: &str) -> String {
-    let http = proxy::free_local_addr().unwrap();
-    let g = proxy::free_local_addr().unwrap();
+    let http = support::free_local_addr().unwrap();
+    let g = support::free_local_addr().unwrap();
     format!(
         "listen = \"{http}\"\nthreads = 1\n[upstream]\nurl = \"{upstream}\"\n{extra}\n[push]\nenabled = false\n[grpc]\nlisten = \"{g}\"\n"
     )
@@ -244,8 +244,8 @@ async fn the_bridge_and_task_fetches_go_to_the_card_interfaces_host() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grpc_call_for_no_agent_counts_in_metrics() {
     let up = card_agent(CARD_V10.replace("GADDR", "x"), Version::V10, "t").await;
-    let http = proxy::free_local_addr().unwrap();
-    let g = proxy::free_local_addr().unwrap();
+    let http = support::free_local_addr().unwrap();
+    let g = support::free_local_addr().unwrap();
     let toml = format!(
         "listen = \"{http}\"\nthreads = 1\n[push]\nenabled = false\n[grpc]\nlisten = \"{g}\"\n[upstream]\nurl = \"{}\"\n[[agents]]\nname = \"a\"\nhosts = [\"a.example\"]\n[[agents]]\nname = \"b\"\nhosts = [\"b.example\"]\n",
         up.url()

@@ -1,6 +1,9 @@
 //! The `translate` subcommand as a user runs it: real process, stdin, stdout,
 //! exit codes.
 
+#[path = "support/ports.rs"]
+mod ports;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -232,7 +235,7 @@ fn callback_url_flag_is_read_and_checked() {
 /// most 10 s), stops it: the lines read.
 fn first_log_lines(args: &[&str]) -> Vec<String> {
     use std::io::BufRead;
-    let listen = proxy::free_local_addr().unwrap().to_string();
+    let listen = ports::free_local_addr().unwrap().to_string();
     let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
         .args([
             "serve",
@@ -321,7 +324,7 @@ fn the_call_span_carries_the_callers_trace_id() {
     const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
     let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");
     for (filter, on) in [("info,a2a_call=debug", true), ("info", false)] {
-        let listen = proxy::free_local_addr().unwrap();
+        let listen = ports::free_local_addr().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
             .args(["serve", "--listen", &listen.to_string()])
             .args([

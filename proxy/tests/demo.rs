@@ -11,7 +11,7 @@ use support::*;
 async fn demo_echo_agent_answers_v10_and_v03_clients() {
     let agent = proxy::demo::start_echo_agent().expect("echo agent");
     let config = Config::new(
-        proxy::free_local_addr().expect("port"),
+        support::free_local_addr().expect("port"),
         &format!("http://{agent}"),
     )
     .expect("config");
@@ -85,7 +85,7 @@ async fn demo_echo_agent_answers_v10_and_v03_clients() {
 async fn check_upstream_reports_the_echo_agent_and_a_dead_one() {
     let agent = proxy::demo::start_echo_agent().expect("echo agent");
     let config = Config::new(
-        proxy::free_local_addr().expect("port"),
+        support::free_local_addr().expect("port"),
         &format!("http://{agent}"),
     )
     .expect("config");
@@ -96,9 +96,9 @@ async fn check_upstream_reports_the_echo_agent_and_a_dead_one() {
     assert_eq!(report["clients"]["0.3"]["mode"], "passthrough");
     assert_eq!(report["clients"]["1.0"]["mode"], "translated");
 
-    let dead = proxy::free_local_addr().expect("port");
+    let dead = support::free_local_addr().expect("port");
     let config = Config::new(
-        proxy::free_local_addr().expect("port"),
+        support::free_local_addr().expect("port"),
         &format!("http://{dead}"),
     )
     .expect("config");
@@ -126,8 +126,8 @@ impl Drop for Child {
 #[tokio::test]
 async fn the_demo_command_serves_where_it_is_told() {
     use std::io::BufRead;
-    let http = proxy::free_local_addr().expect("port");
-    let grpc = proxy::free_local_addr().expect("port");
+    let http = support::free_local_addr().expect("port");
+    let grpc = support::free_local_addr().expect("port");
     // Started in an empty directory, which it must leave empty.
     let cwd = std::env::temp_dir().join(format!("a2a-demo-cwd-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cwd);

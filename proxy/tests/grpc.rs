@@ -509,7 +509,7 @@ async fn one_n_clients_over_grpc() {
 
     let mut config = config_for(&up.url(), Version::V10);
     config.upstream_protocol = proxy::version::ProtocolVersion::parse("1.1");
-    let grpc_addr = proxy::free_local_addr().unwrap();
+    let grpc_addr = support::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();
@@ -528,7 +528,7 @@ async fn one_n_clients_over_grpc() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_upstream_is_unavailable() {
     let up = agent(Version::V10, result_of(json!(null))).await;
-    let dead = format!("http://{}", proxy::free_local_addr().unwrap());
+    let dead = format!("http://{}", support::free_local_addr().unwrap());
     let http = proxy::start(config_for(&dead, Version::V10)).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
     let px = GrpcFront {

@@ -44,7 +44,7 @@ async fn grpc_over_tls_reaches_the_agent_and_plaintext_does_not() {
     std::fs::write(d.join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
 
     let mut config = config_for(&up.url(), Version::V03);
-    let grpc_addr = proxy::free_local_addr().unwrap();
+    let grpc_addr = support::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     config.grpc_tls = Some((d.join("cert.pem"), d.join("key.pem")));
     let http = proxy::start(config).unwrap();
@@ -84,11 +84,11 @@ async fn grpc_over_tls_reaches_the_agent_and_plaintext_does_not() {
     // A key of another certificate: the listener does not start.
     let other = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
     std::fs::write(d.join("other-key.pem"), other.key_pair.serialize_pem()).unwrap();
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
+    let mut config = Config::new(support::free_local_addr().unwrap(), &up.url()).unwrap();
     config.threads = 1;
     config.grpc_tls = Some((d.join("cert.pem"), d.join("other-key.pem")));
     let http = proxy::start(config).unwrap();
-    let err = GrpcServer::start(http.app.clone(), proxy::free_local_addr().unwrap())
+    let err = GrpcServer::start(http.app.clone(), support::free_local_addr().unwrap())
         .err()
         .expect("a mismatched key must not start");
     assert!(err.to_string().contains("do not fit"), "{err}");

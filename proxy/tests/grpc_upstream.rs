@@ -670,7 +670,7 @@ async fn v10_grpc_agent_error_info_reaches_v03_clients() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_grpc_upstream_is_unavailable() {
-    let dead = proxy::free_local_addr().unwrap();
+    let dead = support::free_local_addr().unwrap();
     let px = proxy_to(&format!("http://{dead}"), Version::V03).await;
     let s = px
         .v10()

@@ -260,7 +260,7 @@ const CA_AND_CLIENT: Keys = Keys {
 /// The config of a proxy in front of `url` with the `[upstream]` TLS keys
 /// `keys` (read from a file as an operator writes them).
 fn config(pki: &Pki, url: &str, version: Option<Version>, keys: Keys) -> Config {
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let raw = RawConfig {
         listen: Some(addr.to_string()),
         upstream: RawUpstream {
@@ -436,7 +436,7 @@ async fn card_fetched_over_tls_and_served_with_the_proxys_interfaces() {
 /// A v1.0 gRPC GetTask of t1 through a gRPC listener started in front of
 /// `px`.
 async fn grpc_get_task(px: &RunningProxy) -> Result<p10::Task, tonic::Status> {
-    let g = GrpcServer::start(px.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+    let g = GrpcServer::start(px.app.clone(), support::free_local_addr().unwrap()).unwrap();
     p10::a2a_service_client::A2aServiceClient::connect(format!("http://{}", g.addr))
         .await
         .unwrap()
@@ -451,7 +451,7 @@ async fn tls_grpc_agent(pki: &Pki) -> (FakeUpstream, RunningProxy, GrpcServer, F
     let up = FakeUpstream::start(v03_agent(Arc::new(OnceLock::new()))).await;
     let inner_http = proxy::start(config_for(&up.url(), Version::V03)).unwrap();
     let inner_grpc =
-        GrpcServer::start(inner_http.app.clone(), proxy::free_local_addr().unwrap()).unwrap();
+        GrpcServer::start(inner_http.app.clone(), support::free_local_addr().unwrap()).unwrap();
     let front = Front::start(
         server_config(pki, "server", false, &[b"h2"]),
         inner_grpc.addr,
@@ -607,7 +607,7 @@ fn told_client_cert_refused(r: &Response, front: &Front, name: &str) {
 async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal() {
     let pki = Pki::new();
     let (up, front) = https_agent(&pki, "server", true).await;
-    let listen = proxy::free_local_addr().unwrap();
+    let listen = support::free_local_addr().unwrap();
     let text = format!(
         "listen = \"{listen}\"\nthreads = 1\n[upstream]\nurl = \"{url}\"\nversion = \"0.3\"\nca_file = {ca:?}\n\
          [push]\nenabled = false\n\
@@ -842,7 +842,7 @@ async fn an_agent_certificate_for_another_name_is_refused() {
 async fn each_agent_has_its_own_tls_keys_and_is_named_in_refusals() {
     let pki = Pki::new();
     let (up, front) = https_agent(&pki, "server", false).await;
-    let listen = proxy::free_local_addr().unwrap();
+    let listen = support::free_local_addr().unwrap();
     let text = format!(
         "listen = \"{listen}\"\nthreads = 1\n[upstream]\nurl = \"{url}\"\nversion = \"0.3\"\n[push]\nenabled = false\n\
          [[agents]]\nname = \"billing\"\nprefix = \"/billing\"\n\

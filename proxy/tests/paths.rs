@@ -25,7 +25,7 @@ fn bare(answer: &str) -> String {
 }
 
 fn proxy_for(upstream: &str, allowed: Option<&[&str]>) -> RunningProxy {
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), upstream).unwrap();
+    let mut config = Config::new(support::free_local_addr().unwrap(), upstream).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Auto;
     if let Some(list) = allowed {

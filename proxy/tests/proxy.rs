@@ -35,7 +35,7 @@ fn proxy_for(
     version: Option<Version>,
     tweak: impl FnOnce(&mut Config),
 ) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let mut config = Config::new(addr, upstream).unwrap();
     config.threads = 1;
     config.upstream_version = match version {
@@ -48,7 +48,7 @@ fn proxy_for(
 
 /// An address nothing listens on.
 fn dead_upstream() -> String {
-    format!("http://{}", proxy::free_local_addr().unwrap())
+    format!("http://{}", support::free_local_addr().unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -662,7 +662,7 @@ async fn card_is_rewritten_and_revalidated_with_etags() {
 
 #[test]
 fn start_and_stop_are_bounded() {
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let mut config = Config::new(addr, "http://127.0.0.1:9").unwrap();
     config.threads = 1;
     let started = std::time::Instant::now();

@@ -26,7 +26,7 @@ fn start_proxy(
     dir: &std::path::Path,
     tune: impl FnOnce(&mut Config),
 ) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let mut config = Config::new(addr, upstream).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(Version::V03);
@@ -1244,7 +1244,7 @@ async fn kill_9_mid_burst_loses_no_accepted_notification() {
     .await;
     let dir = fresh_dir("push-kill9");
     std::fs::create_dir_all(&dir).unwrap();
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let config = dir.join("proxy.toml");
     std::fs::write(
         &config,
@@ -2500,8 +2500,8 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
         f
     };
     let (addr_a, addr_b) = (
-        proxy::free_local_addr().unwrap(),
-        proxy::free_local_addr().unwrap(),
+        support::free_local_addr().unwrap(),
+        support::free_local_addr().unwrap(),
     );
     let a = serve_binary(&config("a.toml", addr_a), addr_a).await;
     let (path, secret) = register_at(addr_a, &seen, &hook.url).await;

@@ -36,7 +36,7 @@ async fn ready_logs_changes_not_every_poll() {
         }
     })
     .await;
-    let listen = proxy::free_local_addr().unwrap();
+    let listen = support::free_local_addr().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
         .args(["serve", "--listen", &listen.to_string()])
         .args(["--upstream", &agent.url(), "--no-push"])

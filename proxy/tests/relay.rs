@@ -100,7 +100,7 @@ struct Px {
 
 fn proxy_for(agent: Agent) -> Px {
     let mut config = Config::new(
-        proxy::free_local_addr().unwrap(),
+        support::free_local_addr().unwrap(),
         &format!("http://{}", agent.addr),
     )
     .unwrap();
@@ -108,7 +108,7 @@ fn proxy_for(agent: Agent) -> Px {
     config.upstream_version = UpstreamVersion::Fixed(proxy::version::Version::V03);
     config.push.enabled = false;
     config.limits.read_timeout = Duration::from_secs(20);
-    let grpc_addr = proxy::free_local_addr().unwrap();
+    let grpc_addr = support::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     let http = proxy::start(config).unwrap();
     let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();

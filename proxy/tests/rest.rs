@@ -551,7 +551,7 @@ async fn proxy_made_rest_errors_are_in_the_clients_shape() {
     assert_eq!(v["code"], -32600, "{v}");
     assert!(v["message"].is_string());
     // The agent down.
-    let dead = format!("http://{}", proxy::free_local_addr().unwrap());
+    let dead = format!("http://{}", support::free_local_addr().unwrap());
     let px = proxy_for(&dead, Version::V10);
     let r = get(px.addr, "/v1/tasks/t1", &[]).await;
     assert_eq!(r.status, 502, "{}", r.text());
@@ -744,7 +744,7 @@ fn chunked_v10_post(target: &str, body: &str, piece: usize) -> Vec<u8> {
 async fn large_and_chunked_bodies_are_translated_up_to_the_limit() {
     let task = r#"{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}"#;
     let up = FakeUpstream::start(move |_| Reply::json(200, &format!(r#"{{"task":{task}}}"#))).await;
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let mut config = Config::new(addr, &up.url()).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(Version::V03);
@@ -802,7 +802,7 @@ async fn rest_streams_end_with_error_events_in_the_clients_shape() {
         gate: g.clone(),
     })
     .await;
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let mut config = Config::new(addr, &stalled.url()).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(Version::V03);

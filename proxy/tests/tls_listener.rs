@@ -44,7 +44,7 @@ async fn agent() -> FakeUpstream {
 /// TLS (the https:// public URL) apply.
 fn tls_config(up: &FakeUpstream, cert: &std::path::Path, key: &std::path::Path) -> Config {
     let raw = RawConfig {
-        listen: Some(proxy::free_local_addr().unwrap().to_string()),
+        listen: Some(support::free_local_addr().unwrap().to_string()),
         tls_cert_file: Some(cert.display().to_string()),
         tls_key_file: Some(key.display().to_string()),
         ..RawConfig::default()
@@ -308,8 +308,8 @@ async fn sighup_reloads_the_certificate_and_keeps_open_connections() {
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     std::fs::copy(&first.cert_file, &cert).unwrap();
     std::fs::copy(&first.key_file, &key).unwrap();
-    let addr = proxy::free_local_addr().unwrap();
-    let grpc = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
+    let grpc = support::free_local_addr().unwrap();
     let px = serve_tls(addr, grpc, &up.url(), &cert, &key);
     assert!(
         presents(addr, &ca.der(), &first.der).await,

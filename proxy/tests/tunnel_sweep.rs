@@ -5,6 +5,9 @@
 //! 0700, holding only its socket) and the process its name records is
 //! gone. Each test runs the binary with a temp dir of its own (`TMPDIR`).
 
+#[path = "support/ports.rs"]
+mod ports;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -72,7 +75,7 @@ fn a_start_removes_the_socket_directories_of_dead_proxies_only() {
     let file = tmp.join(format!("a2a-proxy-tls-{dead}-cccccccccccc"));
     std::fs::write(&file, b"a file").unwrap();
 
-    let listen = proxy::free_local_addr().unwrap();
+    let listen = ports::free_local_addr().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
         .args(["serve", "--upstream", "http://127.0.0.1:9", "--no-push"])
         .args(["--listen", &listen.to_string()])

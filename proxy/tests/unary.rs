@@ -178,7 +178,7 @@ async fn an_upstream_closing_idle_connections_costs_no_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_failures_are_errors_in_the_clients_version() {
     // Nothing listening: 502, v1.0 envelope with ErrorInfo, id echoed.
-    let dead = format!("http://{}", proxy::free_local_addr().unwrap());
+    let dead = format!("http://{}", support::free_local_addr().unwrap());
     let px = proxy_for(&dead, Version::V03, |c| {
         c.limits.connect_timeout = Duration::from_millis(500)
     });

@@ -168,7 +168,7 @@ fn reason(r: &Response) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_connect_is_unreachable_and_nothing_is_received() {
-    let dead = format!("http://{}", proxy::free_local_addr().unwrap());
+    let dead = format!("http://{}", support::free_local_addr().unwrap());
     let px = proxy_for(&dead, Version::V03, |_| {});
     for body in [SEND, GET] {
         let r = rpc(&px, body).await;
@@ -337,7 +337,7 @@ async fn rest_calls_follow_the_same_rule() {
         }
     }
     // Refused: unreachable, nothing received.
-    let dead = format!("http://{}", proxy::free_local_addr().unwrap());
+    let dead = format!("http://{}", support::free_local_addr().unwrap());
     let px = proxy_for(&dead, Version::V10, |_| {});
     let r = rest(&px, true).await;
     assert_eq!(r.status, 502, "{}", r.text());

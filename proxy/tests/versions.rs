@@ -35,7 +35,7 @@ async fn agent(
 
 /// A proxy reading the agent's version from its card.
 fn proxy_for(upstream: &str, tweak: impl FnOnce(&mut Config)) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let mut config = Config::new(addr, upstream).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Auto;

@@ -77,7 +77,7 @@ async fn a_webhook_answer_after_100_continue_is_the_final_one_and_its_connection
     let (agent, seen) = v03_agent().await;
     let (hook, accepted, posts) = webhook().await;
     let dir = fresh_dir("webhook");
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = support::free_local_addr().unwrap();
     let mut config = Config::new(addr, &agent.url()).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(Version::V03);

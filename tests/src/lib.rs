@@ -4,3 +4,7 @@
 pub mod json_eq;
 pub mod peer;
 pub mod sdk;
+
+#[path = "../../proxy/tests/support/ports.rs"]
+mod ports;
+pub use ports::free_local_addr;

@@ -72,7 +72,7 @@ fn two_sdk_agents(by_prefix: &str) {
     let by_host = if by_prefix == "v03" { "v10" } else { "v03" };
     let start = |v: &str| start_sdk_agent("agent", v, &[], AGENT_START);
     let (prefixed, hosted) = (start(by_prefix), start(by_host));
-    let addr = proxy::free_local_addr().expect("port");
+    let addr = e2e::free_local_addr().expect("port");
     let tables = format!(
         r#"[[agents]]
 name = "prefixed"
@@ -145,7 +145,7 @@ fn whole_sdk_scenarios_with_interfaces_under_paths_by_prefix_and_by_host() {
 fn whole_sdk_scenarios(script: &str, args: &[&str]) {
     let start = |v: &str| start_sdk_agent(script, v, args, AGENT_START);
     let (v03, v10) = (start("v03"), start("v10"));
-    let addr = proxy::free_local_addr().expect("port");
+    let addr = e2e::free_local_addr().expect("port");
     let tables = format!(
         r#"[[agents]]
 name = "p"
@@ -223,8 +223,8 @@ fn sdk_grpc_clients_reach_two_agents_behind_one_grpc_listener_by_authority() {
         start_sdk_agent("agent", "v10", &[], AGENT_START),
     );
     let python_grpc = repo_root().join(".venv-grpc/bin/python");
-    let addr = proxy::free_local_addr().expect("port");
-    let g = proxy::free_local_addr().expect("port");
+    let addr = e2e::free_local_addr().expect("port");
+    let g = e2e::free_local_addr().expect("port");
     let tables = format!(
         r#"[grpc]
 listen = "{g}"

@@ -68,7 +68,7 @@ fn run(client: &str) {
         AGENT_START,
     );
     let raw = RawConfig {
-        listen: Some(proxy::free_local_addr().expect("port").to_string()),
+        listen: Some(e2e::free_local_addr().expect("port").to_string()),
         upstream: RawUpstream {
             url: Some(format!("https://{}", agent.addr)),
             ca_file: Some(pki.file("ca.pem")),

@@ -106,8 +106,7 @@ fn run_pair(
         Binding::Rest => (&["--rest"], &[("A2A_BINDING", "HTTP+JSON")]),
     };
     let up = start_agent_with(&agent.python(), &agent.script("agent"), args, AGENT_START);
-    let mut config =
-        Config::new(proxy::free_local_addr().expect("port"), &up.url()).expect("config");
+    let mut config = Config::new(e2e::free_local_addr().expect("port"), &up.url()).expect("config");
     config.threads = 1;
     config.upstream_version = if auto {
         UpstreamVersion::Auto

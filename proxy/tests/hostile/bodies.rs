@@ -17,7 +17,7 @@ fn nested(depth: usize) -> String {
 async fn deeply_nested_bodies_get_an_error_and_the_proxy_lives_on() {
     let up =
         FakeUpstream::start(|_| Reply::json(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)).await;
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = crate::support::free_local_addr().unwrap();
     let mut config = Config::new(addr, &up.url()).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(Version::V03);
@@ -53,7 +53,7 @@ async fn deeply_nested_bodies_get_an_error_and_the_proxy_lives_on() {
 #[tokio::test]
 async fn a_body_past_the_limit_is_refused_before_it_is_read() {
     let up = FakeUpstream::start(|_| Reply::json(200, "{}")).await;
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = crate::support::free_local_addr().unwrap();
     let mut config = Config::new(addr, &up.url()).unwrap();
     config.threads = 1;
     config.limits.max_body_bytes = 64 * 1024;

@@ -67,13 +67,13 @@ impl Px {
 }
 
 fn proxy(up: &FakeUpstream, version: Option<Version>, tune: impl FnOnce(&mut Config)) -> Px {
-    let mut config = Config::new(proxy::free_local_addr().unwrap(), &up.url()).unwrap();
+    let mut config = Config::new(crate::support::free_local_addr().unwrap(), &up.url()).unwrap();
     config.threads = 1;
     config.upstream_version = match version {
         Some(v) => UpstreamVersion::Fixed(v),
         None => UpstreamVersion::Auto,
     };
-    let grpc_addr = proxy::free_local_addr().unwrap();
+    let grpc_addr = crate::support::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     tune(&mut config);
     let http = proxy::start(config).unwrap();

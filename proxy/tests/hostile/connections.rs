@@ -276,7 +276,7 @@ async fn wait_listening(addr: SocketAddr) {
 async fn health_answers_past_a_soft_limit_of_256_open_files() {
     let dir = std::env::temp_dir().join(format!("a2a-hostile-fd-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = crate::support::free_local_addr().unwrap();
     let args: Vec<String> = [
         "serve",
         "--listen",

@@ -125,7 +125,7 @@ struct Px {
 
 fn proxy(agent: &Agent, tweak: impl FnOnce(&mut Config)) -> Px {
     let mut config = config_for(&agent.up.url(), Version::V03);
-    let grpc_addr = proxy::free_local_addr().unwrap();
+    let grpc_addr = crate::support::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     tweak(&mut config);
     let http = proxy::start(config).unwrap();
@@ -474,7 +474,7 @@ async fn three_mib_tasks_leave_the_binary_and_its_data_dir_small() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let data = dir.join("data");
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = crate::support::free_local_addr().unwrap();
     let config = dir.join("proxy.toml");
     std::fs::write(
         &config,

@@ -653,7 +653,7 @@ async fn push_seed_task_is_asked_with_the_callers_credentials() {
     })
     .await;
     let dir = fresh_dir("meta-seed");
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = crate::support::free_local_addr().unwrap();
     let mut config = Config::new(addr, &up.url()).unwrap();
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Fixed(Version::V10);

@@ -153,7 +153,7 @@ fn v03_rpc() -> Vec<u8> {
 }
 
 fn in_process(upstream: &str, version: Version, threads: usize) -> RunningProxy {
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = crate::support::free_local_addr().unwrap();
     let mut config = Config::new(addr, upstream).unwrap();
     config.threads = threads;
     config.upstream_version = UpstreamVersion::Fixed(version);
@@ -234,7 +234,7 @@ impl Binary {
 }
 
 async fn serve_binary_to(upstream: &str, version: &str) -> (Binary, SocketAddr) {
-    let addr = proxy::free_local_addr().unwrap();
+    let addr = crate::support::free_local_addr().unwrap();
     let dir = std::env::temp_dir().join(format!("a2a-hostile-sse-{}", addr.port()));
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("proxy.toml");
@@ -413,7 +413,7 @@ async fn oversized_event_ends_a_grpc_stream_with_an_error_status() {
     use proto::v10 as p10;
     let agent = BigAgent::start(CARD_V03, v03_stream(&big_text(20 * MIB))).await;
     let mut config = config_for(&agent.url(), Version::V03);
-    let grpc_addr = proxy::free_local_addr().unwrap();
+    let grpc_addr = crate::support::free_local_addr().unwrap();
     config.grpc_listen = Some(grpc_addr);
     let http = proxy::start(config).unwrap();
     let _grpc = proxy::grpc::GrpcServer::start(http.app.clone(), grpc_addr).unwrap();

@@ -273,7 +273,7 @@ pub struct GrpcFront {
 impl GrpcFront {
     /// Starts `config` with a gRPC listener on a free local address.
     pub fn start(mut config: Config) -> GrpcFront {
-        let grpc_addr = proxy::free_local_addr().unwrap();
+        let grpc_addr = super::free_local_addr().unwrap();
         config.grpc_listen = Some(grpc_addr);
         let http = proxy::start(config).unwrap();
         let grpc = GrpcServer::start(http.app.clone(), grpc_addr).unwrap();

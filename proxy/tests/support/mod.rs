@@ -498,8 +498,7 @@ pub async fn agent_with_card(
 /// The config of a one-thread proxy on a free local address in front of
 /// `upstream`, the agent's version fixed to `version`.
 pub fn config_for(upstream: &str, version: proxy::version::Version) -> proxy::config::Config {
-    let mut config =
-        proxy::config::Config::new(proxy::free_local_addr().unwrap(), upstream).unwrap();
+    let mut config = proxy::config::Config::new(free_local_addr().unwrap(), upstream).unwrap();
     config.threads = 1;
     config.upstream_version = proxy::config::UpstreamVersion::Fixed(version);
     config
@@ -639,6 +638,10 @@ macro_rules! version_pairs {
         }
     )*};
 }
+
+/// Free ports on 127.0.0.1 for the proxies under test.
+pub mod ports;
+pub use ports::free_local_addr;
 
 /// gRPC builders and status decoding.
 pub mod grpc;

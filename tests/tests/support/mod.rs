@@ -12,8 +12,7 @@ use proxy::RunningProxy;
 /// from its card, calls allowed 20 s (the SDK agents are slow to start
 /// answering).
 pub fn auto_proxy(upstream: &str) -> RunningProxy {
-    let mut config =
-        Config::new(proxy::free_local_addr().expect("port"), upstream).expect("config");
+    let mut config = Config::new(e2e::free_local_addr().expect("port"), upstream).expect("config");
     config.threads = 1;
     config.upstream_version = UpstreamVersion::Auto;
     config.limits.read_timeout = Duration::from_secs(20);
