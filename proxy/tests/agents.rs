@@ -455,11 +455,7 @@ url = "{}"
         b.url(),
         b.url()
     ));
-    let servers: Vec<_> = px
-        .apps
-        .iter()
-        .filter_map(|app| proxy::grpc::GrpcServer::start_if_configured(app.clone()).unwrap())
-        .collect();
+    let servers = proxy::grpc::GrpcServer::start_all(&px.apps).unwrap();
     let listening: Vec<_> = servers.iter().map(|s| s.addr).collect();
     assert_eq!(listening, [g1, g2]);
 

@@ -43,15 +43,6 @@ pub struct GrpcServer {
 }
 
 impl GrpcServer {
-    /// Starts the listener of `app` alone when its config has
-    /// `grpc_listen` (every call on it is this agent's).
-    pub fn start_if_configured(app: Arc<App>) -> std::io::Result<Option<GrpcServer>> {
-        match app.config.grpc_listen {
-            None => Ok(None),
-            Some(addr) => GrpcServer::start(app, addr).map(Some),
-        }
-    }
-
     /// Binds `addr` now (errors are reported here) and serves `app` alone
     /// on a new thread.
     pub fn start(app: Arc<App>, addr: SocketAddr) -> std::io::Result<GrpcServer> {
