@@ -101,23 +101,40 @@ impl SseFramer {
         Ok(())
     }
 
-    /// [`Self::push`] of a piece the framer may keep: when it holds nothing
-    /// of an unfinished event and is the piece's only owner, the piece
-    /// becomes its buffer (not copied), and the events are parts of it.
-    /// Once every event of it has left, nothing of it is held.
-    pub fn push_bytes(&mut self, piece: Bytes, events: &mut impl Events) -> Result<(), TooLarge> {
+    /// [`Self::push`] of a piece the framer may keep: the piece becomes its
+    /// buffer (not copied) when it is the piece's only owner, and the
+    /// events are parts of it. An event begun in an earlier piece takes
+    /// this one's bytes a line at a time until it ends, so that only its
+    /// end is copied, not the piece. Once every event of a piece has left,
+    /// nothing of it is held.
+    pub fn push_bytes(
+        &mut self,
+        mut piece: Bytes,
+        events: &mut impl Events,
+    ) -> Result<(), TooLarge> {
         if self.failed {
             return Err(self.too_large());
         }
-        if self.buf.is_empty() {
+        while !self.buf.is_empty() && !piece.is_empty() {
+            let line = match line_end(&piece) {
+                Some(i) if piece[i] == b'\r' && piece.get(i + 1) == Some(&b'\n') => i + 2,
+                Some(i) => i + 1,
+                None => piece.len(),
+            };
+            self.buf.extend_from_slice(&piece[..line]);
+            bytes::Buf::advance(&mut piece, line);
+            self.scan(false, events)?;
+            if self.buf.len() > self.limit {
+                return Err(self.fail());
+            }
+        }
+        if !piece.is_empty() {
             match piece.try_into_mut() {
                 Ok(b) => self.buf = b,
                 Err(piece) => self.buf.extend_from_slice(&piece),
             }
-        } else {
-            self.buf.extend_from_slice(&piece);
+            self.scan(false, events)?;
         }
-        self.scan(false, events)?;
         if self.buf.len() > self.limit {
             return Err(self.fail());
         }
@@ -688,6 +705,31 @@ mod tests {
         framer.push_bytes(piece, &mut events).unwrap();
         assert_eq!(events, [&b"data: 1\n"[..], b"data: 2\n"]);
         assert!(events.iter().all(|e| range.contains(&e.as_ptr())), "copied");
+        assert_eq!(framer.buf.capacity(), 0);
+        // An event begun in the piece before takes this one's bytes up to
+        // its end; the events after are parts of this piece, not copies.
+        let mut framer = SseFramer::new(1 << 20);
+        let mut events: Vec<Bytes> = Vec::new();
+        framer
+            .push_bytes(Bytes::from(b"data: 1\n\nda".to_vec()), &mut events)
+            .unwrap();
+        let second = Bytes::from(b"ta: 2\r\n\r\ndata: 3\n\ndata: 4\n\n".to_vec());
+        let range = second.as_ptr_range();
+        framer.push_bytes(second, &mut events).unwrap();
+        assert_eq!(
+            events,
+            [
+                &b"data: 1\n"[..],
+                b"data: 2\r\n",
+                b"data: 3\n",
+                b"data: 4\n"
+            ]
+        );
+        assert!(!range.contains(&events[1].as_ptr()));
+        assert!(
+            events[2..].iter().all(|e| range.contains(&e.as_ptr())),
+            "copied"
+        );
         assert_eq!(framer.buf.capacity(), 0);
         // A piece shared with another owner is copied, not taken.
         let shared = Bytes::from(b"data: 3\n\n".to_vec());

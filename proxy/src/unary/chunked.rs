@@ -65,17 +65,53 @@ pub(super) enum Step {
     Done,
 }
 
+/// A size line of one to fifteen hex digits ended by CRLF at the start
+/// of `b`: the size and the line's length with its end. `None` for every
+/// other line (read by [`chunk_size`]) or a line not all there.
+#[inline]
+fn plain_size_line(b: &[u8]) -> Option<(usize, usize)> {
+    let mut n = 0usize;
+    for (i, &c) in b.iter().enumerate().take(16) {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            b'\r' if i > 0 => {
+                return (b.get(i + 1) == Some(&b'\n')).then_some((n, i + 2));
+            }
+            _ => return None,
+        };
+        n = n << 4 | usize::from(d);
+    }
+    None
+}
+
 impl Chunked {
     /// Reads `b` from the decoder's position up to the next chunk data,
     /// the body's end, or the end of what `b` holds. `held`: the data
     /// bytes the caller holds already (decoded, not yet handed on), which
     /// with a new chunk's size may not exceed `max_body`.
+    #[inline]
     pub(super) fn step(&mut self, b: &[u8], held: usize, max_body: usize) -> Result<Step, String> {
         loop {
             let rest = b.get(self.pos..).unwrap_or_default();
             match self.state {
                 ChunkState::Done => return Ok(Step::Done),
                 ChunkState::Size => {
+                    // The usual size line, hex digits and CRLF, read in
+                    // one pass; anything else the general way below.
+                    if let Some((size, len)) = plain_size_line(rest) {
+                        if held.saturating_add(size) > max_body {
+                            return Err(format!("answer larger than {max_body} bytes"));
+                        }
+                        self.pos += len;
+                        self.state = if size == 0 {
+                            ChunkState::Trailer
+                        } else {
+                            ChunkState::Data(size)
+                        };
+                        continue;
+                    }
                     let Some((end, sep)) = line_end(rest) else {
                         if rest.len() > 1024 {
                             return Err("chunk size line too long".into());
