@@ -653,6 +653,8 @@ mod tests {
         let mut stream = String::new();
         for start in starts {
             for value in values {
+                // A bare blank line: an empty event, no line.
+                stream += "\n";
                 for end in ends {
                     for blank in ends {
                         stream += &format!("{start}{value}{end}{blank}");
