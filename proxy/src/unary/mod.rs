@@ -487,7 +487,7 @@ const STREAM_CHUNK: usize = 4 * 1024;
 /// buffer (an agent writing faster than the stream is read, or big
 /// events), up to this, and halves back when they bring less than a
 /// quarter of it.
-const STREAM_CHUNK_MAX: usize = 64 * 1024;
+const STREAM_CHUNK_MAX: usize = 16 * 1024;
 
 /// The read size after a read of `n` bytes into `room` bytes of buffer.
 fn next_read_size(size: usize, n: usize, room: usize) -> usize {
