@@ -31,6 +31,32 @@ pub struct TooLarge {
     pub limit: usize,
 }
 
+/// Where a framer puts the events it finds.
+pub trait Events {
+    /// An event (without the blank line that ends it); `one_line`: it is
+    /// one line and its line end (`\n`, `\r` or `\r\n`), nothing else.
+    fn add(&mut self, event: Bytes, one_line: bool);
+}
+
+impl Events for Vec<Bytes> {
+    fn add(&mut self, event: Bytes, _: bool) {
+        self.push(event);
+    }
+}
+
+/// An event as the framer found it (see [`Events`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Framed {
+    pub event: Bytes,
+    pub one_line: bool,
+}
+
+impl Events for Vec<Framed> {
+    fn add(&mut self, event: Bytes, one_line: bool) {
+        self.push(Framed { event, one_line });
+    }
+}
+
 /// Splits an SSE byte stream into events.
 #[derive(Debug, Default)]
 pub struct SseFramer {
@@ -40,6 +66,8 @@ pub struct SseFramer {
     pos: usize,
     /// Where the line being scanned starts.
     line_start: usize,
+    /// Lines of the current event ended so far.
+    lines: u32,
     /// Largest event held.
     limit: usize,
     /// An event went past the limit: everything after is dropped.
@@ -73,8 +101,57 @@ impl SseFramer {
         Ok(())
     }
 
+    /// [`Self::push`] of a piece the framer may keep: the piece becomes its
+    /// buffer (not copied) when it is the piece's only owner, and the
+    /// events are parts of it. An event begun in an earlier piece takes
+    /// this one's bytes a line at a time until it ends, so that only its
+    /// end is copied, not the piece. Once every event of a piece has left,
+    /// nothing of it is held.
+    pub fn push_bytes(
+        &mut self,
+        mut piece: Bytes,
+        events: &mut impl Events,
+    ) -> Result<(), TooLarge> {
+        if self.failed {
+            return Err(self.too_large());
+        }
+        while !self.buf.is_empty() && !piece.is_empty() {
+            let line = match line_end(&piece) {
+                Some(i) if piece[i] == b'\r' && piece.get(i + 1) == Some(&b'\n') => i + 2,
+                Some(i) => i + 1,
+                None => piece.len(),
+            };
+            self.buf.extend_from_slice(&piece[..line]);
+            bytes::Buf::advance(&mut piece, line);
+            self.scan(false, events)?;
+            if self.buf.len() > self.limit {
+                return Err(self.fail());
+            }
+        }
+        if !piece.is_empty() {
+            match piece.try_into_mut() {
+                Ok(b) => self.buf = b,
+                Err(piece) => self.buf.extend_from_slice(&piece),
+            }
+            self.scan(false, events)?;
+        }
+        if self.buf.len() > self.limit {
+            return Err(self.fail());
+        }
+        if self.buf.is_empty() {
+            // The rest of the piece's memory goes with its events.
+            self.buf = BytesMut::new();
+        }
+        Ok(())
+    }
+
     /// End of stream: a trailing event without its blank line is completed.
     pub fn finish(&mut self, events: &mut Vec<Bytes>) -> Result<(), TooLarge> {
+        self.finish_into(events)
+    }
+
+    /// [`Self::finish`] into any [`Events`].
+    pub fn finish_into(&mut self, events: &mut impl Events) -> Result<(), TooLarge> {
         if self.failed {
             return Err(self.too_large());
         }
@@ -82,8 +159,9 @@ impl SseFramer {
         let rest = std::mem::take(&mut self.buf).freeze();
         self.pos = 0;
         self.line_start = 0;
+        self.lines = 0;
         if !trim_newlines(&rest).is_empty() {
-            events.push(rest);
+            events.add(rest, false);
         }
         Ok(())
     }
@@ -97,13 +175,14 @@ impl SseFramer {
         self.buf = BytesMut::new();
         self.pos = 0;
         self.line_start = 0;
+        self.lines = 0;
         self.too_large()
     }
 
     /// Finds line ends from `pos` on; a blank line ends the event. A `\r`
     /// as the last byte may be the first half of `\r\n`: scanning stops
     /// there until more bytes come, unless `at_end`.
-    fn scan(&mut self, at_end: bool, events: &mut Vec<Bytes>) -> Result<(), TooLarge> {
+    fn scan(&mut self, at_end: bool, events: &mut impl Events) -> Result<(), TooLarge> {
         loop {
             let rest = &self.buf[self.pos..];
             let Some(rel) = line_end(rest) else {
@@ -133,13 +212,16 @@ impl SseFramer {
                 event.truncate(i);
                 self.pos = 0;
                 self.line_start = 0;
+                let one_line = self.lines == 1;
+                self.lines = 0;
                 if event.len() > self.limit {
                     return Err(self.fail());
                 }
-                events.push(event.freeze());
+                events.add(event.freeze(), one_line);
             } else {
                 self.pos = i + len;
                 self.line_start = self.pos;
+                self.lines += 1;
             }
         }
     }
@@ -186,9 +268,33 @@ fn find2(b: &[u8], x: u8, y: u8) -> Option<usize> {
         .map(|i| at + i)
 }
 
-/// Where the first `\n` or `\r` of `b` is.
+/// Where the first `\n` or `\r` of `b` is: eight bytes at a time, each
+/// word tested once for any byte below 0x0E (the two are; JSON text has
+/// few others: escaped control bytes and tabs), and looked at exactly only
+/// when one is.
 fn line_end(b: &[u8]) -> Option<usize> {
-    find2(b, b'\n', b'\r')
+    const LO: u64 = splat(0x0E);
+    const HI: u64 = splat(0x80);
+    let mut words = b.chunks_exact(8);
+    let mut at = 0;
+    for w in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        let word = u64::from_le_bytes(word);
+        // No flag without a byte below 0x0E: a borrow only starts at one.
+        if word.wrapping_sub(LO) & !word & HI != 0 {
+            let i = first_of(word, b'\n', b'\r');
+            if i < 8 {
+                return Some(at + i);
+            }
+        }
+        at += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&c| c == b'\n' || c == b'\r')
+        .map(|i| at + i)
 }
 
 /// Where the first `\n` of `b` is: a translated event's data has none but
@@ -297,6 +403,26 @@ pub fn rewrite_event(event: &[u8], f: &mut EventFn<'_>, out: &mut Vec<u8>) {
         return;
     }
     rewrite_lines(event, f, out);
+}
+
+/// [`rewrite_event`] of an event as the framer found it: one that is one
+/// `data` line is taken as it is, without looking for its line end again.
+pub fn rewrite_framed(framed: &Framed, f: &mut EventFn<'_>, out: &mut Vec<u8>) {
+    let event = &framed.event[..];
+    if framed.one_line {
+        if let Some(v) = event.strip_prefix(b"data:") {
+            let v = v.strip_prefix(b" ").unwrap_or(v);
+            // The line's end, the event's last bytes.
+            let v = v.strip_suffix(b"\n").unwrap_or(v);
+            let v = v.strip_suffix(b"\r").unwrap_or(v);
+            if let Ok(d) = std::str::from_utf8(v) {
+                translate_data(d, f, out);
+                out.push(b'\n');
+                return;
+            }
+        }
+    }
+    rewrite_event(event, f, out);
 }
 
 /// [`rewrite_event`] line by line, for every event.
@@ -507,6 +633,135 @@ mod tests {
         assert!(framer.scanned <= 2 * stream.len(), "{}", framer.scanned);
         let data = event_data(&events[0]).unwrap();
         assert!(matches!(data, Cow::Borrowed(_)), "the data was copied");
+    }
+
+    /// An event the framer marks as one line is rendered from what it
+    /// marked as every event is, and only one-line events are marked; the
+    /// stream cut at every position.
+    #[test]
+    fn one_line_events_render_as_every_event() {
+        let values: [&str; 6] = ["", "a", "{\"x\":1}", "é", "a\u{0}b", " b"];
+        let starts = [
+            "data: ",
+            "data:",
+            "data",
+            "datax: ",
+            ": c\ndata: ",
+            "id: 1\ndata: ",
+        ];
+        let ends = ["\n", "\r", "\r\n"];
+        let mut stream = String::new();
+        for start in starts {
+            for value in values {
+                // A bare blank line: an empty event, no line.
+                stream += "\n";
+                for end in ends {
+                    for blank in ends {
+                        stream += &format!("{start}{value}{end}{blank}");
+                    }
+                }
+            }
+        }
+        // One line: a line end as its last bytes, and none before.
+        let one_line = |e: &[u8]| {
+            let t = e
+                .strip_suffix(b"\r\n")
+                .or_else(|| e.strip_suffix(b"\n"))
+                .or_else(|| e.strip_suffix(b"\r"));
+            t.is_some_and(|t| !t.iter().any(|&c| c == b'\n' || c == b'\r'))
+        };
+        let stream = stream.as_bytes();
+        for cut in (0..=stream.len()).step_by(7) {
+            let (a, b) = stream.split_at(cut);
+            let mut framer = SseFramer::new(1 << 20);
+            let mut events: Vec<Framed> = Vec::new();
+            framer
+                .push_bytes(Bytes::copy_from_slice(a), &mut events)
+                .unwrap();
+            framer
+                .push_bytes(Bytes::copy_from_slice(b), &mut events)
+                .unwrap();
+            framer.finish_into(&mut events).unwrap();
+            let marked = events.iter().filter(|e| e.one_line).count();
+            assert!(marked > 100, "{marked}");
+            for e in &events {
+                assert_eq!(e.one_line, one_line(&e.event), "{:?}", e.event);
+            }
+            for e in &events {
+                let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                rewrite_framed(e, &mut upper, &mut fast);
+                rewrite_lines(&e.event, &mut upper, &mut slow);
+                assert_eq!(
+                    String::from_utf8_lossy(&fast),
+                    String::from_utf8_lossy(&slow),
+                    "{:?}",
+                    String::from_utf8_lossy(&e.event)
+                );
+            }
+        }
+    }
+
+    /// Pieces handed over whole frame the same events as pieces copied in,
+    /// cut anywhere; a piece the framer owns alone is not copied, and once
+    /// its events are out the framer holds none of its memory.
+    #[test]
+    fn owned_pieces_frame_alike_and_are_not_held() {
+        let stream: &[u8] = b"data: a\r\nid: 1\n\ndata: bb\r\r: c\n\ndata: d\n\n";
+        for cut in 0..=stream.len() {
+            let (a, b) = stream.split_at(cut);
+            let (mut copied, mut owned) = (SseFramer::new(1 << 20), SseFramer::new(1 << 20));
+            let (mut want, mut got): (Vec<Bytes>, Vec<Bytes>) = (Vec::new(), Vec::new());
+            for piece in [a, b] {
+                copied.push(piece, &mut want).unwrap();
+                owned
+                    .push_bytes(Bytes::copy_from_slice(piece), &mut got)
+                    .unwrap();
+                if owned.buf.is_empty() {
+                    assert_eq!(owned.buf.capacity(), 0, "held at {cut}");
+                }
+            }
+            copied.finish(&mut want).unwrap();
+            owned.finish(&mut got).unwrap();
+            assert_eq!(got, want, "cut at {cut}");
+        }
+        let piece = Bytes::from(b"data: 1\n\ndata: 2\n\n".to_vec());
+        let range = piece.as_ptr_range();
+        let mut framer = SseFramer::new(1 << 20);
+        let mut events: Vec<Bytes> = Vec::new();
+        framer.push_bytes(piece, &mut events).unwrap();
+        assert_eq!(events, [&b"data: 1\n"[..], b"data: 2\n"]);
+        assert!(events.iter().all(|e| range.contains(&e.as_ptr())), "copied");
+        assert_eq!(framer.buf.capacity(), 0);
+        // An event begun in the piece before takes this one's bytes up to
+        // its end; the events after are parts of this piece, not copies.
+        let mut framer = SseFramer::new(1 << 20);
+        let mut events: Vec<Bytes> = Vec::new();
+        framer
+            .push_bytes(Bytes::from(b"data: 1\n\nda".to_vec()), &mut events)
+            .unwrap();
+        let second = Bytes::from(b"ta: 2\r\n\r\ndata: 3\n\ndata: 4\n\n".to_vec());
+        let range = second.as_ptr_range();
+        framer.push_bytes(second, &mut events).unwrap();
+        assert_eq!(
+            events,
+            [
+                &b"data: 1\n"[..],
+                b"data: 2\r\n",
+                b"data: 3\n",
+                b"data: 4\n"
+            ]
+        );
+        assert!(!range.contains(&events[1].as_ptr()));
+        assert!(
+            events[2..].iter().all(|e| range.contains(&e.as_ptr())),
+            "copied"
+        );
+        assert_eq!(framer.buf.capacity(), 0);
+        // A piece shared with another owner is copied, not taken.
+        let shared = Bytes::from(b"data: 3\n\n".to_vec());
+        let other = shared.clone();
+        framer.push_bytes(shared, &mut events).unwrap();
+        assert!(!other.as_ptr_range().contains(&events[2].as_ptr()));
     }
 
     #[test]

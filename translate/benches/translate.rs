@@ -220,22 +220,27 @@ fn events() -> Vec<Event> {
     ]
 }
 
-/// One event as the proxy translates it: to v1.0 with the task facts (its
-/// ListTasks index records them), to v0.3 without. Never inlined, so that
-/// `--toggle-collect=*translate_event*` counts it alone.
+/// One event as the proxy translates it: written at the end of the
+/// piece's output (`out`, emptied first), to v1.0 with the task facts
+/// (its ListTasks index records them), to v0.3 without. Never inlined,
+/// so that `--toggle-collect=*translate_event*` counts it alone.
 #[inline(never)]
-fn translate_event(e: &Event) -> usize {
+fn translate_event(e: &Event, out: &mut Vec<u8>) -> usize {
+    out.clear();
     match e.to {
         Version::V10 => {
-            let (out, facts) =
-                transcode::response_to_v10_with_facts(Method::SendStreamingMessage, &e.data)
-                    .expect("transcoded");
+            let facts = transcode::response_to_v10_with_facts_into(
+                Method::SendStreamingMessage,
+                &e.data,
+                out,
+            )
+            .expect("transcoded");
             out.len() + black_box(&facts as *const _ as usize & 1)
         }
         Version::V03 => {
-            transcode::response_str(Version::V03, Method::SendStreamingMessage, &e.data)
-                .expect("transcoded")
-                .len()
+            transcode::response_str_into(Version::V03, Method::SendStreamingMessage, &e.data, out)
+                .expect("transcoded");
+            out.len()
         }
     }
 }
@@ -243,7 +248,10 @@ fn translate_event(e: &Event) -> usize {
 fn event_benches(c: &mut Criterion, events: &[Event]) {
     let mut g = c.benchmark_group("stream events");
     for e in events {
-        g.bench_function(e.name, |b| b.iter(|| translate_event(black_box(e))));
+        let mut out = Vec::new();
+        g.bench_function(e.name, |b| {
+            b.iter(|| translate_event(black_box(e), &mut out))
+        });
     }
     g.finish();
 }
@@ -255,9 +263,9 @@ fn count_events(n: usize, only: Option<&str>) {
         .iter()
         .filter(|e| only.is_none_or(|o| e.name.contains(o)))
     {
-        let mut total = 0;
+        let (mut total, mut out) = (0, Vec::new());
         for _ in 0..n {
-            total += translate_event(black_box(e));
+            total += translate_event(black_box(e), &mut out);
         }
         println!(
             "{:<28} {:>4} bytes in, {n} x, {total} bytes out",

@@ -203,8 +203,7 @@ impl ProxyService {
                 let tr = tr.clone();
                 let piece = body.take();
                 let mut events = Vec::new();
-                let framed = frame(framer, piece.as_deref(), end_of_stream, &mut events);
-                drop(piece);
+                let framed = frame(framer, piece, end_of_stream, &mut events);
                 let mut created = ctx.take_created(&tr);
                 let mut out = Vec::new();
                 for e in &events {

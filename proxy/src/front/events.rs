@@ -11,7 +11,7 @@ use crate::app::App;
 use crate::codec::{Codec, HttpCodec, Shape};
 use crate::error::Failure;
 use crate::push::layer::Pending;
-use crate::sse::{SseFramer, TooLarge, OFFLOAD_EVENT_BYTES};
+use crate::sse::{Framed, SseFramer, TooLarge, OFFLOAD_EVENT_BYTES};
 
 /// How each event of a translated stream is rewritten: the call's codec
 /// (without the request it sent), and the caller's ListTasks scope when
@@ -50,7 +50,7 @@ impl EventTranslation {
     pub(crate) fn rewrite(
         &self,
         app: &App,
-        event: &[u8],
+        event: &Framed,
         created: &mut Option<Pending>,
         out: &mut Vec<u8>,
     ) {
@@ -68,7 +68,7 @@ impl EventTranslation {
                 let _ = restore_push(push, codec, out, &p);
             }
         };
-        crate::sse::rewrite_event(event, &mut f, out);
+        crate::sse::rewrite_framed(event, &mut f, out);
     }
 }
 
@@ -112,15 +112,15 @@ pub(crate) fn restore_push(
 /// Feeds one piece of an upstream stream (and its end) to the framer.
 pub(crate) fn frame(
     framer: &mut SseFramer,
-    piece: Option<&[u8]>,
+    piece: Option<Bytes>,
     end: bool,
-    events: &mut Vec<Bytes>,
+    events: &mut Vec<Framed>,
 ) -> std::result::Result<(), TooLarge> {
     if let Some(p) = piece {
-        framer.push(p, events)?;
+        framer.push_bytes(p, events)?;
     }
     if end {
-        framer.finish(events)?;
+        framer.finish_into(events)?;
     }
     Ok(())
 }
@@ -225,8 +225,7 @@ impl ProxyService {
         };
         let tr = tr.clone();
         let mut events = Vec::new();
-        let framed = frame(framer, piece.as_deref(), end, &mut events);
-        drop(piece);
+        let framed = frame(framer, piece, end, &mut events);
         let mut created = ctx.take_created(&tr);
         // Room for the piece's translated events at once (the transcoder's
         // own estimate for each, and its `data: ` line), so that writing
@@ -234,12 +233,13 @@ impl ProxyService {
         // big events come back in buffers of their own.
         let room: usize = events
             .iter()
-            .filter(|e| e.len() <= OFFLOAD_EVENT_BYTES)
-            .map(|e| e.len() + e.len() / 8 + 72)
+            .map(|e| e.event.len())
+            .filter(|&n| n <= OFFLOAD_EVENT_BYTES)
+            .map(|n| n + n / 8 + 72)
             .sum();
         let mut out = Vec::with_capacity(room);
         for event in events {
-            if event.len() <= OFFLOAD_EVENT_BYTES {
+            if event.event.len() <= OFFLOAD_EVENT_BYTES {
                 tr.rewrite(&self.app, &event, &mut created, &mut out);
                 continue;
             }

@@ -467,8 +467,53 @@ async fn exchange(
     Ok((answer, keep))
 }
 
-/// Read granularity of a stream: one SSE event or a few.
+/// Read granularity of a stream at its start: one SSE event or a few.
 const STREAM_CHUNK: usize = 4 * 1024;
+/// Largest read of a stream: the read size doubles while reads fill the
+/// buffer (an agent writing faster than the stream is read, or big
+/// events), up to this, and halves back when they bring less than a
+/// quarter of it.
+const STREAM_CHUNK_MAX: usize = 16 * 1024;
+
+/// The read size after a read of `n` bytes into `room` bytes of buffer.
+fn next_read_size(size: usize, n: usize, room: usize) -> usize {
+    if n == room && size < STREAM_CHUNK_MAX {
+        (size * 2).min(STREAM_CHUNK_MAX)
+    } else if n < size / 4 && size > STREAM_CHUNK {
+        (size / 2).max(STREAM_CHUNK)
+    } else {
+        size
+    }
+}
+
+/// Room in `buf` for the next read, taken when it has less than a quarter
+/// of the read size left: the room it has.
+fn room(buf: &mut BytesMut, read_size: usize) -> usize {
+    if buf.capacity() - buf.len() < read_size / 4 {
+        buf.reserve(read_size);
+    }
+    buf.capacity() - buf.len()
+}
+
+/// `span` of the first `read` bytes of `buf` as a piece of its own; the
+/// bytes after `read` stay in `buf`. When nothing stays, the piece takes
+/// the whole buffer (no copy, no count of shared owners) and `buf` holds
+/// no memory; else the few bytes left (part of a chunk's framing) are
+/// copied to a buffer of their own, so that the piece owns its memory
+/// alone (a reader may take it over, see [`crate::sse::SseFramer`]).
+fn take_front(buf: &mut BytesMut, span: std::ops::Range<usize>, read: usize) -> Bytes {
+    let mut piece = if read == buf.len() {
+        std::mem::take(buf)
+    } else {
+        let rest = BytesMut::from(&buf[read..]);
+        let mut whole = std::mem::replace(buf, rest);
+        whole.truncate(read);
+        whole
+    };
+    piece.truncate(span.end);
+    bytes::Buf::advance(&mut piece, span.start);
+    piece.freeze()
+}
 
 /// An upstream answer whose body is handed on as it arrives (SSE streams).
 /// Between reads it holds no buffer: a thousand idle streams cost their
@@ -483,6 +528,8 @@ pub struct Streaming {
     chunks: Chunked,
     /// Body bytes still to come under a `Content-Length`.
     left: usize,
+    /// The size of the next read (see [`next_read_size`]).
+    read_size: usize,
     reusable: bool,
     done: bool,
     limits: Limits,
@@ -544,25 +591,29 @@ impl Streaming {
                     self.done = true;
                     self.reusable &= n == self.buf.len();
                 }
-                Ok((n > 0).then(|| self.buf.split_to(n).freeze()))
+                Ok((n > 0).then(|| take_front(&mut self.buf, 0..n, n)))
             }
             Framing::Chunked => {
-                let end = self
+                let (data, read, end) = self
                     .chunks
-                    .advance(&self.buf, self.limits.max_body)
+                    .decode_in_place(&mut self.buf, self.limits.max_body)
                     .map_err(too_bad)?;
-                let _ = self.buf.split_to(self.chunks.pos);
-                self.chunks.pos = 0;
                 if end {
                     self.done = true;
-                    self.reusable &= self.buf.is_empty();
+                    self.reusable &= read == self.buf.len();
                 }
-                if self.chunks.out.is_empty() {
+                if data.is_empty() {
+                    // Framing only: what is left (a part of the next
+                    // chunk's framing) kept in a buffer of its own.
+                    self.buf = BytesMut::from(&self.buf[read..]);
                     return Ok(None);
                 }
-                Ok(Some(std::mem::take(&mut self.chunks.out).freeze()))
+                Ok(Some(take_front(&mut self.buf, data, read)))
             }
-            Framing::UntilClose => Ok((!self.buf.is_empty()).then(|| self.buf.split().freeze())),
+            Framing::UntilClose => {
+                let n = self.buf.len();
+                Ok((n > 0).then(|| take_front(&mut self.buf, 0..n, n)))
+            }
         }
     }
 
@@ -579,11 +630,12 @@ impl Streaming {
                     Ok(Err(e)) => return Err(unavailable("reading the stream", e)),
                     Err(_) => return Err(Failure::UpstreamTimeout),
                 }
-                if self.buf.capacity() - self.buf.len() < 1024 {
-                    self.buf.reserve(STREAM_CHUNK);
-                }
+                let room = room(&mut self.buf, self.read_size);
                 match sock.try_read_buf(&mut self.buf) {
-                    Ok(n) => return Ok(n),
+                    Ok(n) => {
+                        self.read_size = next_read_size(self.read_size, n, room);
+                        return Ok(n);
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
                     Err(e) => return Err(unavailable("reading the stream", e)),
                 }
@@ -591,11 +643,12 @@ impl Streaming {
             Conn::Tls(tls) => tls,
         };
         // TLS: rustls holds its records; the read goes through it.
-        if self.buf.capacity() - self.buf.len() < 1024 {
-            self.buf.reserve(STREAM_CHUNK);
-        }
+        let room = room(&mut self.buf, self.read_size);
         match tokio::time::timeout(self.limits.read_timeout, tls.read_buf(&mut self.buf)).await {
-            Ok(Ok(n)) => Ok(n),
+            Ok(Ok(n)) => {
+                self.read_size = next_read_size(self.read_size, n, room);
+                Ok(n)
+            }
             Ok(Err(e)) => Err(crate::upstream_tls::io_failure(&self.addr, &e)
                 .unwrap_or_else(|| unavailable("reading the stream", e))),
             Err(_) => Err(Failure::UpstreamTimeout),
@@ -654,6 +707,7 @@ impl Streaming {
             framing: head.framing,
             chunks: Chunked::default(),
             left,
+            read_size: STREAM_CHUNK,
             reusable: head.reusable,
             done: false,
             limits,

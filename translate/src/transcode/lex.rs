@@ -75,7 +75,7 @@ impl<'a> Lex<'a> {
     /// The end (after the closing quote) of the string starting at `i`,
     /// when it is written as serde_json writes it: escapes only `\"`, `\\`,
     /// `\b`, `\f`, `\n`, `\r`, `\t`, no raw control bytes.
-    #[inline]
+    #[inline(always)]
     pub(super) fn string_end(&self, i: usize) -> Option<usize> {
         // Most strings (member names, ids, enum values) close within their
         // first sixteen bytes: found here without a call.

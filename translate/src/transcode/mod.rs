@@ -162,6 +162,7 @@ impl<'a> Tx<'a> {
     }
 
     /// The next member of an object (`first`: right after `{`).
+    #[inline(always)]
     fn next(&mut self, i: usize, first: bool) -> Option<Next> {
         let mut i = self.lx.skip_ws(i);
         match self.lx.at(i)? {
@@ -188,6 +189,7 @@ impl<'a> Tx<'a> {
     }
 
     /// Writes `"name":` and returns where the piece starts.
+    #[inline(always)]
     fn begin(&mut self, name: &[u8]) -> usize {
         let s = self.out.len();
         self.out.push(b'"');
@@ -197,6 +199,7 @@ impl<'a> Tx<'a> {
     }
 
     /// Ends the piece that started at `s`.
+    #[inline(always)]
     fn end(&mut self, o: &mut Obj<'_>, rank: u16, s: usize) -> Option<()> {
         self.out.push(b',');
         if o.n == MAX_PIECES {
@@ -216,6 +219,7 @@ impl<'a> Tx<'a> {
     }
 
     /// A whole literal piece (`"name":value,`).
+    #[inline(always)]
     fn lit(&mut self, o: &mut Obj<'_>, rank: u16, bytes: &[u8]) -> Option<()> {
         let s = self.out.len();
         self.out
@@ -224,6 +228,7 @@ impl<'a> Tx<'a> {
     }
 
     /// Closes the object: puts its pieces in rank order.
+    #[inline(always)]
     fn close(&mut self, o: &Obj<'_>) {
         if o.n == 0 {
             self.out.push(b'}');
@@ -272,6 +277,7 @@ impl<'a> Tx<'a> {
     // ------------------------------------------------------------- values --
 
     /// A string member copied as written.
+    #[inline(always)]
     fn str_piece(&mut self, o: &mut Obj<'_>, rank: u16, name: &[u8], v: usize) -> Option<usize> {
         let e = self.lx.string_end(v)?;
         let s = self.begin(name);
@@ -345,6 +351,7 @@ impl<'a> Tx<'a> {
     }
 
     /// A `kind` member of v0.3 input: must be the string `want`.
+    #[inline(always)]
     fn kind_is(&mut self, v: usize, want: &[u8]) -> Option<usize> {
         let e = self.lx.string_end(v)?;
         (&self.b()[v + 1..e - 1] == want).then_some(e)
@@ -384,6 +391,7 @@ impl<'a> Tx<'a> {
     }
 
     /// A member whose value `f` translates.
+    #[inline(always)]
     fn sub_piece(
         &mut self,
         o: &mut Obj<'_>,
@@ -400,6 +408,7 @@ impl<'a> Tx<'a> {
     }
 
     /// An array member whose elements `f` translates.
+    #[inline(always)]
     fn array_piece(
         &mut self,
         o: &mut Obj<'_>,
@@ -416,6 +425,7 @@ impl<'a> Tx<'a> {
     }
 
     /// The string content (no escapes) of the string at `v`, and its end.
+    #[inline(always)]
     fn plain_str(&self, v: usize) -> Option<(&'a str, usize)> {
         let e = self.lx.plain_string_end(v)?;
         // Between two quotes: on character boundaries.
