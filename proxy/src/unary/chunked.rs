@@ -98,44 +98,9 @@ impl Chunked {
             match self.state {
                 ChunkState::Done => return Ok(Step::Done),
                 ChunkState::Size => {
-                    // The usual size line, hex digits and CRLF, read in
-                    // one pass; anything else the general way below.
-                    if let Some((size, len)) = plain_size_line(rest) {
-                        if held.saturating_add(size) > max_body {
-                            return Err(format!("answer larger than {max_body} bytes"));
-                        }
-                        self.pos += len;
-                        self.state = if size == 0 {
-                            ChunkState::Trailer
-                        } else {
-                            ChunkState::Data(size)
-                        };
-                        continue;
-                    }
-                    let Some((end, sep)) = line_end(rest) else {
-                        if rest.len() > 1024 {
-                            return Err("chunk size line too long".into());
-                        }
+                    if !self.size_line(rest, held, max_body)? {
                         return Ok(Step::More);
-                    };
-                    let line = &rest[..end];
-                    let hex = match line.iter().position(|&c| c == b';') {
-                        Some(i) => &line[..i],
-                        None => line,
-                    };
-                    let size = chunk_size(hex).ok_or_else(|| {
-                        let shown = &hex[..hex.len().min(32)];
-                        format!("bad chunk size {:?}", String::from_utf8_lossy(shown))
-                    })?;
-                    if held.saturating_add(size) > max_body {
-                        return Err(format!("answer larger than {max_body} bytes"));
                     }
-                    self.pos += end + sep;
-                    self.state = if size == 0 {
-                        ChunkState::Trailer
-                    } else {
-                        ChunkState::Data(size)
-                    };
                 }
                 ChunkState::Data(n) => {
                     let len = n.min(rest.len());
@@ -177,6 +142,45 @@ impl Chunked {
                 }
             }
         }
+    }
+
+    /// Reads the chunk size line at the start of `rest` (the decoder's
+    /// position): `Ok(false)` while it is not all there.
+    #[inline(always)]
+    fn size_line(&mut self, rest: &[u8], held: usize, max_body: usize) -> Result<bool, String> {
+        // The usual size line, hex digits and CRLF, read in one pass;
+        // anything else the general way.
+        let (size, len) = match plain_size_line(rest) {
+            Some(found) => found,
+            None => {
+                let Some((end, sep)) = line_end(rest) else {
+                    if rest.len() > 1024 {
+                        return Err("chunk size line too long".into());
+                    }
+                    return Ok(false);
+                };
+                let line = &rest[..end];
+                let hex = match line.iter().position(|&c| c == b';') {
+                    Some(i) => &line[..i],
+                    None => line,
+                };
+                let size = chunk_size(hex).ok_or_else(|| {
+                    let shown = &hex[..hex.len().min(32)];
+                    format!("bad chunk size {:?}", String::from_utf8_lossy(shown))
+                })?;
+                (size, end + sep)
+            }
+        };
+        if held.saturating_add(size) > max_body {
+            return Err(format!("answer larger than {max_body} bytes"));
+        }
+        self.pos += len;
+        self.state = if size == 0 {
+            ChunkState::Trailer
+        } else {
+            ChunkState::Data(size)
+        };
+        Ok(true)
     }
 
     /// Decodes what `b` holds, its data appended to `out`; `Ok(true)` once
