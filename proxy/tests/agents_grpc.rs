@@ -10,7 +10,7 @@
 
 mod support;
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -98,16 +98,7 @@ async fn serve(config: &str, rust_log: &str, http: SocketAddr, grpc: SocketAddr)
         .stderr(Stdio::piped())
         .spawn()
         .expect("start serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let lines = support::child::lines_of(child.stderr.take().unwrap());
     let s = Serve { child, lines, dir };
     let end = Instant::now() + Duration::from_secs(15);
     for addr in [http, grpc] {

@@ -1,6 +1,8 @@
 //! The `translate` subcommand as a user runs it: real process, stdin, stdout,
 //! exit codes.
 
+#[path = "support/child.rs"]
+mod child;
 #[path = "support/ports.rs"]
 mod ports;
 
@@ -234,7 +236,6 @@ fn callback_url_flag_is_read_and_checked() {
 /// Starts `serve` with `args`, reads stderr until the "starting" line (at
 /// most 10 s), stops it: the lines read.
 fn first_log_lines(args: &[&str]) -> Vec<String> {
-    use std::io::BufRead;
     let listen = ports::free_local_addr().unwrap().to_string();
     let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
         .args([
@@ -252,16 +253,7 @@ fn first_log_lines(args: &[&str]) -> Vec<String> {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let rx = child::lines_of(child.stderr.take().unwrap());
     let mut lines = Vec::new();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
@@ -320,7 +312,7 @@ fn log_format_flag_chooses_text_or_json_and_never_colours_a_pipe() {
 /// no line names it.
 #[test]
 fn the_call_span_carries_the_callers_trace_id() {
-    use std::io::{BufRead, Read};
+    use std::io::Read;
     const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
     let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");
     for (filter, on) in [("info,a2a_call=debug", true), ("info", false)] {
@@ -340,16 +332,7 @@ fn the_call_span_carries_the_callers_trace_id() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start serve");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let rx = child::lines_of(child.stderr.take().unwrap());
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
         let next = |rx: &std::sync::mpsc::Receiver<String>| {
             let left = deadline.checked_duration_since(std::time::Instant::now())?;

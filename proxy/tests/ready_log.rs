@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -46,16 +45,7 @@ async fn ready_logs_changes_not_every_poll() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let rx = support::child::lines_of(child.stderr.take().unwrap());
     const POLLS: usize = 6;
     for _ in 0..POLLS {
         assert_eq!(ready(listen).await.status, 503);

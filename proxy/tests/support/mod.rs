@@ -639,6 +639,9 @@ macro_rules! version_pairs {
     )*};
 }
 
+/// A started process's log lines, waited for with a bound.
+pub mod child;
+
 /// Free ports on 127.0.0.1 for the proxies under test.
 pub mod ports;
 pub use ports::free_local_addr;
