@@ -14,7 +14,13 @@
 //! at most twice.
 //!
 //! The card fetch and the proxy's own GetTask calls (`crate::card::cache`,
-//! on the same pool) are reads under the same table.
+//! on the same pool) are reads under the same table; webhook posts
+//! (`crate::push`, a pool of their own) too, a push being delivered at
+//! least once. Calls to gRPC agents (`crate::grpc::upstream`: unary calls,
+//! the ListTasks page's GetTask, stream opens) follow it through
+//! [`Attempts`] and [`Repeat::of`]: a failed connect is final, a request
+//! lost before the answer's head is in doubt, a read then asked once more
+//! on a new channel.
 
 use crate::error::Failure;
 
