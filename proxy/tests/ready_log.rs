@@ -93,3 +93,83 @@ async fn ready_logs_changes_not_every_poll() {
     assert!(count("WARN") < POLLS, "{lines:#?}");
     assert_eq!(count("binding=\"ready\""), 2 * POLLS, "{lines:#?}");
 }
+
+/// Several agents: `/ready` answers for all of them at once, and the log
+/// names the one that is not ready once, not on every poll; the one that
+/// is ready is logged once as such.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_agent_ready_logs_each_agent_once() {
+    let good = FakeUpstream::start(|_| Reply::json(200, CARD)).await;
+    let bad = FakeUpstream::start(|_| Reply::json(503, "{}")).await;
+    let dir = fresh_dir("ready-log-agents");
+    std::fs::create_dir_all(&dir).unwrap();
+    let listen = support::free_local_addr().unwrap();
+    let config = dir.join("proxy.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"listen = "{listen}"
+threads = 1
+[upstream]
+version = "0.3"
+[[agents]]
+name = "good"
+prefix = "/good"
+[agents.upstream]
+url = "{}"
+[[agents]]
+name = "bad"
+prefix = "/bad"
+[agents.upstream]
+url = "{}"
+"#,
+            good.url(),
+            bad.url()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .arg("--no-push")
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start serve");
+    let rx = support::child::lines_of(child.stderr.take().unwrap());
+    const POLLS: usize = 6;
+    for _ in 0..POLLS {
+        let r = ready(listen).await;
+        assert_eq!(r.status, 503, "{}", r.text());
+        let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(body["agents"]["good"]["status"], "ready", "{body}");
+        assert_eq!(body["agents"]["bad"]["status"], "not ready", "{body}");
+    }
+    // Each agent has been asked POLLS times once the last answer is in;
+    // the log lines of a poll are written before its answer. What came,
+    // read for a moment more.
+    let mut lines: Vec<String> = Vec::new();
+    let end = Instant::now() + Duration::from_millis(500);
+    while let Some(left) = end.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(l) => lines.push(l),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    let of = |what: &str, agent: &str| {
+        lines
+            .iter()
+            .filter(|l| l.contains(what) && l.contains(&format!("agent=\"{agent}\"")))
+            .count()
+    };
+    assert_eq!(of("agent not ready", "bad"), 1, "{lines:#?}");
+    assert_eq!(of("agent not ready", "good"), 0, "{lines:#?}");
+    assert_eq!(of("agent ready", "good"), 1, "{lines:#?}");
+    let warns = lines.iter().filter(|l| l.contains("WARN")).count();
+    assert!(warns < POLLS, "{lines:#?}");
+}
