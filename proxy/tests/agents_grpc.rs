@@ -89,16 +89,8 @@ fn config_file(name: &str, config: &str) -> (std::path::PathBuf, std::path::Path
 /// waits (at most 15 s) until both `http` and `grpc` accept connections.
 async fn serve(config: &str, rust_log: &str, http: SocketAddr, grpc: SocketAddr) -> Serve {
     let (dir, file) = config_file("serve", config);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-        .args(["serve", "--config", file.to_str().unwrap()])
-        .args(["--log-format", "json"])
-        .env("RUST_LOG", rust_log)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start serve");
-    let lines = support::child::lines_of(child.stderr.take().unwrap());
+    let args = ["--config", file.to_str().unwrap(), "--log-format", "json"];
+    let (child, lines) = support::child::serve_logging(&args, rust_log);
     let s = Serve { child, lines, dir };
     let end = Instant::now() + Duration::from_secs(15);
     for addr in [http, grpc] {

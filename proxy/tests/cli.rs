@@ -237,37 +237,12 @@ fn callback_url_flag_is_read_and_checked() {
 /// most 10 s), stops it: the lines read.
 fn first_log_lines(args: &[&str]) -> Vec<String> {
     let listen = ports::free_local_addr().unwrap().to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-        .args([
-            "serve",
-            "--listen",
-            &listen,
-            "--upstream",
-            "http://127.0.0.1:9",
-        ])
-        .args(["--upstream-version", "0.3", "--no-push"])
-        .args(args)
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start serve");
-    let rx = child::lines_of(child.stderr.take().unwrap());
-    let mut lines = Vec::new();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
-        match rx.recv_timeout(left) {
-            Ok(l) => {
-                let done = l.contains("starting");
-                lines.push(l);
-                if done {
-                    break;
-                }
-            }
-            Err(_) => break,
-        }
-    }
+    let mut all = vec!["--listen", &listen, "--upstream", "http://127.0.0.1:9"];
+    all.extend(["--upstream-version", "0.3", "--no-push"]);
+    all.extend(args);
+    let (mut child, rx) = child::serve_logging(&all, "info");
+    let started = |lines: &[String]| lines.last().is_some_and(|l| l.contains("starting"));
+    let lines = child::lines_until(&rx, std::time::Duration::from_secs(10), started);
     let _ = child.kill();
     let _ = child.wait();
     assert!(
@@ -317,22 +292,21 @@ fn the_call_span_carries_the_callers_trace_id() {
     let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");
     for (filter, on) in [("info,a2a_call=debug", true), ("info", false)] {
         let listen = ports::free_local_addr().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-            .args(["serve", "--listen", &listen.to_string()])
-            .args([
+        let listen_at = listen.to_string();
+        let (mut child, rx) = child::serve_logging(
+            &[
+                "--listen",
+                &listen_at,
                 "--upstream",
                 "http://127.0.0.1:9",
                 "--upstream-version",
                 "0.3",
-            ])
-            .args(["--no-push", "--log-format", "json"])
-            .env("RUST_LOG", filter)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start serve");
-        let rx = child::lines_of(child.stderr.take().unwrap());
+                "--no-push",
+                "--log-format",
+                "json",
+            ],
+            filter,
+        );
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
         let next = |rx: &std::sync::mpsc::Receiver<String>| {
             let left = deadline.checked_duration_since(std::time::Instant::now())?;

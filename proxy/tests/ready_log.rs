@@ -4,11 +4,11 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use support::child;
 use support::*;
 
 const CARD: &str = r#"{"name":"fake","description":"d","version":"1","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"protocolVersion":"0.3.0","url":"http://127.0.0.1:9/rpc","preferredTransport":"JSONRPC","capabilities":{},"skills":[]}"#;
@@ -36,16 +36,15 @@ async fn ready_logs_changes_not_every_poll() {
     })
     .await;
     let listen = support::free_local_addr().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-        .args(["serve", "--listen", &listen.to_string()])
-        .args(["--upstream", &agent.url(), "--no-push"])
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start serve");
-    let rx = support::child::lines_of(child.stderr.take().unwrap());
+    let listen_at = listen.to_string();
+    let args = [
+        "--listen",
+        &listen_at,
+        "--upstream",
+        &agent.url(),
+        "--no-push",
+    ];
+    let (mut child, rx) = child::serve_logging(&args, "info");
     const POLLS: usize = 6;
     for _ in 0..POLLS {
         assert_eq!(ready(listen).await.status, 503);
@@ -57,8 +56,6 @@ async fn ready_logs_changes_not_every_poll() {
     }
     // The log as written, until every poll's access line is in (the
     // lines of one poll come before its own access line), at most 10 s.
-    let mut lines: Vec<String> = Vec::new();
-    let end = Instant::now() + Duration::from_secs(10);
     let polled = |lines: &[String]| {
         let n = lines
             .iter()
@@ -66,15 +63,7 @@ async fn ready_logs_changes_not_every_poll() {
             .count();
         n >= 2 * POLLS
     };
-    while !polled(&lines) {
-        let Some(left) = end.checked_duration_since(Instant::now()) else {
-            break;
-        };
-        match rx.recv_timeout(left) {
-            Ok(l) => lines.push(l),
-            Err(_) => break,
-        }
-    }
+    let lines = child::lines_until(&rx, Duration::from_secs(10), polled);
     let _ = child.kill();
     let _ = child.wait();
     let count = |what: &str| lines.iter().filter(|l| l.contains(what)).count();
@@ -128,17 +117,8 @@ url = "{}"
         ),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-        .args(["serve", "--config"])
-        .arg(&config)
-        .arg("--no-push")
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start serve");
-    let rx = support::child::lines_of(child.stderr.take().unwrap());
+    let config = config.to_str().unwrap();
+    let (mut child, rx) = child::serve_logging(&["--config", config, "--no-push"], "info");
     const POLLS: usize = 6;
     for _ in 0..POLLS {
         let r = ready(listen).await;
@@ -150,14 +130,7 @@ url = "{}"
     // Each agent has been asked POLLS times once the last answer is in;
     // the log lines of a poll are written before its answer. What came,
     // read for a moment more.
-    let mut lines: Vec<String> = Vec::new();
-    let end = Instant::now() + Duration::from_millis(500);
-    while let Some(left) = end.checked_duration_since(Instant::now()) {
-        match rx.recv_timeout(left) {
-            Ok(l) => lines.push(l),
-            Err(_) => break,
-        }
-    }
+    let lines = child::lines_until(&rx, Duration::from_millis(500), |_| false);
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
