@@ -46,6 +46,21 @@ fn row(code: ErrorCode) -> Row {
     }
 }
 
+/// The first error of type `T` in `e`'s chain of sources, `e` itself
+/// first.
+pub fn in_chain<'a, T: std::error::Error + 'static>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a T> {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(t) = c.downcast_ref::<T>() {
+            return Some(t);
+        }
+        cur = c.source();
+    }
+    None
+}
+
 /// Everything that can go wrong inside the proxy, before or instead of an
 /// upstream answer.
 #[derive(Debug, Clone, PartialEq, Eq)]

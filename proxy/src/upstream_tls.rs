@@ -509,14 +509,7 @@ impl std::error::Error for ConnectFailure {}
 
 /// The [`ConnectFailure`] somewhere in `e`'s chain of sources.
 pub fn connect_failure_in(e: &(dyn std::error::Error + 'static)) -> Option<Failure> {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(c) = cur {
-        if let Some(f) = c.downcast_ref::<ConnectFailure>() {
-            return Some(f.0.clone());
-        }
-        cur = c.source();
-    }
-    None
+    crate::error::in_chain::<ConnectFailure>(e).map(|f| f.0.clone())
 }
 
 #[cfg(test)]

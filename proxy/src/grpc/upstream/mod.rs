@@ -264,13 +264,8 @@ impl GrpcUpstream {
                 Ok(r) => return Ok(r),
                 Err(s) => s,
             };
-            let lost = match transport_error(&s) {
-                Some(e) if never_connected(e) => Lost::NotSent(gone(e)),
-                Some(e) => Lost::InDoubt {
-                    failure: gone(e),
-                    timed_out: false,
-                },
-                None => return Err(s),
+            let Some(lost) = transport_error(&s).map(lost_after_sending) else {
+                return Err(s);
             };
             match attempts.next(lost, false) {
                 Ok(()) => ch = self.endpoint.channel(),
@@ -284,14 +279,7 @@ impl GrpcUpstream {
 /// The channel's own error behind a status tonic's client made of it (no
 /// answer's head came); `None` for a status the agent answered with.
 fn transport_error(s: &Status) -> Option<&tonic::transport::Error> {
-    let mut cur = std::error::Error::source(s);
-    while let Some(c) = cur {
-        if let Some(e) = c.downcast_ref::<tonic::transport::Error>() {
-            return Some(e);
-        }
-        cur = c.source();
-    }
-    None
+    crate::error::in_chain(s)
 }
 
 fn gone(e: &tonic::transport::Error) -> Failure {
@@ -396,15 +384,11 @@ enum Sent {
 /// head may have arrived; an answer is final.
 fn lost_by(e: Sent) -> (Status, Lost) {
     match e {
-        Sent::Lost(e) if !never_connected(&e) => {
-            let failure = gone(&e);
-            let lost = Lost::InDoubt {
-                failure,
-                timed_out: false,
-            };
+        Sent::Lost(e) => {
+            let lost = lost_after_sending(&e);
             (unavailable(e), lost)
         }
-        Sent::Not(e) | Sent::Lost(e) => {
+        Sent::Not(e) => {
             let lost = Lost::NotSent(gone(&e));
             (unavailable(e), lost)
         }
@@ -417,17 +401,24 @@ fn lost_by(e: Sent) -> (Status, Lost) {
     }
 }
 
+/// What the retry table knows of a request handed to the channel that
+/// failed with `e` before any answer's head: nothing written when the
+/// connect (TCP or TLS) failed, else it may have arrived.
+fn lost_after_sending(e: &tonic::transport::Error) -> Lost {
+    if never_connected(e) {
+        Lost::NotSent(gone(e))
+    } else {
+        Lost::InDoubt {
+            failure: gone(e),
+            timed_out: false,
+        }
+    }
+}
+
 /// The channel never had a connection for the call: its connect (TCP or
 /// TLS) failed, so nothing was written.
 fn never_connected(e: &tonic::transport::Error) -> bool {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(c) = cur {
-        if c.downcast_ref::<tonic::ConnectError>().is_some() {
-            return true;
-        }
-        cur = c.source();
-    }
-    false
+    crate::error::in_chain::<tonic::ConnectError>(e).is_some()
 }
 
 /// A failure the retry table decided (the outcome of a call that must
