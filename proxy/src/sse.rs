@@ -246,16 +246,18 @@ fn first_of(w: u64, x: u8, y: u8) -> usize {
     ((za | zb) & HI).trailing_zeros() as usize / 8
 }
 
-/// Where the first byte of `b` equal to `x` or `y` is: eight bytes at a
-/// time, then byte by byte in the last few.
-#[inline]
-fn find2(b: &[u8], x: u8, y: u8) -> Option<usize> {
+/// Where in `b` the first byte `in_byte` takes is: eight bytes at a
+/// time by `in_word` (the first such byte of a word, the byte at the
+/// lowest address first; 8 when none is), then byte by byte in the last
+/// few.
+#[inline(always)]
+fn scan(b: &[u8], in_word: impl Fn(u64) -> usize, in_byte: impl Fn(u8) -> bool) -> Option<usize> {
     let mut words = b.chunks_exact(8);
     let mut at = 0;
     for w in &mut words {
         let mut word = [0u8; 8];
         word.copy_from_slice(w);
-        let i = first_of(u64::from_le_bytes(word), x, y);
+        let i = in_word(u64::from_le_bytes(word));
         if i < 8 {
             return Some(at + i);
         }
@@ -264,43 +266,34 @@ fn find2(b: &[u8], x: u8, y: u8) -> Option<usize> {
     words
         .remainder()
         .iter()
-        .position(|&c| c == x || c == y)
+        .position(|&c| in_byte(c))
         .map(|i| at + i)
 }
 
-/// Where the first `\n` or `\r` of `b` is: eight bytes at a time, each
-/// word tested once for any byte below 0x0E (the two are; JSON text has
-/// few others: escaped control bytes and tabs), and looked at exactly only
-/// when one is.
+/// Where the first `\n` or `\r` of `b` is: each word tested once for any
+/// byte below 0x0E (the two are; JSON text has few others: escaped control
+/// bytes and tabs), and looked at exactly only when one is.
 fn line_end(b: &[u8]) -> Option<usize> {
     const LO: u64 = splat(0x0E);
     const HI: u64 = splat(0x80);
-    let mut words = b.chunks_exact(8);
-    let mut at = 0;
-    for w in &mut words {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(w);
-        let word = u64::from_le_bytes(word);
+    scan(
+        b,
         // No flag without a byte below 0x0E: a borrow only starts at one.
-        if word.wrapping_sub(LO) & !word & HI != 0 {
-            let i = first_of(word, b'\n', b'\r');
-            if i < 8 {
-                return Some(at + i);
+        |w| {
+            if w.wrapping_sub(LO) & !w & HI != 0 {
+                first_of(w, b'\n', b'\r')
+            } else {
+                8
             }
-        }
-        at += 8;
-    }
-    words
-        .remainder()
-        .iter()
-        .position(|&c| c == b'\n' || c == b'\r')
-        .map(|i| at + i)
+        },
+        |c| c == b'\n' || c == b'\r',
+    )
 }
 
 /// Where the first `\n` of `b` is: a translated event's data has none but
 /// is scanned whole.
 fn newline(b: &[u8]) -> Option<usize> {
-    find2(b, b'\n', b'\n')
+    scan(b, |w| first_of(w, b'\n', b'\n'), |c| c == b'\n')
 }
 
 fn trim_newlines(b: &[u8]) -> &[u8] {
