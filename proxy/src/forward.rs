@@ -128,10 +128,12 @@ pub fn caller_headers_named(
     headers: &HeaderMap,
     names: &[HeaderName],
 ) -> Vec<(HeaderName, HeaderValue)> {
+    // The rule applied once (its `connection` look-up), then taken by name.
+    let all: Vec<(&HeaderName, &HeaderValue)> = forwarded(headers).collect();
     let mut out = Vec::new();
     for name in names {
-        let mine = forwarded(headers).filter(|(k, _)| *k == name);
-        out.extend(mine.map(|(k, v)| (k.clone(), v.clone())));
+        let mine = all.iter().filter(|(k, _)| *k == name);
+        out.extend(mine.map(|(k, v)| ((*k).clone(), (*v).clone())));
     }
     out
 }
