@@ -378,6 +378,12 @@ mod tests {
             matches!(&r.0, Err((false, why)) if why.contains("not a usable HTTP")),
             "{r:?}"
         );
+        // An answer body past the bound is not read: undelivered, told why.
+        let r = post_twice(b"HTTP/1.1 200 OK\r\nContent-Length: 2000000\r\n\r\n", false).await;
+        assert!(
+            matches!(&r.0, Err((false, why)) if why.contains("larger than 1048576 bytes")),
+            "{r:?}"
+        );
     }
 
     #[tokio::test]
