@@ -42,8 +42,11 @@ pub use connect::{connect, Alpn, Conn, Connector, TlsConn};
 pub struct UpstreamTls {
     ca_file: Option<PathBuf>,
     client_cert_file: Option<PathBuf>,
-    /// ALPN `http/1.1`: the proxy's own HTTP/1.1 calls.
+    /// ALPN `http/1.1`: Pingora's tunnels (below).
     h1: Arc<rustls::ClientConfig>,
+    /// ALPN `h2` then `http/1.1`: the proxy's own HTTP calls
+    /// (`crate::unary`), in the protocol the agent picks.
+    http: Arc<rustls::ClientConfig>,
     /// ALPN `h2`: gRPC agents.
     h2: Arc<rustls::ClientConfig>,
     /// Pingora's way to these agents (its passthrough, card and task
@@ -169,14 +172,15 @@ impl UpstreamTls {
         let mut config = config;
         config.client_auth_cert_resolver =
             Arc::new(connect::Asked(config.client_auth_cert_resolver.clone()));
-        let with_alpn = |alpn: &[u8]| {
+        let with_alpn = |alpn: &[&[u8]]| {
             let mut c = config.clone();
-            c.alpn_protocols = vec![alpn.to_vec()];
+            c.alpn_protocols = alpn.iter().map(|a| a.to_vec()).collect();
             Arc::new(c)
         };
         Ok(UpstreamTls {
-            h1: with_alpn(b"http/1.1"),
-            h2: with_alpn(b"h2"),
+            h1: with_alpn(&[b"http/1.1"]),
+            h2: with_alpn(&[b"h2"]),
+            http: with_alpn(&[b"h2", b"http/1.1"]),
             ca_file,
             client_cert_file: cert_file,
             tunnels: tunnel::Tunnels::default(),

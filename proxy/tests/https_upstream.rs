@@ -917,3 +917,120 @@ fn tls_keys_that_cannot_be_used_are_config_errors() {
     assert_eq!(c.upstream.scheme, "https");
     let _: &UpstreamTls = &c.upstream_tls;
 }
+
+/// What an h2 agent saw: each request's HTTP version and its target or
+/// JSON-RPC method.
+type Seen = Arc<std::sync::Mutex<Vec<(http::Version, String)>>>;
+
+/// A v0.3 agent that speaks h2 only (ALPN `h2`, hyper's h2 server) behind
+/// TLS with certificate `server`: its card, completed tasks, a stream of
+/// [`v03_events`]. Counts its connections.
+async fn h2_only_agent(pki: &Pki) -> (String, Seen, Arc<AtomicUsize>, tokio::task::JoinHandle<()>) {
+    use http_body_util::Full;
+    use hyper::body::Bytes;
+    let acceptor =
+        tokio_rustls::TlsAcceptor::from(Arc::new(server_config(pki, "server", false, &[b"h2"])));
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("https://127.0.0.1:{}", l.local_addr().unwrap().port());
+    let seen: Seen = Arc::default();
+    let conns = Arc::new(AtomicUsize::new(0));
+    let (seen2, conns2, base2) = (seen.clone(), conns.clone(), base.clone());
+    let task = tokio::spawn(async move {
+        while let Ok((tcp, _)) = l.accept().await {
+            let (acceptor, seen, base) = (acceptor.clone(), seen2.clone(), base2.clone());
+            conns2.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let Ok(Ok(tls)) = tokio::time::timeout(WAIT, acceptor.accept(tcp)).await else {
+                    return;
+                };
+                let serve =
+                    hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                        let (seen, base) = (seen.clone(), base.clone());
+                        async move {
+                            use http_body_util::BodyExt;
+                            let version = req.version();
+                            let target = req.uri().path().to_string();
+                            let body = req.into_body().collect().await?.to_bytes();
+                            let reply = v03_agent(Arc::new(OnceLock::from(base)))(&Recorded {
+                                method: "POST".into(),
+                                target: target.clone(),
+                                headers: Default::default(),
+                                body: body.to_vec(),
+                            });
+                            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                            let what = v["method"].as_str().map_or(target, str::to_string);
+                            seen.lock().unwrap().push((version, what));
+                            let (ctype, bytes) = match reply {
+                                Reply::Sse { events, .. } => ("text/event-stream", events.concat()),
+                                Reply::Full { body, .. } => {
+                                    ("application/json", String::from_utf8(body).unwrap())
+                                }
+                                _ => ("text/plain", String::new()),
+                            };
+                            Ok::<_, hyper::Error>(
+                                http::Response::builder()
+                                    .header("content-type", ctype)
+                                    .body(Full::new(Bytes::from(bytes)))
+                                    .unwrap(),
+                            )
+                        }
+                    });
+                let io = hyper_util::rt::TokioIo::new(tls);
+                let _ =
+                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                        .serve_connection(io, serve)
+                        .await;
+            });
+        }
+    });
+    (base, seen, conns, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_speaking_h2_is_reached_over_h2_on_one_shared_connection() {
+    let pki = Pki::new();
+    let (url, seen, conns, agent) = h2_only_agent(&pki).await;
+    let px = proxy_to(&pki, &url, None, CA);
+    // Two v1.0 callers at once, then a stream: translated toward v0.3.
+    let (a, b) = tokio::join!(
+        post(px.addr, "/", V10, V10_SEND),
+        post(px.addr, "/", V10, V10_SEND)
+    );
+    for r in [a, b] {
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(
+            r.json()["result"]["task"]["status"]["state"],
+            "TASK_STATE_COMPLETED"
+        );
+    }
+    let mut s = open(px.addr, &request("POST", "/", V10, V10_STREAM)).await;
+    assert_eq!(s.status, 200);
+    let text = s.rest().await;
+    assert!(text.contains("TASK_STATE_SUBMITTED"), "{text}");
+    assert!(text.contains("TASK_STATE_COMPLETED"), "{text}");
+    assert!(!text.contains("\"kind\""), "v1.0 events only: {text}");
+    let seen = seen.lock().unwrap().clone();
+    let methods: Vec<&str> = seen.iter().map(|(_, m)| m.as_str()).collect();
+    assert!(
+        methods.iter().any(|m| m.starts_with("/.well-known/")),
+        "{methods:?}"
+    );
+    assert_eq!(
+        methods.iter().filter(|m| **m == "message/send").count(),
+        2,
+        "{methods:?}"
+    );
+    assert!(methods.contains(&"message/stream"), "{methods:?}");
+    assert!(
+        seen.iter().all(|(v, _)| *v == http::Version::HTTP_2),
+        "{seen:?}"
+    );
+    // The calls share the agent's h2 connection (the card fetch's, at most
+    // one more if the two calls raced its opening).
+    assert!(
+        conns.load(Ordering::SeqCst) <= 2,
+        "{}",
+        conns.load(Ordering::SeqCst)
+    );
+    agent.abort();
+}

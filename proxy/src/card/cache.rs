@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue};
 
 use crate::error::Failure;
-use crate::unary::{request_bytes, Limits, Repeat, UpstreamPool};
+use crate::unary::{request, Limits, Repeat, UpstreamPool};
 use crate::upstream_tls::AgentAddr;
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -234,7 +234,7 @@ impl CardCache {
                 .filter(|(k, _)| k != http::header::HOST)
                 .cloned(),
         );
-        let wire = request_bytes(
+        let wire = request(
             method,
             path,
             head.iter().map(|(k, v)| (k, v)),
@@ -261,7 +261,7 @@ impl CardCache {
         if let Some(tag) = etag {
             head.push(header(http::header::IF_NONE_MATCH, tag)?);
         }
-        let wire = request_bytes("GET", &path, head.iter().map(|(k, v)| (k, v)), None)?;
+        let wire = request("GET", &path, head.iter().map(|(k, v)| (k, v)), None)?;
         let answer = self
             .pool
             .call(addr.clone(), &wire, self.limits)

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use pingora::http::ResponseHeader;
 use pingora::proxy::Session;
 use pingora::Result;
@@ -28,9 +28,8 @@ impl ProxyService {
         &self,
         session: &mut Session,
         ctx: &mut Ctx,
-    ) -> Result<std::result::Result<BytesMut, Failure>> {
+    ) -> Result<std::result::Result<crate::unary::Outgoing, Failure>> {
         let mut req = session.req_header().clone();
-        req.set_version(http::Version::HTTP_11);
         // Hop-by-hop headers (and `proxy-*`) stay here (crate::forward).
         for h in crate::forward::to_strip(&req.headers, false) {
             req.remove_header(&h);
@@ -40,11 +39,10 @@ impl ProxyService {
             .own_mut()
             .and_then(|o| o.body.take())
             .unwrap_or_default();
-        // The body goes whole: its length, whatever the client framed.
+        // The body goes whole: its length (set by the client), whatever
+        // the client framed.
         req.remove_header(&http::header::TRANSFER_ENCODING);
-        if !body.is_empty() || req.headers.contains_key(http::header::CONTENT_LENGTH) {
-            req.insert_header(http::header::CONTENT_LENGTH, body.len())?;
-        }
+        req.remove_header(&http::header::CONTENT_LENGTH);
         let raw = req.raw_path();
         let target = if raw.starts_with(b"/") {
             raw
@@ -53,23 +51,16 @@ impl ProxyService {
                 .path_and_query()
                 .map_or(&b"/"[..], |p| p.as_str().as_bytes())
         };
-        if target
-            .iter()
-            .any(|&b| matches!(b, 0 | b'\n' | b'\r' | b' '))
-        {
+        let Ok(uri) = http::Uri::try_from(target) else {
             return Ok(Err(Failure::BadRequest {
                 detail: "request target not sendable".into(),
             }));
-        }
-        let mut wire = BytesMut::with_capacity(512 + body.len());
-        wire.extend_from_slice(req.method.as_str().as_bytes());
-        wire.extend_from_slice(b" ");
-        wire.extend_from_slice(target);
-        wire.extend_from_slice(b" HTTP/1.1\r\n");
-        req.header_to_h1_wire(&mut wire);
-        wire.extend_from_slice(b"\r\n");
-        wire.extend_from_slice(&body);
-        Ok(Ok(wire))
+        };
+        let mut out = http::Request::new(body);
+        *out.method_mut() = req.method.clone();
+        *out.uri_mut() = uri;
+        *out.headers_mut() = req.headers.clone();
+        Ok(Ok(out))
     }
 
     /// The answer to the request's other body form (see

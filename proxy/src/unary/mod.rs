@@ -1,14 +1,16 @@
-//! Translated unary JSON-RPC calls made by the proxy itself: the whole
-//! request goes to the upstream in one write over a pooled keep-alive
-//! HTTP/1.1 connection, the whole answer is read, translated, and written to
-//! the client with a `Content-Length` (see `front::own_call`).
-//! Pingora's proxy loop (a task pipe per direction, the translated answer
-//! sent chunked) costs more sends and wake-ups per call than the call itself.
+//! The proxy's one HTTP client: every call it makes to an agent or a
+//! webhook (translated unary calls and streams, card and task fetches, the
+//! JSON-RPC fallback, the gRPC bridge, webhook posts) goes through an
+//! [`UpstreamPool`]: pooled keep-alive connections spoken through hyper
+//! ([`link`]: HTTP/1.1, or h2 when a TLS agent picks it), TLS by
+//! `crate::upstream_tls`, bounded reads, and one retry table ([`retry`]).
+//! A unary call sends the whole request and reads the whole answer
+//! ([`UpstreamPool::call`]); a stream hands its body on as it arrives
+//! ([`UpstreamPool::open`]).
 //!
-//! This module only moves HTTP/1.1 bytes: it knows nothing of A2A. Every
-//! failure is a [`Failure`] of the same kind pingora's errors map to
-//! (refused or closed: unavailable; no answer in time: timeout; not HTTP:
-//! bad upstream response).
+//! This module knows nothing of A2A. Every failure is a [`Failure`] of the
+//! same kind pingora's errors map to (refused or closed: unavailable; no
+//! answer in time: timeout; not HTTP: bad upstream response).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -16,16 +18,16 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderName, HeaderValue};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use http_body_util::{BodyExt, Full};
 
 use crate::error::Failure;
-use crate::upstream_tls::{AgentAddr, Conn};
+use crate::upstream_tls::AgentAddr;
 
-mod chunked;
+mod link;
 mod retry;
 mod stream;
 
-use chunked::Chunked;
+use link::Link;
 pub use retry::Repeat;
 pub(crate) use retry::{Attempts, Lost};
 pub use stream::Streaming;
@@ -35,12 +37,10 @@ const MAX_IDLE: usize = 256;
 /// An idle connection older than this is closed rather than reused (the
 /// same idle timeout the proxied path gives pingora's pool).
 const IDLE_FOR: Duration = Duration::from_secs(60);
-/// Largest response head accepted.
-const MAX_HEAD: usize = 64 * 1024;
-/// Most response header lines accepted.
-const MAX_HEADERS: usize = 128;
-/// Read granularity.
-const READ_CHUNK: usize = 16 * 1024;
+
+/// A request the proxy sends: its method, origin-form target, headers
+/// (`Host` among them) and whole body. Its length is set by the client.
+pub type Outgoing = http::Request<Bytes>;
 
 /// A whole upstream answer. Hop-by-hop and framing headers are left out
 /// (the client gets its own framing).
@@ -68,11 +68,12 @@ pub struct Limits {
 
 struct Idle {
     addr: AgentAddr,
-    sock: Conn,
+    link: Link,
     since: Instant,
 }
 
-/// Keep-alive connections to the upstream, reused last-in first-out.
+/// Keep-alive connections to the upstream: HTTP/1.1 ones reused
+/// last-in first-out, an h2 one shared.
 #[derive(Default)]
 pub struct UpstreamPool {
     idle: Mutex<Vec<Idle>>,
@@ -95,20 +96,20 @@ impl UpstreamPool {
         self.opened.load(Ordering::Relaxed)
     }
 
-    /// Sends `request` (a whole HTTP/1.1 request, head and body) to `addr`
-    /// (over TLS when it says so) and returns the whole answer.
+    /// Sends `request` to `addr` (over TLS when it says so) and returns
+    /// the whole answer.
     pub async fn call(
         &self,
         addr: impl Into<AgentAddr>,
-        request: &[u8],
+        request: &Outgoing,
         limits: Limits,
     ) -> Result<Answer, Failure> {
         let addr = addr.into();
         let to = &addr;
-        let (answer, keep) = self
-            .on_connection(to, limits, |sock| exchange(sock, to, request, limits))
+        let (answer, link) = self
+            .on_link(to, limits, |link| whole(link, to, request, limits))
             .await?;
-        self.put(addr, keep);
+        self.put(addr, link);
         Ok(answer)
     }
 
@@ -116,66 +117,86 @@ impl UpstreamPool {
     /// closed while idle are dropped before anything is written), else on
     /// a new one; a failed attempt is run once more on a new connection
     /// when the retry table allows it (see [`retry`]).
-    async fn on_connection<T, F, Fut>(
+    async fn on_link<T, F, Fut>(
         &self,
         addr: &AgentAddr,
         limits: Limits,
         talk: F,
     ) -> Result<T, Failure>
     where
-        F: Fn(Conn) -> Fut,
+        F: Fn(Link) -> Fut,
         Fut: std::future::Future<Output = Result<T, Lost>>,
     {
         let mut attempts = Attempts::new(limits.repeat);
         let mut pooled = self.take_live(addr);
         loop {
             let reused = pooled.is_some();
-            let sock = match pooled.take() {
-                Some(sock) => sock,
+            let link = match pooled.take() {
+                Some(link) => link,
                 None => self.connect(addr, limits.connect_timeout).await?,
             };
-            match talk(sock).await {
+            match talk(link).await {
                 Ok(t) => return Ok(t),
                 Err(lost) => attempts.next(lost, reused)?,
             }
         }
     }
 
-    /// A pooled connection to `addr` the agent has not closed (nor sent
-    /// unasked bytes on); dead ones are dropped.
-    fn take_live(&self, addr: &AgentAddr) -> Option<Conn> {
-        while let Some(mut sock) = self.take(addr) {
-            if idle_and_open(&mut sock) {
-                return Some(sock);
+    /// A pooled connection to `addr` that can carry a request now (an h2
+    /// one stays in the pool, shared); dead ones are dropped.
+    fn take_live(&self, addr: &AgentAddr) -> Option<Link> {
+        loop {
+            let mut link = {
+                let mut idle = self.idle.lock().ok()?;
+                let now = Instant::now();
+                idle.retain(|c| c.link.open() && now.duration_since(c.since) < IDLE_FOR);
+                let i = idle.iter().rposition(|c| c.addr.same(addr))?;
+                match idle[i].link.shared() {
+                    Some(shared) => {
+                        idle[i].since = now;
+                        return Some(shared);
+                    }
+                    None => idle.swap_remove(i).link,
+                }
+            };
+            if link.ready() {
+                return Some(link);
             }
-            // EOF, an error, or bytes nobody asked for: not reusable.
+            // Closed, failed, or bytes nobody asked for: not reusable.
             tracing::debug!("pooled upstream connection closed while idle; dropped");
         }
-        None
     }
 
-    async fn connect(&self, addr: &AgentAddr, within: Duration) -> Result<Conn, Failure> {
-        let sock =
-            crate::upstream_tls::connect(addr, within, crate::upstream_tls::Alpn::Http1).await?;
+    async fn connect(&self, addr: &AgentAddr, within: Duration) -> Result<Link, Failure> {
+        let open = async {
+            let io =
+                crate::upstream_tls::connect(addr, within, crate::upstream_tls::Alpn::Http).await?;
+            Link::over(io, addr).await
+        };
+        let link = tokio::time::timeout(within, open)
+            .await
+            .unwrap_or(Err(Failure::UpstreamTimeout))?;
         self.opened.fetch_add(1, Ordering::Relaxed);
-        Ok(sock)
+        if let Some(shared) = link.shared() {
+            self.keep(addr.clone(), shared);
+        }
+        Ok(link)
     }
 
-    fn take(&self, addr: &AgentAddr) -> Option<Conn> {
-        let mut idle = self.idle.lock().ok()?;
-        let now = Instant::now();
-        idle.retain(|c| now.duration_since(c.since) < IDLE_FOR);
-        let i = idle.iter().rposition(|c| c.addr.same(addr))?;
-        Some(idle.swap_remove(i).sock)
+    /// A connection back after its answer: kept when it can carry another
+    /// request (an h2 one is in the pool already).
+    fn put(&self, addr: AgentAddr, link: Link) {
+        if link.shared().is_none() && link.open() {
+            self.keep(addr, link);
+        }
     }
 
-    fn put(&self, addr: AgentAddr, sock: Option<Conn>) {
-        let Some(sock) = sock else { return };
+    fn keep(&self, addr: AgentAddr, link: Link) {
         if let Ok(mut idle) = self.idle.lock() {
             if idle.len() < MAX_IDLE {
                 idle.push(Idle {
                     addr,
-                    sock,
+                    link,
                     since: Instant::now(),
                 });
             }
@@ -183,90 +204,14 @@ impl UpstreamPool {
     }
 }
 
-/// Whether a pooled connection has nothing to read and is not closed:
-/// reusable. A TLS connection is polled once (a session ticket the agent
-/// sent meanwhile is taken in and is no answer).
-fn idle_and_open(sock: &mut Conn) -> bool {
-    match sock {
-        Conn::Plain(s) => {
-            let mut probe = [0u8; 1];
-            matches!(s.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
-        }
-        Conn::Tls(t) => {
-            use std::task::{Context, Poll, Waker};
-            let mut probe = [0u8; 1];
-            let mut buf = tokio::io::ReadBuf::new(&mut probe);
-            let mut cx = Context::from_waker(Waker::noop());
-            matches!(
-                tokio::io::AsyncRead::poll_read(std::pin::Pin::new(&mut **t), &mut cx, &mut buf),
-                Poll::Pending
-            )
-        }
-    }
-}
-
-/// A failure reading or writing on `to`: TLS's own (an alert, a bad
-/// record) when rustls raised it, else `what` with the error.
-fn io_failure(to: &AgentAddr, what: &str, e: std::io::Error) -> Result<Failure, Failure> {
-    match crate::upstream_tls::io_failure(to, &e) {
-        Some(f) => Err(f),
-        None => Ok(unavailable(what, e)),
-    }
-}
-
-/// Reads more bytes into `buf` within the read timeout and by `deadline`;
-/// `Ok(0)` at end of stream. `answered`: a byte of the answer came (a
-/// failure now is the answer's, not in doubt).
-async fn read_more(
-    sock: &mut Conn,
-    to: &AgentAddr,
-    buf: &mut BytesMut,
-    limits: &Limits,
-    deadline: Instant,
-    answered: bool,
-) -> Result<usize, Lost> {
-    if buf.capacity() - buf.len() < 1024 {
-        buf.reserve(READ_CHUNK);
-    }
-    let wait = limits
-        .read_timeout
-        .min(deadline.saturating_duration_since(Instant::now()));
-    match tokio::time::timeout(wait, sock.read_buf(buf)).await {
-        Ok(Ok(n)) => Ok(n),
-        // A TLS failure (the agent refusing the client certificate, say):
-        // told as it is.
-        Ok(Err(e)) => Err(match io_failure(to, "reading the answer", e) {
-            Err(tls) => Lost::Answered(tls),
-            Ok(f) if answered => Lost::Answered(f),
-            Ok(failure) => Lost::InDoubt {
-                failure,
-                timed_out: false,
-            },
-        }),
-        Err(_) if answered => Err(Lost::Answered(Failure::UpstreamTimeout)),
-        Err(_) => Err(Lost::InDoubt {
-            failure: Failure::UpstreamTimeout,
-            timed_out: true,
-        }),
-    }
-}
-
-/// How the answer's body is delimited.
-#[derive(Debug, PartialEq)]
-enum Framing {
-    Empty,
-    Length(usize),
-    Chunked,
-    UntilClose,
-}
-
-struct Head {
-    status: u16,
-    headers: Vec<(HeaderName, HeaderValue)>,
-    framing: Framing,
-    /// The connection may carry another request after this answer.
-    reusable: bool,
-    len: usize,
+/// The response headers a client of the proxy may see: framing and
+/// hop-by-hop ones left out.
+fn end_to_end(headers: &http::HeaderMap) -> Vec<(HeaderName, HeaderValue)> {
+    headers
+        .iter()
+        .filter(|(name, _)| !hop_by_hop(name))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn hop_by_hop(name: &HeaderName) -> bool {
@@ -282,234 +227,126 @@ fn hop_by_hop(name: &HeaderName) -> bool {
         || name.as_str() == "proxy-connection"
 }
 
-/// Parses a complete response head at the start of `buf`; `Ok(None)` when
-/// more bytes are needed.
-fn parse_head(buf: &[u8]) -> Result<Option<Head>, Lost> {
-    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut r = httparse::Response::new(&mut slots);
-    let len = match r.parse(buf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
-            return Err(bad(format!("answer head larger than {MAX_HEAD} bytes")))
-        }
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => return Err(bad(format!("not an HTTP/1.x answer: {e}"))),
-    };
-    let status = r.code.unwrap_or(0);
-    let mut reusable = r.version == Some(1);
-    let mut chunked = false;
-    let mut length: Option<usize> = None;
-    let mut headers = Vec::with_capacity(r.headers.len());
-    for h in r.headers.iter() {
-        let name = HeaderName::from_bytes(h.name.as_bytes())
-            .map_err(|_| bad(format!("bad header name {:?}", h.name)))?;
-        let value = HeaderValue::from_bytes(h.value)
-            .map_err(|_| bad(format!("bad value of header {:?}", h.name)))?;
-        if name == http::header::CONNECTION {
-            let v = String::from_utf8_lossy(h.value).to_ascii_lowercase();
-            if v.split(',').any(|t| t.trim() == "close") {
-                reusable = false;
-            } else if v.split(',').any(|t| t.trim() == "keep-alive") && r.version == Some(0) {
-                reusable = true;
-            }
-        } else if name == http::header::TRANSFER_ENCODING {
-            let v = String::from_utf8_lossy(h.value).to_ascii_lowercase();
-            chunked = v.rsplit(',').next().is_some_and(|t| t.trim() == "chunked");
-        } else if name == http::header::CONTENT_LENGTH {
-            let n: usize = std::str::from_utf8(h.value)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .ok_or_else(|| bad("bad Content-Length"))?;
-            if length.is_some_and(|l| l != n) {
-                return Err(bad("conflicting Content-Length headers"));
-            }
-            length = Some(n);
-        }
-        if !hop_by_hop(&name) {
-            headers.push((name, value));
-        }
-    }
-    let framing = if (100..200).contains(&status) || status == 204 || status == 304 {
-        Framing::Empty
-    } else if chunked {
-        Framing::Chunked
-    } else if let Some(n) = length {
-        Framing::Length(n)
-    } else {
-        reusable = false;
-        Framing::UntilClose
-    };
-    Ok(Some(Head {
-        status,
-        headers,
-        framing,
-        reusable,
-        len,
-    }))
+/// One attempt's copy of `req` (a call may be sent twice).
+fn attempt(req: &Outgoing) -> http::Request<link::Body> {
+    let mut r = http::Request::new(Full::new(req.body().clone()));
+    *r.method_mut() = req.method().clone();
+    *r.uri_mut() = req.uri().clone();
+    *r.headers_mut() = req.headers().clone();
+    r
 }
 
-/// Sends `request` on `sock` and reads the answer's head (informational
-/// answers skipped), all by `deadline`; the bytes after the head stay in
-/// `buf`.
+/// Sends `req` on `link` and waits for the answer's head (informational
+/// answers skipped by hyper) within the read timeout and by `deadline`.
 async fn send_and_read_head(
-    sock: &mut Conn,
+    link: &mut Link,
     to: &AgentAddr,
-    request: &[u8],
-    buf: &mut BytesMut,
+    req: &Outgoing,
     limits: &Limits,
     deadline: Instant,
-) -> Result<Head, Lost> {
-    let write = async {
-        sock.write_all(request).await?;
-        sock.flush().await
-    };
-    let wait = deadline.saturating_duration_since(Instant::now());
-    match tokio::time::timeout(wait, write).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            return Err(match io_failure(to, "sending the request", e) {
-                Err(tls) => Lost::Answered(tls),
-                Ok(f) => Lost::NotSent(f),
+) -> Result<http::Response<hyper::body::Incoming>, Lost> {
+    let wait = limits
+        .read_timeout
+        .min(deadline.saturating_duration_since(Instant::now()));
+    let head = match tokio::time::timeout(wait, link.send(attempt(req), to)).await {
+        Ok(head) => head?,
+        Err(_) => {
+            return Err(Lost::InDoubt {
+                failure: Failure::UpstreamTimeout,
+                timed_out: true,
             })
         }
-        Err(_) => return Err(Lost::NotSent(Failure::UpstreamTimeout)),
-    }
-    let head = loop {
-        if !buf.is_empty() {
-            if let Some(head) = parse_head(buf)? {
-                if (100..200).contains(&head.status) && head.status != 101 {
-                    // Informational (100 Continue, 103): the answer follows.
-                    let _ = buf.split_to(head.len);
-                    continue;
-                }
-                break head;
-            }
-        }
-        let answered = !buf.is_empty();
-        if read_more(sock, to, buf, limits, deadline, answered).await? == 0 {
-            return Err(if answered {
-                bad("connection closed inside the answer head")
-            } else {
-                Lost::InDoubt {
-                    failure: unavailable("reading the answer", "connection closed"),
-                    timed_out: false,
-                }
-            });
-        }
     };
-    if head.status == 101 {
+    if head.status() == http::StatusCode::SWITCHING_PROTOCOLS {
         return Err(bad("the upstream switched protocols on a JSON-RPC call"));
     }
-    let _ = buf.split_to(head.len);
     Ok(head)
 }
 
-/// One request and its whole answer on `sock`; the connection comes back
-/// when it can carry another request.
-async fn exchange(
-    mut sock: Conn,
+/// One request and its whole answer on `link`, which comes back with it.
+async fn whole(
+    mut link: Link,
     to: &AgentAddr,
-    request: &[u8],
+    req: &Outgoing,
     limits: Limits,
-) -> Result<(Answer, Option<Conn>), Lost> {
+) -> Result<(Answer, Link), Lost> {
     // The whole answer within its timeout, from the request's first byte.
     let deadline = Instant::now() + limits.answer_timeout;
-    let mut buf = BytesMut::with_capacity(READ_CHUNK);
-    let head = send_and_read_head(&mut sock, to, request, &mut buf, &limits, deadline).await?;
-    let (body, leftover) = match head.framing {
-        Framing::Empty => (Bytes::new(), !buf.is_empty()),
-        Framing::Length(n) => {
-            if n > limits.max_body {
-                return Err(bad(format!("answer larger than {} bytes", limits.max_body)));
+    let head = send_and_read_head(&mut link, to, req, &limits, deadline).await?;
+    let (parts, mut body) = head.into_parts();
+    let too_large = || bad(format!("answer larger than {} bytes", limits.max_body));
+    if hyper::body::Body::size_hint(&body)
+        .exact()
+        .is_some_and(|n| n > limits.max_body as u64)
+    {
+        return Err(too_large());
+    }
+    let mut pieces: Vec<Bytes> = Vec::new();
+    let mut len = 0;
+    loop {
+        let wait = limits
+            .read_timeout
+            .min(deadline.saturating_duration_since(Instant::now()));
+        let frame = match tokio::time::timeout(wait, link.driving(body.frame())).await {
+            Err(_) => return Err(Lost::Answered(Failure::UpstreamTimeout)),
+            Ok(None) => break,
+            Ok(Some(Err(e))) => return Err(Lost::Answered(link::in_body(to, &e))),
+            Ok(Some(Ok(frame))) => frame,
+        };
+        if let Ok(data) = frame.into_data() {
+            len += data.len();
+            if len > limits.max_body {
+                return Err(too_large());
             }
-            if buf.capacity() < n {
-                buf.reserve(n - buf.len());
-            }
-            while buf.len() < n {
-                if read_more(&mut sock, to, &mut buf, &limits, deadline, true).await? == 0 {
-                    return Err(Lost::Answered(unavailable(
-                        "reading the answer",
-                        "connection closed inside the body",
-                    )));
-                }
-            }
-            let body = buf.split_to(n).freeze();
-            (body, !buf.is_empty())
+            pieces.push(data);
         }
-        Framing::Chunked => {
-            let mut dec = Chunked::default();
-            loop {
-                if dec.advance(&buf, limits.max_body).map_err(bad)? {
-                    break;
-                }
-                if read_more(&mut sock, to, &mut buf, &limits, deadline, true).await? == 0 {
-                    return Err(Lost::Answered(unavailable(
-                        "reading the answer",
-                        "connection closed inside the body",
-                    )));
-                }
-            }
-            (dec.out.freeze(), dec.pos < buf.len())
-        }
-        Framing::UntilClose => {
-            while read_more(&mut sock, to, &mut buf, &limits, deadline, true).await? > 0 {
-                if buf.len() > limits.max_body {
-                    return Err(bad(format!("answer larger than {} bytes", limits.max_body)));
-                }
-            }
-            (buf.split().freeze(), false)
+    }
+    let body = match pieces.len() {
+        0 => Bytes::new(),
+        1 => pieces.pop().unwrap_or_default(),
+        _ => {
+            let mut all = BytesMut::with_capacity(len);
+            pieces.iter().for_each(|p| all.extend_from_slice(p));
+            all.freeze()
         }
     };
-    let keep = (head.reusable && head.framing != Framing::UntilClose && !leftover).then_some(sock);
     let answer = Answer {
-        status: head.status,
-        headers: head.headers,
+        status: parts.status.as_u16(),
+        headers: end_to_end(&parts.headers),
         body,
     };
-    Ok((answer, keep))
+    Ok((answer, link))
 }
 
 // Requests the proxy composes itself (the card fetch and its own task
 // fetches, crate::card::cache; the gRPC bridge's JSON-RPC calls,
-// crate::grpc::bridge).
+// crate::grpc::bridge; webhook posts, crate::push).
 
-/// The wire bytes of a whole HTTP/1.1 request for [`UpstreamPool::call`]:
-/// `method` on `target` (origin form), `headers` in their order, then the
-/// body's `Content-Length` and `body` when there is one. A method or
-/// target a request line cannot carry is refused.
-pub(crate) fn request_bytes<'h>(
+/// A request for [`UpstreamPool::call`]: `method` on `target` (origin
+/// form), `headers` in their order, then `body` when there is one. A
+/// method, target or header a request cannot carry is refused.
+pub(crate) fn request<'h>(
     method: &str,
     target: &str,
     headers: impl IntoIterator<Item = (&'h HeaderName, &'h HeaderValue)>,
     body: Option<&[u8]>,
-) -> Result<Vec<u8>, Failure> {
+) -> Result<Outgoing, Failure> {
     let refused = |what: &str| Failure::Internal {
         detail: format!("request {what} not sendable"),
     };
-    if http::Method::from_bytes(method.as_bytes()).is_err() {
-        return Err(refused("method"));
-    }
-    let sendable = |b: &u8| b.is_ascii_graphic();
-    if !target.starts_with('/') || !target.as_bytes().iter().all(sendable) {
+    let method = http::Method::from_bytes(method.as_bytes()).map_err(|_| refused("method"))?;
+    if !target.starts_with('/') {
         return Err(refused("target"));
     }
-    let mut wire = Vec::with_capacity(256 + body.map_or(0, <[u8]>::len));
-    wire.extend_from_slice(method.as_bytes());
-    wire.push(b' ');
-    wire.extend_from_slice(target.as_bytes());
-    wire.extend_from_slice(b" HTTP/1.1\r\n");
+    let uri: http::Uri = target.parse().map_err(|_| refused("target"))?;
+    let mut req = http::Request::new(Bytes::copy_from_slice(body.unwrap_or_default()));
+    *req.method_mut() = method;
+    *req.uri_mut() = uri;
+    let map = req.headers_mut();
     for (k, v) in headers {
-        wire.extend_from_slice(k.as_str().as_bytes());
-        wire.extend_from_slice(b": ");
-        wire.extend_from_slice(v.as_bytes());
-        wire.extend_from_slice(b"\r\n");
+        map.append(k.clone(), v.clone());
     }
-    if let Some(b) = body {
-        wire.extend_from_slice(format!("Content-Length: {}\r\n", b.len()).as_bytes());
-    }
-    wire.extend_from_slice(b"\r\n");
-    wire.extend_from_slice(body.unwrap_or_default());
-    Ok(wire)
+    Ok(req)
 }
 
 #[cfg(test)]
@@ -518,6 +355,7 @@ mod tests {
     use std::net::SocketAddr;
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
     const LIMITS: Limits = Limits {
@@ -528,7 +366,11 @@ mod tests {
         max_body: 1 << 20,
     };
 
-    const REQ: &[u8] = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
+    /// `POST /` with the body `{}`.
+    fn req() -> Outgoing {
+        let host = (http::header::HOST, HeaderValue::from_static("x"));
+        request("POST", "/", [(&host.0, &host.1)], Some(b"{}")).unwrap()
+    }
 
     /// A server on 127.0.0.1 answering each request of each connection with
     /// `answers[i]` (the i-th request of that connection), then closing.
@@ -569,7 +411,7 @@ mod tests {
         let (addr, accepted) = server(vec![ok, ok, ok]).await;
         let pool = UpstreamPool::default();
         for _ in 0..3 {
-            let a = pool.call(addr, REQ, LIMITS).await.unwrap();
+            let a = pool.call(addr, &req(), LIMITS).await.unwrap();
             assert_eq!(a.status, 200);
             assert_eq!(&a.body[..], b"{}");
             assert!(a.headers.iter().all(|(k, _)| k != "content-length"));
@@ -585,7 +427,7 @@ mod tests {
         let (addr, accepted) = server(vec![ok]).await;
         let pool = UpstreamPool::default();
         for _ in 0..3 {
-            let a = pool.call(addr, REQ, LIMITS).await.unwrap();
+            let a = pool.call(addr, &req(), LIMITS).await.unwrap();
             assert_eq!(&a.body[..], b"x");
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 3);
@@ -597,7 +439,7 @@ mod tests {
         let (addr, accepted) = server(vec![ans, ans]).await;
         let pool = UpstreamPool::default();
         for _ in 0..2 {
-            let a = pool.call(addr, REQ, LIMITS).await.unwrap();
+            let a = pool.call(addr, &req(), LIMITS).await.unwrap();
             assert_eq!(a.status, 200);
             assert_eq!(&a.body[..], b"abcde");
             assert!(a.headers.iter().any(|(k, v)| k == "x-a" && v == "1"));
@@ -611,7 +453,7 @@ mod tests {
         let ans: &[u8] = b"HTTP/1.0 500 Oops\r\nContent-Type: text/plain\r\n\r\nbroken";
         let (addr, _) = server(vec![ans]).await;
         let pool = UpstreamPool::default();
-        let a = pool.call(addr, REQ, LIMITS).await.unwrap();
+        let a = pool.call(addr, &req(), LIMITS).await.unwrap();
         assert_eq!((a.status, &a.body[..]), (500, &b"broken"[..]));
         assert!(pool.idle.lock().unwrap().is_empty());
     }
@@ -625,25 +467,25 @@ mod tests {
             .unwrap()
             .local_addr()
             .unwrap();
-        let f = pool.call(dead, REQ, LIMITS).await.unwrap_err();
+        let f = pool.call(dead, &req(), LIMITS).await.unwrap_err();
         assert!(matches!(f, Failure::UpstreamUnavailable { .. }), "{f:?}");
         // Not HTTP.
         let (addr, _) = server(vec![&b"SSH-2.0-nope\r\n\r\n"[..]]).await;
-        let f = pool.call(addr, REQ, LIMITS).await.unwrap_err();
+        let f = pool.call(addr, &req(), LIMITS).await.unwrap_err();
         assert!(matches!(f, Failure::BadUpstreamResponse { .. }), "{f:?}");
         // Too large.
         let (addr, _) = server(vec![
             &b"HTTP/1.1 200 OK\r\nContent-Length: 99999999\r\n\r\n"[..],
         ])
         .await;
-        let f = pool.call(addr, REQ, LIMITS).await.unwrap_err();
+        let f = pool.call(addr, &req(), LIMITS).await.unwrap_err();
         assert!(matches!(f, Failure::BadUpstreamResponse { .. }), "{f:?}");
         // Closed inside the body.
         let (addr, _) = server(vec![
             &b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"[..],
         ])
         .await;
-        let f = pool.call(addr, REQ, LIMITS).await.unwrap_err();
+        let f = pool.call(addr, &req(), LIMITS).await.unwrap_err();
         assert!(matches!(f, Failure::UpstreamUnavailable { .. }), "{f:?}");
         // No answer in time: a server that reads and never writes.
         let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -663,24 +505,8 @@ mod tests {
             repeat: Repeat::Safe,
             ..LIMITS
         };
-        let f = pool.call(addr, REQ, quick).await.unwrap_err();
+        let f = pool.call(addr, &req(), quick).await.unwrap_err();
         assert!(matches!(f, Failure::UpstreamTimeout), "{f:?}");
         hold.abort();
-    }
-
-    #[test]
-    fn chunked_decoder_waits_for_split_input() {
-        let whole = b"4\r\nwiki\r\n5\r\npedia\r\n0\r\n\r\n";
-        for cut in 0..whole.len() {
-            let mut d = Chunked::default();
-            assert!(!d.advance(&whole[..cut], 100).unwrap(), "cut {cut}");
-            assert!(d.advance(&whole[..], 100).unwrap(), "cut {cut}");
-            assert_eq!(&d.out[..], b"wikipedia");
-            assert_eq!(d.pos, whole.len());
-        }
-        let mut d = Chunked::default();
-        assert!(d.advance(b"zz\r\n", 100).is_err());
-        let mut d = Chunked::default();
-        assert!(d.advance(b"ff\r\n", 10).is_err());
     }
 }

@@ -23,6 +23,11 @@ pub struct TlsConn {
 }
 
 impl TlsConn {
+    /// The protocol the handshake chose (ALPN), if any.
+    pub fn alpn(&self) -> Option<&[u8]> {
+        self.stream.get_ref().1.alpn_protocol()
+    }
+
     /// The TCP stream and the rustls connection.
     pub fn get_mut(&mut self) -> (&mut TcpStream, &mut rustls::ClientConnection) {
         self.stream.get_mut()
@@ -310,6 +315,8 @@ impl std::io::Read for Received<'_> {
 pub enum Alpn {
     Http1,
     H2,
+    /// h2 or HTTP/1.1, as the agent chooses (the proxy's own HTTP calls).
+    Http,
 }
 
 /// Opens a connection to `to` (TCP, then TLS when `to` says so), the
@@ -333,6 +340,7 @@ pub async fn connect(to: &AgentAddr, within: Duration, alpn: Alpn) -> Result<Con
         let config = match alpn {
             Alpn::Http1 => t.settings.h1.clone(),
             Alpn::H2 => t.settings.h2.clone(),
+            Alpn::Http => t.settings.http.clone(),
         };
         match handshake(config, t.name.clone(), sock).await {
             Ok(s) => Ok(Conn::Tls(Box::new(s))),

@@ -617,11 +617,11 @@ impl Bridge {
 /// limits.
 struct AgentCall {
     addr: crate::upstream_tls::AgentAddr,
-    wire: Vec<u8>,
+    wire: crate::unary::Outgoing,
     limits: crate::unary::Limits,
 }
 
-/// The bridge's HTTP/1.1 request to `to` (the agent's JSON-RPC interface,
+/// The bridge's HTTP request to `to` (the agent's JSON-RPC interface,
 /// its authority as the `Host`): the per-call headers in the agent's
 /// version, the caller's end-to-end metadata (crate::forward), `body`.
 fn request_wire(
@@ -630,7 +630,7 @@ fn request_wire(
     body: &[u8],
     meta: &CallMeta,
     stream: bool,
-) -> Result<Vec<u8>, Failure> {
+) -> Result<crate::unary::Outgoing, Failure> {
     use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
     let unsendable = |what: &str| Failure::Internal {
         detail: format!("{what} not sendable"),
@@ -662,8 +662,7 @@ fn request_wire(
     // The caller's credentials and other end-to-end metadata, as headers
     // (crate::forward).
     crate::forward::append_caller_headers(&meta.presented.0, &mut h);
-    // The request line, the headers, the body's length and the body.
-    crate::unary::request_bytes("POST", path, &h, Some(body))
+    crate::unary::request("POST", path, &h, Some(body))
 }
 
 #[cfg(test)]
