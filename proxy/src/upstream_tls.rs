@@ -1,6 +1,6 @@
 //! TLS toward `https://` agents (issue #23): one set of trust and client
 //! identity for every path the proxy takes to an agent (Pingora's
-//! passthrough, the proxy's own HTTP/1.1 calls, card and task fetches, the
+//! passthrough, the proxy's own HTTP calls, card and task fetches, the
 //! gRPC bridge's HTTP client, a gRPC agent's channel).
 //!
 //! Trust: the Mozilla roots (webpki-roots) plus the CAs of

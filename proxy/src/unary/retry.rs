@@ -4,8 +4,8 @@
 //! | what happened | what is known | done |
 //! |---|---|---|
 //! | connect refused or timed out, name not resolved, TLS refused | nothing reached the agent | reported (unreachable, timeout, TLS): a new connect a moment later meets the same agent |
-//! | a pooled connection found closed before or while the request was written | the agent did not get a whole request | sent once more on a new connection, any call |
-//! | written, then the connection ended before any answer | it may have arrived | a read ([`Repeat::Safe`]) is sent once more on a new connection; any other call is not: [`Failure::OutcomeUnknown`] |
+//! | a pooled connection found closed before the request's writing began (hyper hands the request back); an h2 agent refusing the stream (`REFUSED_STREAM`, RFC 9113 §8.7: not processed) | the agent did not get the request | sent once more on a new connection, any call |
+//! | written (or its writing failed part way), then the connection ended before any answer | it may have arrived | a read ([`Repeat::Safe`]) is sent once more on a new connection; any other call is not: [`Failure::OutcomeUnknown`] |
 //! | written, then no answer within the read or answer timeout | it may have arrived | not sent again: a read gets [`Failure::UpstreamTimeout`], any other call [`Failure::OutcomeUnknown`] (timed out) |
 //! | an answer came (any status: 4xx declined, 5xx failed; JSON-RPC errors), or failed inside its body | the agent answered | never sent again: the answer (or the failure) is the client's |
 //!
