@@ -1034,3 +1034,97 @@ async fn an_agent_speaking_h2_is_reached_over_h2_on_one_shared_connection() {
     );
     agent.abort();
 }
+
+/// A v0.3 agent speaking h2 (the h2 crate's server, over TLS) whose first
+/// `message/send` stream is reset with `reset`, every later request
+/// answered as [`v03_agent`] answers it. Counts the `message/send`
+/// requests it received.
+async fn h2_agent_resetting_first_send(
+    pki: &Pki,
+    reset: h2::Reason,
+) -> (String, Arc<AtomicUsize>, tokio::task::JoinHandle<()>) {
+    let acceptor =
+        tokio_rustls::TlsAcceptor::from(Arc::new(server_config(pki, "server", false, &[b"h2"])));
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("https://127.0.0.1:{}", l.local_addr().unwrap().port());
+    let sends = Arc::new(AtomicUsize::new(0));
+    let (sends2, base2) = (sends.clone(), base.clone());
+    let task = tokio::spawn(async move {
+        while let Ok((tcp, _)) = l.accept().await {
+            let (acceptor, sends, base) = (acceptor.clone(), sends2.clone(), base2.clone());
+            tokio::spawn(async move {
+                let Ok(Ok(tls)) = tokio::time::timeout(WAIT, acceptor.accept(tcp)).await else {
+                    return;
+                };
+                let Ok(mut conn) = h2::server::handshake(tls).await else {
+                    return;
+                };
+                while let Some(Ok((req, mut respond))) = conn.accept().await {
+                    let (sends, base) = (sends.clone(), base.clone());
+                    tokio::spawn(async move {
+                        let target = req.uri().path().to_string();
+                        let mut body = req.into_body();
+                        let mut bytes = Vec::new();
+                        while let Some(Ok(d)) = body.data().await {
+                            let _ = body.flow_control().release_capacity(d.len());
+                            bytes.extend_from_slice(&d);
+                        }
+                        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                        if v["method"] == "message/send"
+                            && sends.fetch_add(1, Ordering::SeqCst) == 0
+                        {
+                            respond.send_reset(reset);
+                            return;
+                        }
+                        let reply = v03_agent(Arc::new(OnceLock::from(base)))(&Recorded {
+                            method: "POST".into(),
+                            target,
+                            headers: Default::default(),
+                            body: bytes,
+                        });
+                        let Reply::Full { body, .. } = reply else {
+                            respond.send_reset(h2::Reason::INTERNAL_ERROR);
+                            return;
+                        };
+                        let head = http::Response::builder()
+                            .header("content-type", "application/json")
+                            .body(())
+                            .unwrap();
+                        if let Ok(mut out) = respond.send_response(head, false) {
+                            let _ = out.send_data(body.into(), true);
+                        }
+                    });
+                }
+            });
+        }
+    });
+    (base, sends, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_the_h2_agent_refused_unprocessed_is_sent_again_any_other_reset_is_in_doubt() {
+    let pki = Pki::new();
+    // REFUSED_STREAM: the agent did not process it (RFC 9113 8.7).
+    let (url, sends, agent) = h2_agent_resetting_first_send(&pki, h2::Reason::REFUSED_STREAM).await;
+    let px = proxy_to(&pki, &url, Some(Version::V03), CA);
+    let r = post(px.addr, "/", V10, V10_SEND).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    assert_eq!(sends.load(Ordering::SeqCst), 2);
+    agent.abort();
+    // Any other reset: it may have acted; a send is not repeated.
+    let (url, sends, agent) = h2_agent_resetting_first_send(&pki, h2::Reason::INTERNAL_ERROR).await;
+    let px = proxy_to(&pki, &url, Some(Version::V03), CA);
+    let r = post(px.addr, "/", V10, V10_SEND).await;
+    assert!(
+        r.text().contains("outcome_unknown"),
+        "{} {}",
+        r.status,
+        r.text()
+    );
+    assert_eq!(sends.load(Ordering::SeqCst), 1);
+    agent.abort();
+}

@@ -196,7 +196,10 @@ fn before_head(to: &AgentAddr, e: hyper::Error, unsent: bool) -> Lost {
     }
     let refused = crate::error::in_chain::<h2::Error>(&e)
         .is_some_and(|h| h.reason() == Some(h2::Reason::REFUSED_STREAM));
-    if unsent || refused {
+    if refused {
+        return Lost::Refused(unavailable("the agent refused the request", e));
+    }
+    if unsent {
         return Lost::NotSent(unavailable("sending the request", e));
     }
     Lost::InDoubt {

@@ -66,6 +66,9 @@ impl Repeat {
 pub(crate) enum Lost {
     /// No whole request reached the agent (the write failed).
     NotSent(Failure),
+    /// The agent refused it unprocessed (h2 `REFUSED_STREAM`): it did not
+    /// act, on a pooled connection or a new one.
+    Refused(Failure),
     /// Written, then the connection ended (or, `timed_out`, no answer came
     /// in time) before any byte of an answer: the agent may have acted.
     InDoubt { failure: Failure, timed_out: bool },
@@ -107,7 +110,11 @@ impl Attempts {
                 tracing::debug!(failure = ?f, "pooled upstream connection lost before the request was sent; sent on a new one");
                 Ok(())
             }
-            Lost::NotSent(f) | Lost::Answered(f) => Err(f),
+            Lost::Refused(f) if first => {
+                tracing::debug!(failure = ?f, "the agent refused the request unprocessed; sent on a new connection");
+                Ok(())
+            }
+            Lost::NotSent(f) | Lost::Refused(f) | Lost::Answered(f) => Err(f),
             Lost::InDoubt {
                 failure,
                 timed_out: false,
@@ -162,6 +169,15 @@ mod tests {
                 a.next(Lost::NotSent(unavailable()), true),
                 Err(unavailable())
             );
+            // Refused unprocessed: again once, on any connection.
+            for reused in [false, true] {
+                let mut a = Attempts::new(r);
+                assert!(a.next(Lost::Refused(unavailable()), reused).is_ok());
+                assert_eq!(
+                    a.next(Lost::Refused(unavailable()), reused),
+                    Err(unavailable())
+                );
+            }
             // Answered: final, on any connection.
             for reused in [false, true] {
                 assert_eq!(
