@@ -64,6 +64,7 @@ impl Link {
         let (send, conn) = http1::Builder::new()
             .max_buf_size(MAX_HEAD)
             .max_headers(MAX_HEADERS)
+            .read_buf_exact_size(Some(4096))
             .handshake(io)
             .await
             .map_err(failed)?;
@@ -116,12 +117,18 @@ impl Link {
     pub(super) async fn driving<F: Future>(&mut self, fut: F) -> F::Output {
         let mut fut = std::pin::pin!(fut);
         std::future::poll_fn(|cx| {
-            if let Link::H1 { conn, .. } = self {
-                poll_conn(conn, cx);
-            }
+            self.drive(cx);
             fut.as_mut().poll(cx)
         })
         .await
+    }
+
+    /// Lets an HTTP/1.1 connection do its work (read, decode, write) for
+    /// whoever polls its answer.
+    pub(super) fn drive(&mut self, cx: &mut Context<'_>) {
+        if let Link::H1 { conn, .. } = self {
+            poll_conn(conn, cx);
+        }
     }
 
     /// Sends `req`; the answer's head and its body as hyper gives them.

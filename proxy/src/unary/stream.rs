@@ -2,12 +2,13 @@
 //! read like a whole answer's ([`super::send_and_read_head`]), then the
 //! body piece by piece as hyper decodes it.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::{HeaderName, HeaderValue};
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 
 use super::link::{self, Link};
 use super::{end_to_end, send_and_read_head, Limits, Lost, Outgoing, UpstreamPool};
@@ -22,7 +23,51 @@ pub struct Streaming {
     body: Incoming,
     addr: AgentAddr,
     done: bool,
+    /// A failure that came after the last piece's bytes: the next call's.
+    failed: Option<Failure>,
     limits: Limits,
+}
+
+/// Largest piece handed on at once.
+const PIECE: usize = 16 * 1024;
+
+/// The frames of one piece: the first as it came, more copied behind it.
+#[derive(Default)]
+struct Piece {
+    first: Option<Bytes>,
+    more: Option<BytesMut>,
+}
+
+impl Piece {
+    /// Adds `data`; the piece's length.
+    fn add(&mut self, data: Bytes) -> usize {
+        match (&self.first, &mut self.more) {
+            (None, _) => self.first = Some(data),
+            (Some(first), None) => {
+                let mut all = BytesMut::with_capacity(first.len() + data.len().max(4096));
+                all.extend_from_slice(first);
+                all.extend_from_slice(&data);
+                self.more = Some(all);
+            }
+            (Some(_), Some(all)) => all.extend_from_slice(&data),
+        }
+        match (&self.first, &self.more) {
+            (_, Some(all)) => all.len(),
+            (Some(first), None) => first.len(),
+            (None, None) => 0,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    fn take(&mut self) -> Option<Bytes> {
+        match self.more.take() {
+            Some(all) => Some(all.freeze()),
+            None => self.first.take(),
+        }
+    }
 }
 
 impl Streaming {
@@ -33,23 +78,56 @@ impl Streaming {
             .and_then(|n| usize::try_from(n).ok())
     }
 
-    /// The next piece of the body as it arrived (`Ok(None)` at its end).
-    /// Cancel-safe: bytes read stay in the stream for the next call.
+    /// The next piece of the body as it arrived (`Ok(None)` at its end):
+    /// what one frame brought, with those already decoded behind it (an
+    /// agent writes an SSE event as a chunk of its own; a piece of many
+    /// events is one translation pass and one write to the client), up to
+    /// [`PIECE`] bytes. Cancel-safe: a piece is only taken whole.
     pub async fn next(&mut self) -> Result<Option<Bytes>, Failure> {
-        while !self.done {
-            let read = self.link.driving(self.body.frame());
-            match tokio::time::timeout(self.limits.read_timeout, read).await {
-                Err(_) => return Err(Failure::UpstreamTimeout),
-                Ok(None) => self.done = true,
-                Ok(Some(Err(e))) => return Err(link::in_body(&self.addr, &e)),
-                Ok(Some(Ok(frame))) => match frame.into_data() {
-                    Ok(data) if !data.is_empty() => return Ok(Some(data)),
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        if self.done {
+            return Ok(None);
+        }
+        let wait = self.limits.read_timeout;
+        let read = std::future::poll_fn(|cx| self.poll_piece(cx));
+        match tokio::time::timeout(wait, read).await {
+            Err(_) => Err(Failure::UpstreamTimeout),
+            Ok(r) => r,
+        }
+    }
+
+    fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Bytes>, Failure>> {
+        let mut piece = Piece::default();
+        loop {
+            self.link.drive(cx);
+            match Pin::new(&mut self.body).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => {
                     // Empty data or trailers: nothing to hand on.
-                    _ => {}
-                },
+                    if let Ok(data) = frame.into_data() {
+                        if piece.add(data) >= PIECE {
+                            return Poll::Ready(Ok(piece.take()));
+                        }
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    let f = link::in_body(&self.addr, &e);
+                    if piece.is_empty() {
+                        return Poll::Ready(Err(f));
+                    }
+                    // What came before the failure first.
+                    self.failed = Some(f);
+                    return Poll::Ready(Ok(piece.take()));
+                }
+                Poll::Ready(None) => {
+                    self.done = true;
+                    return Poll::Ready(Ok(piece.take()));
+                }
+                Poll::Pending if piece.is_empty() => return Poll::Pending,
+                Poll::Pending => return Poll::Ready(Ok(piece.take())),
             }
         }
-        Ok(None)
     }
 
     /// A stream read to its end gives its connection back to `pool`.
@@ -96,6 +174,7 @@ impl Streaming {
             body,
             addr,
             done: false,
+            failed: None,
             limits,
         })
     }
