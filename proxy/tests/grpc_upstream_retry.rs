@@ -288,26 +288,64 @@ async fn a_get_task_toward_a_grpc_agent_lost_after_the_read_is_asked_once_more()
     assert_eq!(agent.received(), 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_send_toward_a_grpc_agent_lost_after_the_read_is_not_sent_again_and_its_outcome_is_unknown(
-) {
-    let task = v03_task("t1", p03::TaskState::Working).encode_to_vec();
-    let agent = FlakyAgent::start(&[(1, Fate::Drop)], task).await;
-    let px = proxy_of(&agent).await;
+/// A v0.3 agent's SendMessage answer: task t1.
+fn v03_sent_task() -> Vec<u8> {
+    p03::SendMessageResponse {
+        payload: Some(p03::send_message_response::Payload::Task(v03_task(
+            "t1",
+            p03::TaskState::Working,
+        ))),
+    }
+    .encode_to_vec()
+}
+
+/// A v1.0 client's SendMessage through a proxy toward `agent`.
+async fn send_to(agent: &FlakyAgent) -> Result<p10::SendMessageResponse, tonic::Status> {
+    let px = proxy_of(agent).await;
     let send = p10::SendMessageRequest {
         message: Some(v10_msg("m1", "hi")),
         ..Default::default()
     };
-    let s = px.v10().await.send_message(send).await.unwrap_err();
-    assert_eq!(agent.received(), 1, "{s:?}");
-    // Told that the outcome is unknown, not that the agent is unreachable.
+    let r = px.v10().await.send_message(send).await;
+    r.map(|r| r.into_inner())
+}
+
+/// [`send_to`] a v0.3 agent whose requests meet `fates`.
+async fn send_toward(
+    fates: &'static [(usize, Fate)],
+) -> (FlakyAgent, Result<p10::SendMessageResponse, tonic::Status>) {
+    let agent = FlakyAgent::start(fates, v03_sent_task()).await;
+    let r = send_to(&agent).await;
+    (agent, r)
+}
+
+/// The agent's answer (task t1) came back.
+fn assert_sent_t1(r: Result<p10::SendMessageResponse, tonic::Status>) {
+    let got = r.unwrap_or_else(|s| panic!("{s:?}"));
+    assert!(
+        matches!(got.payload, Some(p10::send_message_response::Payload::Task(ref t)) if t.id == "t1"),
+        "{got:?}"
+    );
+}
+
+/// Told that the outcome is unknown, not that the agent is unreachable.
+fn assert_outcome_unknown(s: &tonic::Status) {
     assert_eq!(s.code(), tonic::Code::Unknown, "{s:?}");
-    let info = error_info(&s);
+    let info = error_info(s);
     assert_eq!(
         info.metadata.get("proxyReason").map(String::as_str),
         Some("outcome_unknown"),
         "{info:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_toward_a_grpc_agent_lost_after_the_read_is_not_sent_again_and_its_outcome_is_unknown(
+) {
+    let (agent, r) = send_toward(&[(1, Fate::Drop)]).await;
+    let s = r.unwrap_err();
+    assert_eq!(agent.received(), 1, "{s:?}");
+    assert_outcome_unknown(&s);
 }
 
 /// The v1.0 agent's stream of one Task event.
@@ -321,6 +359,31 @@ fn v10_task_event() -> Vec<u8> {
     .encode_to_vec()
 }
 
+/// The first event of a v0.3 client's stream is task t1.
+async fn assert_first_event_t1(
+    r: Result<tonic::Response<tonic::Streaming<p03::StreamResponse>>, tonic::Status>,
+) {
+    let mut s = r.unwrap_or_else(|s| panic!("{s:?}")).into_inner();
+    let first = tokio::time::timeout(WAIT, s.message())
+        .await
+        .expect("an event within the bound")
+        .unwrap_or_else(|s| panic!("{s:?}"))
+        .expect("one event");
+    assert!(
+        matches!(first.payload, Some(p03::stream_response::Payload::Task(ref t)) if t.id == "t1"),
+        "{first:?}"
+    );
+}
+
+/// A v0.3 client's SendStreamingMessage.
+fn v03_streaming_send() -> p03::SendMessageRequest {
+    p03::SendMessageRequest {
+        request: Some(v03_msg("m1", "hi")),
+        configuration: None,
+        metadata: None,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscribe_toward_a_grpc_agent_lost_before_its_head_is_opened_once_more() {
     // A v0.3 client's subscription to a v1.0 gRPC agent (the direct path):
@@ -330,22 +393,7 @@ async fn a_subscribe_toward_a_grpc_agent_lost_before_its_head_is_opened_once_mor
     let sub = p03::TaskSubscriptionRequest {
         name: "tasks/t1".into(),
     };
-    let mut s = px
-        .v03()
-        .await
-        .task_subscription(sub)
-        .await
-        .unwrap()
-        .into_inner();
-    let first = tokio::time::timeout(WAIT, s.message())
-        .await
-        .expect("an event within the bound")
-        .unwrap()
-        .expect("one event");
-    assert!(
-        matches!(first.payload, Some(p03::stream_response::Payload::Task(ref t)) if t.id == "t1"),
-        "{first:?}"
-    );
+    assert_first_event_t1(px.v03().await.task_subscription(sub).await).await;
     assert_eq!(agent.received(), 2);
 }
 
@@ -353,11 +401,7 @@ async fn a_subscribe_toward_a_grpc_agent_lost_before_its_head_is_opened_once_mor
 async fn a_streaming_send_toward_a_grpc_agent_lost_before_its_head_is_not_sent_again() {
     let agent = FlakyAgent::start_v(Version::V10, &[(1, Fate::Drop)], v10_task_event()).await;
     let px = proxy_of(&agent).await;
-    let send = p03::SendMessageRequest {
-        request: Some(v03_msg("m1", "hi")),
-        configuration: None,
-        metadata: None,
-    };
+    let send = v03_streaming_send();
     // The failure is the stream's end (its head already went out).
     let s = match px.v03().await.send_streaming_message(send).await {
         Err(s) => s,
@@ -367,53 +411,7 @@ async fn a_streaming_send_toward_a_grpc_agent_lost_before_its_head_is_not_sent_a
             .unwrap_err(),
     };
     assert_eq!(agent.received(), 1, "{s:?}");
-    assert_eq!(s.code(), tonic::Code::Unknown, "{s:?}");
-    let info = error_info(&s);
-    assert_eq!(
-        info.metadata.get("proxyReason").map(String::as_str),
-        Some("outcome_unknown"),
-        "{info:?}"
-    );
-}
-
-/// A v0.3 agent's SendMessage answer: task t1.
-fn v03_sent_task() -> Vec<u8> {
-    p03::SendMessageResponse {
-        payload: Some(p03::send_message_response::Payload::Task(v03_task(
-            "t1",
-            p03::TaskState::Working,
-        ))),
-    }
-    .encode_to_vec()
-}
-
-/// A v1.0 SendMessage toward a v0.3 agent whose request `n` meets `fate`.
-async fn send_toward(
-    fates: &'static [(usize, Fate)],
-) -> (FlakyAgent, Result<p10::SendMessageResponse, tonic::Status>) {
-    let agent = FlakyAgent::start(fates, v03_sent_task()).await;
-    let px = proxy_of(&agent).await;
-    let send = p10::SendMessageRequest {
-        message: Some(v10_msg("m1", "hi")),
-        ..Default::default()
-    };
-    let r = px
-        .v10()
-        .await
-        .send_message(send)
-        .await
-        .map(|r| r.into_inner());
-    (agent, r)
-}
-
-fn assert_outcome_unknown(s: &tonic::Status) {
-    assert_eq!(s.code(), tonic::Code::Unknown, "{s:?}");
-    let info = error_info(s);
-    assert_eq!(
-        info.metadata.get("proxyReason").map(String::as_str),
-        Some("outcome_unknown"),
-        "{info:?}"
-    );
+    assert_outcome_unknown(&s);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -421,11 +419,7 @@ async fn a_send_whose_stream_the_agent_refused_is_sent_again_and_another_reset_i
     // REFUSED_STREAM: the agent did not process it (RFC 9113 §8.7), so
     // even a SendMessage goes once more, on a new connection.
     let (agent, r) = send_toward(&[(1, REFUSED)]).await;
-    let got = r.unwrap_or_else(|s| panic!("{s:?}"));
-    assert!(
-        matches!(got.payload, Some(p10::send_message_response::Payload::Task(ref t)) if t.id == "t1"),
-        "{got:?}"
-    );
+    assert_sent_t1(r);
     assert_eq!(agent.received(), 2);
     // Refused twice: sent at most twice, then the agent is unavailable.
     let (agent, r) = send_toward(&[(1, REFUSED), (2, REFUSED)]).await;
@@ -448,17 +442,7 @@ async fn a_send_whose_stream_the_agent_refused_is_sent_again_and_another_reset_i
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_above_the_agents_goaway_is_sent_again_on_a_new_connection() {
     let agent = FlakyAgent::launch(Version::V03, &[], true, v03_sent_task()).await;
-    let px = proxy_of(&agent).await;
-    let send = p10::SendMessageRequest {
-        message: Some(v10_msg("m1", "hi")),
-        ..Default::default()
-    };
-    let got = px.v10().await.send_message(send).await;
-    let got = got.unwrap_or_else(|s| panic!("{s:?}")).into_inner();
-    assert!(
-        matches!(got.payload, Some(p10::send_message_response::Payload::Task(ref t)) if t.id == "t1"),
-        "{got:?}"
-    );
+    assert_sent_t1(send_to(&agent).await);
     assert_eq!(agent.received(), 2);
 }
 
@@ -466,26 +450,7 @@ async fn a_send_above_the_agents_goaway_is_sent_again_on_a_new_connection() {
 async fn a_streaming_send_whose_stream_the_agent_refused_is_opened_again() {
     let agent = FlakyAgent::start_v(Version::V10, &[(1, REFUSED)], v10_task_event()).await;
     let px = proxy_of(&agent).await;
-    let send = p03::SendMessageRequest {
-        request: Some(v03_msg("m1", "hi")),
-        configuration: None,
-        metadata: None,
-    };
-    let mut s = px
-        .v03()
-        .await
-        .send_streaming_message(send)
-        .await
-        .unwrap_or_else(|s| panic!("{s:?}"))
-        .into_inner();
-    let first = tokio::time::timeout(WAIT, s.message())
-        .await
-        .expect("an event within the bound")
-        .unwrap_or_else(|s| panic!("{s:?}"))
-        .expect("one event");
-    assert!(
-        matches!(first.payload, Some(p03::stream_response::Payload::Task(ref t)) if t.id == "t1"),
-        "{first:?}"
-    );
+    let send = v03_streaming_send();
+    assert_first_event_t1(px.v03().await.send_streaming_message(send).await).await;
     assert_eq!(agent.received(), 2);
 }
