@@ -449,7 +449,7 @@ async fn v10_streaming_client_to_v03_agent_gets_v10_events_one_by_one() {
     )
     .await;
     assert_eq!(s.status, 200);
-    let got = read_events(&mut s, &gate, 3).await;
+    let got = s.events(&gate, 3).await;
     assert_eq!(got[0]["id"], "s");
     assert_eq!(
         got[0]["result"]["task"]["status"]["state"], "TASK_STATE_SUBMITTED",
@@ -1050,38 +1050,10 @@ async fn h2c_clients_are_served_on_the_same_port() {
     let answer = "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"id\":\"t\"}}";
     let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
     let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
-    let run = async {
-        let tcp = tokio::net::TcpStream::connect(px.addr).await.unwrap();
-        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-        let conn_task = tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        let mut client = client.ready().await.unwrap();
-        let req = http::Request::builder()
-            .method("POST")
-            .uri(format!("http://{}/", px.addr))
-            .header("a2a-version", "1.0")
-            .header("content-type", "application/json")
-            .body(())
-            .unwrap();
-        let (resp, mut send) = client.send_request(req, false).unwrap();
-        let body = br#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t"}}"#;
-        send.send_data(bytes::Bytes::from_static(body), true)
-            .unwrap();
-        let resp = resp.await.unwrap();
-        assert_eq!(resp.status(), 200);
-        let mut recv = resp.into_body();
-        let mut got = Vec::new();
-        while let Some(chunk) = recv.data().await {
-            let chunk = chunk.unwrap();
-            let _ = recv.flow_control().release_capacity(chunk.len());
-            got.extend_from_slice(&chunk);
-        }
-        drop(client);
-        conn_task.abort();
-        got
-    };
-    let got = timeout(WAIT, run).await.expect("h2c exchange timed out");
+    let body = br#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t"}}"#;
+    let headers = [("a2a-version", "1.0"), ("content-type", "application/json")];
+    let (status, _, got) = h2c_post(px.addr, &headers, body).await;
+    assert_eq!(status, 200);
     assert_eq!(got, answer.as_bytes());
     assert_eq!(
         up.calls()[0].body,
@@ -1352,30 +1324,6 @@ async fn cross_version_batches_are_refused_in_the_clients_shape() {
     assert!(up.calls().is_empty());
 }
 
-/// Reads `n` SSE events of a stream (releasing one gate permit per event).
-async fn read_events(s: &mut Streaming, gate: &Semaphore, n: usize) -> Vec<Value> {
-    let mut buf = String::new();
-    let mut got: Vec<Value> = Vec::new();
-    while got.len() < n {
-        let chunk = timeout(WAIT, s.reader.chunk(&mut s.sock))
-            .await
-            .unwrap_or_else(|_| panic!("event {} did not arrive", got.len() + 1))
-            .unwrap()
-            .expect("stream ended early");
-        buf.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(i) = buf.find("\n\n") {
-            let ev: String = buf.drain(..i + 2).collect();
-            let data = ev
-                .trim()
-                .strip_prefix("data: ")
-                .unwrap_or_else(|| panic!("{ev:?}"));
-            got.push(serde_json::from_str(data).unwrap());
-            gate.add_permits(1);
-        }
-    }
-    got
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_subscribe_to_a_v03_agent_starts_with_the_task() {
     // The v0.3 agent's resubscribe starts with a status update (as a2a-python
@@ -1409,7 +1357,7 @@ async fn v10_subscribe_to_a_v03_agent_starts_with_the_task() {
     )
     .await;
     assert_eq!(s.status, 200);
-    let got = read_events(&mut s, &gate, 2).await;
+    let got = s.events(&gate, 2).await;
     assert_eq!(got[0]["id"], "s");
     assert_eq!(got[0]["result"]["task"]["id"], "t1", "{}", got[0]);
     assert_eq!(
@@ -1463,7 +1411,7 @@ async fn v10_subscribe_keeps_a_v03_agents_own_first_task() {
         &request("POST", "/", &[("A2A-Version", "1.0")], body),
     )
     .await;
-    let got = read_events(&mut s, &gate, 2).await;
+    let got = s.events(&gate, 2).await;
     assert!(got[0]["result"]["task"].is_object(), "{}", got[0]);
     assert!(got[1]["result"]["statusUpdate"].is_object(), "{}", got[1]);
 }

@@ -654,3 +654,74 @@ pub mod tls;
 
 /// A fake gRPC agent of either version, scripted and recording.
 pub mod grpc_agent;
+
+impl Streaming {
+    /// The next `n` SSE `data` values of the stream (JSON), adding one
+    /// permit to `gate` after each (the fake upstream's next event);
+    /// comment frames (`:`) are passed over. Each piece waits at most
+    /// [`WAIT`].
+    pub async fn events(&mut self, gate: &Semaphore, n: usize) -> Vec<serde_json::Value> {
+        let mut buf = String::new();
+        let mut got = Vec::new();
+        while got.len() < n {
+            let chunk = timeout(WAIT, self.reader.chunk(&mut self.sock))
+                .await
+                .unwrap_or_else(|_| panic!("event {} did not arrive", got.len() + 1))
+                .unwrap()
+                .expect("stream ended early");
+            buf.push_str(std::str::from_utf8(&chunk).unwrap());
+            while let Some(i) = buf.find("\n\n") {
+                let ev: String = buf.drain(..i + 2).collect();
+                if ev.starts_with(':') {
+                    continue;
+                }
+                let data = ev
+                    .trim()
+                    .strip_prefix("data: ")
+                    .unwrap_or_else(|| panic!("{ev:?}"));
+                got.push(serde_json::from_str(data).unwrap());
+                gate.add_permits(1);
+            }
+        }
+        got
+    }
+}
+
+/// One h2c (HTTP/2 without TLS) POST of `body` to `/` at `addr` with
+/// `headers`: the answer's status, headers and whole body, all within
+/// [`WAIT`].
+pub async fn h2c_post(
+    addr: SocketAddr,
+    headers: &[(&str, &str)],
+    body: &'static [u8],
+) -> (http::StatusCode, http::HeaderMap, Vec<u8>) {
+    let run = async {
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let conn_task = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.unwrap();
+        let mut req = http::Request::builder()
+            .method("POST")
+            .uri(format!("http://{addr}/"));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let (resp, mut send) = client.send_request(req.body(()).unwrap(), false).unwrap();
+        send.send_data(bytes::Bytes::from_static(body), true)
+            .unwrap();
+        let resp = resp.await.unwrap();
+        let (head, mut recv) = resp.into_parts();
+        let mut got = Vec::new();
+        while let Some(chunk) = recv.data().await {
+            let chunk = chunk.unwrap();
+            let _ = recv.flow_control().release_capacity(chunk.len());
+            got.extend_from_slice(&chunk);
+        }
+        drop(client);
+        conn_task.abort();
+        (head.status, head.headers, got)
+    };
+    timeout(WAIT, run).await.expect("h2c exchange timed out")
+}
