@@ -1324,31 +1324,42 @@ async fn cross_version_batches_are_refused_in_the_clients_shape() {
     assert!(up.calls().is_empty());
 }
 
+/// A v0.3 agent whose tasks/get answers task t1 (working) and whose
+/// other calls stream `events(id)` as SSE `data` frames (the next one at
+/// each `gate` permit), `id` being the request's JSON-RPC id as written.
+async fn v03_subscribable(gate: Arc<Semaphore>, events: fn(&str) -> Vec<String>) -> FakeUpstream {
+    upstream_with_card(CARD_V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let id = req["id"].to_string();
+        match req["method"].as_str() {
+            Some("tasks/get") => Reply::json(
+                200,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"working"}}}}}}"#
+                ),
+            ),
+            _ => Reply::Sse {
+                events: events(&id).iter().map(|e| format!("data: {e}\n\n")).collect(),
+                gate: gate.clone(),
+            },
+        }
+    })
+    .await
+}
+
+/// A v0.3 event of JSON-RPC id `id`: task t1 completed, the final one.
+fn completed_t1(id: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"status-update","taskId":"t1","contextId":"c1","status":{{"state":"completed"}},"final":true}}}}"#
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_subscribe_to_a_v03_agent_starts_with_the_task() {
     // The v0.3 agent's resubscribe starts with a status update (as a2a-python
     // 0.3 does); v1.0 requires the Task first, so the proxy asks tasks/get.
     let gate = Arc::new(Semaphore::new(0));
-    let g = gate.clone();
-    let up = upstream_with_card(CARD_V03, move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
-        match req["method"].as_str() {
-            Some("tasks/get") => Reply::json(
-                200,
-                &format!(
-                    r#"{{"jsonrpc":"2.0","id":{},"result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"working"}}}}}}"#,
-                    req["id"]
-                ),
-            ),
-            _ => Reply::Sse {
-                events: vec![
-                    r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}}"#.to_string() + "\n\n",
-                ],
-                gate: g.clone(),
-            },
-        }
-    })
-    .await;
+    let up = v03_subscribable(gate.clone(), |_| vec![completed_t1("\"s\"")]).await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
     let body = br#"{"jsonrpc":"2.0","id":"s","method":"SubscribeToTask","params":{"id":"t1"}}"#;
     let mut s = open(
@@ -1386,22 +1397,11 @@ async fn v10_subscribe_to_a_v03_agent_starts_with_the_task() {
 async fn v10_subscribe_keeps_a_v03_agents_own_first_task() {
     // An agent that starts with the Task itself: no second copy.
     let gate = Arc::new(Semaphore::new(0));
-    let g = gate.clone();
-    let up = upstream_with_card(CARD_V03, move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
-        match req["method"].as_str() {
-            Some("tasks/get") => Reply::json(
-                200,
-                r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}}"#,
-            ),
-            _ => Reply::Sse {
-                events: vec![
-                    r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}}"#.to_string() + "\n\n",
-                    r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}}"#.to_string() + "\n\n",
-                ],
-                gate: g.clone(),
-            },
-        }
+    let up = v03_subscribable(gate.clone(), |_| {
+        vec![
+            r#"{"jsonrpc":"2.0","id":"s","result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}}"#.to_string(),
+            completed_t1("\"s\""),
+        ]
     })
     .await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
@@ -1555,25 +1555,7 @@ async fn an_exact_id_survives_a_failed_call() {
 /// wrote it, as the agent's translated events do (the codec frames both).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exact_id_survives_in_a_subscriptions_first_task() {
-    let up = upstream_with_card(CARD_V03, move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
-        let id = req["id"].to_string();
-        match req["method"].as_str() {
-            Some("tasks/get") => Reply::json(
-                200,
-                &format!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"working"}}}}}}"#
-                ),
-            ),
-            _ => Reply::Sse {
-                events: vec![format!(
-                    r#"data: {{"jsonrpc":"2.0","id":{id},"result":{{"kind":"status-update","taskId":"t1","contextId":"c1","status":{{"state":"completed"}},"final":true}}}}"#
-                ) + "\n\n"],
-                gate: Arc::new(Semaphore::new(0)),
-            },
-        }
-    })
-    .await;
+    let up = v03_subscribable(Arc::new(Semaphore::new(0)), |id| vec![completed_t1(id)]).await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
     let raw = "123456789012345678901234567890";
     let body = format!(
