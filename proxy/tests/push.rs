@@ -431,32 +431,7 @@ async fn register_v03_at(
         "configuration": {"pushNotificationConfig": {"url": hook, "token": "v03-tok"}}}});
     let r = post(addr, "/", JSON_HEADER, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
-    let cfg = agent_seen
-        .lock()
-        .unwrap()
-        .clone()
-        .expect("agent got a config");
-    let callback_url = cfg["url"].as_str().unwrap_or_default().to_string();
-    let path = callback_url[format!("http://{addr}").len()..].to_string();
-    assert!(
-        path.starts_with("/a2a-proxy/push/"),
-        "agent was given {cfg}"
-    );
-    (path, cfg["token"].as_str().unwrap().to_string())
-}
-
-/// A v1.0 agent's push (bearer secret) to the proxy at `addr`.
-async fn push_v10(addr: std::net::SocketAddr, path: &str, secret: &str, body: Value) -> Response {
-    post(
-        addr,
-        path,
-        &[
-            ("Content-Type", "application/json"),
-            ("Authorization", &format!("Bearer {secret}")),
-        ],
-        body.to_string().as_bytes(),
-    )
-    .await
+    callback_of(addr, agent_seen)
 }
 
 /// A v1.0 status update of t9: working, with an agent message.
@@ -485,18 +460,18 @@ async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
     let mut px = start_proxy(&agent.url(), &dir, v10_agent);
     let (path, secret) = register_v03_at(px.addr, &seen, &hook_url).await;
 
-    let r = push_v10(px.addr, &path, &secret, working_with_message()).await;
+    let r = push_bearing(px.addr, &path, &secret, &working_with_message()).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(wait_hooks(&hook, 1, Duration::from_secs(10)).await.len(), 1);
     px.stop();
     drop(px);
 
     let px2 = start_proxy(&agent.url(), &dir, v10_agent);
-    let r = push_v10(
+    let r = push_bearing(
         px2.addr,
         &path,
         &secret,
-        artifact_update("a1", "the answer"),
+        &artifact_update("a1", "the answer"),
     )
     .await;
     assert_eq!(r.status, 200, "{}", r.text());
@@ -598,28 +573,17 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
         (shown.url.as_str(), shown.token.as_str()),
         (hook_url.as_str(), "mid-tok")
     );
-    let cfg = seen
-        .lock()
-        .unwrap()
-        .clone()
-        .expect("the agent got the config");
-    let path =
-        cfg["url"].as_str().unwrap_or_default()[format!("http://{}", px.addr).len()..].to_string();
-    assert!(
-        path.starts_with("/a2a-proxy/push/"),
-        "agent was given {cfg}"
-    );
-    let secret = cfg["token"].as_str().unwrap().to_string();
+    let (path, secret) = callback_of(px.addr, &seen);
     drop(grpc);
     px.stop();
     drop(px);
 
     let px2 = start_proxy(&agent.url(), &dir, v10_agent);
-    let r = push_v10(
+    let r = push_bearing(
         px2.addr,
         &path,
         &secret,
-        artifact_update("a1", "the answer"),
+        &artifact_update("a1", "the answer"),
     )
     .await;
     assert_eq!(r.status, 200, "{}", r.text());
@@ -1167,7 +1131,7 @@ async fn two_instances_on_one_postgres_fold_one_v03_task() {
         (a.addr, artifact_update("a2", "two")),
     ];
     for (n, (addr, body)) in pushes.into_iter().enumerate() {
-        let r = push_v10(addr, &path, &secret, body).await;
+        let r = push_bearing(addr, &path, &secret, &body).await;
         assert_eq!(r.status, 200, "{}", r.text());
         // Delivered before the next push: the webhook's order is the
         // pushes' order.

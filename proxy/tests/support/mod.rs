@@ -725,3 +725,45 @@ pub async fn h2c_post(
     };
     timeout(WAIT, run).await.expect("h2c exchange timed out")
 }
+
+/// The callback path and the secret of the push config an agent got
+/// through the proxy at `addr` (`seen`, what the agent was sent).
+pub fn callback_of(addr: SocketAddr, seen: &Seen) -> (String, String) {
+    let cfg = seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the agent got a push config");
+    let url = cfg["url"].as_str().unwrap_or_default();
+    let path = url
+        .strip_prefix(&format!("http://{addr}"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        path.starts_with("/a2a-proxy/push/"),
+        "agent was given {cfg}"
+    );
+    let secret = cfg["token"].as_str();
+    let secret = secret.unwrap_or_else(|| panic!("no secret in {cfg}"));
+    (path, secret.to_string())
+}
+
+/// An agent's push of `body` (JSON) to the proxy's callback `path` at
+/// `addr`, bearing `secret` as v1.0 agents do.
+pub async fn push_bearing(
+    addr: SocketAddr,
+    path: &str,
+    secret: &str,
+    body: &serde_json::Value,
+) -> Response {
+    post(
+        addr,
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", &format!("Bearer {secret}")),
+        ],
+        body.to_string().as_bytes(),
+    )
+    .await
+}
