@@ -405,14 +405,7 @@ async fn card_fetched_over_tls_and_served_with_the_proxys_interfaces() {
     let (up, front) = https_agent(&pki, "server", false).await;
     // Version auto: the card is fetched (over TLS) to learn it.
     let px = proxy_to(&pki, &front.url(), None, CA);
-    let r = get(
-        px.addr,
-        "/.well-known/agent-card.json",
-        &[("A2A-Version", "0.3")],
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let card = r.json();
+    let card = card_as(px.addr, "/.well-known/agent-card.json", "0.3").await;
     let public = format!("http://{}", px.addr);
     assert_eq!(card["url"], format!("{public}/"), "{card}");
     let urls: Vec<&str> = card["additionalInterfaces"]
@@ -423,7 +416,10 @@ async fn card_fetched_over_tls_and_served_with_the_proxys_interfaces() {
         .collect();
     // Both https interfaces of the agent are served, at the proxy.
     assert!(urls.contains(&format!("{public}/rest").as_str()), "{card}");
-    assert!(!r.text().contains(&front.addr.port().to_string()), "{card}");
+    assert!(
+        !card.to_string().contains(&front.addr.port().to_string()),
+        "{card}"
+    );
     assert!(up
         .recorded()
         .iter()

@@ -639,14 +639,7 @@ async fn card_is_rewritten_and_revalidated_with_etags() {
         assert!(url.starts_with(&px10.url()), "{url}");
     }
     // An explicit v0.3 client gets a v0.3 card pointing at the proxy.
-    let r = get(
-        px10.addr,
-        "/.well-known/agent.json",
-        &[("A2A-Version", "0.3")],
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let card = r.json();
+    let card = card_as(px10.addr, "/.well-known/agent.json", "0.3").await;
     assert_eq!(card["url"], format!("{}/rpc", px10.url()));
     assert_eq!(card["preferredTransport"], "JSONRPC");
     assert!(card.get("supportedInterfaces").is_none(), "{card}");

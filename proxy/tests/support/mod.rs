@@ -767,3 +767,11 @@ pub async fn push_bearing(
     )
     .await
 }
+
+/// The card at `path` of the proxy at `addr` as a client of `version`
+/// (`A2A-Version`) gets it: answered 200, its JSON.
+pub async fn card_as(addr: SocketAddr, path: &str, version: &str) -> serde_json::Value {
+    let r = get(addr, path, &[("A2A-Version", version)]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()
+}
