@@ -90,6 +90,21 @@ async fn webhook(fail_first: usize) -> FakeUpstream {
     .await
 }
 
+/// A webhook answering 503 until its switch is set, then 200.
+async fn webhook_down() -> (FakeUpstream, Arc<std::sync::atomic::AtomicBool>) {
+    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let u = up.clone();
+    let hook = FakeUpstream::start(move |_| {
+        if u.load(Ordering::SeqCst) {
+            Reply::json(200, "{}")
+        } else {
+            Reply::json(503, "{}")
+        }
+    })
+    .await;
+    (hook, up)
+}
+
 fn v10(method: &str, params: Value) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
         .to_string()
@@ -102,6 +117,19 @@ async fn call_v10(px: &RunningProxy, method: &str, params: Value) -> Value {
 
 async fn call_v10_at(addr: std::net::SocketAddr, method: &str, params: Value) -> Value {
     post(addr, "/", JSON_V10, &v10(method, params)).await.json()
+}
+
+/// A v1.0 SendMessage ("hi", message `message_id`) through `px`: the id
+/// of the task it answered.
+async fn send_hi(px: &RunningProxy, message_id: &str) -> String {
+    let r = call_v10(
+        px,
+        "SendMessage",
+        json!({"message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+    )
+    .await;
+    let id = r["result"]["task"]["id"].as_str();
+    id.unwrap_or_else(|| panic!("{r}")).to_string()
 }
 
 /// Registers the webhook inline in SendMessage; returns the callback path
@@ -367,16 +395,7 @@ async fn retry_limit_makes_a_dead_letter_and_later_items_still_go() {
 async fn pending_deliveries_survive_a_restart() {
     let (agent, seen) = v03_agent().await;
     // Down for the whole life of the first proxy, up for the second.
-    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let u = up.clone();
-    let hook = FakeUpstream::start(move |_| {
-        if u.load(Ordering::SeqCst) {
-            Reply::json(200, "{}")
-        } else {
-            Reply::json(503, "{}")
-        }
-    })
-    .await;
+    let (hook, up) = webhook_down().await;
     let dir = fresh_dir("push-restart");
     let slow = |c: &mut Config| {
         c.push.backoff_initial = Duration::from_secs(1);
@@ -780,16 +799,7 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v10_get_of_a_second_config_at_the_real_sdk_v03_agent() {
     let (agent, hook, dir, px) = sdk_behind_proxy("v03", &["--push"], "sdkget2").await;
-    let r = call_v10(
-        &px,
-        "SendMessage",
-        json!({"message": {"messageId": "m-get2", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
-    )
-    .await;
-    let task_id = r["result"]["task"]["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{r}"))
-        .to_string();
+    let task_id = send_hi(&px, "m-get2").await;
     for (id, path, tok) in [("c1", "/one", "tok-1"), ("c2", "/two", "tok-2")] {
         let r = call_v10(
             &px,
@@ -856,16 +866,7 @@ async fn v10_grpc_get_of_a_second_config_at_the_real_sdk_v03_agent() {
     let mut c = p10::a2a_service_client::A2aServiceClient::connect(format!("http://{}", grpc.addr))
         .await
         .unwrap();
-    let r = call_v10(
-        &px,
-        "SendMessage",
-        json!({"message": {"messageId": "m-grpc-get2", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
-    )
-    .await;
-    let task_id = r["result"]["task"]["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{r}"))
-        .to_string();
+    let task_id = send_hi(&px, "m-grpc-get2").await;
     for (id, path, tok) in [("c1", "/one", "tok-1"), ("c2", "/two", "tok-2")] {
         let req = p10::TaskPushNotificationConfig {
             task_id: task_id.clone(),
@@ -1196,16 +1197,7 @@ async fn try_post(addr: std::net::SocketAddr, path: &str, token: &str, body: &[u
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_burst_loses_no_accepted_notification() {
     let (agent, seen) = v03_agent().await;
-    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let u = up.clone();
-    let hook = FakeUpstream::start(move |_| {
-        if u.load(Ordering::SeqCst) {
-            Reply::json(200, "{}")
-        } else {
-            Reply::json(503, "{}")
-        }
-    })
-    .await;
+    let (hook, up) = webhook_down().await;
     let dir = fresh_dir("push-kill9");
     std::fs::create_dir_all(&dir).unwrap();
     let addr = support::free_local_addr().unwrap();
@@ -2336,6 +2328,19 @@ impl SlowHook {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+
+    /// [`Self::wait_all`], then `grace` more for late posts (duplicates):
+    /// every number that arrived by then.
+    async fn wait_all_then(&self, n: u64, limit: Duration, grace: Duration) -> Vec<u64> {
+        let got = self.wait_all(n, limit).await;
+        tokio::time::sleep(grace).await;
+        let now = self.numbers();
+        if now.len() > got.len() {
+            now
+        } else {
+            got
+        }
+    }
 }
 
 fn numbered(n: u64) -> Vec<u8> {
@@ -2346,8 +2351,9 @@ fn numbered(n: u64) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Each number's arrivals, and the numbers in order of first arrival.
-fn tally(got: &[u64]) -> (std::collections::BTreeMap<u64, usize>, Vec<u64>) {
+/// The numbers in order of first arrival, and those that arrived more
+/// than once with their count.
+fn tally(got: &[u64]) -> (Vec<u64>, Vec<(u64, usize)>) {
     let mut count = std::collections::BTreeMap::new();
     let mut first = Vec::new();
     for n in got {
@@ -2357,7 +2363,8 @@ fn tally(got: &[u64]) -> (std::collections::BTreeMap<u64, usize>, Vec<u64>) {
         }
         *c += 1;
     }
-    (count, first)
+    let dups = count.into_iter().filter(|(_, c)| *c > 1).collect();
+    (first, dups)
 }
 
 /// Issue #25: two live instances, a slow webhook (0.25 s per answer) and
@@ -2402,20 +2409,11 @@ async fn live_instances_post_a_long_backlog_once_each(instances: usize) {
         let r = callback(px, &path, &secret, &numbered(n)).await;
         assert_eq!(r.status, 200, "{}", r.text());
     }
-    let got = hook.wait_all(N, Duration::from_secs(60)).await;
-    // Time for a duplicate to show up (one more lease).
-    tokio::time::sleep(Duration::from_millis(2500)).await;
-    let got = if hook.numbers().len() > got.len() {
-        hook.numbers()
-    } else {
-        got
-    };
-    let (count, first) = tally(&got);
-    let dups: Vec<(u64, usize)> = count
-        .iter()
-        .filter(|(_, c)| **c > 1)
-        .map(|(n, c)| (*n, *c))
-        .collect();
+    // Then time for a duplicate to show up (one more lease).
+    let got = hook
+        .wait_all_then(N, Duration::from_secs(60), Duration::from_millis(2500))
+        .await;
+    let (first, dups) = tally(&got);
     eprintln!(
         "{instances} instances: {} posts for {N} notifications, duplicated: {dups:?}",
         got.len()
@@ -2489,25 +2487,16 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
     drop(a); // SIGKILL
     let killed = Instant::now();
     let at_kill = hook.numbers().len();
-    let got = hook.wait_all(N, Duration::from_secs(30)).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let got = if hook.numbers().len() > got.len() {
-        hook.numbers()
-    } else {
-        got
-    };
+    let got = hook
+        .wait_all_then(N, Duration::from_secs(30), Duration::from_millis(500))
+        .await;
     let first_after = hook
         .seen
         .lock()
         .unwrap()
         .get(at_kill)
         .map(|(_, t)| t.duration_since(killed));
-    let (count, first) = tally(&got);
-    let dups: Vec<(u64, usize)> = count
-        .iter()
-        .filter(|(_, c)| **c > 1)
-        .map(|(n, c)| (*n, *c))
-        .collect();
+    let (first, dups) = tally(&got);
     eprintln!(
         "{at_kill} posted before the kill, first post after it {first_after:?}, {} posts for {N}, duplicated: {dups:?}",
         got.len()
