@@ -453,6 +453,29 @@ async fn register_v03_at(
     callback_of(addr, agent_seen)
 }
 
+/// Tells the proxy its agent is of v1.0.
+const V10_AGENT: fn(&mut Config) = |c| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+
+/// A proxy started anew on `dir` toward the v1.0 `agent`, and the agent's
+/// artifact update ("a1": "the answer") pushed through it to `callback`
+/// (path, secret) and accepted: the proxy and the first `n` posts `hook`
+/// got (checked to be `n`).
+async fn artifact_after_restart(
+    agent: &FakeUpstream,
+    dir: &std::path::Path,
+    (path, secret): (&str, &str),
+    hook: &FakeUpstream,
+    n: usize,
+) -> (RunningProxy, Vec<Recorded>) {
+    let px = start_proxy(&agent.url(), dir, V10_AGENT);
+    let update = artifact_update("a1", "the answer");
+    let r = push_bearing(px.addr, path, secret, &update).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let hooks = wait_hooks(hook, n, Duration::from_secs(10)).await;
+    assert_eq!(hooks.len(), n);
+    (px, hooks)
+}
+
 /// A v1.0 status update of t9: working, with an agent message.
 fn working_with_message() -> Value {
     json!({"statusUpdate": {"taskId": "t9", "contextId": "c9",
@@ -475,8 +498,7 @@ async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
     let dir = fresh_dir("push-snapshot");
-    let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    let mut px = start_proxy(&agent.url(), &dir, v10_agent);
+    let mut px = start_proxy(&agent.url(), &dir, V10_AGENT);
     let (path, secret) = register_v03_at(px.addr, &seen, &hook_url).await;
 
     let r = push_bearing(px.addr, &path, &secret, &working_with_message()).await;
@@ -485,17 +507,7 @@ async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
     px.stop();
     drop(px);
 
-    let px2 = start_proxy(&agent.url(), &dir, v10_agent);
-    let r = push_bearing(
-        px2.addr,
-        &path,
-        &secret,
-        &artifact_update("a1", "the answer"),
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let hooks = wait_hooks(&hook, 2, Duration::from_secs(10)).await;
-    assert_eq!(hooks.len(), 2);
+    let (px2, hooks) = artifact_after_restart(&agent, &dir, (&path, &secret), &hook, 2).await;
     let first: Value = serde_json::from_slice(&hooks[0].body).unwrap();
     assert_eq!(first["status"]["state"], "working", "{first}");
     let body: Value = serde_json::from_slice(&hooks[1].body).unwrap();
@@ -563,8 +575,7 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
     let hook = webhook(0).await;
     let hook_url = format!("{}/grpc-mid", hook.url());
     let dir = fresh_dir("push-grpcseed");
-    let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    let mut px = start_proxy(&agent.url(), &dir, v10_agent);
+    let mut px = start_proxy(&agent.url(), &dir, V10_AGENT);
     let grpc =
         proxy::grpc::GrpcServer::start(px.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
     let mut c = p03::a2a_service_client::A2aServiceClient::connect(format!("http://{}", grpc.addr))
@@ -597,17 +608,7 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
     px.stop();
     drop(px);
 
-    let px2 = start_proxy(&agent.url(), &dir, v10_agent);
-    let r = push_bearing(
-        px2.addr,
-        &path,
-        &secret,
-        &artifact_update("a1", "the answer"),
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let hooks = wait_hooks(&hook, 1, Duration::from_secs(10)).await;
-    assert_eq!(hooks.len(), 1);
+    let (px2, hooks) = artifact_after_restart(&agent, &dir, (&path, &secret), &hook, 1).await;
     assert_eq!(hooks[0].target, "/grpc-mid");
     assert_eq!(hooks[0].header("x-a2a-notification-token"), Some("mid-tok"));
     let body: Value = serde_json::from_slice(&hooks[0].body).unwrap();
@@ -1696,9 +1697,7 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
     let dir = fresh_dir("push-rest03");
-    let px = start_proxy(&agent.url(), &dir, |c| {
-        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    });
+    let px = start_proxy(&agent.url(), &dir, V10_AGENT);
     let send_body = |url: &str| {
         json!({"message": {"messageId": "m1", "role": "ROLE_USER", "content": [{"text": "hi"}]},
             "configuration": {"pushNotification": {"url": url, "token": "v03-tok"}}})
@@ -1781,9 +1780,7 @@ async fn rest_v03_client_push_config_body_forms_at_a_v10_agent() {
     let hook = webhook(0).await;
     let hook_url = format!("{}/forms", hook.url());
     let dir = fresh_dir("push-forms");
-    let px = start_proxy(&agent.url(), &dir, |c| {
-        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    });
+    let px = start_proxy(&agent.url(), &dir, V10_AGENT);
     // The config named `name_id`, its own id `id`.
     let config = |name_id: &str, id: Option<&str>| {
         let mut pc = json!({"url": hook_url, "token": "form-tok"});
