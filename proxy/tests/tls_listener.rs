@@ -61,6 +61,24 @@ fn tls_proxy(up: &FakeUpstream, cert: &std::path::Path, key: &std::path::Path) -
     proxy::start(tls_config(up, cert, key)).unwrap()
 }
 
+/// A fake agent behind a proxy on TLS, its certificate (`leaf`) signed by
+/// a new CA, in a new directory: the agent, the directory, the CA, the
+/// leaf and the proxy.
+async fn tls_front() -> (
+    FakeUpstream,
+    std::path::PathBuf,
+    TestCa,
+    support::tls::Leaf,
+    RunningProxy,
+) {
+    let up = agent().await;
+    let dir = temp_dir("tls-listener");
+    let ca = TestCa::new();
+    let leaf = ca.leaf(&dir, "proxy");
+    let px = tls_proxy(&up, &leaf.cert_file, &leaf.key_file);
+    (up, dir, ca, leaf, px)
+}
+
 const GET_TASK_V10: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1"}}"#;
 
 fn is_completed_v10(body: &[u8]) -> bool {
@@ -70,11 +88,7 @@ fn is_completed_v10(body: &[u8]) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_trusting_the_ca_gets_the_card_and_jsonrpc_over_tls() {
-    let up = agent().await;
-    let dir = temp_dir("tls-listener");
-    let ca = TestCa::new();
-    let leaf = ca.leaf(&dir, "proxy");
-    let px = tls_proxy(&up, &leaf.cert_file, &leaf.key_file);
+    let (up, dir, ca, leaf, px) = tls_front().await;
     assert!(px.url().starts_with("https://"), "{}", px.url());
 
     // HTTP/1.1 (ALPN http/1.1): the card, then a translated call on the
@@ -162,11 +176,7 @@ async fn read_to_close(sock: &mut TcpStream) -> Option<Vec<u8>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_http_on_the_tls_port_is_refused_cleanly() {
-    let up = agent().await;
-    let dir = temp_dir("tls-listener");
-    let ca = TestCa::new();
-    let leaf = ca.leaf(&dir, "proxy");
-    let px = tls_proxy(&up, &leaf.cert_file, &leaf.key_file);
+    let (up, dir, ca, _, px) = tls_front().await;
 
     let mut sock = TcpStream::connect(px.addr).await.unwrap();
     sock.write_all(&request("POST", "/", JSON_V10, GET_TASK_V10))
