@@ -7,14 +7,19 @@ use proxy::config::Config;
 use serde_json::json;
 use support::*;
 
-#[tokio::test]
-async fn demo_echo_agent_answers_v10_and_v03_clients() {
+/// The built-in echo agent started, and a proxy's config toward it.
+fn echo_config() -> Config {
     let agent = proxy::demo::start_echo_agent().expect("echo agent");
-    let config = Config::new(
+    Config::new(
         support::free_local_addr().expect("port"),
         &format!("http://{agent}"),
     )
-    .expect("config");
+    .expect("config")
+}
+
+#[tokio::test]
+async fn demo_echo_agent_answers_v10_and_v03_clients() {
+    let config = echo_config();
     let running = proxy::start(config).expect("proxy");
     let addr = running.addr;
 
@@ -83,12 +88,7 @@ async fn demo_echo_agent_answers_v10_and_v03_clients() {
 
 #[tokio::test]
 async fn check_upstream_reports_the_echo_agent_and_a_dead_one() {
-    let agent = proxy::demo::start_echo_agent().expect("echo agent");
-    let config = Config::new(
-        support::free_local_addr().expect("port"),
-        &format!("http://{agent}"),
-    )
-    .expect("config");
+    let config = echo_config();
     let app = proxy::app::App::new(config);
     let (ok, report) = proxy::check_cmd::report(&app).await;
     assert!(ok, "{report}");

@@ -351,17 +351,25 @@ async fn v10_call(px: &RunningProxy, body: &str) -> Response {
     post(px.addr, "/", JSON_V10, body.as_bytes()).await
 }
 
-/// #21 (retry only what cannot have acted): a SendMessage written on a
-/// reused connection that then ends without an answer is not sent again;
-/// the client is told the outcome is unknown.
-#[tokio::test]
-async fn a_send_that_may_have_arrived_is_not_sent_twice() {
+/// A proxy toward a v0.3 agent that answers its first request and, on
+/// the same connection, reads the second and closes without an answer;
+/// the methods the agent read.
+async fn behind_an_agent_vanishing_at_its_second_request(
+) -> (RunningProxy, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     let (agent, seen) = scripted_agent(|conn, n, _| match (conn, n) {
         (0, 1) => Act::Vanish,
         _ => Act::Answer,
     })
     .await;
-    let px = proxy_to(agent, Version::V03, |_| {});
+    (proxy_to(agent, Version::V03, |_| {}), seen)
+}
+
+/// #21 (retry only what cannot have acted): a SendMessage written on a
+/// reused connection that then ends without an answer is not sent again;
+/// the client is told the outcome is unknown.
+#[tokio::test]
+async fn a_send_that_may_have_arrived_is_not_sent_twice() {
+    let (px, seen) = behind_an_agent_vanishing_at_its_second_request().await;
     let r = v10_call(&px, GET_V10).await;
     assert!(r.json()["result"].is_object(), "{}", r.text());
     let r = v10_call(&px, SEND_V10).await;
@@ -382,12 +390,7 @@ async fn a_send_that_may_have_arrived_is_not_sent_twice() {
 /// asked once more on a new connection.
 #[tokio::test]
 async fn a_read_that_may_have_arrived_is_asked_again() {
-    let (agent, seen) = scripted_agent(|conn, n, _| match (conn, n) {
-        (0, 1) => Act::Vanish,
-        _ => Act::Answer,
-    })
-    .await;
-    let px = proxy_to(agent, Version::V03, |_| {});
+    let (px, seen) = behind_an_agent_vanishing_at_its_second_request().await;
     let _ = v10_call(&px, GET_V10).await;
     let r = v10_call(&px, GET_V10).await;
     assert!(r.json()["result"].is_object(), "{}", r.text());
