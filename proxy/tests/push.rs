@@ -21,62 +21,6 @@ use proxy::RunningProxy;
 use serde_json::{json, Value};
 use support::*;
 
-fn start_proxy(
-    upstream: &str,
-    dir: &std::path::Path,
-    tune: impl FnOnce(&mut Config),
-) -> RunningProxy {
-    let addr = support::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    // Config::new resolved the callback URL from `addr`.
-    config.push.enabled = true;
-    config.push.backend = PushBackend::Embedded(dir.to_path_buf());
-    config.push.allow_hosts = vec!["127.0.0.1".into()];
-    config.push.backoff_initial = Duration::from_millis(50);
-    config.push.backoff_max = Duration::from_millis(200);
-    tune(&mut config);
-    proxy::start(config).unwrap()
-}
-
-/// A v0.3 agent that answers message/send with a Task and keeps the last
-/// push config it was given (answering get/list with it, as an SDK does).
-async fn v03_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
-    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        let id = req["id"].clone();
-        let result = match req["method"].as_str() {
-            Some("message/send") => {
-                let cfg = req["params"]["configuration"]["pushNotificationConfig"].clone();
-                if cfg.is_object() {
-                    let mut cfg = cfg;
-                    cfg["id"] = json!("cfg-1");
-                    *s.lock().unwrap() = Some(cfg);
-                }
-                json!({"kind": "task", "id": "t1", "contextId": "c1",
-                    "status": {"state": "submitted", "timestamp": "2024-03-15T18:30:00Z"}})
-            }
-            Some("tasks/pushNotificationConfig/get") => {
-                json!({"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()})
-            }
-            Some("tasks/pushNotificationConfig/list") => {
-                json!([{"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()}])
-            }
-            Some("tasks/pushNotificationConfig/delete") => Value::Null,
-            _ => json!({}),
-        };
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
-        )
-    })
-    .await;
-    (agent, seen)
-}
-
 /// A webhook that answers `fail_first` requests with 503, then 200.
 async fn webhook(fail_first: usize) -> FakeUpstream {
     let n = Arc::new(AtomicUsize::new(0));
@@ -210,10 +154,10 @@ async fn metrics(px: &RunningProxy) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(0).await;
     let dir = fresh_dir("push-basic");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let hook_url = format!("{}/hook?x=1", hook.url());
     let (path, secret) = register(&px, &seen, &hook_url).await;
 
@@ -313,10 +257,10 @@ async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_down_then_back_gets_everything_in_order() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(4).await;
     let dir = fresh_dir("push-retry");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     let states = ["submitted", "working", "input-required", "completed"];
     for s in states {
@@ -362,10 +306,10 @@ async fn webhook_down_then_back_gets_everything_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_limit_makes_a_dead_letter_and_later_items_still_go() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(2).await;
     let dir = fresh_dir("push-dead");
-    let px = start_proxy(&agent.url(), &dir, |c| c.push.max_attempts = 2);
+    let px = push_proxy(&agent.url(), &dir, |c| c.push.max_attempts = 2);
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     assert_eq!(
         callback(&px, &path, &secret, &v03_task("working"))
@@ -393,7 +337,7 @@ async fn retry_limit_makes_a_dead_letter_and_later_items_still_go() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pending_deliveries_survive_a_restart() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     // Down for the whole life of the first proxy, up for the second.
     let (hook, up) = webhook_down().await;
     let dir = fresh_dir("push-restart");
@@ -401,7 +345,7 @@ async fn pending_deliveries_survive_a_restart() {
         c.push.backoff_initial = Duration::from_secs(1);
         c.push.backoff_max = Duration::from_secs(1);
     };
-    let mut px = start_proxy(&agent.url(), &dir, slow);
+    let mut px = push_proxy(&agent.url(), &dir, slow);
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     for s in ["working", "completed"] {
         assert_eq!(
@@ -417,7 +361,7 @@ async fn pending_deliveries_survive_a_restart() {
     let refused = hook.recorded().len();
 
     up.store(true, Ordering::SeqCst);
-    let px2 = start_proxy(&agent.url(), &dir, slow);
+    let px2 = push_proxy(&agent.url(), &dir, slow);
     let got = wait_hooks(&hook, refused + 2, Duration::from_secs(15)).await;
     let states: Vec<String> = got[refused..]
         .iter()
@@ -467,7 +411,7 @@ async fn artifact_after_restart(
     hook: &FakeUpstream,
     n: usize,
 ) -> (RunningProxy, Vec<Recorded>) {
-    let px = start_proxy(&agent.url(), dir, V10_AGENT);
+    let px = push_proxy(&agent.url(), dir, V10_AGENT);
     let update = artifact_update("a1", "the answer");
     let r = push_bearing(px.addr, path, secret, &update).await;
     assert_eq!(r.status, 200, "{}", r.text());
@@ -498,7 +442,7 @@ async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
     let dir = fresh_dir("push-snapshot");
-    let mut px = start_proxy(&agent.url(), &dir, V10_AGENT);
+    let mut px = push_proxy(&agent.url(), &dir, V10_AGENT);
     let (path, secret) = register_v03_at(px.addr, &seen, &hook_url).await;
 
     let r = push_bearing(px.addr, &path, &secret, &working_with_message()).await;
@@ -575,7 +519,7 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
     let hook = webhook(0).await;
     let hook_url = format!("{}/grpc-mid", hook.url());
     let dir = fresh_dir("push-grpcseed");
-    let mut px = start_proxy(&agent.url(), &dir, V10_AGENT);
+    let mut px = push_proxy(&agent.url(), &dir, V10_AGENT);
     let grpc =
         proxy::grpc::GrpcServer::start(px.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
     let mut c = p03::a2a_service_client::A2aServiceClient::connect(format!("http://{}", grpc.addr))
@@ -627,9 +571,9 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_webhook_targets_are_refused_at_registration() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let dir = fresh_dir("push-ssrf");
-    let px = start_proxy(&agent.url(), &dir, |c| c.push.allow_hosts.clear());
+    let px = push_proxy(&agent.url(), &dir, |c| c.push.allow_hosts.clear());
     for url in [
         "http://127.0.0.1:9/h",
         "http://169.254.169.254/latest",
@@ -725,7 +669,7 @@ async fn sdk_behind_proxy(
     } else {
         Version::V10
     };
-    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
+    let px = push_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
         c.upstream_version = UpstreamVersion::Fixed(version);
     });
     (agent, hook, dir, px)
@@ -738,7 +682,7 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
         .unwrap();
     let hook = webhook(0).await;
     let dir = fresh_dir("push-sdk");
-    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |_| {});
+    let px = push_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |_| {});
     let hook_url = format!("{}/a2a-hook", hook.url());
     let r = call_v10(
         &px,
@@ -798,7 +742,7 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
 /// second config gets that config, and an unknown id is TaskNotFound, as
 /// from a v1.0 server, not the first config passed off as the one asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v10_get_of_a_second_config_at_the_real_sdk_v03_agent() {
+async fn v10_get_of_a_second_config_at_the_real_sdk_v03_push_agent() {
     let (agent, hook, dir, px) = sdk_behind_proxy("v03", &["--push"], "sdkget2").await;
     let task_id = send_hi(&px, "m-get2").await;
     for (id, path, tok) in [("c1", "/one", "tok-1"), ("c2", "/two", "tok-2")] {
@@ -859,7 +803,7 @@ async fn v10_get_of_a_second_config_at_the_real_sdk_v03_agent() {
 /// configs created with a v1.0 gRPC client, each got back by its own id,
 /// an unknown id NOT_FOUND (the agent alone would answer c1 for each).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v10_grpc_get_of_a_second_config_at_the_real_sdk_v03_agent() {
+async fn v10_grpc_get_of_a_second_config_at_the_real_sdk_v03_push_agent() {
     use proto::v10 as p10;
     let (_agent, hook, dir, px) = sdk_behind_proxy("v03", &["--push"], "sdkgrpcget2").await;
     let grpc =
@@ -1047,7 +991,7 @@ async fn pg_cluster() -> (pg::Cluster, String) {
 async fn pg_proxy(url: &str, upstream: &str, version: Option<Version>) -> RunningProxy {
     let (url, upstream) = (url.to_string(), upstream.to_string());
     tokio::task::spawn_blocking(move || {
-        start_proxy(&upstream, &fresh_dir("push-unused"), |c| {
+        push_proxy(&upstream, &fresh_dir("push-unused"), |c| {
             c.push.backend = PushBackend::Postgres(url);
             if let Some(v) = version {
                 c.upstream_version = UpstreamVersion::Fixed(v);
@@ -1064,7 +1008,7 @@ async fn two_instances_on_one_postgres_deliver_each_notification_once_in_order()
         return;
     }
     let (cluster, url) = pg_cluster().await;
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(0).await;
     let a = pg_proxy(&url, &agent.url(), None).await;
     let b = pg_proxy(&url, &agent.url(), None).await;
@@ -1197,7 +1141,7 @@ async fn try_post(addr: std::net::SocketAddr, path: &str, token: &str, body: &[u
 /// least once), in the order they were accepted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_burst_loses_no_accepted_notification() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let (hook, up) = webhook_down().await;
     let dir = fresh_dir("push-kill9");
     std::fs::create_dir_all(&dir).unwrap();
@@ -1353,12 +1297,12 @@ async fn v03_rest_push_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rest_v10_client_push_config_at_a_v03_agent() {
+async fn rest_v10_client_push_config_at_a_v03_push_agent() {
     let (agent, seen) = v03_rest_push_agent().await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/hook", hook.url());
     let dir = fresh_dir("push-rest10");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
 
     let created = rest_call(
         &px,
@@ -1697,7 +1641,7 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
     let dir = fresh_dir("push-rest03");
-    let px = start_proxy(&agent.url(), &dir, V10_AGENT);
+    let px = push_proxy(&agent.url(), &dir, V10_AGENT);
     let send_body = |url: &str| {
         json!({"message": {"messageId": "m1", "role": "ROLE_USER", "content": [{"text": "hi"}]},
             "configuration": {"pushNotification": {"url": url, "token": "v03-tok"}}})
@@ -1780,7 +1724,7 @@ async fn rest_v03_client_push_config_body_forms_at_a_v10_agent() {
     let hook = webhook(0).await;
     let hook_url = format!("{}/forms", hook.url());
     let dir = fresh_dir("push-forms");
-    let px = start_proxy(&agent.url(), &dir, V10_AGENT);
+    let px = push_proxy(&agent.url(), &dir, V10_AGENT);
     // The config named `name_id`, its own id `id`.
     let config = |name_id: &str, id: Option<&str>| {
         let mut pc = json!({"url": hook_url, "token": "form-tok"});
@@ -1885,11 +1829,11 @@ async fn same_version_configs_are_intercepted_only_when_configured() {
     };
     let v03_headers = [("Content-Type", "application/json")];
     for intercept in [false, true] {
-        let (agent, seen) = v03_agent().await;
+        let (agent, seen) = v03_push_agent().await;
         let hook = webhook(0).await;
         let hook_url = format!("{}/same", hook.url());
         let dir = fresh_dir("push-same");
-        let px = start_proxy(&agent.url(), &dir, |c| {
+        let px = push_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = intercept;
         });
         let body = send(&hook_url);
@@ -1942,7 +1886,7 @@ async fn same_version_rest_configs_are_intercepted_only_when_configured() {
         let hook = webhook(0).await;
         let hook_url = format!("{}/same-rest", hook.url());
         let dir = fresh_dir("push-same-rest");
-        let px = start_proxy(&agent.url(), &dir, |c| {
+        let px = push_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = intercept;
         });
         let body = json!({"name": "tasks/t1/pushNotificationConfigs/cfg-9",
@@ -2027,7 +1971,7 @@ async fn same_version_rest_inline_configs_are_intercepted() {
         let hook = webhook(0).await;
         let hook_url = format!("{}/inline", hook.url());
         let dir = fresh_dir("push-same-inline");
-        let px = start_proxy(&agent.url(), &dir, |c| {
+        let px = push_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = true;
             c.upstream_version = UpstreamVersion::Fixed(v);
         });
@@ -2100,9 +2044,9 @@ async fn deliveries_reuse_webhook_connections_and_survive_their_close() {
             });
         }
     });
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let dir = fresh_dir("push-keepalive");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("http://{hook_addr}/h")).await;
     const N: u64 = 6;
     for n in 0..N {
@@ -2166,7 +2110,7 @@ async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
     })
     .await;
     let dir = fresh_dir("push-stream");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let hook = "http://127.0.0.1:9/stream-hook";
     let body = v10(
         "SendStreamingMessage",
@@ -2213,7 +2157,7 @@ async fn list_tasks_survives_a_restart() {
     })
     .await;
     let dir = fresh_dir("push-tasks");
-    let mut px = start_proxy(&agent.url(), &dir, |_| {});
+    let mut px = push_proxy(&agent.url(), &dir, |_| {});
     let r = call_v10(
         &px,
         "SendMessage",
@@ -2229,7 +2173,7 @@ async fn list_tasks_survives_a_restart() {
     // The same (anonymous) caller lists it after the restart: the entry
     // came back from the store with its scope (keyed from the data dir's
     // credentials key), and the task is asked of the agent.
-    let px2 = start_proxy(&agent.url(), &dir, |_| {});
+    let px2 = push_proxy(&agent.url(), &dir, |_| {});
     let calls_before = agent.calls().len();
     let listed = call_v10(&px2, "ListTasks", json!({"contextId": "c1"})).await;
     assert_eq!(listed["result"]["tasks"][0]["id"], "t1", "{listed}");
@@ -2385,11 +2329,11 @@ async fn live_instances_post_a_long_backlog_once_each(instances: usize) {
         return;
     }
     let (cluster, url) = pg_cluster().await;
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = SlowHook::start(Duration::from_millis(250)).await;
     let start = |url: String, upstream: String| {
         tokio::task::spawn_blocking(move || {
-            start_proxy(&upstream, &fresh_dir("push-unused"), |c| {
+            push_proxy(&upstream, &fresh_dir("push-unused"), |c| {
                 c.push.backend = PushBackend::Postgres(url);
                 c.push.lease = Duration::from_millis(2000);
             })
@@ -2440,7 +2384,7 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
     }
     let (cluster, url) = pg_cluster().await;
     assert!(url.starts_with("host="), "a libpq string: {url}");
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = SlowHook::start(Duration::from_millis(200)).await;
     let dir = fresh_dir("push-pg-kill9");
     std::fs::create_dir_all(&dir).unwrap();
@@ -2520,10 +2464,10 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_trace_context_reaches_the_webhook() {
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(0).await;
     let dir = fresh_dir("push-trace");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     let pushes: [&[(&str, &str)]; 3] = [
         &[
@@ -2589,7 +2533,7 @@ async fn rest_inline_config_in_a_stream_learns_its_task_from_the_first_event() {
     })
     .await;
     let dir = fresh_dir("push-reststream");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let hook = "http://127.0.0.1:9/rest-stream-hook";
     let body = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
         "configuration": {"taskPushNotificationConfig": {"url": hook, "token": "s-tok"}}});

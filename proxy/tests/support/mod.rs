@@ -775,3 +775,64 @@ pub async fn card_as(addr: SocketAddr, path: &str, version: &str) -> serde_json:
     assert_eq!(r.status, 200, "{}", r.text());
     r.json()
 }
+
+/// A proxy for `upstream` (a v0.3 agent) with push on, stored at `dir`,
+/// webhooks on 127.0.0.1 allowed and quick retries; `tune` last.
+pub fn push_proxy(
+    upstream: &str,
+    dir: &std::path::Path,
+    tune: impl FnOnce(&mut proxy::config::Config),
+) -> proxy::RunningProxy {
+    use proxy::config::{Config, PushBackend, UpstreamVersion};
+    let addr = free_local_addr().unwrap();
+    let mut config = Config::new(addr, upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(proxy::version::Version::V03);
+    // Config::new resolved the callback URL from `addr`.
+    config.push.enabled = true;
+    config.push.backend = PushBackend::Embedded(dir.to_path_buf());
+    config.push.allow_hosts = vec!["127.0.0.1".into()];
+    config.push.backoff_initial = Duration::from_millis(50);
+    config.push.backoff_max = Duration::from_millis(200);
+    tune(&mut config);
+    proxy::start(config).unwrap()
+}
+
+/// A v0.3 agent that answers message/send with task t1 and keeps the last
+/// push config it was given, as `cfg-1` (answering get/list with it, as
+/// an SDK does).
+pub async fn v03_push_agent() -> (FakeUpstream, Seen) {
+    use serde_json::{json, Value};
+    let seen: Seen = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let id = req["id"].clone();
+        let result = match req["method"].as_str() {
+            Some("message/send") => {
+                let cfg = req["params"]["configuration"]["pushNotificationConfig"].clone();
+                if cfg.is_object() {
+                    let mut cfg = cfg;
+                    cfg["id"] = json!("cfg-1");
+                    *s.lock().unwrap() = Some(cfg);
+                }
+                json!({"kind": "task", "id": "t1", "contextId": "c1",
+                    "status": {"state": "submitted", "timestamp": "2024-03-15T18:30:00Z"}})
+            }
+            Some("tasks/pushNotificationConfig/get") => {
+                json!({"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()})
+            }
+            Some("tasks/pushNotificationConfig/list") => {
+                json!([{"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()}])
+            }
+            Some("tasks/pushNotificationConfig/delete") => Value::Null,
+            _ => json!({}),
+        };
+        Reply::json(
+            200,
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+        )
+    })
+    .await;
+    (agent, seen)
+}
