@@ -79,6 +79,12 @@ async fn tls_front() -> (
     (up, dir, ca, leaf, px)
 }
 
+/// The status of `/health` asked over `tls` (HTTP/1.1).
+async fn health_over(tls: tokio_rustls::client::TlsStream<tokio::net::TcpStream>) -> u16 {
+    let mut h1 = H1::over(tls).await;
+    h1.call("GET", "/health", &[], b"").await.unwrap().0
+}
+
 const GET_TASK_V10: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1"}}"#;
 
 fn is_completed_v10(body: &[u8]) -> bool {
@@ -199,12 +205,7 @@ async fn plain_http_on_the_tls_port_is_refused_cleanly() {
     // And the listener still serves (a client offering no ALPN: HTTP/1.1).
     let tls = connect(px.addr, &ca.der(), &[]).await.unwrap();
     assert_eq!(tls.get_ref().1.alpn_protocol(), None);
-    let (status, _) = H1::over(tls)
-        .await
-        .call("GET", "/health", &[], b"")
-        .await
-        .unwrap();
-    assert_eq!(status, 200);
+    assert_eq!(health_over(tls).await, 200);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -377,12 +378,7 @@ async fn sighup_reloads_the_certificate_and_keeps_open_connections() {
     assert_eq!(peer_cert(&tls), second.der);
     let g = connect(grpc, &ca.der(), &[b"h2"]).await.unwrap();
     assert_eq!(peer_cert(&g), second.der);
-    let (status, _) = H1::over(tls)
-        .await
-        .call("GET", "/health", &[], b"")
-        .await
-        .unwrap();
-    assert_eq!(status, 200);
+    assert_eq!(health_over(tls).await, 200);
     // Nothing in the log is coloured (stderr is a pipe; --log-format text).
     assert!(!px.log.lock().unwrap().iter().any(|l| l.contains('\x1b')));
     drop(px);

@@ -364,6 +364,12 @@ async fn behind_an_agent_vanishing_at_its_second_request(
     (proxy_to(agent, Version::V03, |_| {}), seen)
 }
 
+/// How many message/send requests the agent read (`seen`).
+fn sends(seen: &std::sync::Mutex<Vec<String>>) -> usize {
+    let seen = seen.lock().unwrap();
+    seen.iter().filter(|m| *m == "message/send").count()
+}
+
 /// #21 (retry only what cannot have acted): a SendMessage written on a
 /// reused connection that then ends without an answer is not sent again;
 /// the client is told the outcome is unknown.
@@ -377,12 +383,7 @@ async fn a_send_that_may_have_arrived_is_not_sent_twice() {
     let text = r.text();
     assert!(text.contains("unknown"), "{text}");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let sends = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|m| *m == "message/send")
-        .count();
+    let sends = sends(&seen);
     assert_eq!(sends, 1, "the agent got the send {sends} times");
 }
 
@@ -413,13 +414,8 @@ async fn a_connection_closed_while_idle_is_not_written_to() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let r = v10_call(&px, SEND_V10).await;
     assert!(r.json()["result"].is_object(), "{}", r.text());
-    let sends = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|m| *m == "message/send")
-        .count();
-    assert_eq!(sends, 1);
+    let sends = sends(&seen);
+    assert_eq!(sends, 1, "the agent got the send {sends} times");
 }
 
 /// The whole-answer bound is not a stream's: a stream longer than
