@@ -316,13 +316,7 @@ async fn same_version_passthrough_over_tls_unary_and_stream() {
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
     for _ in 0..2 {
         let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
-        assert_eq!(r.status, 200, "{}", r.text());
-        assert_eq!(
-            r.json()["result"]["status"]["state"],
-            "completed",
-            "{}",
-            r.text()
-        );
+        assert_v03_completed(&r);
     }
     let mut s = open(
         px.addr,

@@ -1510,13 +1510,7 @@ async fn extension_headers_of_both_spellings_are_merged() {
         req,
     )
     .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(
-        r.json()["result"]["status"]["state"],
-        "completed",
-        "{}",
-        r.text()
-    );
+    assert_v03_completed(&r);
     let call = &up.calls()[0];
     let sent = call.header("a2a-extensions").unwrap_or_default();
     assert!(sent.contains("urn:a") && sent.contains("urn:b"), "{sent:?}");

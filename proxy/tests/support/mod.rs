@@ -836,3 +836,11 @@ pub async fn v03_push_agent() -> (FakeUpstream, Seen) {
     .await;
     (agent, seen)
 }
+
+/// `r` is a 200 JSON-RPC answer whose result is a v0.3 Task in state
+/// `completed`.
+pub fn assert_v03_completed(r: &Response) {
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["result"]["status"]["state"], "completed", "{v}");
+}
