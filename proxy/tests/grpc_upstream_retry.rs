@@ -18,7 +18,7 @@ use proto::v10 as p10;
 use proxy::version::Version;
 use support::grpc::*;
 use support::grpc_agent::GrpcFront;
-use support::WAIT;
+use support::{AbortOnDrop, WAIT};
 use tokio::net::TcpListener;
 
 /// What [`FlakyAgent`] does with a request it has read whole, instead of
@@ -45,13 +45,7 @@ struct FlakyAgent {
     version: Version,
     received: Arc<AtomicUsize>,
     paths: Arc<std::sync::Mutex<Vec<String>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for FlakyAgent {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl FlakyAgent {
@@ -97,7 +91,7 @@ impl FlakyAgent {
             version,
             received,
             paths,
-            task,
+            _task: AbortOnDrop(task),
         }
     }
 

@@ -175,13 +175,7 @@ fn server_config(pki: &Pki, cert: &str, client_auth: bool, alpn: &[&[u8]]) -> ru
 struct Front {
     addr: SocketAddr,
     handshakes: Arc<AtomicUsize>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Front {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl Front {
@@ -215,7 +209,7 @@ impl Front {
         Front {
             addr,
             handshakes,
-            task,
+            _task: AbortOnDrop(task),
         }
     }
 
@@ -685,13 +679,7 @@ async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal
 /// without an answer. Stopped on drop.
 struct SilentFront {
     addr: SocketAddr,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for SilentFront {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl SilentFront {
@@ -732,7 +720,10 @@ impl SilentFront {
                 });
             }
         });
-        SilentFront { addr, task }
+        SilentFront {
+            addr,
+            _task: AbortOnDrop(task),
+        }
     }
 }
 
@@ -751,7 +742,7 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
     let front = Front {
         addr: agent.addr,
         handshakes: Arc::new(AtomicUsize::new(0)),
-        task: tokio::spawn(async {}),
+        _task: AbortOnDrop(tokio::spawn(async {})),
     };
     let rest = br#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#;
     // Version auto: the card fetch (the proxy's upstream client)

@@ -2212,13 +2212,7 @@ async fn list_tasks_survives_a_restart() {
 struct SlowHook {
     url: String,
     seen: Arc<Mutex<Vec<(u64, Instant)>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for SlowHook {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl SlowHook {
@@ -2251,7 +2245,11 @@ impl SlowHook {
                 });
             }
         });
-        SlowHook { url, seen, task }
+        SlowHook {
+            url,
+            seen,
+            _task: AbortOnDrop(task),
+        }
     }
 
     fn numbers(&self) -> Vec<u64> {

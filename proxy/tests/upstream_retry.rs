@@ -41,13 +41,7 @@ struct Agent {
     accepted: Arc<AtomicUsize>,
     /// Connections the agent closed after an answer.
     closed: Arc<AtomicUsize>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl Agent {
@@ -70,7 +64,7 @@ impl Agent {
             received,
             accepted,
             closed,
-            task,
+            _task: AbortOnDrop(task),
         }
     }
 

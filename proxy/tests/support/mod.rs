@@ -844,3 +844,13 @@ pub fn assert_v03_completed(r: &Response) {
     let v = r.json();
     assert_eq!(v["result"]["status"]["state"], "completed", "{v}");
 }
+
+/// A spawned task (a fake peer's accept loop) aborted when this is
+/// dropped, with the peer that holds it.
+pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
