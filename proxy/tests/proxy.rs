@@ -51,6 +51,14 @@ fn dead_upstream() -> String {
     format!("http://{}", support::free_local_addr().unwrap())
 }
 
+/// `v` is a v1.0 JSON-RPC error answer to `id`: its `code`, and the
+/// `reason` of the ErrorInfo in its data.
+fn assert_v10_error(v: &Value, id: impl Into<Value>, code: i64, reason: &str) {
+    assert_eq!(v["id"], id.into(), "{v}");
+    assert_eq!(v["error"]["code"], code, "{v}");
+    assert_eq!(v["error"]["data"][0]["reason"], reason, "{v}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jsonrpc_passthrough_is_byte_for_byte() {
     // Odd spacing, escapes and key order: any re-serialisation would show.
@@ -359,9 +367,7 @@ async fn malformed_version_is_version_not_supported() {
     .await;
     assert_eq!(r.status, 200);
     let v = r.json();
-    assert_eq!(v["id"], 9);
-    assert_eq!(v["error"]["code"], -32009);
-    assert_eq!(v["error"]["data"][0]["reason"], "VERSION_NOT_SUPPORTED");
+    assert_v10_error(&v, 9, -32009, "VERSION_NOT_SUPPORTED");
     // JSON-RPC, v0.3 method: v0.3 envelope (free-form data).
     let r = post(
         px.addr,
@@ -498,9 +504,7 @@ async fn untranslatable_calls_get_errors_in_the_clients_shape() {
     )
     .await;
     let v = r.json();
-    assert_eq!(v["id"], 4);
-    assert_eq!(v["error"]["code"], -32006);
-    assert_eq!(v["error"]["data"][0]["reason"], "INVALID_AGENT_RESPONSE");
+    assert_v10_error(&v, 4, -32006, "INVALID_AGENT_RESPONSE");
     // No A2A method across versions: answered in the caller's dialect.
     let r = post(
         px.addr,
@@ -1309,9 +1313,7 @@ async fn cross_version_batches_are_refused_in_the_clients_shape() {
     let r = post(px.addr, "/", JSON_V10, batch).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
-    assert_eq!(v["error"]["code"], -32600, "{v}");
-    assert_eq!(v["id"], Value::Null);
-    assert_eq!(v["error"]["data"][0]["reason"], "INVALID_REQUEST", "{v}");
+    assert_v10_error(&v, Value::Null, -32600, "INVALID_REQUEST");
     let message = v["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("batches"), "{v}");
     assert!(up.calls().is_empty());
@@ -1421,9 +1423,7 @@ async fn requests_with_an_id_of_the_wrong_type_are_invalid() {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"GetTask","params":{{"id":"t1"}}}}"#);
         let r = post(px.addr, "/", &[("A2A-Version", "1.0")], body.as_bytes()).await;
         let v = r.json();
-        assert_eq!(v["error"]["code"], -32600, "{v}");
-        assert_eq!(v["id"], Value::Null, "{v}");
-        assert_eq!(v["error"]["data"][0]["reason"], "INVALID_REQUEST", "{v}");
+        assert_v10_error(&v, Value::Null, -32600, "INVALID_REQUEST");
     }
     assert!(up.calls().is_empty(), "the agent was called");
 
