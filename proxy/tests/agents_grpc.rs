@@ -49,8 +49,7 @@ async fn fake(card: &'static str, v03: bool, task: &'static str) -> FakeUpstream
                 json!({"task": {"id": task, "contextId": "c",
                     "status": {"state": "TASK_STATE_COMPLETED"}}})
             };
-            let body = json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
-            Reply::json(200, &body.to_string())
+            Reply::rpc_result(&req["id"], &result)
         },
     )
     .await;

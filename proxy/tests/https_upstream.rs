@@ -72,10 +72,7 @@ fn v03_agent(front: Arc<OnceLock<String>>) -> impl Fn(&Recorded) -> Reply + Send
         }
         let task = json!({"kind": "task", "id": "t1", "contextId": "c1",
             "status": {"state": "completed"}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &task)
     }
 }
 

@@ -1124,7 +1124,7 @@ async fn v10_list_tasks_shows_what_the_agent_says_now() {
         };
         let task = serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1",
             "status": {"state": state}, "artifacts": artifacts});
-        Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": id, "result": task}).to_string())
+        Reply::rpc_result(&id, &task)
     })
     .await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
@@ -1185,7 +1185,7 @@ async fn v10_list_tasks_leaves_out_what_the_agent_no_longer_gives() {
         match req["method"].as_str() {
             Some("message/send") => {
                 let task = serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "submitted"}});
-                Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string())
+                Reply::rpc_result(&req["id"], &task)
             }
             _ => Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": req["id"],
                 "error": {"code": -32001, "message": "Task not found"}}).to_string()),

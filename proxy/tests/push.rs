@@ -510,10 +510,7 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
             }
             _ => return Reply::json(404, "{}"),
         };
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &result)
     })
     .await;
     let hook = webhook(0).await;
@@ -2103,7 +2100,7 @@ async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
             Some("tasks/pushNotificationConfig/get") => {
                 let cfg = s.lock().unwrap().clone();
                 let result = json!({"taskId": "ts", "pushNotificationConfig": cfg});
-                Reply::json(200, &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string())
+                Reply::rpc_result(&req["id"], &result)
             }
             _ => Reply::json(404, "{}"),
         }
@@ -2150,10 +2147,7 @@ async fn list_tasks_survives_a_restart() {
         };
         let task = json!({"kind": "task", "id": "t1", "contextId": "c1",
             "status": {"state": state, "timestamp": "2024-03-15T18:30:00Z"}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &task)
     })
     .await;
     let dir = fresh_dir("push-tasks");

@@ -30,10 +30,7 @@ async fn agent() -> FakeUpstream {
         |r| {
             let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
             let task = json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "completed"}});
-            Reply::json(
-                200,
-                &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-            )
+            Reply::rpc_result(&req["id"], &task)
         },
     )
     .await

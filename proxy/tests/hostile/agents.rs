@@ -246,8 +246,7 @@ async fn a_large_body_is_routed_by_its_method_not_its_header() {
                 "contextId": "c1", "status": {"state": "submitted"}}),
             _ => serde_json::json!({"echo": req["method"]}),
         };
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
-        Reply::json(200, &body.to_string())
+        Reply::rpc_result(&req["id"], &result)
     })
     .await;
     let px = proxy_to(up.addr, Version::V03, |_| {});

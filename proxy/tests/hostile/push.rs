@@ -55,10 +55,7 @@ async fn v03_agent() -> (FakeUpstream, Seen) {
             Some("tasks/pushNotificationConfig/set") => req["params"].clone(),
             _ => json!({}),
         };
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &result)
     })
     .await;
     (agent, seen)

@@ -596,10 +596,7 @@ pub async fn pushing_v10_agent() -> (FakeUpstream, Seen) {
         }
         let task = json!({"task": {"id": "t9", "contextId": "c9",
             "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &task)
     })
     .await;
     (agent, seen)
@@ -828,10 +825,7 @@ pub async fn v03_push_agent() -> (FakeUpstream, Seen) {
             Some("tasks/pushNotificationConfig/delete") => Value::Null,
             _ => json!({}),
         };
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
-        )
+        Reply::rpc_result(&id, &result)
     })
     .await;
     (agent, seen)
@@ -852,5 +846,13 @@ pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+impl Reply {
+    /// A 200 JSON-RPC answer to the request of id `id`: `result`.
+    pub fn rpc_result(id: &serde_json::Value, result: &serde_json::Value) -> Reply {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+        Reply::json(200, &body.to_string())
     }
 }
