@@ -464,7 +464,7 @@ fn check_run(
         }
     }
 
-    support::assert_run_passed(&label, c.0, &run);
+    support::assert_run_passed(label, c.0, run);
 }
 
 fn interop(client: Sdk, agent: Sdk, auto: bool) {
