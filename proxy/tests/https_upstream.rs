@@ -298,6 +298,16 @@ fn told_clearly(r: &Response, front: &Front, kind: &str) {
     assert!(!text.contains("127.0.0.1"), "{text}");
 }
 
+/// A v1.0 send (translated by the proxy's client) and a v0.3 one
+/// (Pingora's passthrough) through `px`, both refused as
+/// [`told_clearly`] checks.
+async fn both_told_clearly(px: &RunningProxy, front: &Front, kind: &str) {
+    let r = post(px.addr, "/", V10, V10_SEND).await;
+    told_clearly(&r, front, kind);
+    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
+    told_clearly(&r, front, kind);
+}
+
 // ------------------------------------------------------------ the paths
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -783,11 +793,7 @@ async fn an_agent_certificate_of_an_unknown_authority_is_refused() {
     let (up, front) = https_agent(&pki, "server", false).await;
     // Only the Mozilla roots: the test CA is unknown.
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), NONE);
-    let r = post(px.addr, "/", V10, V10_SEND).await;
-    told_clearly(&r, &front, "not signed by an authority");
-    // Pingora's passthrough: the same.
-    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
-    told_clearly(&r, &front, "not signed by an authority");
+    both_told_clearly(&px, &front, "not signed by an authority").await;
     assert!(up.calls().is_empty());
     // Version auto: the card fetch (the proxy's upstream client) is refused the same
     // way, for the card and for the calls that need it.
@@ -809,10 +815,7 @@ async fn an_agent_certificate_for_another_name_is_refused() {
     let pki = Pki::new();
     let (up, front) = https_agent(&pki, "elsewhere", false).await;
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
-    let r = post(px.addr, "/", V10, V10_SEND).await;
-    told_clearly(&r, &front, "not valid for the agent's host name");
-    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
-    told_clearly(&r, &front, "not valid for the agent's host name");
+    both_told_clearly(&px, &front, "not valid for the agent's host name").await;
     assert!(up.calls().is_empty());
 }
 
