@@ -26,10 +26,7 @@ fn start(toml: &str) -> RunningProxy {
 
 fn jsonrpc_answer(r: &Recorded, result: Value) -> Reply {
     let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-    Reply::json(
-        200,
-        &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string(),
-    )
+    Reply::rpc_result(&req["id"], &result)
 }
 
 /// A raw request with `host` as its `Host` header.

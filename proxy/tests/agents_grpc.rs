@@ -49,8 +49,7 @@ async fn fake(card: &'static str, v03: bool, task: &'static str) -> FakeUpstream
                 json!({"task": {"id": task, "contextId": "c",
                     "status": {"state": "TASK_STATE_COMPLETED"}}})
             };
-            let body = json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
-            Reply::json(200, &body.to_string())
+            Reply::rpc_result(&req["id"], &result)
         },
     )
     .await;
@@ -148,14 +147,15 @@ fn sample<'a>(metrics: &'a str, parts: &[&str]) -> Option<&'a str> {
         .find(|l| l.starts_with("a2a_proxy_requests_total{") && parts.iter().all(|p| l.contains(p)))
 }
 
+/// The config file's first lines: HTTP on `http`, gRPC on `g`, one
+/// thread, push off.
+fn listeners(http: SocketAddr, g: SocketAddr) -> String {
+    format!("listen = \"{http}\"\nthreads = 1\n[grpc]\nlisten = \"{g}\"\n[push]\nenabled = false")
+}
+
 fn two_agents(http: SocketAddr, g: SocketAddr, a: &FakeUpstream, b: &FakeUpstream) -> String {
     format!(
-        r#"listen = "{http}"
-threads = 1
-[grpc]
-listen = "{g}"
-[push]
-enabled = false
+        r#"{front}
 [[agents]]
 name = "a"
 hosts = ["a.example"]
@@ -168,7 +168,8 @@ hosts = ["b.example"]
 url = "{}"
 "#,
         a.url(),
-        b.url()
+        b.url(),
+        front = listeners(http, g),
     )
 }
 
@@ -363,12 +364,7 @@ async fn grpc_calls_run_in_the_call_span_with_the_callers_trace_id() {
     let g = support::free_local_addr().unwrap();
     // A catch-all agent (the gRPC default) and one served by host.
     let config = format!(
-        r#"listen = "{http}"
-threads = 1
-[grpc]
-listen = "{g}"
-[push]
-enabled = false
+        r#"{front}
 [[agents]]
 name = "all"
 [agents.upstream]
@@ -380,7 +376,8 @@ hosts = ["b.example"]
 url = "{}"
 "#,
         a.url(),
-        b.url()
+        b.url(),
+        front = listeners(http, g),
     );
     let px = serve(&config, "info,a2a_call=debug", http, g).await;
     let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");
@@ -540,12 +537,7 @@ async fn each_agent_on_the_shared_listener_calls_its_own_grpc_upstream() {
     let http = support::free_local_addr().unwrap();
     let g = support::free_local_addr().unwrap();
     let config = format!(
-        r#"listen = "{http}"
-threads = 1
-[grpc]
-listen = "{g}"
-[push]
-enabled = false
+        r#"{front}
 [upstream]
 version = "1.0"
 [[agents]]
@@ -564,7 +556,8 @@ grpc_url = "{}"
         ca.url(),
         ga.url(),
         cb.url(),
-        gb.url()
+        gb.url(),
+        front = listeners(http, g),
     );
     let _px = serve(&config, "warn", http, g).await;
     let traceparent = format!("00-{TRACE_ID}-00f067aa0ba902b7-01");

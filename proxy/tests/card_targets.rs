@@ -79,8 +79,7 @@ async fn card_agent(card: String, version: Version, task: &'static str) -> FakeU
                 Version::V10 => json!({"task": {"id": task, "contextId": "c",
                     "status": {"state": "TASK_STATE_COMPLETED"}}}),
             };
-            let body = json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
-            Reply::json(200, &body.to_string())
+            Reply::rpc_result(&req["id"], &result)
         },
     )
     .await
@@ -180,8 +179,7 @@ async fn the_bridge_and_task_fetches_go_to_the_card_interfaces_host() {
             .unwrap_or("t1");
         let task = json!({"kind": "task", "id": id, "contextId": "c1",
             "status": {"state": "working"}});
-        let body = json!({"jsonrpc": "2.0", "id": req["id"], "result": task});
-        Reply::json(200, &body.to_string())
+        Reply::rpc_result(&req["id"], &task)
     })
     .await;
     let card = CARD_V03
@@ -302,8 +300,7 @@ async fn a_new_card_moves_grpc_calls_to_its_grpc_interface() {
             let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
             let result = json!({"task": {"id": "rpc", "contextId": "c",
                 "status": {"state": "TASK_STATE_COMPLETED"}}});
-            let body = json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
-            Reply::json(200, &body.to_string())
+            Reply::rpc_result(&req["id"], &result)
         },
     )
     .await;

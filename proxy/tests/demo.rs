@@ -7,14 +7,22 @@ use proxy::config::Config;
 use serde_json::json;
 use support::*;
 
-#[tokio::test]
-async fn demo_echo_agent_answers_v10_and_v03_clients() {
+/// The built-in echo agent started, and a proxy's config toward it.
+fn echo_config() -> Config {
     let agent = proxy::demo::start_echo_agent().expect("echo agent");
-    let config = Config::new(
+    Config::new(
         support::free_local_addr().expect("port"),
         &format!("http://{agent}"),
     )
-    .expect("config");
+    .expect("config")
+}
+
+/// A v1.0 call's headers, no content type.
+const V10: &[(&str, &str)] = &[("A2A-Version", "1.0")];
+
+#[tokio::test]
+async fn demo_echo_agent_answers_v10_and_v03_clients() {
+    let config = echo_config();
     let running = proxy::start(config).expect("proxy");
     let addr = running.addr;
 
@@ -34,27 +42,17 @@ async fn demo_echo_agent_answers_v10_and_v03_clients() {
 
     // v1.0 GetTask of the same task.
     let body = json!({"jsonrpc":"2.0","id":"g","method":"GetTask","params":{"id": task_id}});
-    let v = post(
-        addr,
-        "/",
-        &[("A2A-Version", "1.0")],
-        body.to_string().as_bytes(),
-    )
-    .await
-    .json();
+    let v = post(addr, "/", V10, body.to_string().as_bytes())
+        .await
+        .json();
     assert_eq!(v["id"], "g");
     assert_eq!(v["result"]["id"], task_id.as_str());
 
     // v1.0 CancelTask of a completed task: the agent's v0.3 error, in v1.0 shape.
     let body = json!({"jsonrpc":"2.0","id":2,"method":"CancelTask","params":{"id": task_id}});
-    let v = post(
-        addr,
-        "/",
-        &[("A2A-Version", "1.0")],
-        body.to_string().as_bytes(),
-    )
-    .await
-    .json();
+    let v = post(addr, "/", V10, body.to_string().as_bytes())
+        .await
+        .json();
     assert_eq!(v["error"]["code"], -32002, "{v}");
 
     // v0.3 client: passed through, v0.3 shapes.
@@ -83,12 +81,7 @@ async fn demo_echo_agent_answers_v10_and_v03_clients() {
 
 #[tokio::test]
 async fn check_upstream_reports_the_echo_agent_and_a_dead_one() {
-    let agent = proxy::demo::start_echo_agent().expect("echo agent");
-    let config = Config::new(
-        support::free_local_addr().expect("port"),
-        &format!("http://{agent}"),
-    )
-    .expect("config");
+    let config = echo_config();
     let app = proxy::app::App::new(config);
     let (ok, report) = proxy::check_cmd::report(&app).await;
     assert!(ok, "{report}");

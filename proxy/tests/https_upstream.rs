@@ -72,10 +72,7 @@ fn v03_agent(front: Arc<OnceLock<String>>) -> impl Fn(&Recorded) -> Reply + Send
         }
         let task = json!({"kind": "task", "id": "t1", "contextId": "c1",
             "status": {"state": "completed"}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &task)
     }
 }
 
@@ -175,13 +172,7 @@ fn server_config(pki: &Pki, cert: &str, client_auth: bool, alpn: &[&[u8]]) -> ru
 struct Front {
     addr: SocketAddr,
     handshakes: Arc<AtomicUsize>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Front {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl Front {
@@ -215,7 +206,7 @@ impl Front {
         Front {
             addr,
             handshakes,
-            task,
+            _task: AbortOnDrop(task),
         }
     }
 
@@ -307,6 +298,16 @@ fn told_clearly(r: &Response, front: &Front, kind: &str) {
     assert!(!text.contains("127.0.0.1"), "{text}");
 }
 
+/// A v1.0 send (translated by the proxy's client) and a v0.3 one
+/// (Pingora's passthrough) through `px`, both refused as
+/// [`told_clearly`] checks.
+async fn both_told_clearly(px: &RunningProxy, front: &Front, kind: &str) {
+    let r = post(px.addr, "/", V10, V10_SEND).await;
+    told_clearly(&r, front, kind);
+    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
+    told_clearly(&r, front, kind);
+}
+
 // ------------------------------------------------------------ the paths
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -316,13 +317,7 @@ async fn same_version_passthrough_over_tls_unary_and_stream() {
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
     for _ in 0..2 {
         let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
-        assert_eq!(r.status, 200, "{}", r.text());
-        assert_eq!(
-            r.json()["result"]["status"]["state"],
-            "completed",
-            "{}",
-            r.text()
-        );
+        assert_v03_completed(&r);
     }
     let mut s = open(
         px.addr,
@@ -405,14 +400,7 @@ async fn card_fetched_over_tls_and_served_with_the_proxys_interfaces() {
     let (up, front) = https_agent(&pki, "server", false).await;
     // Version auto: the card is fetched (over TLS) to learn it.
     let px = proxy_to(&pki, &front.url(), None, CA);
-    let r = get(
-        px.addr,
-        "/.well-known/agent-card.json",
-        &[("A2A-Version", "0.3")],
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let card = r.json();
+    let card = card_as(px.addr, "/.well-known/agent-card.json", "0.3").await;
     let public = format!("http://{}", px.addr);
     assert_eq!(card["url"], format!("{public}/"), "{card}");
     let urls: Vec<&str> = card["additionalInterfaces"]
@@ -423,7 +411,10 @@ async fn card_fetched_over_tls_and_served_with_the_proxys_interfaces() {
         .collect();
     // Both https interfaces of the agent are served, at the proxy.
     assert!(urls.contains(&format!("{public}/rest").as_str()), "{card}");
-    assert!(!r.text().contains(&front.addr.port().to_string()), "{card}");
+    assert!(
+        !card.to_string().contains(&front.addr.port().to_string()),
+        "{card}"
+    );
     assert!(up
         .recorded()
         .iter()
@@ -695,13 +686,7 @@ async fn a_passthrough_post_refused_for_its_client_certificate_names_the_refusal
 /// without an answer. Stopped on drop.
 struct SilentFront {
     addr: SocketAddr,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for SilentFront {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl SilentFront {
@@ -742,7 +727,10 @@ impl SilentFront {
                 });
             }
         });
-        SilentFront { addr, task }
+        SilentFront {
+            addr,
+            _task: AbortOnDrop(task),
+        }
     }
 }
 
@@ -761,7 +749,7 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
     let front = Front {
         addr: agent.addr,
         handshakes: Arc::new(AtomicUsize::new(0)),
-        task: tokio::spawn(async {}),
+        _task: AbortOnDrop(tokio::spawn(async {})),
     };
     let rest = br#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#;
     // Version auto: the card fetch (the proxy's upstream client)
@@ -805,11 +793,7 @@ async fn an_agent_certificate_of_an_unknown_authority_is_refused() {
     let (up, front) = https_agent(&pki, "server", false).await;
     // Only the Mozilla roots: the test CA is unknown.
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), NONE);
-    let r = post(px.addr, "/", V10, V10_SEND).await;
-    told_clearly(&r, &front, "not signed by an authority");
-    // Pingora's passthrough: the same.
-    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
-    told_clearly(&r, &front, "not signed by an authority");
+    both_told_clearly(&px, &front, "not signed by an authority").await;
     assert!(up.calls().is_empty());
     // Version auto: the card fetch (the proxy's upstream client) is refused the same
     // way, for the card and for the calls that need it.
@@ -831,10 +815,7 @@ async fn an_agent_certificate_for_another_name_is_refused() {
     let pki = Pki::new();
     let (up, front) = https_agent(&pki, "elsewhere", false).await;
     let px = proxy_to(&pki, &front.url(), Some(Version::V03), CA);
-    let r = post(px.addr, "/", V10, V10_SEND).await;
-    told_clearly(&r, &front, "not valid for the agent's host name");
-    let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
-    told_clearly(&r, &front, "not valid for the agent's host name");
+    both_told_clearly(&px, &front, "not valid for the agent's host name").await;
     assert!(up.calls().is_empty());
 }
 

@@ -51,6 +51,14 @@ fn dead_upstream() -> String {
     format!("http://{}", support::free_local_addr().unwrap())
 }
 
+/// `v` is a v1.0 JSON-RPC error answer to `id`: its `code`, and the
+/// `reason` of the ErrorInfo in its data.
+fn assert_v10_error(v: &Value, id: impl Into<Value>, code: i64, reason: &str) {
+    assert_eq!(v["id"], id.into(), "{v}");
+    assert_eq!(v["error"]["code"], code, "{v}");
+    assert_eq!(v["error"]["data"][0]["reason"], reason, "{v}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jsonrpc_passthrough_is_byte_for_byte() {
     // Odd spacing, escapes and key order: any re-serialisation would show.
@@ -359,9 +367,7 @@ async fn malformed_version_is_version_not_supported() {
     .await;
     assert_eq!(r.status, 200);
     let v = r.json();
-    assert_eq!(v["id"], 9);
-    assert_eq!(v["error"]["code"], -32009);
-    assert_eq!(v["error"]["data"][0]["reason"], "VERSION_NOT_SUPPORTED");
+    assert_v10_error(&v, 9, -32009, "VERSION_NOT_SUPPORTED");
     // JSON-RPC, v0.3 method: v0.3 envelope (free-form data).
     let r = post(
         px.addr,
@@ -449,7 +455,7 @@ async fn v10_streaming_client_to_v03_agent_gets_v10_events_one_by_one() {
     )
     .await;
     assert_eq!(s.status, 200);
-    let got = read_events(&mut s, &gate, 3).await;
+    let got = s.events(&gate, 3).await;
     assert_eq!(got[0]["id"], "s");
     assert_eq!(
         got[0]["result"]["task"]["status"]["state"], "TASK_STATE_SUBMITTED",
@@ -498,9 +504,7 @@ async fn untranslatable_calls_get_errors_in_the_clients_shape() {
     )
     .await;
     let v = r.json();
-    assert_eq!(v["id"], 4);
-    assert_eq!(v["error"]["code"], -32006);
-    assert_eq!(v["error"]["data"][0]["reason"], "INVALID_AGENT_RESPONSE");
+    assert_v10_error(&v, 4, -32006, "INVALID_AGENT_RESPONSE");
     // No A2A method across versions: answered in the caller's dialect.
     let r = post(
         px.addr,
@@ -639,14 +643,7 @@ async fn card_is_rewritten_and_revalidated_with_etags() {
         assert!(url.starts_with(&px10.url()), "{url}");
     }
     // An explicit v0.3 client gets a v0.3 card pointing at the proxy.
-    let r = get(
-        px10.addr,
-        "/.well-known/agent.json",
-        &[("A2A-Version", "0.3")],
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let card = r.json();
+    let card = card_as(px10.addr, "/.well-known/agent.json", "0.3").await;
     assert_eq!(card["url"], format!("{}/rpc", px10.url()));
     assert_eq!(card["preferredTransport"], "JSONRPC");
     assert!(card.get("supportedInterfaces").is_none(), "{card}");
@@ -1050,38 +1047,10 @@ async fn h2c_clients_are_served_on_the_same_port() {
     let answer = "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"id\":\"t\"}}";
     let up = upstream_with_card(CARD_V10, move |_| Reply::json(200, answer)).await;
     let px = proxy_for(&up.url(), Some(Version::V10), |_| {});
-    let run = async {
-        let tcp = tokio::net::TcpStream::connect(px.addr).await.unwrap();
-        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-        let conn_task = tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        let mut client = client.ready().await.unwrap();
-        let req = http::Request::builder()
-            .method("POST")
-            .uri(format!("http://{}/", px.addr))
-            .header("a2a-version", "1.0")
-            .header("content-type", "application/json")
-            .body(())
-            .unwrap();
-        let (resp, mut send) = client.send_request(req, false).unwrap();
-        let body = br#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t"}}"#;
-        send.send_data(bytes::Bytes::from_static(body), true)
-            .unwrap();
-        let resp = resp.await.unwrap();
-        assert_eq!(resp.status(), 200);
-        let mut recv = resp.into_body();
-        let mut got = Vec::new();
-        while let Some(chunk) = recv.data().await {
-            let chunk = chunk.unwrap();
-            let _ = recv.flow_control().release_capacity(chunk.len());
-            got.extend_from_slice(&chunk);
-        }
-        drop(client);
-        conn_task.abort();
-        got
-    };
-    let got = timeout(WAIT, run).await.expect("h2c exchange timed out");
+    let body = br#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t"}}"#;
+    let headers = [("a2a-version", "1.0"), ("content-type", "application/json")];
+    let (status, _, got) = h2c_post(px.addr, &headers, body).await;
+    assert_eq!(status, 200);
     assert_eq!(got, answer.as_bytes());
     assert_eq!(
         up.calls()[0].body,
@@ -1155,7 +1124,7 @@ async fn v10_list_tasks_shows_what_the_agent_says_now() {
         };
         let task = serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1",
             "status": {"state": state}, "artifacts": artifacts});
-        Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": id, "result": task}).to_string())
+        Reply::rpc_result(&id, &task)
     })
     .await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
@@ -1216,7 +1185,7 @@ async fn v10_list_tasks_leaves_out_what_the_agent_no_longer_gives() {
         match req["method"].as_str() {
             Some("message/send") => {
                 let task = serde_json::json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "submitted"}});
-                Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string())
+                Reply::rpc_result(&req["id"], &task)
             }
             _ => Reply::json(200, &serde_json::json!({"jsonrpc": "2.0", "id": req["id"],
                 "error": {"code": -32001, "message": "Task not found"}}).to_string()),
@@ -1344,36 +1313,40 @@ async fn cross_version_batches_are_refused_in_the_clients_shape() {
     let r = post(px.addr, "/", JSON_V10, batch).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
-    assert_eq!(v["error"]["code"], -32600, "{v}");
-    assert_eq!(v["id"], Value::Null);
-    assert_eq!(v["error"]["data"][0]["reason"], "INVALID_REQUEST", "{v}");
+    assert_v10_error(&v, Value::Null, -32600, "INVALID_REQUEST");
     let message = v["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("batches"), "{v}");
     assert!(up.calls().is_empty());
 }
 
-/// Reads `n` SSE events of a stream (releasing one gate permit per event).
-async fn read_events(s: &mut Streaming, gate: &Semaphore, n: usize) -> Vec<Value> {
-    let mut buf = String::new();
-    let mut got: Vec<Value> = Vec::new();
-    while got.len() < n {
-        let chunk = timeout(WAIT, s.reader.chunk(&mut s.sock))
-            .await
-            .unwrap_or_else(|_| panic!("event {} did not arrive", got.len() + 1))
-            .unwrap()
-            .expect("stream ended early");
-        buf.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(i) = buf.find("\n\n") {
-            let ev: String = buf.drain(..i + 2).collect();
-            let data = ev
-                .trim()
-                .strip_prefix("data: ")
-                .unwrap_or_else(|| panic!("{ev:?}"));
-            got.push(serde_json::from_str(data).unwrap());
-            gate.add_permits(1);
+/// A v0.3 agent whose tasks/get answers task t1 (working) and whose
+/// other calls stream `events(id)` as SSE `data` frames (the next one at
+/// each `gate` permit), `id` being the request's JSON-RPC id as written.
+async fn v03_subscribable(gate: Arc<Semaphore>, events: fn(&str) -> Vec<String>) -> FakeUpstream {
+    upstream_with_card(CARD_V03, move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let id = req["id"].to_string();
+        match req["method"].as_str() {
+            Some("tasks/get") => Reply::json(
+                200,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"working"}}}}}}"#
+                ),
+            ),
+            _ => Reply::Sse {
+                events: events(&id).iter().map(|e| format!("data: {e}\n\n")).collect(),
+                gate: gate.clone(),
+            },
         }
-    }
-    got
+    })
+    .await
+}
+
+/// A v0.3 event of JSON-RPC id `id`: task t1 completed, the final one.
+fn completed_t1(id: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"status-update","taskId":"t1","contextId":"c1","status":{{"state":"completed"}},"final":true}}}}"#
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1381,26 +1354,7 @@ async fn v10_subscribe_to_a_v03_agent_starts_with_the_task() {
     // The v0.3 agent's resubscribe starts with a status update (as a2a-python
     // 0.3 does); v1.0 requires the Task first, so the proxy asks tasks/get.
     let gate = Arc::new(Semaphore::new(0));
-    let g = gate.clone();
-    let up = upstream_with_card(CARD_V03, move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
-        match req["method"].as_str() {
-            Some("tasks/get") => Reply::json(
-                200,
-                &format!(
-                    r#"{{"jsonrpc":"2.0","id":{},"result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"working"}}}}}}"#,
-                    req["id"]
-                ),
-            ),
-            _ => Reply::Sse {
-                events: vec![
-                    r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}}"#.to_string() + "\n\n",
-                ],
-                gate: g.clone(),
-            },
-        }
-    })
-    .await;
+    let up = v03_subscribable(gate.clone(), |_| vec![completed_t1("\"s\"")]).await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
     let body = br#"{"jsonrpc":"2.0","id":"s","method":"SubscribeToTask","params":{"id":"t1"}}"#;
     let mut s = open(
@@ -1409,7 +1363,7 @@ async fn v10_subscribe_to_a_v03_agent_starts_with_the_task() {
     )
     .await;
     assert_eq!(s.status, 200);
-    let got = read_events(&mut s, &gate, 2).await;
+    let got = s.events(&gate, 2).await;
     assert_eq!(got[0]["id"], "s");
     assert_eq!(got[0]["result"]["task"]["id"], "t1", "{}", got[0]);
     assert_eq!(
@@ -1438,22 +1392,11 @@ async fn v10_subscribe_to_a_v03_agent_starts_with_the_task() {
 async fn v10_subscribe_keeps_a_v03_agents_own_first_task() {
     // An agent that starts with the Task itself: no second copy.
     let gate = Arc::new(Semaphore::new(0));
-    let g = gate.clone();
-    let up = upstream_with_card(CARD_V03, move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
-        match req["method"].as_str() {
-            Some("tasks/get") => Reply::json(
-                200,
-                r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}}"#,
-            ),
-            _ => Reply::Sse {
-                events: vec![
-                    r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}}"#.to_string() + "\n\n",
-                    r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}}"#.to_string() + "\n\n",
-                ],
-                gate: g.clone(),
-            },
-        }
+    let up = v03_subscribable(gate.clone(), |_| {
+        vec![
+            r#"{"jsonrpc":"2.0","id":"s","result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}}"#.to_string(),
+            completed_t1("\"s\""),
+        ]
     })
     .await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
@@ -1463,7 +1406,7 @@ async fn v10_subscribe_keeps_a_v03_agents_own_first_task() {
         &request("POST", "/", &[("A2A-Version", "1.0")], body),
     )
     .await;
-    let got = read_events(&mut s, &gate, 2).await;
+    let got = s.events(&gate, 2).await;
     assert!(got[0]["result"]["task"].is_object(), "{}", got[0]);
     assert!(got[1]["result"]["statusUpdate"].is_object(), "{}", got[1]);
 }
@@ -1480,9 +1423,7 @@ async fn requests_with_an_id_of_the_wrong_type_are_invalid() {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"GetTask","params":{{"id":"t1"}}}}"#);
         let r = post(px.addr, "/", &[("A2A-Version", "1.0")], body.as_bytes()).await;
         let v = r.json();
-        assert_eq!(v["error"]["code"], -32600, "{v}");
-        assert_eq!(v["id"], Value::Null, "{v}");
-        assert_eq!(v["error"]["data"][0]["reason"], "INVALID_REQUEST", "{v}");
+        assert_v10_error(&v, Value::Null, -32600, "INVALID_REQUEST");
     }
     assert!(up.calls().is_empty(), "the agent was called");
 
@@ -1569,13 +1510,7 @@ async fn extension_headers_of_both_spellings_are_merged() {
         req,
     )
     .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(
-        r.json()["result"]["status"]["state"],
-        "completed",
-        "{}",
-        r.text()
-    );
+    assert_v03_completed(&r);
     let call = &up.calls()[0];
     let sent = call.header("a2a-extensions").unwrap_or_default();
     assert!(sent.contains("urn:a") && sent.contains("urn:b"), "{sent:?}");
@@ -1607,25 +1542,7 @@ async fn an_exact_id_survives_a_failed_call() {
 /// wrote it, as the agent's translated events do (the codec frames both).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exact_id_survives_in_a_subscriptions_first_task() {
-    let up = upstream_with_card(CARD_V03, move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or_default();
-        let id = req["id"].to_string();
-        match req["method"].as_str() {
-            Some("tasks/get") => Reply::json(
-                200,
-                &format!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"working"}}}}}}"#
-                ),
-            ),
-            _ => Reply::Sse {
-                events: vec![format!(
-                    r#"data: {{"jsonrpc":"2.0","id":{id},"result":{{"kind":"status-update","taskId":"t1","contextId":"c1","status":{{"state":"completed"}},"final":true}}}}"#
-                ) + "\n\n"],
-                gate: Arc::new(Semaphore::new(0)),
-            },
-        }
-    })
-    .await;
+    let up = v03_subscribable(Arc::new(Semaphore::new(0)), |id| vec![completed_t1(id)]).await;
     let px = proxy_for(&up.url(), Some(Version::V03), |_| {});
     let raw = "123456789012345678901234567890";
     let body = format!(

@@ -21,62 +21,6 @@ use proxy::RunningProxy;
 use serde_json::{json, Value};
 use support::*;
 
-fn start_proxy(
-    upstream: &str,
-    dir: &std::path::Path,
-    tune: impl FnOnce(&mut Config),
-) -> RunningProxy {
-    let addr = support::free_local_addr().unwrap();
-    let mut config = Config::new(addr, upstream).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    // Config::new resolved the callback URL from `addr`.
-    config.push.enabled = true;
-    config.push.backend = PushBackend::Embedded(dir.to_path_buf());
-    config.push.allow_hosts = vec!["127.0.0.1".into()];
-    config.push.backoff_initial = Duration::from_millis(50);
-    config.push.backoff_max = Duration::from_millis(200);
-    tune(&mut config);
-    proxy::start(config).unwrap()
-}
-
-/// A v0.3 agent that answers message/send with a Task and keeps the last
-/// push config it was given (answering get/list with it, as an SDK does).
-async fn v03_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
-    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        let id = req["id"].clone();
-        let result = match req["method"].as_str() {
-            Some("message/send") => {
-                let cfg = req["params"]["configuration"]["pushNotificationConfig"].clone();
-                if cfg.is_object() {
-                    let mut cfg = cfg;
-                    cfg["id"] = json!("cfg-1");
-                    *s.lock().unwrap() = Some(cfg);
-                }
-                json!({"kind": "task", "id": "t1", "contextId": "c1",
-                    "status": {"state": "submitted", "timestamp": "2024-03-15T18:30:00Z"}})
-            }
-            Some("tasks/pushNotificationConfig/get") => {
-                json!({"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()})
-            }
-            Some("tasks/pushNotificationConfig/list") => {
-                json!([{"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()}])
-            }
-            Some("tasks/pushNotificationConfig/delete") => Value::Null,
-            _ => json!({}),
-        };
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
-        )
-    })
-    .await;
-    (agent, seen)
-}
-
 /// A webhook that answers `fail_first` requests with 503, then 200.
 async fn webhook(fail_first: usize) -> FakeUpstream {
     let n = Arc::new(AtomicUsize::new(0));
@@ -88,6 +32,21 @@ async fn webhook(fail_first: usize) -> FakeUpstream {
         }
     })
     .await
+}
+
+/// A webhook answering 503 until its switch is set, then 200.
+async fn webhook_down() -> (FakeUpstream, Arc<std::sync::atomic::AtomicBool>) {
+    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let u = up.clone();
+    let hook = FakeUpstream::start(move |_| {
+        if u.load(Ordering::SeqCst) {
+            Reply::json(200, "{}")
+        } else {
+            Reply::json(503, "{}")
+        }
+    })
+    .await;
+    (hook, up)
 }
 
 fn v10(method: &str, params: Value) -> Vec<u8> {
@@ -102,6 +61,19 @@ async fn call_v10(px: &RunningProxy, method: &str, params: Value) -> Value {
 
 async fn call_v10_at(addr: std::net::SocketAddr, method: &str, params: Value) -> Value {
     post(addr, "/", JSON_V10, &v10(method, params)).await.json()
+}
+
+/// A v1.0 SendMessage ("hi", message `message_id`) through `px`: the id
+/// of the task it answered.
+async fn send_hi(px: &RunningProxy, message_id: &str) -> String {
+    let r = call_v10(
+        px,
+        "SendMessage",
+        json!({"message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+    )
+    .await;
+    let id = r["result"]["task"]["id"].as_str();
+    id.unwrap_or_else(|| panic!("{r}")).to_string()
 }
 
 /// Registers the webhook inline in SendMessage; returns the callback path
@@ -182,10 +154,10 @@ async fn metrics(px: &RunningProxy) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(0).await;
     let dir = fresh_dir("push-basic");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let hook_url = format!("{}/hook?x=1", hook.url());
     let (path, secret) = register(&px, &seen, &hook_url).await;
 
@@ -285,10 +257,10 @@ async fn v03_agent_notifications_reach_a_v10_webhook_translated() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_down_then_back_gets_everything_in_order() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(4).await;
     let dir = fresh_dir("push-retry");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     let states = ["submitted", "working", "input-required", "completed"];
     for s in states {
@@ -334,10 +306,10 @@ async fn webhook_down_then_back_gets_everything_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_limit_makes_a_dead_letter_and_later_items_still_go() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(2).await;
     let dir = fresh_dir("push-dead");
-    let px = start_proxy(&agent.url(), &dir, |c| c.push.max_attempts = 2);
+    let px = push_proxy(&agent.url(), &dir, |c| c.push.max_attempts = 2);
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     assert_eq!(
         callback(&px, &path, &secret, &v03_task("working"))
@@ -365,24 +337,15 @@ async fn retry_limit_makes_a_dead_letter_and_later_items_still_go() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pending_deliveries_survive_a_restart() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     // Down for the whole life of the first proxy, up for the second.
-    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let u = up.clone();
-    let hook = FakeUpstream::start(move |_| {
-        if u.load(Ordering::SeqCst) {
-            Reply::json(200, "{}")
-        } else {
-            Reply::json(503, "{}")
-        }
-    })
-    .await;
+    let (hook, up) = webhook_down().await;
     let dir = fresh_dir("push-restart");
     let slow = |c: &mut Config| {
         c.push.backoff_initial = Duration::from_secs(1);
         c.push.backoff_max = Duration::from_secs(1);
     };
-    let mut px = start_proxy(&agent.url(), &dir, slow);
+    let mut px = push_proxy(&agent.url(), &dir, slow);
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     for s in ["working", "completed"] {
         assert_eq!(
@@ -398,7 +361,7 @@ async fn pending_deliveries_survive_a_restart() {
     let refused = hook.recorded().len();
 
     up.store(true, Ordering::SeqCst);
-    let px2 = start_proxy(&agent.url(), &dir, slow);
+    let px2 = push_proxy(&agent.url(), &dir, slow);
     let got = wait_hooks(&hook, refused + 2, Duration::from_secs(15)).await;
     let states: Vec<String> = got[refused..]
         .iter()
@@ -431,32 +394,30 @@ async fn register_v03_at(
         "configuration": {"pushNotificationConfig": {"url": hook, "token": "v03-tok"}}}});
     let r = post(addr, "/", JSON_HEADER, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["id"], "t9", "{}", r.text());
-    let cfg = agent_seen
-        .lock()
-        .unwrap()
-        .clone()
-        .expect("agent got a config");
-    let callback_url = cfg["url"].as_str().unwrap_or_default().to_string();
-    let path = callback_url[format!("http://{addr}").len()..].to_string();
-    assert!(
-        path.starts_with("/a2a-proxy/push/"),
-        "agent was given {cfg}"
-    );
-    (path, cfg["token"].as_str().unwrap().to_string())
+    callback_of(addr, agent_seen)
 }
 
-/// A v1.0 agent's push (bearer secret) to the proxy at `addr`.
-async fn push_v10(addr: std::net::SocketAddr, path: &str, secret: &str, body: Value) -> Response {
-    post(
-        addr,
-        path,
-        &[
-            ("Content-Type", "application/json"),
-            ("Authorization", &format!("Bearer {secret}")),
-        ],
-        body.to_string().as_bytes(),
-    )
-    .await
+/// Tells the proxy its agent is of v1.0.
+const V10_AGENT: fn(&mut Config) = |c| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
+
+/// A proxy started anew on `dir` toward the v1.0 `agent`, and the agent's
+/// artifact update ("a1": "the answer") pushed through it to `callback`
+/// (path, secret) and accepted: the proxy and the first `n` posts `hook`
+/// got (checked to be `n`).
+async fn artifact_after_restart(
+    agent: &FakeUpstream,
+    dir: &std::path::Path,
+    (path, secret): (&str, &str),
+    hook: &FakeUpstream,
+    n: usize,
+) -> (RunningProxy, Vec<Recorded>) {
+    let px = push_proxy(&agent.url(), dir, V10_AGENT);
+    let update = artifact_update("a1", "the answer");
+    let r = push_bearing(px.addr, path, secret, &update).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let hooks = wait_hooks(hook, n, Duration::from_secs(10)).await;
+    assert_eq!(hooks.len(), n);
+    (px, hooks)
 }
 
 /// A v1.0 status update of t9: working, with an agent message.
@@ -481,27 +442,16 @@ async fn v03_webhook_tasks_keep_what_pushes_before_a_restart_contributed() {
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
     let dir = fresh_dir("push-snapshot");
-    let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    let mut px = start_proxy(&agent.url(), &dir, v10_agent);
+    let mut px = push_proxy(&agent.url(), &dir, V10_AGENT);
     let (path, secret) = register_v03_at(px.addr, &seen, &hook_url).await;
 
-    let r = push_v10(px.addr, &path, &secret, working_with_message()).await;
+    let r = push_bearing(px.addr, &path, &secret, &working_with_message()).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(wait_hooks(&hook, 1, Duration::from_secs(10)).await.len(), 1);
     px.stop();
     drop(px);
 
-    let px2 = start_proxy(&agent.url(), &dir, v10_agent);
-    let r = push_v10(
-        px2.addr,
-        &path,
-        &secret,
-        artifact_update("a1", "the answer"),
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let hooks = wait_hooks(&hook, 2, Duration::from_secs(10)).await;
-    assert_eq!(hooks.len(), 2);
+    let (px2, hooks) = artifact_after_restart(&agent, &dir, (&path, &secret), &hook, 2).await;
     let first: Value = serde_json::from_slice(&hooks[0].body).unwrap();
     assert_eq!(first["status"]["state"], "working", "{first}");
     let body: Value = serde_json::from_slice(&hooks[1].body).unwrap();
@@ -560,17 +510,13 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
             }
             _ => return Reply::json(404, "{}"),
         };
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &result)
     })
     .await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/grpc-mid", hook.url());
     let dir = fresh_dir("push-grpcseed");
-    let v10_agent = |c: &mut Config| c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    let mut px = start_proxy(&agent.url(), &dir, v10_agent);
+    let mut px = push_proxy(&agent.url(), &dir, V10_AGENT);
     let grpc =
         proxy::grpc::GrpcServer::start(px.app.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
     let mut c = p03::a2a_service_client::A2aServiceClient::connect(format!("http://{}", grpc.addr))
@@ -598,33 +544,12 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
         (shown.url.as_str(), shown.token.as_str()),
         (hook_url.as_str(), "mid-tok")
     );
-    let cfg = seen
-        .lock()
-        .unwrap()
-        .clone()
-        .expect("the agent got the config");
-    let path =
-        cfg["url"].as_str().unwrap_or_default()[format!("http://{}", px.addr).len()..].to_string();
-    assert!(
-        path.starts_with("/a2a-proxy/push/"),
-        "agent was given {cfg}"
-    );
-    let secret = cfg["token"].as_str().unwrap().to_string();
+    let (path, secret) = callback_of(px.addr, &seen);
     drop(grpc);
     px.stop();
     drop(px);
 
-    let px2 = start_proxy(&agent.url(), &dir, v10_agent);
-    let r = push_v10(
-        px2.addr,
-        &path,
-        &secret,
-        artifact_update("a1", "the answer"),
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let hooks = wait_hooks(&hook, 1, Duration::from_secs(10)).await;
-    assert_eq!(hooks.len(), 1);
+    let (px2, hooks) = artifact_after_restart(&agent, &dir, (&path, &secret), &hook, 1).await;
     assert_eq!(hooks[0].target, "/grpc-mid");
     assert_eq!(hooks[0].header("x-a2a-notification-token"), Some("mid-tok"));
     let body: Value = serde_json::from_slice(&hooks[0].body).unwrap();
@@ -643,9 +568,9 @@ async fn a_v03_grpc_webhook_registered_mid_task_keeps_the_task_across_a_restart(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_webhook_targets_are_refused_at_registration() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let dir = fresh_dir("push-ssrf");
-    let px = start_proxy(&agent.url(), &dir, |c| c.push.allow_hosts.clear());
+    let px = push_proxy(&agent.url(), &dir, |c| c.push.allow_hosts.clear());
     for url in [
         "http://127.0.0.1:9/h",
         "http://169.254.169.254/latest",
@@ -741,7 +666,7 @@ async fn sdk_behind_proxy(
     } else {
         Version::V10
     };
-    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
+    let px = push_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |c| {
         c.upstream_version = UpstreamVersion::Fixed(version);
     });
     (agent, hook, dir, px)
@@ -754,7 +679,7 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
         .unwrap();
     let hook = webhook(0).await;
     let dir = fresh_dir("push-sdk");
-    let px = start_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |_| {});
+    let px = push_proxy(&format!("http://127.0.0.1:{}", agent.port), &dir, |_| {});
     let hook_url = format!("{}/a2a-hook", hook.url());
     let r = call_v10(
         &px,
@@ -814,18 +739,9 @@ async fn real_sdk_v03_agent_pushes_to_a_v10_webhook_through_the_proxy() {
 /// second config gets that config, and an unknown id is TaskNotFound, as
 /// from a v1.0 server, not the first config passed off as the one asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v10_get_of_a_second_config_at_the_real_sdk_v03_agent() {
+async fn v10_get_of_a_second_config_at_the_real_sdk_v03_push_agent() {
     let (agent, hook, dir, px) = sdk_behind_proxy("v03", &["--push"], "sdkget2").await;
-    let r = call_v10(
-        &px,
-        "SendMessage",
-        json!({"message": {"messageId": "m-get2", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
-    )
-    .await;
-    let task_id = r["result"]["task"]["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{r}"))
-        .to_string();
+    let task_id = send_hi(&px, "m-get2").await;
     for (id, path, tok) in [("c1", "/one", "tok-1"), ("c2", "/two", "tok-2")] {
         let r = call_v10(
             &px,
@@ -884,7 +800,7 @@ async fn v10_get_of_a_second_config_at_the_real_sdk_v03_agent() {
 /// configs created with a v1.0 gRPC client, each got back by its own id,
 /// an unknown id NOT_FOUND (the agent alone would answer c1 for each).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v10_grpc_get_of_a_second_config_at_the_real_sdk_v03_agent() {
+async fn v10_grpc_get_of_a_second_config_at_the_real_sdk_v03_push_agent() {
     use proto::v10 as p10;
     let (_agent, hook, dir, px) = sdk_behind_proxy("v03", &["--push"], "sdkgrpcget2").await;
     let grpc =
@@ -892,16 +808,7 @@ async fn v10_grpc_get_of_a_second_config_at_the_real_sdk_v03_agent() {
     let mut c = p10::a2a_service_client::A2aServiceClient::connect(format!("http://{}", grpc.addr))
         .await
         .unwrap();
-    let r = call_v10(
-        &px,
-        "SendMessage",
-        json!({"message": {"messageId": "m-grpc-get2", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
-    )
-    .await;
-    let task_id = r["result"]["task"]["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{r}"))
-        .to_string();
+    let task_id = send_hi(&px, "m-grpc-get2").await;
     for (id, path, tok) in [("c1", "/one", "tok-1"), ("c2", "/two", "tok-2")] {
         let req = p10::TaskPushNotificationConfig {
             task_id: task_id.clone(),
@@ -1081,7 +988,7 @@ async fn pg_cluster() -> (pg::Cluster, String) {
 async fn pg_proxy(url: &str, upstream: &str, version: Option<Version>) -> RunningProxy {
     let (url, upstream) = (url.to_string(), upstream.to_string());
     tokio::task::spawn_blocking(move || {
-        start_proxy(&upstream, &fresh_dir("push-unused"), |c| {
+        push_proxy(&upstream, &fresh_dir("push-unused"), |c| {
             c.push.backend = PushBackend::Postgres(url);
             if let Some(v) = version {
                 c.upstream_version = UpstreamVersion::Fixed(v);
@@ -1098,7 +1005,7 @@ async fn two_instances_on_one_postgres_deliver_each_notification_once_in_order()
         return;
     }
     let (cluster, url) = pg_cluster().await;
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(0).await;
     let a = pg_proxy(&url, &agent.url(), None).await;
     let b = pg_proxy(&url, &agent.url(), None).await;
@@ -1167,7 +1074,7 @@ async fn two_instances_on_one_postgres_fold_one_v03_task() {
         (a.addr, artifact_update("a2", "two")),
     ];
     for (n, (addr, body)) in pushes.into_iter().enumerate() {
-        let r = push_v10(addr, &path, &secret, body).await;
+        let r = push_bearing(addr, &path, &secret, &body).await;
         assert_eq!(r.status, 200, "{}", r.text());
         // Delivered before the next push: the webhook's order is the
         // pushes' order.
@@ -1231,17 +1138,8 @@ async fn try_post(addr: std::net::SocketAddr, path: &str, token: &str, body: &[u
 /// least once), in the order they were accepted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_burst_loses_no_accepted_notification() {
-    let (agent, seen) = v03_agent().await;
-    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let u = up.clone();
-    let hook = FakeUpstream::start(move |_| {
-        if u.load(Ordering::SeqCst) {
-            Reply::json(200, "{}")
-        } else {
-            Reply::json(503, "{}")
-        }
-    })
-    .await;
+    let (agent, seen) = v03_push_agent().await;
+    let (hook, up) = webhook_down().await;
     let dir = fresh_dir("push-kill9");
     std::fs::create_dir_all(&dir).unwrap();
     let addr = support::free_local_addr().unwrap();
@@ -1396,12 +1294,12 @@ async fn v03_rest_push_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rest_v10_client_push_config_at_a_v03_agent() {
+async fn rest_v10_client_push_config_at_a_v03_push_agent() {
     let (agent, seen) = v03_rest_push_agent().await;
     let hook = webhook(0).await;
     let hook_url = format!("{}/hook", hook.url());
     let dir = fresh_dir("push-rest10");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
 
     let created = rest_call(
         &px,
@@ -1740,9 +1638,7 @@ async fn rest_v03_client_inline_config_at_a_v10_agent() {
     let hook = webhook(0).await;
     let hook_url = format!("{}/v03hook", hook.url());
     let dir = fresh_dir("push-rest03");
-    let px = start_proxy(&agent.url(), &dir, |c| {
-        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    });
+    let px = push_proxy(&agent.url(), &dir, V10_AGENT);
     let send_body = |url: &str| {
         json!({"message": {"messageId": "m1", "role": "ROLE_USER", "content": [{"text": "hi"}]},
             "configuration": {"pushNotification": {"url": url, "token": "v03-tok"}}})
@@ -1825,9 +1721,7 @@ async fn rest_v03_client_push_config_body_forms_at_a_v10_agent() {
     let hook = webhook(0).await;
     let hook_url = format!("{}/forms", hook.url());
     let dir = fresh_dir("push-forms");
-    let px = start_proxy(&agent.url(), &dir, |c| {
-        c.upstream_version = UpstreamVersion::Fixed(Version::V10);
-    });
+    let px = push_proxy(&agent.url(), &dir, V10_AGENT);
     // The config named `name_id`, its own id `id`.
     let config = |name_id: &str, id: Option<&str>| {
         let mut pc = json!({"url": hook_url, "token": "form-tok"});
@@ -1932,11 +1826,11 @@ async fn same_version_configs_are_intercepted_only_when_configured() {
     };
     let v03_headers = [("Content-Type", "application/json")];
     for intercept in [false, true] {
-        let (agent, seen) = v03_agent().await;
+        let (agent, seen) = v03_push_agent().await;
         let hook = webhook(0).await;
         let hook_url = format!("{}/same", hook.url());
         let dir = fresh_dir("push-same");
-        let px = start_proxy(&agent.url(), &dir, |c| {
+        let px = push_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = intercept;
         });
         let body = send(&hook_url);
@@ -1989,7 +1883,7 @@ async fn same_version_rest_configs_are_intercepted_only_when_configured() {
         let hook = webhook(0).await;
         let hook_url = format!("{}/same-rest", hook.url());
         let dir = fresh_dir("push-same-rest");
-        let px = start_proxy(&agent.url(), &dir, |c| {
+        let px = push_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = intercept;
         });
         let body = json!({"name": "tasks/t1/pushNotificationConfigs/cfg-9",
@@ -2074,7 +1968,7 @@ async fn same_version_rest_inline_configs_are_intercepted() {
         let hook = webhook(0).await;
         let hook_url = format!("{}/inline", hook.url());
         let dir = fresh_dir("push-same-inline");
-        let px = start_proxy(&agent.url(), &dir, |c| {
+        let px = push_proxy(&agent.url(), &dir, |c| {
             c.push.intercept_same_version = true;
             c.upstream_version = UpstreamVersion::Fixed(v);
         });
@@ -2147,9 +2041,9 @@ async fn deliveries_reuse_webhook_connections_and_survive_their_close() {
             });
         }
     });
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let dir = fresh_dir("push-keepalive");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("http://{hook_addr}/h")).await;
     const N: u64 = 6;
     for n in 0..N {
@@ -2206,14 +2100,14 @@ async fn inline_config_in_a_stream_learns_its_task_from_the_first_event() {
             Some("tasks/pushNotificationConfig/get") => {
                 let cfg = s.lock().unwrap().clone();
                 let result = json!({"taskId": "ts", "pushNotificationConfig": cfg});
-                Reply::json(200, &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string())
+                Reply::rpc_result(&req["id"], &result)
             }
             _ => Reply::json(404, "{}"),
         }
     })
     .await;
     let dir = fresh_dir("push-stream");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let hook = "http://127.0.0.1:9/stream-hook";
     let body = v10(
         "SendStreamingMessage",
@@ -2253,14 +2147,11 @@ async fn list_tasks_survives_a_restart() {
         };
         let task = json!({"kind": "task", "id": "t1", "contextId": "c1",
             "status": {"state": state, "timestamp": "2024-03-15T18:30:00Z"}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &task)
     })
     .await;
     let dir = fresh_dir("push-tasks");
-    let mut px = start_proxy(&agent.url(), &dir, |_| {});
+    let mut px = push_proxy(&agent.url(), &dir, |_| {});
     let r = call_v10(
         &px,
         "SendMessage",
@@ -2276,7 +2167,7 @@ async fn list_tasks_survives_a_restart() {
     // The same (anonymous) caller lists it after the restart: the entry
     // came back from the store with its scope (keyed from the data dir's
     // credentials key), and the task is asked of the agent.
-    let px2 = start_proxy(&agent.url(), &dir, |_| {});
+    let px2 = push_proxy(&agent.url(), &dir, |_| {});
     let calls_before = agent.calls().len();
     let listed = call_v10(&px2, "ListTasks", json!({"contextId": "c1"})).await;
     assert_eq!(listed["result"]["tasks"][0]["id"], "t1", "{listed}");
@@ -2315,13 +2206,7 @@ async fn list_tasks_survives_a_restart() {
 struct SlowHook {
     url: String,
     seen: Arc<Mutex<Vec<(u64, Instant)>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for SlowHook {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl SlowHook {
@@ -2354,7 +2239,11 @@ impl SlowHook {
                 });
             }
         });
-        SlowHook { url, seen, task }
+        SlowHook {
+            url,
+            seen,
+            _task: AbortOnDrop(task),
+        }
     }
 
     fn numbers(&self) -> Vec<u64> {
@@ -2372,6 +2261,19 @@ impl SlowHook {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+
+    /// [`Self::wait_all`], then `grace` more for late posts (duplicates):
+    /// every number that arrived by then.
+    async fn wait_all_then(&self, n: u64, limit: Duration, grace: Duration) -> Vec<u64> {
+        let got = self.wait_all(n, limit).await;
+        tokio::time::sleep(grace).await;
+        let now = self.numbers();
+        if now.len() > got.len() {
+            now
+        } else {
+            got
+        }
+    }
 }
 
 fn numbered(n: u64) -> Vec<u8> {
@@ -2382,8 +2284,9 @@ fn numbered(n: u64) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Each number's arrivals, and the numbers in order of first arrival.
-fn tally(got: &[u64]) -> (std::collections::BTreeMap<u64, usize>, Vec<u64>) {
+/// The numbers in order of first arrival, and those that arrived more
+/// than once with their count.
+fn tally(got: &[u64]) -> (Vec<u64>, Vec<(u64, usize)>) {
     let mut count = std::collections::BTreeMap::new();
     let mut first = Vec::new();
     for n in got {
@@ -2393,7 +2296,8 @@ fn tally(got: &[u64]) -> (std::collections::BTreeMap<u64, usize>, Vec<u64>) {
         }
         *c += 1;
     }
-    (count, first)
+    let dups = count.into_iter().filter(|(_, c)| *c > 1).collect();
+    (first, dups)
 }
 
 /// Issue #25: two live instances, a slow webhook (0.25 s per answer) and
@@ -2417,11 +2321,11 @@ async fn live_instances_post_a_long_backlog_once_each(instances: usize) {
         return;
     }
     let (cluster, url) = pg_cluster().await;
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = SlowHook::start(Duration::from_millis(250)).await;
     let start = |url: String, upstream: String| {
         tokio::task::spawn_blocking(move || {
-            start_proxy(&upstream, &fresh_dir("push-unused"), |c| {
+            push_proxy(&upstream, &fresh_dir("push-unused"), |c| {
                 c.push.backend = PushBackend::Postgres(url);
                 c.push.lease = Duration::from_millis(2000);
             })
@@ -2438,20 +2342,11 @@ async fn live_instances_post_a_long_backlog_once_each(instances: usize) {
         let r = callback(px, &path, &secret, &numbered(n)).await;
         assert_eq!(r.status, 200, "{}", r.text());
     }
-    let got = hook.wait_all(N, Duration::from_secs(60)).await;
-    // Time for a duplicate to show up (one more lease).
-    tokio::time::sleep(Duration::from_millis(2500)).await;
-    let got = if hook.numbers().len() > got.len() {
-        hook.numbers()
-    } else {
-        got
-    };
-    let (count, first) = tally(&got);
-    let dups: Vec<(u64, usize)> = count
-        .iter()
-        .filter(|(_, c)| **c > 1)
-        .map(|(n, c)| (*n, *c))
-        .collect();
+    // Then time for a duplicate to show up (one more lease).
+    let got = hook
+        .wait_all_then(N, Duration::from_secs(60), Duration::from_millis(2500))
+        .await;
+    let (first, dups) = tally(&got);
     eprintln!(
         "{instances} instances: {} posts for {N} notifications, duplicated: {dups:?}",
         got.len()
@@ -2481,7 +2376,7 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
     }
     let (cluster, url) = pg_cluster().await;
     assert!(url.starts_with("host="), "a libpq string: {url}");
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = SlowHook::start(Duration::from_millis(200)).await;
     let dir = fresh_dir("push-pg-kill9");
     std::fs::create_dir_all(&dir).unwrap();
@@ -2525,25 +2420,16 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
     drop(a); // SIGKILL
     let killed = Instant::now();
     let at_kill = hook.numbers().len();
-    let got = hook.wait_all(N, Duration::from_secs(30)).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let got = if hook.numbers().len() > got.len() {
-        hook.numbers()
-    } else {
-        got
-    };
+    let got = hook
+        .wait_all_then(N, Duration::from_secs(30), Duration::from_millis(500))
+        .await;
     let first_after = hook
         .seen
         .lock()
         .unwrap()
         .get(at_kill)
         .map(|(_, t)| t.duration_since(killed));
-    let (count, first) = tally(&got);
-    let dups: Vec<(u64, usize)> = count
-        .iter()
-        .filter(|(_, c)| **c > 1)
-        .map(|(n, c)| (*n, *c))
-        .collect();
+    let (first, dups) = tally(&got);
     eprintln!(
         "{at_kill} posted before the kill, first post after it {first_after:?}, {} posts for {N}, duplicated: {dups:?}",
         got.len()
@@ -2570,10 +2456,10 @@ async fn kill_9_of_the_delivering_instance_is_taken_over_within_the_lease() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_trace_context_reaches_the_webhook() {
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let hook = webhook(0).await;
     let dir = fresh_dir("push-trace");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let (path, secret) = register(&px, &seen, &format!("{}/h", hook.url())).await;
     let pushes: [&[(&str, &str)]; 3] = [
         &[
@@ -2639,7 +2525,7 @@ async fn rest_inline_config_in_a_stream_learns_its_task_from_the_first_event() {
     })
     .await;
     let dir = fresh_dir("push-reststream");
-    let px = start_proxy(&agent.url(), &dir, |_| {});
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let hook = "http://127.0.0.1:9/rest-stream-hook";
     let body = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
         "configuration": {"taskPushNotificationConfig": {"url": hook, "token": "s-tok"}}});

@@ -39,6 +39,20 @@ const SCHEMA_2: &str = "DROP TABLE push_snapshots; \
     ALTER TABLE push_dead DROP COLUMN traceparent, DROP COLUMN tracestate; \
     UPDATE schema_version SET version = 2";
 
+/// A fresh database of `cluster` with data in it (a push config of
+/// callback `a`, one pending delivery), then set back to schema 2: its
+/// URL and a client on it.
+fn schema_2_with_data(cluster: &pg::Cluster) -> (String, postgres::Client) {
+    let url = cluster.fresh_db();
+    let s = PgStore::connect(&url).unwrap();
+    s.put_config(&contract::cfg("a", "t1", "c1")).unwrap();
+    s.enqueue(contract::item("t1")).unwrap();
+    drop(s);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute(SCHEMA_2).unwrap();
+    (url, c)
+}
+
 /// A database of schema 2 (before fold snapshots) with data in it: the
 /// next start migrates it, keeps the data, and snapshots work.
 #[test]
@@ -47,13 +61,7 @@ fn a_schema_2_database_is_migrated_and_works() {
         return;
     }
     let cluster = pg::Cluster::start();
-    let url = cluster.fresh_db();
-    let s = PgStore::connect(&url).unwrap();
-    s.put_config(&contract::cfg("a", "t1", "c1")).unwrap();
-    s.enqueue(contract::item("t1")).unwrap();
-    drop(s);
-    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    c.batch_execute(SCHEMA_2).unwrap();
+    let (url, mut c) = schema_2_with_data(&cluster);
     let s = PgStore::connect(&url).unwrap();
     let v: i64 = c
         .query_one("SELECT version FROM schema_version", &[])
@@ -323,13 +331,7 @@ fn ten_concurrent_starts_on_an_empty_or_old_database_all_succeed() {
         assert_eq!(rows[0].get::<_, i64>(0) as u64, proxy::push::SCHEMA_VERSION);
     }
     // A schema-2 database with data: migrated once, the data kept.
-    let url = cluster.fresh_db();
-    let s = PgStore::connect(&url).unwrap();
-    s.put_config(&contract::cfg("a", "t1", "c1")).unwrap();
-    s.enqueue(contract::item("t1")).unwrap();
-    drop(s);
-    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    c.batch_execute(SCHEMA_2).unwrap();
+    let (url, mut c) = schema_2_with_data(&cluster);
     let got = start_ten(&url);
     assert!(got.iter().all(Result::is_ok), "{got:?}");
     let v: i64 = c

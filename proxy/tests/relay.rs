@@ -311,10 +311,7 @@ async fn fake_v03_agent() -> FakeUpstream {
         match body["method"].as_str() {
             Some("tasks/get") if r.header("authorization") == Some("Bearer a") => {
                 let t = task("input-required", "2026-01-01T00:00:01Z");
-                Reply::json(
-                    200,
-                    &json!({"jsonrpc": "2.0", "id": id, "result": t}).to_string(),
-                )
+                Reply::rpc_result(&id, &t)
             }
             Some("tasks/get") => Reply::json(500, "{}"),
             Some("tasks/resubscribe") => {
@@ -327,10 +324,7 @@ async fn fake_v03_agent() -> FakeUpstream {
             }
             Some("message/send") => {
                 let t = task("completed", "2026-01-01T00:00:02Z");
-                Reply::json(
-                    200,
-                    &json!({"jsonrpc": "2.0", "id": id, "result": t}).to_string(),
-                )
+                Reply::rpc_result(&id, &t)
             }
             _ => Reply::json(404, "{}"),
         }

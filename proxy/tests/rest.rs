@@ -12,7 +12,6 @@ use proxy::RunningProxy;
 use serde_json::{json, Value};
 use support::*;
 use tokio::sync::Semaphore;
-use tokio::time::timeout;
 
 fn proxy_for(upstream: &str, version: Version) -> RunningProxy {
     proxy::start(config_for(upstream, version)).unwrap()
@@ -330,35 +329,13 @@ async fn v10_rest_client_to_v03_rest_agent_every_operation() {
     }
 }
 
-/// Opens a stream and collects `n` SSE `data` values, granting the next
-/// upstream event after each.
+/// Opens an SSE stream and collects `n` of its `data` values, granting
+/// the next upstream event after each.
 async fn events(addr: std::net::SocketAddr, raw: &[u8], gate: &Semaphore, n: usize) -> Vec<Value> {
     let mut s = open(addr, raw).await;
     assert_eq!(s.status, 200);
     assert!(s.headers["content-type"].starts_with("text/event-stream"));
-    let mut buf = String::new();
-    let mut got = Vec::new();
-    while got.len() < n {
-        let chunk = timeout(WAIT, s.reader.chunk(&mut s.sock))
-            .await
-            .unwrap_or_else(|_| panic!("event {} did not arrive", got.len() + 1))
-            .unwrap()
-            .expect("stream ended early");
-        buf.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(i) = buf.find("\n\n") {
-            let ev: String = buf.drain(..i + 2).collect();
-            if ev.starts_with(':') {
-                continue;
-            }
-            let data = ev
-                .trim()
-                .strip_prefix("data: ")
-                .unwrap_or_else(|| panic!("{ev:?}"));
-            got.push(serde_json::from_str(data).unwrap());
-            gate.add_permits(1);
-        }
-    }
-    got
+    s.events(gate, n).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -30,10 +30,7 @@ async fn agent() -> FakeUpstream {
         |r| {
             let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
             let task = json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "completed"}});
-            Reply::json(
-                200,
-                &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-            )
+            Reply::rpc_result(&req["id"], &task)
         },
     )
     .await
@@ -61,6 +58,30 @@ fn tls_proxy(up: &FakeUpstream, cert: &std::path::Path, key: &std::path::Path) -
     proxy::start(tls_config(up, cert, key)).unwrap()
 }
 
+/// A fake agent behind a proxy on TLS, its certificate (`leaf`) signed by
+/// a new CA, in a new directory: the agent, the directory, the CA, the
+/// leaf and the proxy.
+async fn tls_front() -> (
+    FakeUpstream,
+    std::path::PathBuf,
+    TestCa,
+    support::tls::Leaf,
+    RunningProxy,
+) {
+    let up = agent().await;
+    let dir = temp_dir("tls-listener");
+    let ca = TestCa::new();
+    let leaf = ca.leaf(&dir, "proxy");
+    let px = tls_proxy(&up, &leaf.cert_file, &leaf.key_file);
+    (up, dir, ca, leaf, px)
+}
+
+/// The status of `/health` asked over `tls` (HTTP/1.1).
+async fn health_over(tls: tokio_rustls::client::TlsStream<tokio::net::TcpStream>) -> u16 {
+    let mut h1 = H1::over(tls).await;
+    h1.call("GET", "/health", &[], b"").await.unwrap().0
+}
+
 const GET_TASK_V10: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1"}}"#;
 
 fn is_completed_v10(body: &[u8]) -> bool {
@@ -70,11 +91,7 @@ fn is_completed_v10(body: &[u8]) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_trusting_the_ca_gets_the_card_and_jsonrpc_over_tls() {
-    let up = agent().await;
-    let dir = temp_dir("tls-listener");
-    let ca = TestCa::new();
-    let leaf = ca.leaf(&dir, "proxy");
-    let px = tls_proxy(&up, &leaf.cert_file, &leaf.key_file);
+    let (up, dir, ca, leaf, px) = tls_front().await;
     assert!(px.url().starts_with("https://"), "{}", px.url());
 
     // HTTP/1.1 (ALPN http/1.1): the card, then a translated call on the
@@ -162,11 +179,7 @@ async fn read_to_close(sock: &mut TcpStream) -> Option<Vec<u8>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_http_on_the_tls_port_is_refused_cleanly() {
-    let up = agent().await;
-    let dir = temp_dir("tls-listener");
-    let ca = TestCa::new();
-    let leaf = ca.leaf(&dir, "proxy");
-    let px = tls_proxy(&up, &leaf.cert_file, &leaf.key_file);
+    let (up, dir, ca, _, px) = tls_front().await;
 
     let mut sock = TcpStream::connect(px.addr).await.unwrap();
     sock.write_all(&request("POST", "/", JSON_V10, GET_TASK_V10))
@@ -189,12 +202,7 @@ async fn plain_http_on_the_tls_port_is_refused_cleanly() {
     // And the listener still serves (a client offering no ALPN: HTTP/1.1).
     let tls = connect(px.addr, &ca.der(), &[]).await.unwrap();
     assert_eq!(tls.get_ref().1.alpn_protocol(), None);
-    let (status, _) = H1::over(tls)
-        .await
-        .call("GET", "/health", &[], b"")
-        .await
-        .unwrap();
-    assert_eq!(status, 200);
+    assert_eq!(health_over(tls).await, 200);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -367,12 +375,7 @@ async fn sighup_reloads_the_certificate_and_keeps_open_connections() {
     assert_eq!(peer_cert(&tls), second.der);
     let g = connect(grpc, &ca.der(), &[b"h2"]).await.unwrap();
     assert_eq!(peer_cert(&g), second.der);
-    let (status, _) = H1::over(tls)
-        .await
-        .call("GET", "/health", &[], b"")
-        .await
-        .unwrap();
-    assert_eq!(status, 200);
+    assert_eq!(health_over(tls).await, 200);
     // Nothing in the log is coloured (stderr is a pipe; --log-format text).
     assert!(!px.log.lock().unwrap().iter().any(|l| l.contains('\x1b')));
     drop(px);

@@ -251,42 +251,16 @@ async fn non_json_upstream_errors_keep_their_status_not_their_bytes() {
 async fn h2c_clients_get_translated_unary_answers_with_a_length() {
     let up = FakeUpstream::start(|_| Reply::json(200, V10_TASK)).await;
     let px = proxy_for(&up.url(), Version::V10, |_| {});
-    let run = async {
-        let tcp = TcpStream::connect(px.addr).await.unwrap();
-        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-        let conn_task = tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        let mut client = client.ready().await.unwrap();
-        let req = http::Request::builder()
-            .method("POST")
-            .uri(format!("http://{}/", px.addr))
-            .header("content-type", "application/json")
-            .header("content-length", V03_SEND.len().to_string())
-            .body(())
-            .unwrap();
-        let (resp, mut send) = client.send_request(req, false).unwrap();
-        send.send_data(bytes::Bytes::from_static(V03_SEND), true)
-            .unwrap();
-        let resp = resp.await.unwrap();
-        let status = resp.status();
-        let length = resp
-            .headers()
-            .get("content-length")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let mut recv = resp.into_body();
-        let mut got = Vec::new();
-        while let Some(chunk) = recv.data().await {
-            let chunk = chunk.unwrap();
-            let _ = recv.flow_control().release_capacity(chunk.len());
-            got.extend_from_slice(&chunk);
-        }
-        drop(client);
-        conn_task.abort();
-        (status, length, got)
-    };
-    let (status, length, got) = timeout(WAIT, run).await.expect("h2c exchange timed out");
+    let length = V03_SEND.len().to_string();
+    let headers = [
+        ("content-type", "application/json"),
+        ("content-length", &length),
+    ];
+    let (status, head, got) = h2c_post(px.addr, &headers, V03_SEND).await;
+    let length = head
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     assert_eq!(status, 200);
     assert_eq!(length, Some(got.len().to_string()));
     let v: Value = serde_json::from_slice(&got).unwrap();

@@ -41,13 +41,7 @@ struct Agent {
     accepted: Arc<AtomicUsize>,
     /// Connections the agent closed after an answer.
     closed: Arc<AtomicUsize>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl Agent {
@@ -70,7 +64,7 @@ impl Agent {
             received,
             accepted,
             closed,
-            task,
+            _task: AbortOnDrop(task),
         }
     }
 
@@ -432,13 +426,7 @@ async fn the_card_fetch_and_a_translated_call_share_one_keep_alive_connection() 
     assert_eq!(r.status, 200, "{}", r.text());
     let get_v03 = br#"{"jsonrpc":"2.0","id":"g","method":"tasks/get","params":{"id":"t1"}}"#;
     let r = post(px.addr, "/", JSON_HEADER, get_v03).await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(
-        r.json()["result"]["status"]["state"],
-        "completed",
-        "{}",
-        r.text()
-    );
+    assert_v03_completed(&r);
     assert_eq!(agent.received(), 2);
     assert_eq!(agent.accepted.load(Ordering::SeqCst), 1);
     assert_eq!(px.app.upstream_pool.opened(), 1);

@@ -106,14 +106,7 @@ async fn a_one_one_agents_card_is_read_as_one_n() {
     let me = format!("http://{}", px.addr);
 
     // To a 1.1 client: the agent's card, its URLs pointing here.
-    let r = get(
-        px.addr,
-        "/.well-known/agent-card.json",
-        &[("A2A-Version", "1.1")],
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let card = r.json();
+    let card = card_as(px.addr, "/.well-known/agent-card.json", "1.1").await;
     let ifaces = card["supportedInterfaces"].as_array().unwrap();
     assert!(!ifaces.is_empty(), "{card}");
     for i in ifaces {
@@ -123,14 +116,7 @@ async fn a_one_one_agents_card_is_read_as_one_n() {
     assert_eq!(card["description"], "a 1.1 agent");
 
     // To a v0.3 client: translated as from any 1.x card.
-    let r = get(
-        px.addr,
-        "/.well-known/agent-card.json",
-        &[("A2A-Version", "0.3")],
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let card = r.json();
+    let card = card_as(px.addr, "/.well-known/agent-card.json", "0.3").await;
     assert!(card.get("supportedInterfaces").is_none(), "{card}");
     assert_eq!(card["protocolVersion"], "0.3.0", "{card}");
     assert_eq!(card["url"], format!("{me}/rpc"), "{card}");

@@ -6,37 +6,13 @@
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use proxy::config::{Config, PushBackend, UpstreamVersion};
-use proxy::version::Version;
-use serde_json::{json, Value};
+use serde_json::json;
 use support::*;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
-
-/// A v0.3 agent answering message/send with a Task, keeping the push
-/// config it was given.
-async fn v03_agent() -> (FakeUpstream, Arc<Mutex<Option<Value>>>) {
-    let seen: Arc<Mutex<Option<Value>>> = Arc::default();
-    let s = seen.clone();
-    let agent = FakeUpstream::start(move |r| {
-        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        let cfg = req["params"]["configuration"]["pushNotificationConfig"].clone();
-        if cfg.is_object() {
-            *s.lock().unwrap() = Some(cfg);
-        }
-        let task = json!({"kind": "task", "id": "t1", "contextId": "c1",
-            "status": {"state": "submitted", "timestamp": "2024-03-15T18:30:00Z"}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
-    })
-    .await;
-    (agent, seen)
-}
 
 /// A webhook answering every post with `100 Continue`, then a 200 with a
 /// chunked body, keeping the connection; counts connections and posts.
@@ -74,37 +50,25 @@ async fn webhook() -> (std::net::SocketAddr, Arc<AtomicUsize>, Arc<AtomicUsize>)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_answer_after_100_continue_is_the_final_one_and_its_connection_kept() {
-    let (agent, seen) = v03_agent().await;
+    let (agent, seen) = v03_push_agent().await;
     let (hook, accepted, posts) = webhook().await;
     let dir = fresh_dir("webhook");
-    let addr = support::free_local_addr().unwrap();
-    let mut config = Config::new(addr, &agent.url()).unwrap();
-    config.threads = 1;
-    config.upstream_version = UpstreamVersion::Fixed(Version::V03);
-    config.push.enabled = true;
-    config.push.backend = PushBackend::Embedded(dir.clone());
-    config.push.allow_hosts = vec!["127.0.0.1".into()];
-    config.push.backoff_initial = Duration::from_millis(50);
-    config.push.backoff_max = Duration::from_millis(200);
-    let px = proxy::start(config).unwrap();
+    let px = push_proxy(&agent.url(), &dir, |_| {});
     let send = json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {
         "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
         "configuration": {"taskPushNotificationConfig": {"url": format!("http://{hook}/h"), "token": "tok"}}}});
     let r = post(px.addr, "/", JSON_V10, send.to_string().as_bytes()).await;
     assert_eq!(r.json()["result"]["task"]["id"], "t1", "{}", r.text());
-    let cfg = seen.lock().unwrap().clone().expect("a push config");
-    let url = cfg["url"].as_str().unwrap();
-    let path = &url[format!("http://{}", px.addr).len()..];
-    let secret = cfg["token"].as_str().unwrap();
+    let (path, secret) = callback_of(px.addr, &seen);
     for state in ["working", "completed"] {
         let body = json!({"kind": "task", "id": "t1", "contextId": "c1",
             "status": {"state": state, "timestamp": "2024-03-15T18:30:00Z"}});
         let r = post(
             px.addr,
-            path,
+            &path,
             &[
                 ("Content-Type", "application/json"),
-                ("X-A2A-Notification-Token", secret),
+                ("X-A2A-Notification-Token", &secret),
             ],
             body.to_string().as_bytes(),
         )

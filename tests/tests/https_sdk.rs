@@ -14,6 +14,9 @@ use e2e::peer::{run_client_with, start_sdk_agent, CLIENT_STEPS};
 use e2e::sdk::{python, sdk_script};
 use proxy::config::{Config, RawConfig, RawPush, RawUpstream};
 use serde_json::Value;
+use support::assert_run_passed;
+
+mod support;
 
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(90);
@@ -99,16 +102,8 @@ fn run(client: &str) {
             failed.push(format!("{name}: not ok: {s}"));
         }
     }
-    if !run.status.is_some_and(|s| s.success()) {
-        failed.push(format!("client exit status {:?}", run.status));
-    }
-    assert!(
-        failed.is_empty(),
-        "{client} client -> proxy -> https v0.3 agent: {} failed checks:\n  {}\nclient output:\n{}",
-        failed.len(),
-        failed.join("\n  "),
-        run.raw
-    );
+    let label = format!("{client} client -> proxy -> https v0.3 agent");
+    assert_run_passed(&label, failed, &run);
     drop(agent);
 }
 

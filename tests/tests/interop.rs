@@ -464,16 +464,7 @@ fn check_run(
         }
     }
 
-    c.check(run.status.is_some_and(|s| s.success()), || {
-        format!("client exit status {:?}", run.status)
-    });
-    assert!(
-        c.0.is_empty(),
-        "{label}: {} failed checks:\n  {}\nclient output:\n{}",
-        c.0.len(),
-        c.0.join("\n  "),
-        run.raw
-    );
+    support::assert_run_passed(label, c.0, run);
 }
 
 fn interop(client: Sdk, agent: Sdk, auto: bool) {

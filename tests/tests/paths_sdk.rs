@@ -14,8 +14,9 @@ use std::time::Duration;
 use e2e::peer::{run_client_with, start_sdk_agent, ClientRun, CLIENT_STEPS};
 use e2e::sdk::{python, sdk_script};
 use serde_json::Value;
-use support::auto_proxy;
+use support::{assert_run_passed, auto_proxy};
 
+#[macro_use]
 mod support;
 
 const AGENT_START: Duration = Duration::from_secs(30);
@@ -61,16 +62,7 @@ fn check(label: &str, client: &str, binding: &str, run: &ClientRun, proxy_url: &
     if !(listed || primary) {
         failed.push(format!("card: no {binding} interface at {want}: {card}"));
     }
-    if !run.status.is_some_and(|s| s.success()) {
-        failed.push(format!("client exit status {:?}", run.status));
-    }
-    assert!(
-        failed.is_empty(),
-        "{label}: {} failed checks:\n  {}\nclient output:\n{}",
-        failed.len(),
-        failed.join("\n  "),
-        run.raw
-    );
+    assert_run_passed(label, failed, run);
 }
 
 fn pair(client: &str, agent: &str, binding: &str) {
@@ -80,39 +72,20 @@ fn pair(client: &str, agent: &str, binding: &str) {
     check(&label, client, binding, &run, &url);
 }
 
-/// The case: a v0.3 agent with REST under `/rest` and JSON-RPC
-/// under `/jsonrpc`, translated for the a2a-sdk 1.x REST client.
-#[test]
-fn v03_agent_under_rest_and_jsonrpc_paths_translated_for_v10_rest_clients() {
-    pair("v10", "v03", "HTTP+JSON");
+/// JSON-RPC at the agent's `/jsonrpc`: translated across versions,
+/// passed through within one.
+fn jsonrpc(client: &str, agent: &str) {
+    pair(client, agent, "JSONRPC");
 }
 
-#[test]
-fn v03_agent_under_paths_translated_for_v10_jsonrpc_clients() {
-    pair("v10", "v03", "JSONRPC");
+/// HTTP+JSON under the agent's `/rest`. The case is
+/// `rest::v10_client_v03_agent`: a v0.3 agent with REST under `/rest` and
+/// JSON-RPC under `/jsonrpc`, translated for the a2a-sdk 1.x REST client.
+fn rest(client: &str, agent: &str) {
+    pair(client, agent, "HTTP+JSON");
 }
 
-#[test]
-fn v10_agent_under_paths_translated_for_v03_rest_clients() {
-    pair("v03", "v10", "HTTP+JSON");
-}
-
-#[test]
-fn v10_agent_under_paths_translated_for_v03_jsonrpc_clients() {
-    pair("v03", "v10", "JSONRPC");
-}
-
-#[test]
-fn v03_agent_under_paths_passed_through_to_v03_rest_clients() {
-    pair("v03", "v03", "HTTP+JSON");
-}
-
-#[test]
-fn v10_agent_under_paths_passed_through_to_v10_rest_clients() {
-    pair("v10", "v10", "HTTP+JSON");
-}
-
-#[test]
-fn v10_agent_under_paths_passed_through_to_v10_jsonrpc_clients() {
-    pair("v10", "v10", "JSONRPC");
+sdk_pairs! {
+    jsonrpc,
+    rest,
 }

@@ -8,6 +8,7 @@ use translate::transcode::TaskFacts;
 
 use super::probe::{probe, At, Seen};
 use super::{Scope, TaskIndex};
+use crate::codec::Shape;
 
 /// Facts recorded, and the [`super::Inner::generation`] right after: recording
 /// the same facts again while the generation is still that one changes
@@ -125,25 +126,26 @@ impl TaskIndex {
     /// event envelope) to a caller of `scope` says about tasks. `method` is
     /// the v1.0 method name.
     pub fn record(&self, scope: Scope, method: &str, envelope: &[u8]) {
-        self.record_at(scope, method, envelope, true);
+        self.record_at(scope, method, envelope, Shape::Envelope);
     }
 
     /// [`Self::record`] for a bare v1.0 result (a REST answer body).
     pub fn record_result(&self, scope: Scope, method: &str, body: &[u8]) {
-        self.record_at(scope, method, body, false);
+        self.record_at(scope, method, body, Shape::Bare);
     }
 
     /// The one path of [`Self::record`] and [`Self::record_result`]: the
-    /// answer `bytes` (a JSON-RPC `envelope`, else a bare result) probed
-    /// for its task's members, or read whole when the probe cannot tell.
-    fn record_at(&self, scope: Scope, method: &str, bytes: &[u8], envelope: bool) {
+    /// answer `bytes` (a JSON-RPC envelope or a bare result, as `shape`
+    /// says) probed for its task's members, or read whole when the probe
+    /// cannot tell.
+    fn record_at(&self, scope: Scope, method: &str, bytes: &[u8], shape: Shape) {
         if !self.enabled || !indexed(method) {
             return;
         }
         let task = wrapped(method);
-        let at = match envelope {
-            true => At::Envelope { task },
-            false => At::Bare { task },
+        let at = match shape {
+            Shape::Envelope => At::Envelope { task },
+            Shape::Bare => At::Bare { task },
         };
         if let Some(seen) = probe(bytes, at) {
             return self.put_seen(scope, seen);
@@ -151,9 +153,9 @@ impl TaskIndex {
         let Ok(mut v) = serde_json::from_slice::<Value>(bytes) else {
             return;
         };
-        let result = match envelope {
-            false => v,
-            true => match v.get_mut("result") {
+        let result = match shape {
+            Shape::Bare => v,
+            Shape::Envelope => match v.get_mut("result") {
                 Some(r) => r.take(),
                 None => return,
             },

@@ -246,8 +246,7 @@ async fn a_large_body_is_routed_by_its_method_not_its_header() {
                 "contextId": "c1", "status": {"state": "submitted"}}),
             _ => serde_json::json!({"echo": req["method"]}),
         };
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
-        Reply::json(200, &body.to_string())
+        Reply::rpc_result(&req["id"], &result)
     })
     .await;
     let px = proxy_to(up.addr, Version::V03, |_| {});
@@ -351,17 +350,31 @@ async fn v10_call(px: &RunningProxy, body: &str) -> Response {
     post(px.addr, "/", JSON_V10, body.as_bytes()).await
 }
 
-/// #21 (retry only what cannot have acted): a SendMessage written on a
-/// reused connection that then ends without an answer is not sent again;
-/// the client is told the outcome is unknown.
-#[tokio::test]
-async fn a_send_that_may_have_arrived_is_not_sent_twice() {
+/// A proxy toward a v0.3 agent that answers its first request and, on
+/// the same connection, reads the second and closes without an answer;
+/// the methods the agent read.
+async fn behind_an_agent_vanishing_at_its_second_request(
+) -> (RunningProxy, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     let (agent, seen) = scripted_agent(|conn, n, _| match (conn, n) {
         (0, 1) => Act::Vanish,
         _ => Act::Answer,
     })
     .await;
-    let px = proxy_to(agent, Version::V03, |_| {});
+    (proxy_to(agent, Version::V03, |_| {}), seen)
+}
+
+/// How many message/send requests the agent read (`seen`).
+fn sends(seen: &std::sync::Mutex<Vec<String>>) -> usize {
+    let seen = seen.lock().unwrap();
+    seen.iter().filter(|m| *m == "message/send").count()
+}
+
+/// #21 (retry only what cannot have acted): a SendMessage written on a
+/// reused connection that then ends without an answer is not sent again;
+/// the client is told the outcome is unknown.
+#[tokio::test]
+async fn a_send_that_may_have_arrived_is_not_sent_twice() {
+    let (px, seen) = behind_an_agent_vanishing_at_its_second_request().await;
     let r = v10_call(&px, GET_V10).await;
     assert!(r.json()["result"].is_object(), "{}", r.text());
     let r = v10_call(&px, SEND_V10).await;
@@ -369,12 +382,7 @@ async fn a_send_that_may_have_arrived_is_not_sent_twice() {
     let text = r.text();
     assert!(text.contains("unknown"), "{text}");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let sends = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|m| *m == "message/send")
-        .count();
+    let sends = sends(&seen);
     assert_eq!(sends, 1, "the agent got the send {sends} times");
 }
 
@@ -382,12 +390,7 @@ async fn a_send_that_may_have_arrived_is_not_sent_twice() {
 /// asked once more on a new connection.
 #[tokio::test]
 async fn a_read_that_may_have_arrived_is_asked_again() {
-    let (agent, seen) = scripted_agent(|conn, n, _| match (conn, n) {
-        (0, 1) => Act::Vanish,
-        _ => Act::Answer,
-    })
-    .await;
-    let px = proxy_to(agent, Version::V03, |_| {});
+    let (px, seen) = behind_an_agent_vanishing_at_its_second_request().await;
     let _ = v10_call(&px, GET_V10).await;
     let r = v10_call(&px, GET_V10).await;
     assert!(r.json()["result"].is_object(), "{}", r.text());
@@ -410,13 +413,8 @@ async fn a_connection_closed_while_idle_is_not_written_to() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let r = v10_call(&px, SEND_V10).await;
     assert!(r.json()["result"].is_object(), "{}", r.text());
-    let sends = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|m| *m == "message/send")
-        .count();
-    assert_eq!(sends, 1);
+    let sends = sends(&seen);
+    assert_eq!(sends, 1, "the agent got the send {sends} times");
 }
 
 /// The whole-answer bound is not a stream's: a stream longer than

@@ -342,10 +342,7 @@ async fn strict_v10_agent() -> FakeUpstream {
                 .replace("UP", "10.9.8.7:2"),
         )
         .unwrap();
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": id, "result": card}).to_string(),
-        )
+        Reply::rpc_result(&id, &card)
     })
     .await
 }

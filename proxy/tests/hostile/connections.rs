@@ -80,20 +80,9 @@ async fn a_head_trickled_byte_by_byte_is_cut_at_the_header_timeout() {
         }
     });
     let start = Instant::now();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 1024];
-    let closed = loop {
-        if start.elapsed() > Duration::from_secs(15) {
-            break false;
-        }
-        match timeout(Duration::from_secs(1), rd.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => break true,
-            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
-            Err(_) => {}
-        }
-    };
+    let closed = until_closed(&mut rd, Duration::from_secs(15)).await;
     writer.abort();
-    assert!(closed, "a trickled head must not hold the connection");
+    let (got, _) = closed.expect("a trickled head must not hold the connection");
     assert!(start.elapsed() < Duration::from_secs(10));
     let text = String::from_utf8_lossy(&got);
     assert!(
@@ -272,24 +261,30 @@ async fn wait_listening(addr: SocketAddr) {
     panic!("the proxy did not listen on {addr}");
 }
 
-#[tokio::test]
-async fn health_answers_past_a_soft_limit_of_256_open_files() {
-    let dir = std::env::temp_dir().join(format!("a2a-hostile-fd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let addr = crate::support::free_local_addr().unwrap();
-    let args: Vec<String> = [
+/// The binary's arguments to serve on `addr` toward a v0.3 agent that is
+/// not there, without push.
+fn serve_args(addr: std::net::SocketAddr) -> Vec<String> {
+    let listen = addr.to_string();
+    [
         "serve",
         "--listen",
-        &addr.to_string(),
+        &listen,
         "--upstream",
         "http://127.0.0.1:9",
         "--upstream-version",
         "0.3",
         "--no-push",
     ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    .map(String::from)
+    .to_vec()
+}
+
+#[tokio::test]
+async fn health_answers_past_a_soft_limit_of_256_open_files() {
+    let dir = std::env::temp_dir().join(format!("a2a-hostile-fd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let addr = crate::support::free_local_addr().unwrap();
+    let args = serve_args(addr);
     let child = Killed(binary_with_256_files(&args, &dir));
     wait_listening(addr).await;
     // 300 connections that send nothing (within the header timeout).
@@ -316,16 +311,7 @@ fn serve_on_a_port_in_use_exits_at_once_naming_the_address() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut child = Killed(
         Command::new(env!("CARGO_BIN_EXE_a2a-compat-proxy"))
-            .args([
-                "serve",
-                "--listen",
-                &addr.to_string(),
-                "--upstream",
-                "http://127.0.0.1:9",
-                "--upstream-version",
-                "0.3",
-                "--no-push",
-            ])
+            .args(serve_args(addr))
             .current_dir(&dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -483,16 +469,9 @@ async fn a_trickled_body_is_cut_at_the_body_timeout() {
             }
         });
         let start = Instant::now();
-        let mut buf = [0u8; 4096];
-        let closed = loop {
-            if start.elapsed() > Duration::from_secs(20) {
-                break false;
-            }
-            match timeout(Duration::from_secs(1), rd.read(&mut buf)).await {
-                Ok(Ok(0)) | Ok(Err(_)) => break true,
-                _ => {}
-            }
-        };
+        let closed = until_closed(&mut rd, Duration::from_secs(20))
+            .await
+            .is_some();
         writer.abort();
         assert!(closed, "{path}: a trickled body held the connection");
         assert!(
@@ -642,16 +621,9 @@ async fn a_trickled_tls_handshake_is_cut_at_the_header_timeout() {
         }
     });
     let start = Instant::now();
-    let mut buf = [0u8; 1024];
-    let closed = loop {
-        if start.elapsed() > Duration::from_secs(15) {
-            break false;
-        }
-        match timeout(Duration::from_secs(1), rd.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => break true,
-            Ok(Ok(_)) | Err(_) => {}
-        }
-    };
+    let closed = until_closed(&mut rd, Duration::from_secs(15))
+        .await
+        .is_some();
     let done = writer.is_finished();
     writer.abort();
     assert!(closed, "a trickled handshake must not hold the connection");

@@ -563,10 +563,7 @@ async fn a_hanging_agent_does_not_hold_a_list() {
         }
         let k = n.fetch_add(1, Ordering::SeqCst) + 1;
         let task = v03_task(&format!("t{k}"), k, "x");
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &task)
     })
     .await;
     host.set(up.addr.to_string()).unwrap();

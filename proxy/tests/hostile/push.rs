@@ -55,10 +55,7 @@ async fn v03_agent() -> (FakeUpstream, Seen) {
             Some("tasks/pushNotificationConfig/set") => req["params"].clone(),
             _ => json!({}),
         };
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &result)
     })
     .await;
     (agent, seen)
@@ -102,39 +99,6 @@ async fn register_hook(
     .await;
     assert_eq!(r["result"]["task"]["id"], task, "{r}");
     callback_of(px.addr, seen)
-}
-
-/// The callback path (from `seen`, the config the agent got through the
-/// proxy at `addr`) and the secret the agent was given.
-fn callback_of(addr: std::net::SocketAddr, seen: &Seen) -> (String, String) {
-    let cfg = seen
-        .lock()
-        .unwrap()
-        .clone()
-        .expect("agent got a push config");
-    let url = cfg["url"].as_str().unwrap_or_default();
-    let path = url
-        .strip_prefix(&format!("http://{addr}"))
-        .unwrap_or_default()
-        .to_string();
-    assert!(
-        path.starts_with("/a2a-proxy/push/"),
-        "agent was given {cfg}"
-    );
-    (path, cfg["token"].as_str().unwrap_or_default().to_string())
-}
-
-async fn callback(addr: std::net::SocketAddr, path: &str, secret: &str, body: &Value) -> Response {
-    post(
-        addr,
-        path,
-        &[
-            ("Content-Type", "application/json"),
-            ("Authorization", &format!("Bearer {secret}")),
-        ],
-        body.to_string().as_bytes(),
-    )
-    .await
 }
 
 /// A push metric of `/metrics` (`name{labels}` exactly), 0 when absent.
@@ -246,7 +210,7 @@ async fn a_target_refused_at_delivery_is_dead_lettered_after_one_attempt() {
     });
     let task = json!({"kind": "task", "id": "t1", "contextId": "c1",
         "status": {"state": "working", "timestamp": "2024-03-15T18:30:00Z"}});
-    let r = callback(px.addr, &path, &secret, &task).await;
+    let r = push_bearing(px.addr, &path, &secret, &task).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let end = Instant::now() + Duration::from_secs(20);
     while metric(&px, DEAD).await == 0 && Instant::now() < end {
@@ -293,14 +257,14 @@ async fn a_v03_push_naming_another_task_is_refused() {
             "history": [{"kind": "message", "messageId": "m2", "role": "agent",
                 "taskId": "t2", "parts": [{"kind": "text", "text": "secret of t2"}]}]}),
     ] {
-        let r = callback(px.addr, &path, &secret, &body).await;
+        let r = push_bearing(px.addr, &path, &secret, &body).await;
         assert!((400..500).contains(&r.status), "{body}: {}", r.text());
         assert!(!r.text().contains("t2"), "{}", r.text());
     }
     // A push about t1 still goes through, and is the only delivery: a
     // refused push stored would have been delivered first (per-config order).
     let good = json!({"kind": "task", "id": "t1", "contextId": "c1", "status": status});
-    let r = callback(px.addr, &path, &secret, &good).await;
+    let r = push_bearing(px.addr, &path, &secret, &good).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let got = hooks_until(&hook, |b| b["task"]["id"] == "t1").await;
     assert_eq!(got.len(), 1, "{got:?}");
@@ -342,11 +306,11 @@ async fn a_v10_push_naming_another_task_is_refused() {
             "state": "TASK_STATE_WORKING", "message": {"messageId": "m8",
                 "role": "ROLE_AGENT", "taskId": "t8", "parts": leak}}}}),
     ] {
-        let r = callback(px.addr, &path, &secret, &body).await;
+        let r = push_bearing(px.addr, &path, &secret, &body).await;
         assert!((400..500).contains(&r.status), "{body}: {}", r.text());
     }
     let good = json!({"statusUpdate": {"taskId": "t9", "contextId": "c9", "status": status}});
-    let r = callback(px.addr, &path, &secret, &good).await;
+    let r = push_bearing(px.addr, &path, &secret, &good).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let got = hooks_until(&hook, |b| b["id"] == "t9").await;
     assert_eq!(got.len(), 1, "{got:?}");
@@ -377,11 +341,11 @@ async fn a_same_version_push_naming_another_task_is_refused() {
         json!({"task": {"id": "t8", "contextId": "c8", "status": status}}),
         json!({"jsonrpc": "2.0", "result": {"task": {"id": "t8", "status": status}}}),
     ] {
-        let r = callback(px.addr, &path, &secret, &body).await;
+        let r = push_bearing(px.addr, &path, &secret, &body).await;
         assert!((400..500).contains(&r.status), "{body}: {}", r.text());
     }
     let good = json!({"statusUpdate": {"taskId": "t9", "contextId": "c9", "status": status}});
-    let r = callback(px.addr, &path, &secret, &good).await;
+    let r = push_bearing(px.addr, &path, &secret, &good).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let got = hooks_until(&hook, |b| b["statusUpdate"]["taskId"] == "t9").await;
     assert_eq!(got, vec![good]);

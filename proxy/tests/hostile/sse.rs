@@ -37,13 +37,7 @@ const STREAM_WAIT: Duration = Duration::from_secs(90);
 /// each), as a slow agent would.
 struct BigAgent {
     addr: SocketAddr,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for BigAgent {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: AbortOnDrop,
 }
 
 impl BigAgent {
@@ -60,7 +54,10 @@ impl BigAgent {
                 });
             }
         });
-        BigAgent { addr, task }
+        BigAgent {
+            addr,
+            _task: AbortOnDrop(task),
+        }
     }
 
     fn url(&self) -> String {

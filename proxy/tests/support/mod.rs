@@ -596,10 +596,7 @@ pub async fn pushing_v10_agent() -> (FakeUpstream, Seen) {
         }
         let task = json!({"task": {"id": "t9", "contextId": "c9",
             "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2024-03-15T18:30:00Z"}}});
-        Reply::json(
-            200,
-            &json!({"jsonrpc": "2.0", "id": req["id"], "result": task}).to_string(),
-        )
+        Reply::rpc_result(&req["id"], &task)
     })
     .await;
     (agent, seen)
@@ -654,3 +651,208 @@ pub mod tls;
 
 /// A fake gRPC agent of either version, scripted and recording.
 pub mod grpc_agent;
+
+impl Streaming {
+    /// The next `n` SSE `data` values of the stream (JSON), adding one
+    /// permit to `gate` after each (the fake upstream's next event);
+    /// comment frames (`:`) are passed over. Each piece waits at most
+    /// [`WAIT`].
+    pub async fn events(&mut self, gate: &Semaphore, n: usize) -> Vec<serde_json::Value> {
+        let mut buf = String::new();
+        let mut got = Vec::new();
+        while got.len() < n {
+            let chunk = timeout(WAIT, self.reader.chunk(&mut self.sock))
+                .await
+                .unwrap_or_else(|_| panic!("event {} did not arrive", got.len() + 1))
+                .unwrap()
+                .expect("stream ended early");
+            buf.push_str(std::str::from_utf8(&chunk).unwrap());
+            while let Some(i) = buf.find("\n\n") {
+                let ev: String = buf.drain(..i + 2).collect();
+                if ev.starts_with(':') {
+                    continue;
+                }
+                let data = ev
+                    .trim()
+                    .strip_prefix("data: ")
+                    .unwrap_or_else(|| panic!("{ev:?}"));
+                got.push(serde_json::from_str(data).unwrap());
+                gate.add_permits(1);
+            }
+        }
+        got
+    }
+}
+
+/// One h2c (HTTP/2 without TLS) POST of `body` to `/` at `addr` with
+/// `headers`: the answer's status, headers and whole body, all within
+/// [`WAIT`].
+pub async fn h2c_post(
+    addr: SocketAddr,
+    headers: &[(&str, &str)],
+    body: &'static [u8],
+) -> (http::StatusCode, http::HeaderMap, Vec<u8>) {
+    let run = async {
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let conn_task = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.unwrap();
+        let mut req = http::Request::builder()
+            .method("POST")
+            .uri(format!("http://{addr}/"));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let (resp, mut send) = client.send_request(req.body(()).unwrap(), false).unwrap();
+        send.send_data(bytes::Bytes::from_static(body), true)
+            .unwrap();
+        let resp = resp.await.unwrap();
+        let (head, mut recv) = resp.into_parts();
+        let mut got = Vec::new();
+        while let Some(chunk) = recv.data().await {
+            let chunk = chunk.unwrap();
+            let _ = recv.flow_control().release_capacity(chunk.len());
+            got.extend_from_slice(&chunk);
+        }
+        drop(client);
+        conn_task.abort();
+        (head.status, head.headers, got)
+    };
+    timeout(WAIT, run).await.expect("h2c exchange timed out")
+}
+
+/// The callback path and the secret of the push config an agent got
+/// through the proxy at `addr` (`seen`, what the agent was sent).
+pub fn callback_of(addr: SocketAddr, seen: &Seen) -> (String, String) {
+    let cfg = seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the agent got a push config");
+    let url = cfg["url"].as_str().unwrap_or_default();
+    let path = url
+        .strip_prefix(&format!("http://{addr}"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        path.starts_with("/a2a-proxy/push/"),
+        "agent was given {cfg}"
+    );
+    let secret = cfg["token"].as_str();
+    let secret = secret.unwrap_or_else(|| panic!("no secret in {cfg}"));
+    (path, secret.to_string())
+}
+
+/// An agent's push of `body` (JSON) to the proxy's callback `path` at
+/// `addr`, bearing `secret` as v1.0 agents do.
+pub async fn push_bearing(
+    addr: SocketAddr,
+    path: &str,
+    secret: &str,
+    body: &serde_json::Value,
+) -> Response {
+    post(
+        addr,
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", &format!("Bearer {secret}")),
+        ],
+        body.to_string().as_bytes(),
+    )
+    .await
+}
+
+/// The card at `path` of the proxy at `addr` as a client of `version`
+/// (`A2A-Version`) gets it: answered 200, its JSON.
+pub async fn card_as(addr: SocketAddr, path: &str, version: &str) -> serde_json::Value {
+    let r = get(addr, path, &[("A2A-Version", version)]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()
+}
+
+/// A proxy for `upstream` (a v0.3 agent) with push on, stored at `dir`,
+/// webhooks on 127.0.0.1 allowed and quick retries; `tune` last.
+pub fn push_proxy(
+    upstream: &str,
+    dir: &std::path::Path,
+    tune: impl FnOnce(&mut proxy::config::Config),
+) -> proxy::RunningProxy {
+    use proxy::config::{Config, PushBackend, UpstreamVersion};
+    let addr = free_local_addr().unwrap();
+    let mut config = Config::new(addr, upstream).unwrap();
+    config.threads = 1;
+    config.upstream_version = UpstreamVersion::Fixed(proxy::version::Version::V03);
+    // Config::new resolved the callback URL from `addr`.
+    config.push.enabled = true;
+    config.push.backend = PushBackend::Embedded(dir.to_path_buf());
+    config.push.allow_hosts = vec!["127.0.0.1".into()];
+    config.push.backoff_initial = Duration::from_millis(50);
+    config.push.backoff_max = Duration::from_millis(200);
+    tune(&mut config);
+    proxy::start(config).unwrap()
+}
+
+/// A v0.3 agent that answers message/send with task t1 and keeps the last
+/// push config it was given, as `cfg-1` (answering get/list with it, as
+/// an SDK does).
+pub async fn v03_push_agent() -> (FakeUpstream, Seen) {
+    use serde_json::{json, Value};
+    let seen: Seen = Arc::default();
+    let s = seen.clone();
+    let agent = FakeUpstream::start(move |r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let id = req["id"].clone();
+        let result = match req["method"].as_str() {
+            Some("message/send") => {
+                let cfg = req["params"]["configuration"]["pushNotificationConfig"].clone();
+                if cfg.is_object() {
+                    let mut cfg = cfg;
+                    cfg["id"] = json!("cfg-1");
+                    *s.lock().unwrap() = Some(cfg);
+                }
+                json!({"kind": "task", "id": "t1", "contextId": "c1",
+                    "status": {"state": "submitted", "timestamp": "2024-03-15T18:30:00Z"}})
+            }
+            Some("tasks/pushNotificationConfig/get") => {
+                json!({"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()})
+            }
+            Some("tasks/pushNotificationConfig/list") => {
+                json!([{"taskId": "t1", "pushNotificationConfig": s.lock().unwrap().clone()}])
+            }
+            Some("tasks/pushNotificationConfig/delete") => Value::Null,
+            _ => json!({}),
+        };
+        Reply::rpc_result(&id, &result)
+    })
+    .await;
+    (agent, seen)
+}
+
+/// `r` is a 200 JSON-RPC answer whose result is a v0.3 Task in state
+/// `completed`.
+pub fn assert_v03_completed(r: &Response) {
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["result"]["status"]["state"], "completed", "{v}");
+}
+
+/// A spawned task (a fake peer's accept loop) aborted when this is
+/// dropped, with the peer that holds it.
+pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Reply {
+    /// A 200 JSON-RPC answer to the request of id `id`: `result`.
+    pub fn rpc_result(id: &serde_json::Value, result: &serde_json::Value) -> Reply {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+        Reply::json(200, &body.to_string())
+    }
+}

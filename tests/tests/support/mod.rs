@@ -73,3 +73,18 @@ macro_rules! sdk_pairs {
         }
     )*};
 }
+
+/// Asserts an SDK client's run passed: none of the checks in `failed`
+/// failed and the client exited with success; `label` names the run.
+pub fn assert_run_passed(label: &str, mut failed: Vec<String>, run: &e2e::peer::ClientRun) {
+    if !run.status.is_some_and(|s| s.success()) {
+        failed.push(format!("client exit status {:?}", run.status));
+    }
+    assert!(
+        failed.is_empty(),
+        "{label}: {} failed checks:\n  {}\nclient output:\n{}",
+        failed.len(),
+        failed.join("\n  "),
+        run.raw
+    );
+}

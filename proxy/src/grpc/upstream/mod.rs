@@ -186,7 +186,9 @@ impl GrpcUpstream {
     /// out). Under the one retry table (crate::unary::retry): a call whose
     /// connection ended after it was sent and before any answer is sent
     /// once more on a new connection when it is a read ([`Repeat::Safe`]);
-    /// any other call's outcome is then unknown.
+    /// any other call's outcome is then unknown. A call whose stream the
+    /// agent refused unprocessed ([`refused_unprocessed`]) is sent once
+    /// more on a new connection, whatever the call.
     pub(super) async fn call_with<Req: prost::Message, Resp: prost::Message + Default>(
         &self,
         path: &'static str,
@@ -242,8 +244,10 @@ impl GrpcUpstream {
     /// A server stream opened by `open` under the one retry table, as
     /// [`Self::call_with`]: `req` sent once more on a new connection when
     /// its connection ended before the answer's head and `repeat` allows
-    /// it; a streaming send so lost has an unknown outcome. Once the head
-    /// came, the stream is the caller's (never opened again).
+    /// it; a streaming send so lost has an unknown outcome; a stream the
+    /// agent refused unprocessed is opened once more, whatever the call.
+    /// Once the head came, the stream is the caller's (never opened
+    /// again).
     pub(in crate::grpc) async fn open_stream<Q: Clone, R, F>(
         &self,
         repeat: Repeat,
@@ -381,7 +385,8 @@ enum Sent {
 /// The status the caller is told for a failed attempt, and what the retry
 /// table knows of it: a failed connect (or TLS) reached no agent; a
 /// request handed to the connection and then lost before the answer's
-/// head may have arrived; an answer is final.
+/// head may have arrived, unless the agent refused it unprocessed; an
+/// answer is final.
 fn lost_by(e: Sent) -> (Status, Lost) {
     match e {
         Sent::Lost(e) => {
@@ -402,10 +407,13 @@ fn lost_by(e: Sent) -> (Status, Lost) {
 }
 
 /// What the retry table knows of a request handed to the channel that
-/// failed with `e` before any answer's head: nothing written when the
-/// connect (TCP or TLS) failed, else it may have arrived.
+/// failed with `e` before any answer's head: not acted on when the agent
+/// refused its stream unprocessed, nothing written when the connect (TCP
+/// or TLS) failed, else it may have arrived.
 fn lost_after_sending(e: &tonic::transport::Error) -> Lost {
-    if never_connected(e) {
+    if refused_unprocessed(e) {
+        Lost::Refused(gone(e))
+    } else if never_connected(e) {
         Lost::NotSent(gone(e))
     } else {
         Lost::InDoubt {
@@ -419,6 +427,19 @@ fn lost_after_sending(e: &tonic::transport::Error) -> Lost {
 /// TLS) failed, so nothing was written.
 fn never_connected(e: &tonic::transport::Error) -> bool {
     crate::error::in_chain::<tonic::ConnectError>(e).is_some()
+}
+
+/// The agent closed the call's stream before processing any of it (RFC
+/// 9113 §8.7), so the call did not happen: a `RST_STREAM` with
+/// `REFUSED_STREAM`, or a `GOAWAY` whose last stream id is below the
+/// call's stream (h2 ends only such streams with the agent's GOAWAY, and
+/// refuses with it a stream opened after it). Any other reset (CANCEL,
+/// INTERNAL_ERROR...) or a connection that ended leaves it in doubt.
+fn refused_unprocessed(e: &tonic::transport::Error) -> bool {
+    crate::error::in_chain::<h2::Error>(e).is_some_and(|h| {
+        h.is_remote()
+            && (h.is_go_away() || (h.is_reset() && h.reason() == Some(h2::Reason::REFUSED_STREAM)))
+    })
 }
 
 /// A failure the retry table decided (the outcome of a call that must
