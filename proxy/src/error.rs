@@ -61,6 +61,19 @@ pub fn in_chain<'a, T: std::error::Error + 'static>(
     None
 }
 
+/// An h2 agent closed the call's stream before processing any of it (RFC
+/// 9113 §8.7), so the call did not happen: a `RST_STREAM` with
+/// `REFUSED_STREAM`, or a `GOAWAY` whose last stream id is below the
+/// call's stream (h2 ends only such streams with the agent's GOAWAY, and
+/// refuses with it a stream opened after it). Any other reset (CANCEL,
+/// INTERNAL_ERROR...) or a connection that ended leaves it in doubt.
+pub fn refused_unprocessed(e: &(dyn std::error::Error + 'static)) -> bool {
+    crate::error::in_chain::<h2::Error>(e).is_some_and(|h| {
+        h.is_remote()
+            && (h.is_go_away() || (h.is_reset() && h.reason() == Some(h2::Reason::REFUSED_STREAM)))
+    })
+}
+
 /// Everything that can go wrong inside the proxy, before or instead of an
 /// upstream answer.
 #[derive(Debug, Clone, PartialEq, Eq)]

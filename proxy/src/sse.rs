@@ -483,6 +483,26 @@ fn write_data(data: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// A relayed event as one SSE frame of a v1.0 HTTP client: in a JSON-RPC
+/// envelope with the request's `id` (`Some`), or bare (REST, `None`).
+pub fn sse_frame(event: &[u8], jsonrpc_id: Option<&serde_json::Value>) -> Bytes {
+    let mut out = BytesMut::with_capacity(event.len() + 64);
+    out.extend_from_slice(b"data: ");
+    match jsonrpc_id {
+        Some(id) => {
+            let id = serde_json::to_string(id).unwrap_or_else(|_| "null".into());
+            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            out.extend_from_slice(id.as_bytes());
+            out.extend_from_slice(b",\"result\":");
+            out.extend_from_slice(event);
+            out.extend_from_slice(b"}");
+        }
+        None => out.extend_from_slice(event),
+    }
+    out.extend_from_slice(b"\n\n");
+    out.freeze()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

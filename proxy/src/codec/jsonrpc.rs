@@ -97,7 +97,7 @@ impl Codec for JsonRpcCodec {
 
     fn result_event(&self, result: &[u8]) -> bytes::Bytes {
         let id = self.rpc.id.clone().unwrap_or_default();
-        let frame = crate::tasks::relay::sse_frame(result, Some(&id));
+        let frame = crate::sse::sse_frame(result, Some(&id));
         match &self.rpc.exact_id {
             Some(_) => bytes::Bytes::from(self.rpc.restore_id(frame.to_vec())),
             None => frame,

@@ -119,7 +119,7 @@ impl Codec for RestCodec {
     }
 
     fn result_event(&self, result: &[u8]) -> bytes::Bytes {
-        crate::tasks::relay::sse_frame(result, None)
+        crate::sse::sse_frame(result, None)
     }
 
     fn client_status(&self, upstream_status: u16) -> u16 {

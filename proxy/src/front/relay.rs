@@ -23,7 +23,8 @@ impl ProxyService {
         mut sub: crate::tasks::relay::Subscription,
         head_sent: bool,
     ) -> Result<bool> {
-        use crate::tasks::relay::{sse_frame, Next};
+        use crate::sse::sse_frame;
+        use crate::tasks::relay::Next;
         ctx.end_relay();
         if !head_sent {
             let mut resp = ResponseHeader::build(200, Some(3))?;

@@ -422,26 +422,6 @@ pub fn refuses(status: u16, body: &[u8]) -> bool {
             || (v.get("message").is_some_and(Value::is_string) && v.get("detail").is_none()))
 }
 
-/// A relayed event as one SSE frame of a v1.0 HTTP client: in a JSON-RPC
-/// envelope with the request's `id` (`Some`), or bare (REST, `None`).
-pub fn sse_frame(event: &[u8], jsonrpc_id: Option<&Value>) -> Bytes {
-    let mut out = BytesMut::with_capacity(event.len() + 64);
-    out.extend_from_slice(b"data: ");
-    match jsonrpc_id {
-        Some(id) => {
-            let id = serde_json::to_string(id).unwrap_or_else(|_| "null".into());
-            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-            out.extend_from_slice(id.as_bytes());
-            out.extend_from_slice(b",\"result\":");
-            out.extend_from_slice(event);
-            out.extend_from_slice(b"}");
-        }
-        None => out.extend_from_slice(event),
-    }
-    out.extend_from_slice(b"\n\n");
-    out.freeze()
-}
-
 /// What the upstream's resubscribe stream turned out to be.
 pub enum Watched {
     /// Its first event is not complete yet: the piece is held.

@@ -201,9 +201,7 @@ fn before_head(to: &AgentAddr, e: hyper::Error, unsent: bool) -> Lost {
     if e.is_parse() || e.is_parse_status() {
         return Lost::bad(format!("not an HTTP/1.x answer: {e}"));
     }
-    let refused = crate::error::in_chain::<h2::Error>(&e)
-        .is_some_and(|h| h.reason() == Some(h2::Reason::REFUSED_STREAM));
-    if refused {
+    if crate::error::refused_unprocessed(&e) {
         return Lost::Refused(unavailable("the agent refused the request", e));
     }
     if unsent {

@@ -4,7 +4,7 @@
 //! | what happened | what is known | done |
 //! |---|---|---|
 //! | connect refused or timed out, name not resolved, TLS refused | nothing reached the agent | reported (unreachable, timeout, TLS): a new connect a moment later meets the same agent |
-//! | a pooled connection found closed before the request's writing began (hyper hands the request back); an h2 agent refusing the stream (`REFUSED_STREAM`, RFC 9113 §8.7: not processed) | the agent did not get the request | sent once more on a new connection, any call |
+//! | a pooled connection found closed before the request's writing began (hyper hands the request back); an h2 agent refusing the stream (`REFUSED_STREAM`, or, toward a gRPC agent, a GOAWAY whose last stream id is below it; RFC 9113 §8.7: not processed) | the agent did not get the request | sent once more on a new connection, any call |
 //! | written (or its writing failed part way), then the connection ended before any answer | it may have arrived | a read ([`Repeat::Safe`]) is sent once more on a new connection; any other call is not: [`Failure::OutcomeUnknown`] |
 //! | written, then no answer within the read or answer timeout | it may have arrived | not sent again: a read gets [`Failure::UpstreamTimeout`], any other call [`Failure::OutcomeUnknown`] (timed out) |
 //! | an answer came (any status: 4xx declined, 5xx failed; JSON-RPC errors), or failed inside its body | the agent answered | never sent again: the answer (or the failure) is the client's |
@@ -18,9 +18,11 @@
 //! (`crate::push`, a pool of their own) too, a push being delivered at
 //! least once. Calls to gRPC agents (`crate::grpc::upstream`: unary calls,
 //! the ListTasks page's GetTask, stream opens) follow it through
-//! [`Attempts`] and [`Repeat::of`]: a failed connect is final, a request
-//! lost before the answer's head is in doubt, a read then asked once more
-//! on a new channel.
+//! [`Attempts`] and [`Repeat::of`]: a failed connect is final; a stream
+//! the agent refused unprocessed (RST_STREAM `REFUSED_STREAM`, or a GOAWAY
+//! below it) is [`Lost::Refused`], sent once more on a new channel
+//! whatever the call; any other request lost before the answer's head is
+//! in doubt, a read then asked once more on a new channel.
 
 use crate::error::Failure;
 

@@ -187,7 +187,7 @@ impl GrpcUpstream {
     /// connection ended after it was sent and before any answer is sent
     /// once more on a new connection when it is a read ([`Repeat::Safe`]);
     /// any other call's outcome is then unknown. A call whose stream the
-    /// agent refused unprocessed ([`refused_unprocessed`]) is sent once
+    /// agent refused unprocessed ([`crate::error::refused_unprocessed`]) is sent once
     /// more on a new connection, whatever the call.
     pub(super) async fn call_with<Req: prost::Message, Resp: prost::Message + Default>(
         &self,
@@ -411,7 +411,7 @@ fn lost_by(e: Sent) -> (Status, Lost) {
 /// refused its stream unprocessed, nothing written when the connect (TCP
 /// or TLS) failed, else it may have arrived.
 fn lost_after_sending(e: &tonic::transport::Error) -> Lost {
-    if refused_unprocessed(e) {
+    if crate::error::refused_unprocessed(e) {
         Lost::Refused(gone(e))
     } else if never_connected(e) {
         Lost::NotSent(gone(e))
@@ -427,19 +427,6 @@ fn lost_after_sending(e: &tonic::transport::Error) -> Lost {
 /// TLS) failed, so nothing was written.
 fn never_connected(e: &tonic::transport::Error) -> bool {
     crate::error::in_chain::<tonic::ConnectError>(e).is_some()
-}
-
-/// The agent closed the call's stream before processing any of it (RFC
-/// 9113 §8.7), so the call did not happen: a `RST_STREAM` with
-/// `REFUSED_STREAM`, or a `GOAWAY` whose last stream id is below the
-/// call's stream (h2 ends only such streams with the agent's GOAWAY, and
-/// refuses with it a stream opened after it). Any other reset (CANCEL,
-/// INTERNAL_ERROR...) or a connection that ended leaves it in doubt.
-fn refused_unprocessed(e: &tonic::transport::Error) -> bool {
-    crate::error::in_chain::<h2::Error>(e).is_some_and(|h| {
-        h.is_remote()
-            && (h.is_go_away() || (h.is_reset() && h.reason() == Some(h2::Reason::REFUSED_STREAM)))
-    })
 }
 
 /// A failure the retry table decided (the outcome of a call that must

@@ -1,6 +1,7 @@
 //! Unit tests of `crate::tasks::relay`.
 
 use super::*;
+use crate::sse::sse_frame;
 
 fn relay(max: usize, buffer: usize) -> Arc<Relay> {
     Arc::new(Relay::new(RelayLimits {
