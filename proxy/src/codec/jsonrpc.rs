@@ -41,6 +41,14 @@ impl From<RpcTranslation> for JsonRpcCodec {
 }
 
 impl Codec for JsonRpcCodec {
+    type Request<'a> = ClientRequest<'a>;
+    type Outgoing = Vec<u8>;
+    type Answer<'a> = (u16, &'a [u8]);
+    type Reply = Decoded;
+    type Event<'a> = (&'a str, bool);
+    type Item<'a> = (Vec<u8>, Option<TaskFacts<'a>>);
+    type Error = ErrorResponse;
+
     fn made_for(&self) -> MadeFor {
         MadeFor {
             binding: CodecBinding::JsonRpc,
@@ -54,28 +62,16 @@ impl Codec for JsonRpcCodec {
         self.rpc.request(req.body)
     }
 
-    fn answer(&self, _status: u16, body: &[u8]) -> Decoded {
+    fn answer(&self, (_status, body): (u16, &[u8])) -> Decoded {
         Decoded {
             status: None,
             body: self.rpc.response(body),
         }
     }
 
-    fn answer_as_sse(&self) -> bool {
-        self.rpc.json_answer_as_sse()
-    }
-
-    fn event<'d>(&self, data: &'d str, facts: bool) -> (Vec<u8>, Option<TaskFacts<'d>>) {
+    fn event<'d>(&self, e: Self::Event<'d>) -> Self::Item<'d> {
+        let (data, facts) = e;
         self.rpc.event_bytes(data, facts)
-    }
-
-    fn event_into<'d>(
-        &self,
-        data: &'d str,
-        facts: bool,
-        out: &mut Vec<u8>,
-    ) -> Option<TaskFacts<'d>> {
-        self.rpc.event_into(data, facts, out)
     }
 
     fn error(&self, f: &Failure) -> ErrorResponse {
@@ -93,6 +89,21 @@ impl Codec for JsonRpcCodec {
             r.body = bytes::Bytes::from(body);
         }
         r
+    }
+}
+
+impl OverHttp for JsonRpcCodec {
+    fn answer_as_sse(&self) -> bool {
+        self.rpc.json_answer_as_sse()
+    }
+
+    fn event_into<'d>(
+        &self,
+        data: &'d str,
+        facts: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<TaskFacts<'d>> {
+        self.rpc.event_into(data, facts, out)
     }
 
     fn result_event(&self, result: &[u8]) -> bytes::Bytes {

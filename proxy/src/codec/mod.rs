@@ -1,27 +1,48 @@
-//! One codec per binding behind one trait: what a call of one binding needs
-//! to cross versions, as bytes in and bytes out.
+//! One codec per binding behind one trait ([`Codec`]): what one call of a
+//! binding needs to cross versions, in that binding's own values.
 //!
-//! A codec is made once per call, by its binding's decoder (the JSON-RPC
-//! body read by `front/dispatch.rs`, the HTTP+JSON path, query and body by
-//! `front/rest_call.rs`), for one operation and one pair of versions
-//! ([`MadeFor`]). From then on the front asks it, and only it, for the
-//! binding's shapes: the request toward the agent ([`Codec::encode_request`],
-//! [`Codec::upstream_request`]), the agent's answer, each stream event and
-//! each error in the client's shape, with the status where the binding has
-//! one ([`Codec::answer`], [`Codec::event`], [`Codec::error`],
-//! [`Codec::client_status`]). The A2A decisions (push interception, task
-//! recording, the first Task of a subscription) stay with the call's
-//! [`crate::call::Plan`]; the codec only says where an answer keeps its
-//! result ([`Shape`]).
+//! Three implementations, each made once per call for one operation and
+//! one pair of versions ([`MadeFor`]):
 //!
-//! The fast paths live inside their codec: JSON-RPC's one-pass transcoder
-//! (with the [`TaskFacts`] it reads on the way, [`Codec::event`]), the
-//! general typed path behind it. The gRPC binding's direct prost tables are
-//! in `grpc/direct/`; its JSON-RPC bridge reads and writes through
-//! [`JsonRpcCodec`].
+//! * [`JsonRpcCodec`], made by the JSON-RPC decoder (`front/dispatch.rs`),
+//!   and by the gRPC bridge for the gRPC RPCs it sends as JSON-RPC
+//!   (`grpc/bridge`);
+//! * [`RestCodec`], made by the HTTP+JSON decoder (`front/rest_call.rs`:
+//!   path, query and body);
+//! * [`GrpcCodec`], made by the gRPC binding's direct path
+//!   (`grpc/direct`) from the RPC's table ([`grpc::Unary`],
+//!   [`grpc::Streaming`]).
+//!
+//! From then on the binding asks it, and only it, for the binding's shapes:
+//! the request toward the agent ([`Codec::encode_request`]), the agent's
+//! answer, each stream event and each error in the client's shape
+//! ([`Codec::answer`], [`Codec::event`], [`Codec::error`]). The associated
+//! types say what those are per binding: bytes for the HTTP bindings
+//! (their answers with the agent's HTTP status, their events SSE `data`),
+//! prost messages and `tonic::Status` for gRPC. What only the HTTP front
+//! asks (the rebuilt HTTP+JSON request, the client's status, the push
+//! config settled in an answer, where a result sits) is [`OverHttp`].
+//!
+//! The A2A decisions (push interception, task recording, the first Task
+//! of a subscription) stay with the call's [`crate::call::Plan`] and the
+//! binding's call path; the codec only notes what the request asked that
+//! its answer must honour (history dropped, the id as written, the asked
+//! push config), says where an answer keeps its result ([`Shape`]), and,
+//! for gRPC, runs the call's step on an answer in the client's version
+//! before encoding it ([`grpc::AgentMessage`]).
+//!
+//! The fast paths live inside their codec, each proven equal to the
+//! general path by its equivalence tests: JSON-RPC's one-pass transcoder
+//! (with the [`TaskFacts`] it reads on the way) before the general typed
+//! path; the gRPC codec's direct prost tables (no JSON in between), equal
+//! to the caller's JSON-RPC crossed by [`JsonRpcCodec`]
+//! (`proxy/tests/grpc_direct.rs`); the hot unary gRPC RPCs' hand-served
+//! frames (`grpc/serve.rs`) are the transport around the same codec.
 //!
 //! [`HttpCodec`] is the closed set the HTTP front holds: an enum, so an
-//! event costs one `match`, no allocation and no virtual call.
+//! event costs one `match`, no allocation and no virtual call. The gRPC
+//! codec is generic over its table's types: static dispatch, nothing
+//! allocated per message beyond the messages.
 
 use serde_json::Value;
 use translate::method::Method;
@@ -32,9 +53,11 @@ use crate::rest::UpstreamRequest;
 use crate::route::{Binding, PathParams};
 use crate::version::Version;
 
+pub mod grpc;
 mod jsonrpc;
 mod rest;
 
+pub use grpc::GrpcCodec;
 pub use jsonrpc::JsonRpcCodec;
 pub use rest::RestCodec;
 
@@ -52,6 +75,7 @@ pub struct MadeFor {
 pub enum CodecBinding {
     JsonRpc,
     Rest,
+    Grpc,
 }
 
 /// Where an answer or event of a binding keeps its result.
@@ -86,26 +110,68 @@ pub struct ClientRequest<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decoded {
     /// The status it must go out with, when not the one the agent's status
-    /// maps to ([`Codec::client_status`]); `None` where the binding's
+    /// maps to ([`OverHttp::client_status`]); `None` where the binding's
     /// status does not change (JSON-RPC).
     pub status: Option<u16>,
     pub body: Vec<u8>,
 }
 
-/// One binding's translation of one call, both ways. Pure: no IO, no
-/// HTTP head; what the binding's head needs it says in plain values.
+/// One binding's translation of one call, both ways: the one trait of
+/// every binding's codec. Pure: no IO, no HTTP head, no A2A decision; what
+/// the binding needs it says in its own values (the associated types).
 pub trait Codec {
+    /// The client's request as the binding's decoder read it.
+    type Request<'a>
+    where
+        Self: 'a;
+    /// The request toward the agent, in the agent's version.
+    type Outgoing;
+    /// An answer of the agent, as the binding's transport read it.
+    type Answer<'a>
+    where
+        Self: 'a;
+    /// An answer in the client's shape (an error it carries included).
+    type Reply;
+    /// One stream event of the agent.
+    type Event<'a>
+    where
+        Self: 'a;
+    /// One stream event in the client's shape.
+    type Item<'a>
+    where
+        Self: 'a;
+    /// A failure in the client's shape.
+    type Error;
+
     /// The operation, binding and versions it was made for.
     fn made_for(&self) -> MadeFor;
 
-    /// The request toward the agent, in its version (bytes of its
-    /// binding); notes what the answer needs (history dropped, the id
-    /// kept as written, the asked push config).
-    fn encode_request(&mut self, req: ClientRequest<'_>) -> Result<Vec<u8>, Failure>;
+    /// The request toward the agent, in its version; notes what the
+    /// answer needs (history dropped, the id kept as written, the asked
+    /// push config).
+    fn encode_request(&mut self, req: Self::Request<'_>) -> Result<Self::Outgoing, Failure>;
 
+    /// A whole answer of the agent in the client's shape; an
+    /// untranslatable one becomes InvalidAgentResponse.
+    fn answer(&self, a: Self::Answer<'_>) -> Self::Reply;
+
+    /// One stream event of the agent in the client's shape.
+    fn event<'d>(&self, e: Self::Event<'d>) -> Self::Item<'d>
+    where
+        Self: 'd;
+
+    /// A failure in the client's shape.
+    fn error(&self, f: &Failure) -> Self::Error;
+}
+
+/// The codec of an HTTP binding (JSON-RPC, HTTP+JSON), whose [`Codec`]
+/// types are bytes ([`ClientRequest`] -> body; `(status, body)` ->
+/// [`Decoded`]; `(SSE data, facts asked)` -> bytes and the [`TaskFacts`]
+/// read; [`ErrorResponse`]), and what the HTTP front also asks of it.
+pub trait OverHttp: Codec {
     /// The agent request's method, path (under the agent's base path) and
     /// body when the binding rebuilds them (HTTP+JSON); `None`: the
-    /// client's method and path, the body [`Self::encode_request`] gave.
+    /// client's method and path, the body [`Codec::encode_request`] gave.
     fn upstream_request(&self) -> Option<&UpstreamRequest> {
         None
     }
@@ -116,36 +182,22 @@ pub trait Codec {
         None
     }
 
-    /// A whole answer of the agent (its status and body) in the client's
-    /// shape; an untranslatable one becomes InvalidAgentResponse.
-    fn answer(&self, status: u16, body: &[u8]) -> Decoded;
-
     /// Whether a plain JSON answer must reach the client as an event
     /// stream of one `data:` frame (v0.3 JSON-RPC streaming clients).
     fn answer_as_sse(&self) -> bool {
         false
     }
 
-    /// One SSE `data` value of the agent in the client's shape, with, when
-    /// `facts` is asked for and the fast path read them, what the event
-    /// says about its task.
-    fn event<'d>(&self, data: &'d str, facts: bool) -> (Vec<u8>, Option<TaskFacts<'d>>);
-
-    /// [`Self::event`] written at the end of `out` (what it holds is
-    /// kept), for a stream rendered into one buffer; the facts as there.
+    /// [`Codec::event`] of one SSE `data` value (with, when `facts` is
+    /// asked for and the fast path read them, what the event says about
+    /// its task) written at the end of `out` (what it holds is kept), for
+    /// a stream rendered into one buffer.
     fn event_into<'d>(
         &self,
         data: &'d str,
         facts: bool,
         out: &mut Vec<u8>,
-    ) -> Option<TaskFacts<'d>> {
-        let (bytes, facts) = self.event(data, facts);
-        out.extend_from_slice(&bytes);
-        facts
-    }
-
-    /// A failure in the client's shape: status and body.
-    fn error(&self, f: &Failure) -> ErrorResponse;
+    ) -> Option<TaskFacts<'d>>;
 
     /// A result the proxy writes itself (a v1.0 subscription's first Task,
     /// an event relayed from another caller's stream; client's version) as
@@ -228,26 +280,40 @@ impl HttpCodec {
 }
 
 impl Codec for HttpCodec {
+    type Request<'a> = ClientRequest<'a>;
+    type Outgoing = Vec<u8>;
+    type Answer<'a> = (u16, &'a [u8]);
+    type Reply = Decoded;
+    type Event<'a> = (&'a str, bool);
+    type Item<'a> = (Vec<u8>, Option<TaskFacts<'a>>);
+    type Error = ErrorResponse;
+
     fn made_for(&self) -> MadeFor {
         each!(self, c => c.made_for())
     }
     fn encode_request(&mut self, req: ClientRequest<'_>) -> Result<Vec<u8>, Failure> {
         each!(self, c => c.encode_request(req))
     }
+    fn answer(&self, a: (u16, &[u8])) -> Decoded {
+        each!(self, c => c.answer(a))
+    }
+    fn event<'d>(&self, e: Self::Event<'d>) -> Self::Item<'d> {
+        each!(self, c => c.event(e))
+    }
+    fn error(&self, f: &Failure) -> ErrorResponse {
+        each!(self, c => c.error(f))
+    }
+}
+
+impl OverHttp for HttpCodec {
     fn upstream_request(&self) -> Option<&UpstreamRequest> {
         each!(self, c => c.upstream_request())
     }
     fn upstream_request_mut(&mut self) -> Option<&mut UpstreamRequest> {
         each!(self, c => c.upstream_request_mut())
     }
-    fn answer(&self, status: u16, body: &[u8]) -> Decoded {
-        each!(self, c => c.answer(status, body))
-    }
     fn answer_as_sse(&self) -> bool {
         each!(self, c => c.answer_as_sse())
-    }
-    fn event<'d>(&self, data: &'d str, facts: bool) -> (Vec<u8>, Option<TaskFacts<'d>>) {
-        each!(self, c => c.event(data, facts))
     }
     fn event_into<'d>(
         &self,
@@ -256,9 +322,6 @@ impl Codec for HttpCodec {
         out: &mut Vec<u8>,
     ) -> Option<TaskFacts<'d>> {
         each!(self, c => c.event_into(data, facts, out))
-    }
-    fn error(&self, f: &Failure) -> ErrorResponse {
-        each!(self, c => c.error(f))
     }
     fn result_event(&self, result: &[u8]) -> bytes::Bytes {
         each!(self, c => c.result_event(result))

@@ -78,6 +78,14 @@ impl RestCodec {
 }
 
 impl Codec for RestCodec {
+    type Request<'a> = ClientRequest<'a>;
+    type Outgoing = Vec<u8>;
+    type Answer<'a> = (u16, &'a [u8]);
+    type Reply = Decoded;
+    type Event<'a> = (&'a str, bool);
+    type Item<'a> = (Vec<u8>, Option<TaskFacts<'a>>);
+    type Error = ErrorResponse;
+
     fn made_for(&self) -> MadeFor {
         MadeFor {
             binding: CodecBinding::Rest,
@@ -94,15 +102,7 @@ impl Codec for RestCodec {
         Ok(self.encode_params(params)?.unwrap_or_default())
     }
 
-    fn upstream_request(&self) -> Option<&UpstreamRequest> {
-        self.up.as_ref()
-    }
-
-    fn upstream_request_mut(&mut self) -> Option<&mut UpstreamRequest> {
-        self.up.as_mut()
-    }
-
-    fn answer(&self, status: u16, body: &[u8]) -> Decoded {
+    fn answer(&self, (status, body): (u16, &[u8])) -> Decoded {
         let (named, out) = self.t.response(status, body);
         // A v1.0 agent's error status covers several v0.3 ones: the
         // translated body's code names the right one.
@@ -110,12 +110,34 @@ impl Codec for RestCodec {
         Decoded { status, body: out }
     }
 
-    fn event<'d>(&self, data: &'d str, _facts: bool) -> (Vec<u8>, Option<TaskFacts<'d>>) {
+    fn event<'d>(&self, e: Self::Event<'d>) -> Self::Item<'d> {
+        let (data, _facts) = e;
         (self.t.event(data).into_bytes(), None)
     }
 
     fn error(&self, f: &Failure) -> ErrorResponse {
         rescue(f, &self.target())
+    }
+}
+
+impl OverHttp for RestCodec {
+    fn event_into<'d>(
+        &self,
+        data: &'d str,
+        facts: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<TaskFacts<'d>> {
+        let (bytes, facts) = self.event((data, facts));
+        out.extend_from_slice(&bytes);
+        facts
+    }
+
+    fn upstream_request(&self) -> Option<&UpstreamRequest> {
+        self.up.as_ref()
+    }
+
+    fn upstream_request_mut(&mut self) -> Option<&mut UpstreamRequest> {
+        self.up.as_mut()
     }
 
     fn result_event(&self, result: &[u8]) -> bytes::Bytes {

@@ -217,10 +217,10 @@ fn every_method_encodes_on_both_http_codecs_or_is_refused() {
 fn answers_events_and_statuses() {
     let c = rpc(Version::V10, Method::GetTask, json!(3));
     assert_eq!(c.shape().task_pointer(), "/result/task");
-    let d = c.answer(
+    let d = c.answer((
         200,
         br#"{"jsonrpc":"2.0","id":3,"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"}}}"#,
-    );
+    ));
     assert_eq!(d.status, None);
     assert_eq!(
         parse(&d.body)["result"]["status"]["state"],
@@ -232,7 +232,7 @@ fn answers_events_and_statuses() {
     let c = RestCodec::new(Version::V10, Version::V03, Method::CancelTask);
     assert_eq!(c.shape().task_pointer(), "/task");
     assert_eq!(c.client_status(409), 400);
-    let d = c.answer(409, br#"{"message":"not cancelable"}"#);
+    let d = c.answer((409, br#"{"message":"not cancelable"}"#));
     assert!(!c.succeeded(409, &d));
     assert_eq!(
         parse(&d.body)["error"]["details"][0]["reason"],
@@ -240,20 +240,20 @@ fn answers_events_and_statuses() {
     );
     // A v1.0 400 covers several v0.3 statuses: the body's code names it.
     let c = RestCodec::new(Version::V03, Version::V10, Method::CancelTask);
-    let d = c.answer(
+    let d = c.answer((
         400,
         br#"{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"no","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_CANCELABLE","domain":"a2a-protocol.org"}]}}"#,
-    );
+    ));
     assert_eq!(
         d.status,
         Some(409),
         "{:?}",
         String::from_utf8_lossy(&d.body)
     );
-    let (e, facts) = RestCodec::new(Version::V10, Version::V03, Method::SubscribeToTask).event(
+    let (e, facts) = RestCodec::new(Version::V10, Version::V03, Method::SubscribeToTask).event((
         r#"{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}"#,
         true,
-    );
+    ));
     assert!(facts.is_none());
     assert_eq!(parse(&e)["statusUpdate"]["taskId"], "t1");
 }

@@ -10,7 +10,7 @@ use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::{Error, ErrorType, Result};
 
 use super::*;
-use crate::codec::{Codec, HttpCodec};
+use crate::codec::{Codec, HttpCodec, OverHttp};
 use crate::route::{self, Binding};
 use crate::sse::SseFramer;
 use crate::version::Version;
@@ -158,7 +158,7 @@ impl ProxyService {
         resp.remove_header(&http::header::CONTENT_LENGTH);
         resp.insert_header(http::header::TRANSFER_ENCODING, "chunked")?;
         let as_sse =
-            !sse && resp.status.as_u16() == 200 && ctx.codec().is_some_and(Codec::answer_as_sse);
+            !sse && resp.status.as_u16() == 200 && ctx.codec().is_some_and(OverHttp::answer_as_sse);
         let tr = if sse {
             EventTranslation::of(ctx, || self.app.tasks.scope_of(client_headers))
         } else {
@@ -224,7 +224,7 @@ impl ProxyService {
         let status = ctx.status.unwrap_or(200);
         *body = Some(match (over, ctx.codec()) {
             (true, _) => over_limit(ctx, limit),
-            (false, Some(codec)) if as_sse => sse_frame(codec.answer(status, &buf).body),
+            (false, Some(codec)) if as_sse => sse_frame(codec.answer((status, &buf)).body),
             (false, _) if as_sse => buf.freeze(),
             (false, _) => Bytes::from(self.finish_whole(client_headers, ctx, &buf)),
         });
@@ -279,7 +279,7 @@ impl ProxyService {
     ) -> Vec<u8> {
         let app = &self.app;
         let status = status.unwrap_or(200);
-        let decoded = codec.answer(status, buf);
+        let decoded = codec.answer((status, buf));
         let ok = codec.succeeded(status, &decoded);
         own.answer_status = decoded.status;
         let mut out = decoded.body;

@@ -31,7 +31,7 @@ pub(crate) enum RespRewrite {
     /// A whole JSON body, translated at its end.
     Json(Held),
     /// A whole JSON body, translated at its end and sent as one SSE frame
-    /// (see [`crate::codec::Codec::answer_as_sse`]).
+    /// (see [`crate::codec::OverHttp::answer_as_sse`]).
     JsonAsSse(Held),
     /// An SSE stream, translated event by event.
     Sse {
@@ -189,7 +189,7 @@ impl OwnCall {
 
     /// The agent request the codec rebuilt (HTTP+JSON), to change.
     pub(crate) fn upstream_request_mut(&mut self) -> Option<&mut UpstreamRequest> {
-        use crate::codec::Codec;
+        use crate::codec::OverHttp;
         self.codec.as_mut()?.upstream_request_mut()
     }
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::call::{Local, Plan, Prelude, PushStep};
-use crate::codec::{ClientRequest, Codec, HttpCodec, JsonRpcCodec};
+use crate::codec::{ClientRequest, Codec, HttpCodec, JsonRpcCodec, OverHttp};
 use crate::error::Failure;
 use crate::route::{self, Binding, RequestInfo, Route};
 use crate::version::Version;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::app::App;
-use crate::codec::{Codec, HttpCodec, Shape};
+use crate::codec::{HttpCodec, OverHttp, Shape};
 use crate::error::Failure;
 use crate::push::layer::Pending;
 use crate::sse::{Framed, SseFramer, TooLarge, OFFLOAD_EVENT_BYTES};
@@ -78,7 +78,7 @@ impl EventTranslation {
 pub(crate) fn record_answer(
     app: &App,
     scope: crate::tasks::Scope,
-    codec: &impl Codec,
+    codec: &impl OverHttp,
     facts: Option<&translate::transcode::TaskFacts<'_>>,
     out: &[u8],
 ) {
@@ -98,7 +98,7 @@ pub(crate) fn record_answer(
 /// `None` when there is nothing to restore.
 pub(crate) fn restore_push(
     push: &crate::push::layer::Push,
-    codec: &impl Codec,
+    codec: &impl OverHttp,
     out: &[u8],
     p: &Pending,
 ) -> Option<Vec<u8>> {

@@ -60,7 +60,7 @@ impl ProxyService {
             let failure = match next {
                 Next::Event(e) => {
                     out = Some(match &codec {
-                        Some(c) => crate::codec::Codec::result_event(c, &e),
+                        Some(c) => crate::codec::OverHttp::result_event(c, &e),
                         None => sse_frame(&e, None),
                     });
                     continue;

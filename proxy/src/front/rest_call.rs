@@ -13,7 +13,7 @@ use super::dispatch::{carries_push_config, mode_for, task_event, Incoming};
 use super::*;
 use crate::app::LocalResponse;
 use crate::call::{Local, Plan, Prelude, PushStep};
-use crate::codec::{ClientRequest, Codec, HttpCodec, RestCodec};
+use crate::codec::{ClientRequest, HttpCodec, OverHttp, RestCodec};
 use crate::error::Failure;
 use crate::route::Route;
 

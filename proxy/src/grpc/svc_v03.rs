@@ -1,6 +1,10 @@
-//! `a2a.v1.A2AService` (A2A v0.3): each RPC's prost request becomes the
-//! v0.3 JSON-RPC params (`proto::convert_v03_rpc`), goes through the
-//! [`Bridge`] ([`super::rpc`]), and the v0.3 result becomes the prost reply.
+//! `a2a.v1.A2AService` (A2A v0.3): each RPC's prost request is decoded
+//! into its v0.3 model (`proto::convert_v03_rpc`). The hot RPCs go to
+//! [`direct`] with their table of the gRPC codec (`from_v03`): toward a
+//! v1.0 gRPC agent the call's [`crate::codec::GrpcCodec`] translates,
+//! otherwise they take the JSON route as the other RPCs do: the v0.3
+//! JSON-RPC params through the [`Bridge`] ([`super::rpc`], translated by
+//! its JSON-RPC codec), the v0.3 result as the prost reply.
 
 use std::sync::Arc;
 

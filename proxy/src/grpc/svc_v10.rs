@@ -1,6 +1,10 @@
-//! `lf.a2a.v1.A2AService` (A2A v1.0): each RPC's prost request becomes the
-//! v1.0 JSON-RPC params (`proto::convert_v10_rpc`), goes through the
-//! [`Bridge`] ([`super::rpc`]), and the v1.0 result becomes the prost reply.
+//! `lf.a2a.v1.A2AService` (A2A v1.0): each RPC's prost request is decoded
+//! into its v1.0 model (`proto::convert_v10_rpc`). The hot RPCs go to
+//! [`direct`] with their table of the gRPC codec (`from_v10`): toward a
+//! v0.3 gRPC agent the call's [`crate::codec::GrpcCodec`] translates,
+//! otherwise they take the JSON route as the other RPCs do: the v1.0
+//! JSON-RPC params through the [`Bridge`] ([`super::rpc`], translated by
+//! its JSON-RPC codec), the v1.0 result as the prost reply.
 
 use std::sync::Arc;
 

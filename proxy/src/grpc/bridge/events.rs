@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use super::*;
-use crate::codec::{Codec, JsonRpcCodec};
+use crate::codec::{Codec, JsonRpcCodec, OverHttp};
 
 /// The upstream's stream events as JSON-RPC response bodies: SSE `data`
 /// of the JSON-RPC binding, or the gRPC binding's messages.
@@ -82,7 +82,8 @@ impl UpstreamEvents {
 /// messages, and each as the caller's item. The JSON-RPC bridge's
 /// ([`BridgeEvents`]: SSE `data` or a gRPC agent's messages as JSON-RPC
 /// bodies, translated by [`JsonRpcCodec`]) and the direct path's
-/// (`grpc/direct`: prost messages through its tables) are the two.
+/// (`grpc/direct`: prost messages through the call's gRPC codec) are the
+/// two.
 pub(in crate::grpc) trait EventSource: Send {
     type Message: Send;
     type Item: Send;
@@ -198,8 +199,8 @@ pub(super) fn event_item<T>(
         data.to_vec()
     } else {
         match std::str::from_utf8(data) {
-            Ok(d) => codec.event(d, false).0,
-            Err(_) => codec.answer(200, data).body,
+            Ok(d) => codec.event((d, false)).0,
+            Err(_) => codec.answer((200, data)).body,
         }
     };
     // The first event (the Task, or the Message) records the task an
@@ -311,7 +312,7 @@ fn answer_item<T>(
     let out = if client == upstream {
         b.to_vec()
     } else {
-        codec.answer(200, b).body
+        codec.answer((200, b)).body
     };
     let out = match push {
         Some(push) => push.restore(client, out),

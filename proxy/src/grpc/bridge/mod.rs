@@ -26,7 +26,7 @@ use super::status::{from_failure, from_rpc_error};
 use super::upstream::{Events, GrpcUpstream, NoAnswer};
 use crate::app::App;
 use crate::call::{Local, Plan, Prelude, PushStep, TaskLookup};
-use crate::codec::{ClientRequest, Codec, JsonRpcCodec};
+use crate::codec::{ClientRequest, Codec, JsonRpcCodec, OverHttp};
 use crate::error::Failure;
 use crate::sse::SseFramer;
 use crate::version::Version;
@@ -400,7 +400,7 @@ impl Bridge {
         let mut out = if client == upstream {
             body.to_vec()
         } else {
-            codec.answer(200, &body).body
+            codec.answer((200, &body)).body
         };
         if let Some(push) = &p.push {
             out = push.finish(client, out);

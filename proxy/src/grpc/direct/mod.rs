@@ -1,23 +1,24 @@
 //! The direct path toward a gRPC upstream of the other version, for the hot
 //! RPCs (SendMessage, GetTask, CancelTask, SendStreamingMessage,
-//! SubscribeToTask): the caller's prost request -> its model -> the typed
-//! translators of `translate` (`params`, `task`, `event`) -> the upstream's
-//! prost request, and the answer the same way back, with no JSON in between.
+//! SubscribeToTask): the call's transport around the gRPC codec
+//! ([`GrpcCodec`], made per call from the RPC's table of
+//! [`crate::codec::grpc`]), which alone translates the request, each
+//! answer and stream event, and each error, on prost messages, with no
+//! JSON in between.
 //!
 //! What the JSON route ([`super::bridge`] + [`super::upstream`]) gives is
 //! kept: metrics, the connection limit, deadlines, cancellation, the task
 //! index (v1.0 callers of a v0.3 agent), v1.0 `historyLength: 0` toward v0.3
-//! (the answer loses its history), and errors: the upstream's statuses and
-//! failed translations of its answers take the JSON route's own rendering
-//! (rare, so the cost does not matter). The push layer: a request with an
-//! inline push config takes the JSON route whole; an answer that names one
-//! of the proxy's callback URLs is restored as JSON. Each RPC is one table
-//! ([`Unary`], [`Streaming`]) of plain conversion functions;
+//! (the answer loses its history), and errors: the upstream's statuses
+//! (read here as [`AgentError`]s) and failed translations of its answers
+//! take the JSON route's own rendering (rare, so the cost does not
+//! matter). The push layer: a request with an inline push config takes the
+//! JSON route whole; an answer that names one of the proxy's callback URLs
+//! is restored as JSON, a step of the call the codec runs between
+//! translating and encoding ([`AgentMessage::then`]).
 //! `proxy/tests/grpc_direct.rs` checks on the fixtures that the tables give
 //! the same prost messages and statuses as the JSON route.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,7 +29,6 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
-use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 use translate::method::Method;
 use translate::TranslateError;
@@ -39,65 +39,18 @@ use super::bridge::{
 use super::rpc;
 use super::status::from_failure;
 use super::upstream::{self, GrpcUpstream};
-use crate::codec::{Codec, JsonRpcCodec};
+use crate::codec::grpc::{AgentError, AgentMessage};
+use crate::codec::{Codec, GrpcCodec};
 use crate::error::Failure;
 use crate::push::layer::Push;
 use crate::version::Version;
 
+pub use crate::codec::grpc::{from_v03, from_v10, Open, Opened, Streaming, Unary};
+
 type TE = TranslateError;
 
-/// The upstream's server stream, opened.
-pub type Opened<UR> = Result<tonic::Response<tonic::Streaming<UR>>, Status>;
-/// Opening the upstream's server stream on a channel.
-pub type Open<UQ, UR> =
-    fn(Channel, tonic::Request<UQ>) -> Pin<Box<dyn Future<Output = Opened<UR>> + Send>>;
-
-/// One unary hot RPC from a caller of one version to an upstream of the
-/// other. `CM`: the caller's request model; `UQ` / `UR`: the upstream's
-/// prost request / answer; `UM`: the answer's model; `CR`: the answer's
-/// model in the caller's version; `CP`: the caller's prost reply.
-pub struct Unary<CM, UQ, UR, UM, CR, CP> {
-    pub method: Method,
-    /// The upstream's RPC path.
-    pub path: &'static str,
-    pub request: fn(CM) -> Result<UQ, TE>,
-    pub decode: fn(UR) -> Result<UM, TE>,
-    pub translate: fn(UM) -> Result<CR, TE>,
-    pub encode: fn(CR) -> Result<CP, TE>,
-    /// A v1.0 `historyLength: 0` toward a v0.3 agent (which reads 0 as
-    /// unlimited): [`Self::strip_history`] is applied to the answer.
-    pub no_history: fn(&CM) -> bool,
-    pub strip_history: fn(&mut CR),
-    /// The request carries an inline push config.
-    pub inline_push: fn(&CM) -> bool,
-}
-
-/// One server-streaming hot RPC (types as in [`Unary`], per message).
-pub struct Streaming<CM, UQ, UR, UM, CR, CP> {
-    pub method: Method,
-    pub request: fn(CM) -> Result<UQ, TE>,
-    pub open: Open<UQ, UR>,
-    pub decode: fn(UR) -> Result<UM, TE>,
-    /// A v0.3 upstream's `final: true` status update (the stream ends).
-    pub is_final: fn(&UM) -> bool,
-    pub translate: fn(UM) -> Result<CR, TE>,
-    pub encode: fn(CR) -> Result<CP, TE>,
-    pub inline_push: fn(&CM) -> bool,
-}
-
-fn never<T>(_: &T) -> bool {
-    false
-}
-
-fn keep<T>(_: &mut T) {}
-
-/// Tables for v1.0 callers of a v0.3 gRPC agent.
-pub mod from_v10;
-
-/// Tables for v0.3 callers of a v1.0 gRPC agent.
-pub mod from_v03;
-
-/// A failed request translation, as the JSON route reports it.
+/// A caller's request its own version's model does not take (the
+/// binding's decoder), as the JSON route reports it.
 pub fn request_failure(client: Version, e: TE) -> Status {
     from_failure(
         client,
@@ -108,58 +61,17 @@ pub fn request_failure(client: Version, e: TE) -> Status {
     )
 }
 
-/// An upstream answer its own version's model does not take (the JSON
-/// route: `BadUpstreamResponse` from the upstream client).
-pub fn decode_failure(client: Version, e: TE) -> Status {
-    from_failure(
-        client,
-        &Failure::BadUpstreamResponse {
-            detail: e.to_string(),
-        },
-    )
-}
-
-/// An upstream answer that does not translate to the caller's version: the
-/// JSON route renders it as an InvalidAgentResponse error envelope in the
-/// caller's version, read back as a status.
-pub fn translate_failure(client: Version, e: TE) -> Status {
-    let f = Failure::BadUpstreamResponse {
-        detail: e.to_string(),
-    };
-    let body = crate::error::jsonrpc_envelope(&f, client, Some(Value::from(1)));
-    match body.get("error") {
-        Some(err) => super::status::from_rpc_error(client, err, None),
-        None => from_failure(client, &f),
-    }
-}
-
-/// The upstream's status as the caller's, exactly as the JSON route does
-/// it: transport conditions are the proxy's failures, A2A errors go to a
-/// JSON-RPC error in the upstream's version, translated, read back.
-pub fn upstream_status(client: Version, upstream: Version, method: Method, s: Status) -> Status {
+/// The upstream's status as the gRPC codec reads it: a refusal of the
+/// caller, a transport condition (the proxy's failure), or an A2A error as
+/// a JSON-RPC error response in the upstream's version.
+fn read_status(upstream: Version, s: Status) -> AgentError {
     if let Some(refused) = upstream::refusal(&s) {
-        return refused;
+        return AgentError::Refused(refused);
     }
     if let Err(f) = upstream::transport_failure(&s) {
-        return from_failure(client, &f);
+        return AgentError::Failed(f);
     }
-    let body = upstream::envelope(upstream, &Value::from(1), Err(s));
-    let out = if client == upstream {
-        body
-    } else {
-        let name = method.name(client).unwrap_or_default().to_string();
-        let codec = JsonRpcCodec::new(client, upstream, name, Some(Value::from(1)));
-        codec.answer(200, &body).body
-    };
-    match envelope_result(client, &out) {
-        Err(s) => s,
-        Ok(_) => from_failure(
-            client,
-            &Failure::Internal {
-                detail: "an upstream error read back as a result".into(),
-            },
-        ),
-    }
+    AgentError::Answered(upstream::envelope(upstream, &Value::from(1), Err(s)))
 }
 
 /// The `grpc-timeout` value for `d` (the finest unit within 8 digits).
@@ -216,6 +128,7 @@ pub(super) async fn v03_task_as(
     credentials: &[(http::HeaderName, http::HeaderValue)],
 ) -> Option<Value> {
     let t = &from_v10::GET_TASK;
+    let mut codec = GrpcCodec::unary(t, Version::V10, Version::V03);
     let ask = translate::v10::params::GetTaskRequest {
         tenant: None,
         id,
@@ -224,7 +137,7 @@ pub(super) async fn v03_task_as(
             .and_then(|h| i32::try_from(h).ok()),
         extra: Default::default(),
     };
-    let uq = (t.request)(ask).ok()?;
+    let uq = codec.encode_request(ask).ok()?;
     let mut extra = headers(Version::V03, &CallMeta::default());
     for (k, v) in credentials {
         extra.append(k.clone(), v.clone());
@@ -234,7 +147,7 @@ pub(super) async fn v03_task_as(
         .call_with::<_, proto::v03::Task>(t.path, &uq, &extra, repeat)
         .await
         .ok()?;
-    let task = (t.translate)((t.decode)(ur).ok()?).ok()?;
+    let task = codec.decode(Ok(ur)).0.ok()?;
     serde_json::to_value(task).ok()
 }
 
@@ -336,37 +249,25 @@ where
     let _slot = bridge.enter(client)?;
     let up = route.upstream;
     let work = Box::pin(async {
-        let no_history = client == Version::V10 && (t.no_history)(&cm);
-        let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
+        let mut codec = GrpcCodec::unary(t, client, up);
+        let uq = codec.encode_request(cm).map_err(|f| codec.error(&f))?;
         let extra = headers(up, &meta);
         let repeat = crate::unary::Repeat::of(Some(t.method));
-        let (ur, raw) = route
+        let got = route
             .grpc
             .call_with::<UQ, UR>(t.path, &uq, &extra, repeat)
-            .await
-            .map_err(|s| upstream_status(client, up, t.method, s))?;
+            .await;
         drop(uq);
-        let mut cr = answer(client, t, ur, no_history)?;
-        if let Some(layer) = &route.push {
-            if mentions(&raw, crate::push::CALLBACK_PREFIX.as_bytes()) {
-                cr = restore(layer, client, cr)?;
+        let (got, push) = match got {
+            Ok((ur, raw)) => {
+                let named = mentions(&raw, crate::push::CALLBACK_PREFIX.as_bytes());
+                (Ok(ur), route.push.as_deref().filter(|_| named))
             }
-        }
-        if crate::call::Plan::new(t.method, client, up, None).record_tasks {
-            // Tasks seen here are what ListTasks lists to this caller
-            // (crate::tasks).
-            let tasks = &bridge.app.tasks;
-            let relay = &bridge.app.relay;
-            if tasks.enabled() || relay.open() > 0 {
-                if let (Some(name), Ok(body)) = (t.method.name(client), serde_json::to_vec(&cr)) {
-                    let scope = tasks.scope_of(&meta.presented.0);
-                    tasks.record_result(scope, name, &body);
-                    // ... and feed relayed subscriptions (crate::tasks::relay).
-                    relay.publish_result(name, &body);
-                }
-            }
-        }
-        (t.encode)(cr).map_err(|e| rpc::bad(client, e.to_string()))
+            Err(s) => (Err(read_status(up, s)), None),
+        };
+        let mut then = |cr| answered(bridge, (client, up), t.method, &meta, push, cr);
+        let then = Some(&mut then as _);
+        codec.answer(AgentMessage { got, then })
     });
     let started = std::time::Instant::now();
     let r = with_deadline(client, meta.timeout, work).await;
@@ -374,6 +275,38 @@ where
         .count(client, t.method, r.as_ref().err(), started.elapsed())
         .await;
     r.map(Response::new)
+}
+
+/// The call's own steps on a unary answer in the caller's version: the
+/// push layer's restore (`push`: when the answer names one of the proxy's
+/// callback URLs), and the tasks it saw recorded (the call's plan).
+fn answered<CR: Serialize + DeserializeOwned>(
+    bridge: &Bridge,
+    (client, up): (Version, Version),
+    method: Method,
+    meta: &CallMeta,
+    push: Option<&Push>,
+    cr: CR,
+) -> Result<CR, Status> {
+    let cr = match push {
+        Some(layer) => restore(layer, client, cr)?,
+        None => cr,
+    };
+    if crate::call::Plan::new(method, client, up, None).record_tasks {
+        // Tasks seen here are what ListTasks lists to this caller
+        // (crate::tasks).
+        let tasks = &bridge.app.tasks;
+        let relay = &bridge.app.relay;
+        if tasks.enabled() || relay.open() > 0 {
+            if let (Some(name), Ok(body)) = (method.name(client), serde_json::to_vec(&cr)) {
+                let scope = tasks.scope_of(&meta.presented.0);
+                tasks.record_result(scope, name, &body);
+                // ... and feed relayed subscriptions (crate::tasks::relay).
+                relay.publish_result(name, &body);
+            }
+        }
+    }
+    Ok(cr)
 }
 
 /// The JSON route of a unary RPC for a request already converted to the
@@ -392,19 +325,16 @@ async fn json_unary<CM: Serialize, CR: DeserializeOwned, CP>(
 }
 
 /// A unary answer of the upstream as the caller's model (history removed
-/// when `no_history`), failures rendered as the JSON route renders them.
+/// when `no_history`), failures rendered as the JSON route renders them:
+/// the gRPC codec's decoding, on its own.
 pub fn answer<CM, UQ, UR, UM, CR, CP>(
     client: Version,
     t: &Unary<CM, UQ, UR, UM, CR, CP>,
     ur: UR,
     no_history: bool,
 ) -> Result<CR, Status> {
-    let um = (t.decode)(ur).map_err(|e| decode_failure(client, e))?;
-    let mut cr = (t.translate)(um).map_err(|e| translate_failure(client, e))?;
-    if no_history {
-        (t.strip_history)(&mut cr);
-    }
-    Ok(cr)
+    let codec = GrpcCodec::unary(t, client, client.other()).noting_no_history(no_history);
+    codec.decode(Ok(ur)).0
 }
 
 /// The caller's stream of replies.
@@ -440,16 +370,17 @@ where
     let up = route.upstream;
     let opened = Box::pin(async {
         let slot = bridge.enter(client)?;
-        let uq = (t.request)(cm).map_err(|e| request_failure(client, e))?;
+        let mut codec = GrpcCodec::stream(t, client, up);
+        let uq = codec.encode_request(cm).map_err(|f| codec.error(&f))?;
         let mut r = tonic::Request::new(uq);
         *r.metadata_mut() = tonic::metadata::MetadataMap::from_headers(headers(up, &meta));
         // Under the retry table, as every call to the agent.
         let repeat = crate::unary::Repeat::of(Some(t.method));
         let open = route.grpc.open_stream(repeat, r, t.open);
         let s = with_deadline(client, meta.timeout, async { Ok(open.await) }).await?;
-        Ok::<_, Status>((slot, s))
+        Ok::<_, Status>((slot, codec, s))
     });
-    let (slot, s) = match opened.await {
+    let (slot, codec, s) = match opened.await {
         Ok(o) => o,
         Err(s) => {
             bridge
@@ -467,7 +398,7 @@ where
     this.app.metrics.stream_opened();
     tokio::spawn(async move {
         let end = deadline.map_or(Instant::now() + max, |d| d.min(Instant::now() + max));
-        let (code, last) = pump(client, up, push, s, &tx, t, end, gap).await;
+        let (code, last) = pump(codec, push, s, &tx, end, gap).await;
         // Counted before the last item goes out and the channel closes.
         this.count_outcome(client, t.method, code, started.elapsed())
             .await;
@@ -492,29 +423,37 @@ pub fn event<CM, UQ, UR, UM, CR, CP>(
 where
     CR: Serialize + DeserializeOwned,
 {
-    let um = match (t.decode)(ur) {
-        Ok(m) => m,
-        Err(e) => return (Err(decode_failure(client, e)), false),
+    let codec = GrpcCodec::stream(t, client, client.other());
+    direct_event(&codec, Ok(ur), push)
+}
+
+/// One upstream message (or its status) through the stream's codec, the
+/// push layer's restore (`push`: the first message's) as the call's step.
+fn direct_event<CM, UQ, UR, UM, CR, CP>(
+    codec: &GrpcCodec<CM, UQ, UR, UM, CR, CP>,
+    got: Result<UR, AgentError>,
+    push: Option<&Push>,
+) -> (Result<CP, Status>, bool)
+where
+    CR: Serialize + DeserializeOwned,
+{
+    let Some(layer) = push else {
+        return codec.event(AgentMessage::plain(got));
     };
-    let last = (t.is_final)(&um);
-    let item = (t.translate)(um)
-        .map_err(|e| translate_failure(client, e))
-        .and_then(|cr| match push {
-            Some(layer) => restore(layer, client, cr),
-            None => Ok(cr),
-        })
-        .and_then(|cr| (t.encode)(cr).map_err(|e| rpc::bad(client, e.to_string())));
-    (item, last)
+    let client = codec.made_for().client;
+    let mut then = |cr| restore(layer, client, cr);
+    codec.event(AgentMessage {
+        got,
+        then: Some(&mut then),
+    })
 }
 
 /// The direct path's stream: the upstream's prost messages through the
-/// RPC's table ([`event`]), for the one loop of every translated gRPC
-/// stream ([`super::bridge::forward`]).
-struct DirectEvents<CM: 'static, UQ: 'static, UR: 'static, UM: 'static, CR: 'static, CP: 'static> {
+/// call's codec ([`direct_event`]), for the one loop of every translated
+/// gRPC stream ([`super::bridge::forward`]).
+struct DirectEvents<CM, UQ, UR, UM, CR, CP> {
     s: tonic::Streaming<UR>,
-    t: &'static Streaming<CM, UQ, UR, UM, CR, CP>,
-    client: Version,
-    upstream: Version,
+    codec: GrpcCodec<CM, UQ, UR, UM, CR, CP>,
     /// Only the first event can name a config created with the call.
     push: Option<Arc<Push>>,
 }
@@ -524,35 +463,32 @@ where
     UR: Send + 'static,
     CR: Serialize + DeserializeOwned,
     CP: Send,
+    GrpcCodec<CM, UQ, UR, UM, CR, CP>: Send,
 {
-    type Message = UR;
+    type Message = Result<UR, AgentError>;
     type Item = CP;
 
-    async fn next_message(&mut self) -> Option<Result<Option<UR>, Status>> {
-        let (client, upstream, method) = (self.client, self.upstream, self.t.method);
-        match self.s.next().await? {
-            Ok(m) => Some(Ok(Some(m))),
-            Err(st) => Some(Err(upstream_status(client, upstream, method, st))),
-        }
+    async fn next_message(&mut self) -> Option<Result<Option<Self::Message>, Status>> {
+        let up = self.codec.made_for().upstream;
+        Some(Ok(Some(
+            self.s.next().await?.map_err(|s| read_status(up, s)),
+        )))
     }
 
-    async fn item(&mut self, ur: UR) -> (Result<CP, Status>, bool) {
+    async fn item(&mut self, got: Self::Message) -> (Result<CP, Status>, bool) {
         let layer = self.push.take();
-        event(self.client, self.t, ur, layer.as_deref())
+        direct_event(&self.codec, got, layer.as_deref())
     }
 }
 
 /// Forwards the upstream's messages through the one stream loop
 /// ([`super::bridge::forward`], as the bridge's stream does). Returns the
 /// final status code (`None`: ok) and the last item, not yet sent.
-#[allow(clippy::too_many_arguments)]
 async fn pump<CM, UQ, UR, UM, CR, CP>(
-    client: Version,
-    upstream: Version,
+    codec: GrpcCodec<CM, UQ, UR, UM, CR, CP>,
     push: Option<Arc<Push>>,
     opened: Opened<UR>,
     tx: &mpsc::Sender<Result<CP, Status>>,
-    t: &'static Streaming<CM, UQ, UR, UM, CR, CP>,
     end: Instant,
     gap: Duration,
 ) -> (Option<tonic::Code>, Option<Result<CP, Status>>)
@@ -560,21 +496,17 @@ where
     UR: Send + 'static,
     CR: Serialize + DeserializeOwned,
     CP: Send,
+    GrpcCodec<CM, UQ, UR, UM, CR, CP>: Send,
 {
     let s = match opened {
         Ok(r) => r.into_inner(),
         Err(st) => {
-            let st = upstream_status(client, upstream, t.method, st);
+            let st = codec.agent_error(read_status(codec.made_for().upstream, st));
             return (Some(st.code()), Some(Err(st)));
         }
     };
-    let mut source = DirectEvents {
-        s,
-        t,
-        client,
-        upstream,
-        push,
-    };
+    let client = codec.made_for().client;
+    let mut source = DirectEvents { s, codec, push };
     forward(client, &mut source, tx, end, gap).await
 }
 
