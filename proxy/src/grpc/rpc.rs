@@ -1,7 +1,9 @@
-//! The one shape every RPC handler of both services has: prost request ->
-//! JSON-RPC params in the service's version (`proto` converters) -> the
-//! [`Bridge`] -> the result in that version -> prost reply. `svc_v03` and
-//! `svc_v10` only name, per RPC, the method and the two converters.
+//! The JSON route's shape, for every RPC of both services the gRPC codec's
+//! direct path does not take (`super::direct`): prost request -> JSON-RPC
+//! params in the service's version (`proto` converters) -> the [`Bridge`]
+//! (which crosses versions with its JSON-RPC codec) -> the result in that
+//! version -> prost reply. `svc_v03` and `svc_v10` only name, per RPC, the
+//! method and the two converters.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

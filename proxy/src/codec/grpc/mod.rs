@@ -254,17 +254,19 @@ impl<CM, UQ, UR, UM, CR, CP> GrpcCodec<CM, UQ, UR, UM, CR, CP> {
             let codec = JsonRpcCodec::new(client, upstream, name, Some(Value::from(1)));
             codec.answer((200, &body)).body
         };
-        let read = serde_json::from_slice::<Value>(&out);
-        match read.as_ref().ok().and_then(|v| v.get("error")) {
-            Some(err) => from_rpc_error(client, err, None),
-            None => {
-                let detail = match read {
-                    Err(e) => format!("not a JSON-RPC response: {e}"),
-                    Ok(_) => "an upstream error read back as a result".into(),
-                };
-                from_failure(client, &Failure::Internal { detail })
-            }
-        }
+        // Read back as the JSON route reads a JSON-RPC answer.
+        let bad = |detail: String| Failure::BadUpstreamResponse { detail };
+        let f = match serde_json::from_slice::<Value>(&out) {
+            Err(e) => bad(format!("not a JSON-RPC response: {e}")),
+            Ok(v) => match (v.get("error"), v.get("result")) {
+                (Some(err), _) => return from_rpc_error(client, err, None),
+                (None, Some(_)) => Failure::Internal {
+                    detail: "an upstream error read back as a result".into(),
+                },
+                (None, None) => bad("JSON-RPC response without result or error".into()),
+            },
+        };
+        from_failure(client, &f)
     }
 
     /// [`GrpcCodec::decode`], the call's step, [`GrpcCodec::encode`].
