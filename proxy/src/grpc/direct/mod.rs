@@ -260,8 +260,10 @@ where
         drop(uq);
         let (got, push) = match got {
             Ok((ur, raw)) => {
-                let named = mentions(&raw, crate::push::CALLBACK_PREFIX.as_bytes());
-                (Ok(ur), route.push.as_deref().filter(|_| named))
+                // Only an answer that names one of the proxy's callback
+                // URLs has anything to restore.
+                let named = |_: &&Push| mentions(&raw, crate::push::CALLBACK_PREFIX.as_bytes());
+                (Ok(ur), route.push.as_deref().filter(named))
             }
             Err(s) => (Err(read_status(up, s)), None),
         };
