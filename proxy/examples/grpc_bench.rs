@@ -327,7 +327,7 @@ async fn main() {
     let rounds: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
 
     let only = std::env::var("GRPC_BENCH_ONLY").ok();
-    let agent = proxy::demo::start_echo_agent().expect("echo agent");
+    let agent = proxy::cli::demo::start_echo_agent().expect("echo agent");
     if only.is_none() {
         json_upstream(agent, secs, conc).await;
     }

@@ -61,7 +61,7 @@ pub struct App {
     push_worker: std::sync::Mutex<Option<crate::push::deliver::Worker>>,
     /// Keep-alive connections of the translated calls, shared with the
     /// card cache (its card and task fetches).
-    pub upstream_pool: std::sync::Arc<crate::unary::UpstreamPool>,
+    pub upstream_pool: std::sync::Arc<crate::upstream::UpstreamPool>,
     task_sync: std::sync::Mutex<Option<crate::push::task_sync::TaskSync>>,
     in_flight: AtomicUsize,
     /// Set when the v0.3 REST agent refused a push-config create's first
@@ -77,7 +77,7 @@ impl App {
         };
         // One upstream client: the card fetch and the proxy's own task
         // fetches share the translated calls' keep-alive connections.
-        let upstream_pool = std::sync::Arc::new(crate::unary::UpstreamPool::default());
+        let upstream_pool = std::sync::Arc::new(crate::upstream::UpstreamPool::default());
         let cards = CardCache::new(
             config.upstream.clone(),
             send_version,
@@ -173,7 +173,7 @@ impl App {
 
     /// Resolves the upstream host (asynchronously; never the blocking
     /// resolver): its address, with TLS when `upstream.url` is `https://`.
-    pub async fn upstream_addr(&self) -> Result<crate::upstream_tls::AgentAddr, Failure> {
+    pub async fn upstream_addr(&self) -> Result<crate::upstream::tls::AgentAddr, Failure> {
         self.resolve_addr(&self.config.upstream).await
     }
 
@@ -181,7 +181,7 @@ impl App {
     pub async fn resolve_addr(
         &self,
         url: &crate::config::HttpUrl,
-    ) -> Result<crate::upstream_tls::AgentAddr, Failure> {
+    ) -> Result<crate::upstream::tls::AgentAddr, Failure> {
         let authority = url.authority();
         let mut addrs = tokio::net::lookup_host(authority.as_str())
             .await
@@ -191,7 +191,7 @@ impl App {
         let addr = addrs.next().ok_or_else(|| Failure::UpstreamUnavailable {
             detail: format!("{authority} resolves to no address"),
         })?;
-        crate::upstream_tls::AgentAddr::new(
+        crate::upstream::tls::AgentAddr::new(
             addr,
             &url.scheme,
             &url.host,

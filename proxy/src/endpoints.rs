@@ -491,11 +491,11 @@ impl App {
     }
 
     /// The address of a request's destination (`None`: `upstream.url`'s),
-    /// with TLS when its URL is `https://` (crate::upstream_tls).
+    /// with TLS when its URL is `https://` (crate::upstream::tls).
     pub async fn dest_addr(
         &self,
         dest: Option<&Dest>,
-    ) -> Result<crate::upstream_tls::AgentAddr, Failure> {
+    ) -> Result<crate::upstream::tls::AgentAddr, Failure> {
         match dest {
             Some(d) => self.resolve_addr(&d.url).await,
             None => self.upstream_addr().await,

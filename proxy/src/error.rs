@@ -99,14 +99,14 @@ pub enum Failure {
     /// The request reached the agent's connection and the connection ended
     /// (or, `timed_out`, no answer came in time) before any answer: the
     /// agent may have acted, and the call (one that must not act twice)
-    /// was not sent again (crate::unary::retry).
+    /// was not sent again (crate::upstream::retry).
     OutcomeUnknown { detail: String, timed_out: bool },
-    /// TLS toward an `https://` agent failed (crate::upstream_tls): the
+    /// TLS toward an `https://` agent failed (crate::upstream::tls): the
     /// client is told the agent's config name and the kind; `detail` (its
     /// URL, the rustls error) goes to the log.
     UpstreamTls {
         agent: String,
-        kind: crate::upstream_tls::TlsFailureKind,
+        kind: crate::upstream::tls::TlsFailureKind,
         detail: String,
     },
     /// The upstream did not answer in time.

@@ -5,8 +5,8 @@
 //! classification), [`error`] (the one rescue function), [`card`] (upstream
 //! card cache and URL rewrite), [`metrics`], [`app`] (state and the work behind
 //! each hook), [`front`] (the thin `ProxyHttp` adapter), [`sse`] (event framing),
-//! [`translation`] (JSON-RPC cross-version bodies), [`serve_cmd`] (the
-//! `serve` subcommand), [`cli`] and [`translate_cmd`] (the `translate` subcommand). [`start`] runs the proxy in-process for tests.
+//! [`translation`] (JSON-RPC cross-version bodies), [`cli::serve`] (the
+//! `serve` subcommand), [`cli`] and [`cli::translate`] (the `translate` subcommand). [`start`] runs the proxy in-process for tests.
 
 // Test files shared with the integration tests (the push store contract)
 // name this crate `proxy`, as the integration tests do.
@@ -18,13 +18,10 @@ pub mod app;
 pub mod call;
 pub mod card;
 pub mod cards;
-pub mod check_cmd;
 pub mod cli;
 pub mod codec;
 pub mod config;
-pub mod config_cmd;
 pub mod conn;
-pub mod demo;
 pub mod endpoints;
 pub mod error;
 pub mod forward;
@@ -34,15 +31,12 @@ pub mod metrics;
 pub mod push;
 pub mod rest;
 pub mod route;
-pub mod serve_cmd;
 pub mod server_tls;
 pub mod sse;
 pub mod tasks;
 pub mod tracectx;
-pub mod translate_cmd;
 pub mod translation;
-pub mod unary;
-pub mod upstream_tls;
+pub mod upstream;
 pub mod version;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -197,7 +191,7 @@ impl RunningProxy {
         }
         for app in &self.apps {
             app.stop_push();
-            // Pingora's sockets toward https agents (upstream_tls).
+            // Pingora's sockets toward https agents (upstream::tls).
             app.config.upstream_tls.close_tunnels();
         }
     }

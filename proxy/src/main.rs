@@ -13,11 +13,11 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() {
     let cli = Cli::parse();
     let code = match &cli.command {
-        Command::Serve(args) => proxy::serve_cmd::main(args),
-        Command::Config(cmd) => proxy::config_cmd::main(cmd),
-        Command::CheckUpstream(args) => proxy::check_cmd::main(args),
-        Command::Demo(args) => proxy::demo::main(args),
-        Command::Translate(args) => proxy::translate_cmd::main(args),
+        Command::Serve(args) => proxy::cli::serve::main(args),
+        Command::Config(cmd) => proxy::cli::config::main(cmd),
+        Command::CheckUpstream(args) => proxy::cli::check::main(args),
+        Command::Demo(args) => proxy::cli::demo::main(args),
+        Command::Translate(args) => proxy::cli::translate::main(args),
     };
     std::process::exit(code);
 }

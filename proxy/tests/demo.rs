@@ -9,7 +9,7 @@ use support::*;
 
 /// The built-in echo agent started, and a proxy's config toward it.
 fn echo_config() -> Config {
-    let agent = proxy::demo::start_echo_agent().expect("echo agent");
+    let agent = proxy::cli::demo::start_echo_agent().expect("echo agent");
     Config::new(
         support::free_local_addr().expect("port"),
         &format!("http://{agent}"),
@@ -83,7 +83,7 @@ async fn demo_echo_agent_answers_v10_and_v03_clients() {
 async fn check_upstream_reports_the_echo_agent_and_a_dead_one() {
     let config = echo_config();
     let app = proxy::app::App::new(config);
-    let (ok, report) = proxy::check_cmd::report(&app).await;
+    let (ok, report) = proxy::cli::check::report(&app).await;
     assert!(ok, "{report}");
     assert_eq!(report["card_version"], "0.3");
     assert_eq!(report["clients"]["0.3"]["mode"], "passthrough");
@@ -95,7 +95,7 @@ async fn check_upstream_reports_the_echo_agent_and_a_dead_one() {
         &format!("http://{dead}"),
     )
     .expect("config");
-    let (ok, report) = proxy::check_cmd::report(&proxy::app::App::new(config)).await;
+    let (ok, report) = proxy::cli::check::report(&proxy::app::App::new(config)).await;
     assert!(!ok);
     assert_eq!(report["ok"], false);
     assert!(

@@ -1,4 +1,4 @@
-//! The upstream client's retry rule (`proxy/src/unary/retry.rs`) on the
+//! The upstream client's retry rule (`proxy/src/upstream/retry.rs`) on the
 //! calls the proxy makes to a gRPC agent (`upstream.grpc_url`): a read
 //! whose connection ended after the agent read it is asked once more on a
 //! new connection; a send lost the same way is not; any call whose stream

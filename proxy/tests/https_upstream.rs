@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 use proto::v10 as p10;
 use proxy::config::{Config, HttpUrl, RawConfig, RawPush, RawUpstream};
 use proxy::grpc::GrpcServer;
-use proxy::upstream_tls::UpstreamTls;
+use proxy::upstream::tls::UpstreamTls;
 use proxy::version::Version;
 use proxy::RunningProxy;
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! The private socket directories toward https agents (`upstream_tls`)
+//! The private socket directories toward https agents (`upstream::tls`)
 //! that a proxy killed with SIGKILL leaves behind are removed when a proxy
 //! starts (`serve`), and only those: a directory is removed only when it
 //! is provably one (its name, a real directory of this user with mode

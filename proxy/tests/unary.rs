@@ -1,4 +1,4 @@
-//! The translated unary JSON-RPC path (`proxy/src/unary.rs`): the proxy
+//! The translated unary JSON-RPC path (`proxy/src/upstream.rs`): the proxy
 //! makes the upstream call itself over pooled keep-alive connections and
 //! answers with a `Content-Length`. Real 127.0.0.1 sockets throughout.
 

@@ -1,4 +1,4 @@
-//! The upstream client's retry rule (`proxy/src/unary/retry.rs`), one
+//! The upstream client's retry rule (`proxy/src/upstream/retry.rs`), one
 //! test per row, on real 127.0.0.1 sockets: a scripted agent counts the
 //! requests it received, and each test checks that count and what the
 //! client got. JSON-RPC (a v1.0 client, a v0.3 agent) and HTTP+JSON (a

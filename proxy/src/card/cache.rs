@@ -1,9 +1,9 @@
 //! The card cache: the agent's card fetched on the proxy's upstream
-//! client (crate::unary::UpstreamPool, the keep-alive connections its
+//! client (crate::upstream::UpstreamPool, the keep-alive connections its
 //! translated calls use; bounded in time and size), kept for its max-age,
 //! revalidated with ETag / If-None-Match, and the agent's interfaces
 //! resolved from it. The proxy's own GetTask calls go on the same client.
-//! Both are reads under the client's one retry table (crate::unary::retry,
+//! Both are reads under the client's one retry table (crate::upstream::retry,
 //! [`Repeat::Safe`]).
 
 use std::sync::Arc;
@@ -13,8 +13,8 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue};
 
 use crate::error::Failure;
-use crate::unary::{request, Limits, Repeat, UpstreamPool};
-use crate::upstream_tls::AgentAddr;
+use crate::upstream::tls::AgentAddr;
+use crate::upstream::{request, Limits, Repeat, UpstreamPool};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
@@ -35,7 +35,7 @@ fn unavailable(detail: impl Into<String>) -> Failure {
 
 /// A failure of the client's call for the card, as the card's callers are
 /// told it: a TLS failure as it is (it names the agent,
-/// crate::upstream_tls), anything else unavailable, its detail after
+/// crate::upstream::tls), anything else unavailable, its detail after
 /// `call`.
 fn card_failure(call: &str, f: Failure) -> Failure {
     match f {
@@ -84,7 +84,7 @@ pub struct CardCache {
 
 impl CardCache {
     /// A cache fetching on `pool`. TLS failures name the agent its
-    /// addresses carry (crate::upstream_tls::AgentAddr).
+    /// addresses carry (crate::upstream::tls::AgentAddr).
     pub fn new(
         upstream: HttpUrl,
         send_version: Version,
@@ -124,7 +124,7 @@ impl CardCache {
 
     /// [`CardCache::get`], its failure as the client is told it: a TLS
     /// failure toward an https:// agent names the agent and the kind
-    /// (crate::upstream_tls), anything else is unavailable.
+    /// (crate::upstream::tls), anything else is unavailable.
     pub async fn get_or_fail(
         &self,
         addr: AgentAddr,
@@ -201,7 +201,7 @@ impl CardCache {
     /// a `Host` among them names the interface asked). The
     /// answer's status and body, at most the card size. A read, so asked
     /// once more when its connection ended before any answer
-    /// (crate::unary::retry).
+    /// (crate::upstream::retry).
     pub async fn call_json_as(
         &self,
         addr: AgentAddr,
@@ -246,7 +246,7 @@ impl CardCache {
 
     /// The card's GET, with `If-None-Match` when a copy is held, on the
     /// app's upstream client: a read, asked once more when its connection
-    /// ended before any answer (crate::unary::retry).
+    /// ended before any answer (crate::upstream::retry).
     async fn fetch(&self, addr: &AgentAddr, etag: Option<&str>) -> Result<Fetched, Failure> {
         const CALL: &str = "card fetch";
         let path = format!("{}{}", self.upstream.base_path, CARD_PATH);

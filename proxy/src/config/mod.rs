@@ -200,8 +200,8 @@ pub struct Config {
     pub agents: Vec<Config>,
     // TLS toward https:// agents (area: https).
     /// `upstream.ca_file`, `upstream.client_cert_file` and
-    /// `upstream.client_key_file`, loaded (crate::upstream_tls).
-    pub upstream_tls: std::sync::Arc<crate::upstream_tls::UpstreamTls>,
+    /// `upstream.client_key_file`, loaded (crate::upstream::tls).
+    pub upstream_tls: std::sync::Arc<crate::upstream::tls::UpstreamTls>,
 }
 
 /// `public_url`, by default the listener's own address (`own_scheme`:
@@ -224,7 +224,7 @@ fn resolve_public_url(
 
 /// `upstream.url`: required, `http://` or `https://` (TLS settings:
 /// `upstream.ca_file`, `upstream.client_cert_file`, `upstream.client_key_file`,
-/// see crate::upstream_tls).
+/// see crate::upstream::tls).
 fn resolve_upstream_url(raw: &RawConfig) -> Result<HttpUrl, ConfigError> {
     let up_s = raw.upstream.url.as_deref().ok_or_else(|| ConfigError {
         key: "upstream.url".into(),
@@ -517,7 +517,7 @@ impl Config {
             upstream_grpc.as_ref(),
         )?;
         // TLS toward https:// agents (area: https).
-        let upstream_tls = std::sync::Arc::new(crate::upstream_tls::UpstreamTls::load(
+        let upstream_tls = std::sync::Arc::new(crate::upstream::tls::UpstreamTls::load(
             raw.upstream.ca_file.as_deref(),
             raw.upstream.client_cert_file.as_deref(),
             raw.upstream.client_key_file.as_deref(),

@@ -28,7 +28,7 @@ impl ProxyService {
         &self,
         session: &mut Session,
         ctx: &mut Ctx,
-    ) -> Result<std::result::Result<crate::unary::Outgoing, Failure>> {
+    ) -> Result<std::result::Result<crate::upstream::Outgoing, Failure>> {
         let mut req = session.req_header().clone();
         // Hop-by-hop headers (and `proxy-*`) stay here (crate::forward).
         for h in crate::forward::to_strip(&req.headers, false) {
@@ -71,7 +71,7 @@ impl ProxyService {
         &self,
         session: &mut Session,
         ctx: &mut Ctx,
-    ) -> Result<Option<crate::unary::Answer>> {
+    ) -> Result<Option<crate::upstream::Answer>> {
         let Some(own) = ctx.own_mut() else {
             return Ok(None);
         };
@@ -118,7 +118,7 @@ impl ProxyService {
         session: &mut Session,
         ctx: &mut Ctx,
         status: u16,
-    ) -> Result<Option<crate::unary::Answer>> {
+    ) -> Result<Option<crate::upstream::Answer>> {
         let Some((op, method, p)) = jsonrpc_fallback(ctx, status) else {
             return Ok(None);
         };
@@ -182,18 +182,18 @@ impl ProxyService {
     }
 
     /// The limits of a call the proxy makes itself for `ctx`'s operation.
-    pub(crate) fn call_limits(&self, ctx: &Ctx) -> crate::unary::Limits {
+    pub(crate) fn call_limits(&self, ctx: &Ctx) -> crate::upstream::Limits {
         let limits = &self.app.config.limits;
-        crate::unary::Limits {
+        crate::upstream::Limits {
             connect_timeout: limits.connect_timeout,
             read_timeout: limits.read_timeout,
             answer_timeout: limits.answer_timeout,
             max_body: limits.max_event_bytes,
-            repeat: crate::unary::Repeat::of(ctx.target.operation),
+            repeat: crate::upstream::Repeat::of(ctx.target.operation),
         }
     }
 
-    /// A unary call made by the proxy itself (see [`crate::unary`]; every
+    /// A unary call made by the proxy itself (see [`crate::upstream`]; every
     /// translated one, one the push layer intercepts, a same-version body
     /// pingora cannot replay): its head from `upstream_head`, its answer
     /// through `answer_head` and `answer_body`, the work the hooks do on
@@ -238,7 +238,7 @@ impl ProxyService {
         &self,
         session: &mut Session,
         ctx: &mut Ctx,
-        answer: crate::unary::Answer,
+        answer: crate::upstream::Answer,
     ) -> Result<bool> {
         let mut resp = ResponseHeader::build(answer.status, Some(answer.headers.len() + 2))?;
         for (k, v) in answer.headers {
@@ -298,8 +298,8 @@ fn jsonrpc_fallback(
 /// A v0.3 JSON-RPC answer (`v`) to [`jsonrpc_fallback`]'s call in the shape
 /// of the agent's REST answer, so it goes through the REST translation and
 /// the push layer as any other; `None` when its result does not convert.
-fn rest_shaped(op: translate::method::Method, v: &Value) -> Option<crate::unary::Answer> {
-    let json = |status: u16, v: &Value| crate::unary::Answer {
+fn rest_shaped(op: translate::method::Method, v: &Value) -> Option<crate::upstream::Answer> {
+    let json = |status: u16, v: &Value| crate::upstream::Answer {
         status,
         headers: vec![(
             http::header::CONTENT_TYPE,

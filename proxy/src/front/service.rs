@@ -72,8 +72,8 @@ impl ProxyService {
             }
         };
         let limits = &self.app.config.limits;
-        // TLS toward an https:// agent (crate::upstream_tls).
-        let mut peer = match crate::upstream_tls::http_peer(
+        // TLS toward an https:// agent (crate::upstream::tls).
+        let mut peer = match crate::upstream::tls::http_peer(
             &addr,
             limits.connect_timeout,
             limits.read_timeout,
@@ -89,11 +89,11 @@ impl ProxyService {
     }
 
     /// A TLS failure toward an https:// agent, kept so that the client is
-    /// told which agent and what kind (crate::upstream_tls).
+    /// told which agent and what kind (crate::upstream::tls).
     fn note_tls_failure(&self, peer: &HttpPeer, e: &Error, ctx: &mut Ctx) {
         let config = &self.app.config;
         let tls = &config.upstream_tls;
-        if let Some(f) = crate::upstream_tls::pingora_failure(&config.agent.name, tls, peer, e) {
+        if let Some(f) = crate::upstream::tls::pingora_failure(&config.agent.name, tls, peer, e) {
             ctx.failure = Some(f);
         }
     }
@@ -114,7 +114,7 @@ impl ProxyService {
 
     /// An error on an upstream connection once connected: pingora's own
     /// rule for a retry, and a TLS failure (the agent refusing the client
-    /// certificate after the handshake) told as such (crate::upstream_tls).
+    /// certificate after the handshake) told as such (crate::upstream::tls).
     pub(super) fn error_while_proxy(
         &self,
         peer: &HttpPeer,

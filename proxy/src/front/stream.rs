@@ -49,7 +49,7 @@ impl ProxyService {
                 // The agent refused to resubscribe an idle task: relayed.
                 return Box::pin(self.relay_events(session, ctx, sub, false)).await;
             }
-            let answer = crate::unary::Answer {
+            let answer = crate::upstream::Answer {
                 status,
                 headers,
                 body,
@@ -90,7 +90,7 @@ impl ProxyService {
         &self,
         session: &mut Session,
         ctx: &mut Ctx,
-    ) -> Result<std::result::Result<(crate::unary::Streaming, bool), bool>> {
+    ) -> Result<std::result::Result<(crate::upstream::Streaming, bool), bool>> {
         let app = &self.app;
         let wire = match self.upstream_wire(session, ctx).await? {
             Ok(w) => w,
@@ -141,7 +141,7 @@ impl ProxyService {
         &self,
         session: &mut Session,
         ctx: &mut Ctx,
-        mut up: crate::unary::Streaming,
+        mut up: crate::upstream::Streaming,
         mut client_spoke: bool,
     ) -> Result<bool> {
         let limits = &self.app.config.limits;
@@ -226,7 +226,7 @@ enum Step {
 
 /// The rest of an answer's body, at most `limit` bytes.
 pub(crate) async fn read_rest(
-    up: &mut crate::unary::Streaming,
+    up: &mut crate::upstream::Streaming,
     limit: usize,
 ) -> std::result::Result<Bytes, Failure> {
     let mut body = BytesMut::new();

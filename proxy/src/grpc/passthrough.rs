@@ -164,8 +164,8 @@ impl Passthrough {
         match resp {
             Err(e) => {
                 // A TLS failure toward an https:// agent is told as such
-                // (crate::upstream_tls).
-                let f = crate::upstream_tls::connect_failure_in(&e).unwrap_or_else(|| {
+                // (crate::upstream::tls).
+                let f = crate::upstream::tls::connect_failure_in(&e).unwrap_or_else(|| {
                     Failure::UpstreamUnavailable {
                         detail: e.to_string(),
                     }

@@ -1,7 +1,7 @@
 //! One webhook post: the request a subscriber of each version expects
 //! (its token, authentication and the agent's trace context), sent to the
 //! checked address only, over plain TCP or TLS, by the proxy's upstream
-//! client (crate::unary) on a kept-alive connection when one is idle.
+//! client (crate::upstream) on a kept-alive connection when one is idle.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,8 +13,8 @@ use super::layer::Push;
 use super::safety::{Target, TargetPolicy};
 use super::{OutboxItem, PushConfig};
 use crate::error::Failure;
-use crate::unary::{Limits, Repeat, UpstreamPool};
-use crate::upstream_tls::{AgentAddr, UpstreamTls};
+use crate::upstream::tls::{AgentAddr, UpstreamTls};
+use crate::upstream::{Limits, Repeat, UpstreamPool};
 use crate::version::Version;
 
 /// The headers a subscriber of `version` expects (MAPPING-FACTS §9), and
@@ -160,7 +160,11 @@ fn why(f: &Failure, within: Duration) -> String {
 }
 
 /// The whole post: request line, the headers of [`headers_for`], the body.
-fn request(t: &Target, c: &PushConfig, it: &OutboxItem) -> Result<crate::unary::Outgoing, String> {
+fn request(
+    t: &Target,
+    c: &PushConfig,
+    it: &OutboxItem,
+) -> Result<crate::upstream::Outgoing, String> {
     let host = if t.host.contains(':') {
         format!("[{}]", t.host)
     } else {
@@ -182,7 +186,7 @@ fn request(t: &Target, c: &PushConfig, it: &OutboxItem) -> Result<crate::unary::
     for (k, v) in headers_for(c, it) {
         head.push((HeaderName::from_static(k), value(k, v)?));
     }
-    crate::unary::request(
+    crate::upstream::request(
         "POST",
         &t.path_and_query,
         head.iter().map(|(k, v)| (k, v)),

@@ -12,10 +12,10 @@ use crate::codec::{Codec, JsonRpcCodec, OverHttp};
 /// The upstream's stream events as JSON-RPC response bodies: SSE `data`
 /// of the JSON-RPC binding, or the gRPC binding's messages.
 pub(super) enum UpstreamEvents {
-    /// Read through the app's pool (crate::unary::Streaming); the
+    /// Read through the app's pool (crate::upstream::Streaming); the
     /// connection goes back to it at the stream's clean end.
     Sse {
-        body: Box<crate::unary::Streaming>,
+        body: Box<crate::upstream::Streaming>,
         framer: SseFramer,
         app: Arc<App>,
     },
@@ -277,7 +277,7 @@ fn is_sse(headers: &[(http::HeaderName, http::HeaderValue)]) -> bool {
 /// The whole body of a plain (not SSE) answer, of at most `limit` bytes,
 /// read before `end`.
 async fn read_plain(
-    up: &mut crate::unary::Streaming,
+    up: &mut crate::upstream::Streaming,
     end: Instant,
     limit: usize,
 ) -> Result<bytes::Bytes, Failure> {

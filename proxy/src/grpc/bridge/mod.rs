@@ -5,10 +5,10 @@
 //! caller's version. The per-RPC prost <-> model conversions live in
 //! `svc_v03` / `svc_v10`; this module only moves JSON values.
 //!
-//! The JSON-RPC calls go through the app's [`crate::unary::UpstreamPool`],
+//! The JSON-RPC calls go through the app's [`crate::upstream::UpstreamPool`],
 //! as every other call the proxy makes to the agent: pooled keep-alive
 //! connections, TLS toward an `https://` agent, and the one retry table
-//! (`unary/retry.rs`) by each RPC's operation.
+//! (`upstream/retry.rs`) by each RPC's operation.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -69,7 +69,7 @@ enum Source {
     /// The upstream's JSON-RPC binding (an SSE stream, or a JSON error),
     /// its connection back to the app's pool once read to its end (boxed:
     /// the stream's state is large beside the other source).
-    Http(Box<crate::unary::Streaming>, Arc<App>),
+    Http(Box<crate::upstream::Streaming>, Arc<App>),
     /// The upstream's gRPC binding, as JSON-RPC response bodies.
     Grpc(Events),
 }
@@ -295,13 +295,13 @@ impl Bridge {
         body: &[u8],
         meta: &CallMeta,
         stream: bool,
-        repeat: crate::unary::Repeat,
+        repeat: crate::upstream::Repeat,
     ) -> Result<AgentCall, Failure> {
         let to = self.rpc_target().await;
         let addr = self.app.resolve_addr(&to).await?;
         let wire = request_wire(&to, upstream, body, meta, stream)?;
         let limits = &self.app.config.limits;
-        let call = crate::unary::Limits {
+        let call = crate::upstream::Limits {
             connect_timeout: limits.connect_timeout,
             read_timeout: limits.read_timeout,
             answer_timeout: limits.answer_timeout,
@@ -391,7 +391,7 @@ impl Bridge {
     ) -> Result<Value, Status> {
         let upstream = self.upstream_version(client).await?;
         let p = self.prepare(client, upstream, method, params, meta).await?;
-        let repeat = crate::unary::Repeat::of(Some(method));
+        let repeat = crate::upstream::Repeat::of(Some(method));
         let body = self
             .unary_answer(upstream, p.body, meta, repeat)
             .await
@@ -457,7 +457,7 @@ impl Bridge {
         upstream: Version,
         body: Vec<u8>,
         meta: &CallMeta,
-        repeat: crate::unary::Repeat,
+        repeat: crate::upstream::Repeat,
     ) -> Result<Vec<u8>, NoAnswer> {
         if let Some(g) = &self.grpc {
             return g.unary(upstream, &body, meta).await;
@@ -582,7 +582,7 @@ impl Bridge {
         let slot = self.enter(client)?;
         let upstream = self.upstream_version(client).await?;
         let p = self.prepare(client, upstream, method, params, meta).await?;
-        let repeat = crate::unary::Repeat::of(Some(method));
+        let repeat = crate::upstream::Repeat::of(Some(method));
         let resp = with_deadline(client, meta.timeout, async {
             match &self.grpc {
                 Some(g) => g.stream(upstream, &p.body, meta).await.map(Source::Grpc),
@@ -601,7 +601,7 @@ impl Bridge {
         upstream: Version,
         body: &[u8],
         meta: &CallMeta,
-        repeat: crate::unary::Repeat,
+        repeat: crate::upstream::Repeat,
     ) -> Result<Source, Failure> {
         let c = self.request(upstream, body, meta, true, repeat).await?;
         let up = self
@@ -616,9 +616,9 @@ impl Bridge {
 /// One JSON-RPC call for the app's pool: where, the whole request, its
 /// limits.
 struct AgentCall {
-    addr: crate::upstream_tls::AgentAddr,
-    wire: crate::unary::Outgoing,
-    limits: crate::unary::Limits,
+    addr: crate::upstream::tls::AgentAddr,
+    wire: crate::upstream::Outgoing,
+    limits: crate::upstream::Limits,
 }
 
 /// The bridge's HTTP request to `to` (the agent's JSON-RPC interface,
@@ -630,7 +630,7 @@ fn request_wire(
     body: &[u8],
     meta: &CallMeta,
     stream: bool,
-) -> Result<crate::unary::Outgoing, Failure> {
+) -> Result<crate::upstream::Outgoing, Failure> {
     use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
     let unsendable = |what: &str| Failure::Internal {
         detail: format!("{what} not sendable"),
@@ -662,7 +662,7 @@ fn request_wire(
     // The caller's credentials and other end-to-end metadata, as headers
     // (crate::forward).
     crate::forward::append_caller_headers(&meta.presented.0, &mut h);
-    crate::unary::request("POST", path, &h, Some(body))
+    crate::upstream::request("POST", path, &h, Some(body))
 }
 
 #[cfg(test)]

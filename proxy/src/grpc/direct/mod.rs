@@ -142,7 +142,7 @@ pub(super) async fn v03_task_as(
     for (k, v) in credentials {
         extra.append(k.clone(), v.clone());
     }
-    let repeat = crate::unary::Repeat::of(Some(t.method));
+    let repeat = crate::upstream::Repeat::of(Some(t.method));
     let (ur, _raw) = grpc
         .call_with::<_, proto::v03::Task>(t.path, &uq, &extra, repeat)
         .await
@@ -252,7 +252,7 @@ where
         let mut codec = GrpcCodec::unary(t, client, up);
         let uq = codec.encode_request(cm).map_err(|f| codec.error(&f))?;
         let extra = headers(up, &meta);
-        let repeat = crate::unary::Repeat::of(Some(t.method));
+        let repeat = crate::upstream::Repeat::of(Some(t.method));
         let got = route
             .grpc
             .call_with::<UQ, UR>(t.path, &uq, &extra, repeat)
@@ -377,7 +377,7 @@ where
         let mut r = tonic::Request::new(uq);
         *r.metadata_mut() = tonic::metadata::MetadataMap::from_headers(headers(up, &meta));
         // Under the retry table, as every call to the agent.
-        let repeat = crate::unary::Repeat::of(Some(t.method));
+        let repeat = crate::upstream::Repeat::of(Some(t.method));
         let open = route.grpc.open_stream(repeat, r, t.open);
         let s = with_deadline(client, meta.timeout, async { Ok(open.await) }).await?;
         Ok::<_, Status>((slot, codec, s))

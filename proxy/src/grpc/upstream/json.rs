@@ -121,7 +121,7 @@ macro_rules! unary_rpcs {
             $(translate::method::Method::$m => {
                 let msg = ($to_pb)($crate::grpc::upstream::json::model($params)?);
                 let req = $crate::grpc::upstream::json::request($v, msg, $meta)?;
-                let repeat = $crate::unary::Repeat::of(Some(translate::method::Method::$m));
+                let repeat = $crate::upstream::Repeat::of(Some(translate::method::Method::$m));
                 let r = $up.call($path, req, repeat).await;
                 $crate::grpc::upstream::json::answer(r, $from_pb)
             })*
@@ -148,7 +148,7 @@ macro_rules! stream_rpcs {
             $(translate::method::Method::$m => {
                 let msg = ($to_pb)($crate::grpc::upstream::json::model($params)?);
                 let req = $crate::grpc::upstream::json::request($v, msg, $meta)?;
-                let repeat = $crate::unary::Repeat::of(Some(translate::method::Method::$m));
+                let repeat = $crate::upstream::Repeat::of(Some(translate::method::Method::$m));
                 let open = |ch, r| async move { $client::new(ch).$call(r).await };
                 $up.open_stream(repeat, req, open).await
             })*
@@ -162,12 +162,12 @@ pub(super) use stream_rpcs;
 /// Statuses that say the upstream could not be reached or did not answer
 /// in time (no A2A error details) are the proxy's failures.
 pub(in crate::grpc) fn transport_failure(s: &Status) -> Result<(), Failure> {
-    // What the retry table decided (crate::unary::retry).
+    // What the retry table decided (crate::upstream::retry).
     if let Some(d) = std::error::Error::source(s).and_then(|e| e.downcast_ref::<super::Decided>()) {
         return Err(d.0.clone());
     }
     // A TLS failure toward an https:// agent: which agent, what kind.
-    if let Some(f) = std::error::Error::source(s).and_then(crate::upstream_tls::connect_failure_in)
+    if let Some(f) = std::error::Error::source(s).and_then(crate::upstream::tls::connect_failure_in)
     {
         return Err(f);
     }

@@ -27,7 +27,7 @@ use tonic::{Code, Status};
 use super::bridge::CallMeta;
 use crate::config::HttpUrl;
 use crate::error::Failure;
-use crate::unary::{Lost, Repeat};
+use crate::upstream::{Lost, Repeat};
 use crate::version::Version;
 
 mod json;
@@ -61,8 +61,8 @@ pub struct GrpcUpstream {
 pub struct UpstreamEndpoint {
     pub endpoint: Endpoint,
     /// `https://`: TLS with the `[upstream]` TLS settings
-    /// (crate::upstream_tls), ALPN h2; `None`: h2c, tonic's own connector.
-    tls: Option<crate::upstream_tls::Connector>,
+    /// (crate::upstream::tls), ALPN h2; `None`: h2c, tonic's own connector.
+    tls: Option<crate::upstream::tls::Connector>,
 }
 
 /// The endpoint for `url` (`upstream.grpc_url`): h2c for `http://`, TLS
@@ -72,11 +72,11 @@ pub fn endpoint(url: &HttpUrl, config: &crate::config::Config) -> Result<Upstrea
     let connect_timeout = config.limits.connect_timeout;
     let tls = match url.scheme.as_str() {
         "http" => None,
-        "https" => Some(crate::upstream_tls::Connector::new(
+        "https" => Some(crate::upstream::tls::Connector::new(
             &config.agent.name,
             config.upstream_tls.clone(),
             connect_timeout,
-            crate::upstream_tls::Alpn::H2,
+            crate::upstream::tls::Alpn::H2,
         )),
         other => {
             return Err(format!(
@@ -183,7 +183,7 @@ impl GrpcUpstream {
     /// request's extra headers; also returns the answer's raw message
     /// bytes. Each attempt that has not been answered in whole within
     /// `read_timeout` gets DEADLINE_EXCEEDED (read as the upstream timing
-    /// out). Under the one retry table (crate::unary::retry): a call whose
+    /// out). Under the one retry table (crate::upstream::retry): a call whose
     /// connection ended after it was sent and before any answer is sent
     /// once more on a new connection when it is a read ([`Repeat::Safe`]);
     /// any other call's outcome is then unknown. A call whose stream the
@@ -197,7 +197,7 @@ impl GrpcUpstream {
         repeat: Repeat,
     ) -> Result<(Resp, bytes::Bytes), Status> {
         let body = frame(msg)?;
-        let mut attempts = crate::unary::Attempts::new(repeat);
+        let mut attempts = crate::upstream::Attempts::new(repeat);
         let mut ch = self.channel.clone();
         loop {
             let mut answered = false;
@@ -261,7 +261,7 @@ impl GrpcUpstream {
         let again = |md: &tonic::metadata::MetadataMap| {
             tonic::Request::from_parts(md.clone(), Default::default(), msg.clone())
         };
-        let mut attempts = crate::unary::Attempts::new(repeat);
+        let mut attempts = crate::upstream::Attempts::new(repeat);
         let mut ch = self.channel.clone();
         loop {
             let s = match open(ch, again(&md)).await {

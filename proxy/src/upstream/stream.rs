@@ -13,7 +13,7 @@ use hyper::body::{Body as _, Incoming};
 use super::link::{self, Link};
 use super::{end_to_end, send_and_read_head, Limits, Lost, Outgoing, UpstreamPool};
 use crate::error::Failure;
-use crate::upstream_tls::AgentAddr;
+use crate::upstream::tls::AgentAddr;
 
 /// An upstream answer whose body is handed on as it arrives (SSE streams).
 pub struct Streaming {

@@ -18,7 +18,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::{unavailable, Lost};
 use crate::error::Failure;
-use crate::upstream_tls::{AgentAddr, Conn};
+use crate::upstream::tls::{AgentAddr, Conn};
 
 /// The request body type of every call: the whole body at once.
 pub(super) type Body = Full<Bytes>;
@@ -191,7 +191,7 @@ fn absolute(mut req: http::Request<Body>, to: &AgentAddr) -> http::Request<Body>
 /// [`super::retry`]).
 fn before_head(to: &AgentAddr, e: hyper::Error, unsent: bool) -> Lost {
     if let Some(io) = crate::error::in_chain::<std::io::Error>(&e) {
-        if let Some(tls) = crate::upstream_tls::io_failure(to, io) {
+        if let Some(tls) = crate::upstream::tls::io_failure(to, io) {
             return Lost::Answered(tls);
         }
     }
@@ -216,7 +216,7 @@ fn before_head(to: &AgentAddr, e: hyper::Error, unsent: bool) -> Lost {
 /// What a failure inside the answer's body is.
 pub(super) fn in_body(to: &AgentAddr, e: &hyper::Error) -> Failure {
     if let Some(io) = crate::error::in_chain::<std::io::Error>(e) {
-        if let Some(tls) = crate::upstream_tls::io_failure(to, io) {
+        if let Some(tls) = crate::upstream::tls::io_failure(to, io) {
             return tls;
         }
         if io.kind() == std::io::ErrorKind::InvalidData {

@@ -3,7 +3,7 @@
 //! JSON-RPC fallback, the gRPC bridge, webhook posts) goes through an
 //! [`UpstreamPool`]: pooled keep-alive connections spoken through hyper
 //! ([`link`]: HTTP/1.1, or h2 when a TLS agent picks it), TLS by
-//! `crate::upstream_tls`, bounded reads, and one retry table ([`retry`]).
+//! `crate::upstream::tls`, bounded reads, and one retry table ([`retry`]).
 //! A unary call sends the whole request and reads the whole answer
 //! ([`UpstreamPool::call`]); a stream hands its body on as it arrives
 //! ([`UpstreamPool::open`]).
@@ -21,11 +21,12 @@ use http::{HeaderName, HeaderValue};
 use http_body_util::{BodyExt, Full};
 
 use crate::error::Failure;
-use crate::upstream_tls::AgentAddr;
+use crate::upstream::tls::AgentAddr;
 
 mod link;
 mod retry;
 mod stream;
+pub mod tls;
 
 use link::Link;
 pub use retry::Repeat;
@@ -169,8 +170,8 @@ impl UpstreamPool {
 
     async fn connect(&self, addr: &AgentAddr, within: Duration) -> Result<Link, Failure> {
         let open = async {
-            let io =
-                crate::upstream_tls::connect(addr, within, crate::upstream_tls::Alpn::Http).await?;
+            let io = crate::upstream::tls::connect(addr, within, crate::upstream::tls::Alpn::Http)
+                .await?;
             Link::over(io, addr).await
         };
         let link = tokio::time::timeout(within, open)

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::serve_cmd::ServeArgs;
+use crate::cli::serve::ServeArgs;
 
 /// Flags of `a2a-compat-proxy demo`.
 #[derive(clap::Args, Debug, Clone)]
@@ -359,5 +359,5 @@ pub fn main(args: &DemoArgs) -> i32 {
         no_push: true,
         ..ServeArgs::default()
     };
-    crate::serve_cmd::main(&serve)
+    crate::cli::serve::main(&serve)
 }

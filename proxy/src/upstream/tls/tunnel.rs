@@ -445,7 +445,7 @@ impl Tunnels {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::upstream_tls::{AgentAddr, UpstreamTls};
+    use crate::upstream::tls::{AgentAddr, UpstreamTls};
     use tokio::io::AsyncReadExt;
 
     #[test]

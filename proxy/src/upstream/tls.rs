@@ -45,7 +45,7 @@ pub struct UpstreamTls {
     /// ALPN `http/1.1`: Pingora's tunnels (below).
     h1: Arc<rustls::ClientConfig>,
     /// ALPN `h2` then `http/1.1`: the proxy's own HTTP calls
-    /// (`crate::unary`), in the protocol the agent picks.
+    /// (`crate::upstream`), in the protocol the agent picks.
     http: Arc<rustls::ClientConfig>,
     /// ALPN `h2`: gRPC agents.
     h2: Arc<rustls::ClientConfig>,

@@ -3,6 +3,12 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+pub mod check;
+pub mod config;
+pub mod demo;
+pub mod serve;
+pub mod translate;
+
 /// a2a-compat-proxy: lets A2A v0.3 and v1.0 clients and agents talk to each other.
 #[derive(Debug, Parser)]
 #[command(name = "a2a-compat-proxy", version, about)]
@@ -15,15 +21,15 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the proxy in front of an A2A agent.
-    #[command(after_help = crate::serve_cmd::CONFIG_DOCS)]
-    Serve(crate::serve_cmd::ServeArgs),
+    #[command(after_help = crate::cli::serve::CONFIG_DOCS)]
+    Serve(crate::cli::serve::ServeArgs),
     /// Check a config file, or print an example one.
     #[command(subcommand)]
     Config(ConfigCommand),
     /// Fetch the upstream's agent card and report what the proxy would serve.
-    CheckUpstream(crate::serve_cmd::ServeArgs),
+    CheckUpstream(crate::cli::serve::ServeArgs),
     /// Run the proxy in front of a built-in A2A v0.3 echo agent.
-    Demo(crate::demo::DemoArgs),
+    Demo(crate::cli::demo::DemoArgs),
     /// Translate one A2A JSON document from stdin to stdout.
     Translate(TranslateArgs),
 }

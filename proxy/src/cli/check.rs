@@ -11,7 +11,7 @@ use translate::Version;
 
 use crate::app::App;
 use crate::card::translate_card;
-use crate::serve_cmd::ServeArgs;
+use crate::cli::serve::ServeArgs;
 
 /// The report printed for one upstream (also used by tests).
 pub async fn report(app: &App) -> (bool, Value) {
@@ -120,7 +120,7 @@ pub fn main(args: &ServeArgs) -> i32 {
         .map(|c| Arc::new(App::new(c)))
         .collect();
     let (ok, reports) = rt.block_on(report_all(&apps));
-    // Pingora's sockets toward https agents (upstream_tls).
+    // Pingora's sockets toward https agents (upstream::tls).
     for app in &apps {
         app.config.upstream_tls.close_tunnels();
     }
