@@ -217,7 +217,7 @@ async fn through_proxy(
     let mut targets = Vec::new();
     for _ in 0..configs {
         let c = PushConfig {
-            callback_id: proxy::push::random_id(),
+            callback_id: proxy::ids::random_id(),
             // The task the bodies name (a push naming another task is refused).
             task_id: "t1".into(),
             config_id: "c".into(),
@@ -226,7 +226,7 @@ async fn through_proxy(
             auth: None,
             subscriber_version: Version::V10,
             upstream_version: Version::V03,
-            callback_secret: proxy::push::random_id(),
+            callback_secret: proxy::ids::random_id(),
             created: 0,
             seed: None,
         };
@@ -293,7 +293,7 @@ async fn two_instances(
     let mut targets = Vec::new();
     for _ in 0..configs {
         let c = PushConfig {
-            callback_id: proxy::push::random_id(),
+            callback_id: proxy::ids::random_id(),
             // The task the bodies name (a push naming another task is refused).
             task_id: "t1".into(),
             config_id: "c".into(),
@@ -302,7 +302,7 @@ async fn two_instances(
             auth: None,
             subscriber_version: Version::V10,
             upstream_version: Version::V03,
-            callback_secret: proxy::push::random_id(),
+            callback_secret: proxy::ids::random_id(),
             created: 0,
             seed: None,
         };
@@ -389,7 +389,7 @@ async fn main() {
 
     let mut dirs = Vec::new();
     let mut embedded = || {
-        let d = std::env::temp_dir().join(format!("a2a-push-bench-{}", proxy::push::random_id()));
+        let d = std::env::temp_dir().join(format!("a2a-push-bench-{}", proxy::ids::random_id()));
         dirs.push(d.clone());
         PushBackend::Embedded(d)
     };

@@ -27,6 +27,7 @@ pub mod error;
 pub mod forward;
 pub mod front;
 pub mod grpc;
+pub mod ids;
 pub mod metrics;
 pub mod push;
 pub mod rest;

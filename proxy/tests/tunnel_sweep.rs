@@ -40,7 +40,7 @@ fn a_start_removes_the_socket_directories_of_dead_proxies_only() {
     let tmp = std::env::temp_dir().join(format!(
         "a2a-sweep-{}-{}",
         std::process::id(),
-        proxy::push::random_id()
+        proxy::ids::random_id()
     ));
     std::fs::create_dir(&tmp).unwrap();
     let dead = dead_pid();

@@ -29,7 +29,7 @@ struct Pki {
 impl Pki {
     fn new() -> Pki {
         use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-        let dir = std::env::temp_dir().join(format!("a2a-https-sdk-{}", proxy::push::random_id()));
+        let dir = std::env::temp_dir().join(format!("a2a-https-sdk-{}", proxy::ids::random_id()));
         std::fs::create_dir_all(&dir).unwrap();
         let ca_key = KeyPair::generate().unwrap();
         let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();

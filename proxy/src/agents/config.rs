@@ -401,7 +401,7 @@ fn check_together(agents: &[Config], derived_callback: &[bool]) -> Result<(), Co
         }
         if b.push.enabled && derived_callback[j] {
             let cb = &b.push.callback_url;
-            let path = format!("{}{}x", cb.base_path, crate::push::CALLBACK_PREFIX);
+            let path = format!("{}{}x", cb.base_path, crate::ids::CALLBACK_PREFIX);
             if router.pick(Some(&cb.authority()), &path) != Some(j) {
                 return Err(bad(
                     key("push.callback_url"),

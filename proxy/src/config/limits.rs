@@ -41,11 +41,11 @@ pub struct Limits {
     pub max_event_bytes: usize,
     // ListTasks emulation (area: listtasks).
     /// Bounds of the ListTasks index.
-    pub list_index: crate::tasks::IndexLimits,
+    pub list_index: IndexLimits,
     /// Tasks of one ListTasks page asked of the agent at once.
     pub list_fetch_parallel: usize,
     // Relayed subscriptions (area: relay, issue #22 item 6).
-    pub relay: crate::tasks::relay::RelayLimits,
+    pub relay: RelayLimits,
 }
 
 impl Default for Limits {
@@ -64,10 +64,52 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(60),
             // sse (issue #20):
             max_event_bytes: 16 * 1024 * 1024,
-            list_index: crate::tasks::IndexLimits::default(),
+            list_index: IndexLimits::default(),
             list_fetch_parallel: 8,
             // Relayed subscriptions (area: relay).
-            relay: crate::tasks::relay::RelayLimits::default(),
+            relay: RelayLimits::default(),
+        }
+    }
+}
+
+/// Bounds of the ListTasks index (`crate::tasks`) (`limits.list_index_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexLimits {
+    /// Most entries kept.
+    pub max_tasks: usize,
+    /// Most bytes of ids, context ids, states and scopes kept.
+    pub max_bytes: usize,
+    /// A task whose id or context id is longer is not indexed.
+    pub max_id_bytes: usize,
+}
+
+impl Default for IndexLimits {
+    fn default() -> Self {
+        IndexLimits {
+            max_tasks: 10_000,
+            max_bytes: 8 * 1024 * 1024,
+            max_id_bytes: 1024,
+        }
+    }
+}
+
+/// Bounds of the relay of subscriptions (`crate::tasks::relay`) (`limits.relay_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RelayLimits {
+    /// Relayed subscriptions open at once (0: relaying is off).
+    pub max_subscriptions: usize,
+    /// Longest wait of one relayed subscription for its task's end.
+    pub max_wait: Duration,
+    /// Bytes of events held for one subscriber not yet sent.
+    pub max_buffer_bytes: usize,
+}
+
+impl Default for RelayLimits {
+    fn default() -> Self {
+        RelayLimits {
+            max_subscriptions: 1024,
+            max_wait: Duration::from_secs(600),
+            max_buffer_bytes: 1024 * 1024,
         }
     }
 }
@@ -221,16 +263,13 @@ fn seconds(key: &str, v: Option<u64>, default: Duration) -> Result<Duration, Con
 }
 
 /// `limits.relay_*` (area: relay, issue #22 item 6).
-pub(super) fn resolve_relay(
-    raw: &RawLimits,
-    d: crate::tasks::relay::RelayLimits,
-) -> Result<crate::tasks::relay::RelayLimits, ConfigError> {
+pub(super) fn resolve_relay(raw: &RawLimits, d: RelayLimits) -> Result<RelayLimits, ConfigError> {
     let within = |key: &str, v: Option<u64>, default: u64, min: u64, max: u64| match v {
         None => Ok(default),
         Some(n) if (min..=max).contains(&n) => Ok(n),
         Some(n) => Err(bad(key, n, format!("must be {min}..={max}"))),
     };
-    Ok(crate::tasks::relay::RelayLimits {
+    Ok(RelayLimits {
         max_subscriptions: within(
             "limits.relay_max_subscriptions",
             raw.relay_max_subscriptions,
@@ -258,14 +297,14 @@ pub(super) fn resolve_relay(
 /// `limits.list_index_*` (area: listtasks).
 pub(super) fn resolve_list_index(
     raw: &RawLimits,
-    d: crate::tasks::IndexLimits,
-) -> Result<crate::tasks::IndexLimits, ConfigError> {
+    d: IndexLimits,
+) -> Result<IndexLimits, ConfigError> {
     let within = |key: &str, v: Option<u64>, default: usize, max: u64| match v {
         None => Ok(default),
         Some(n) if (1..=max).contains(&n) => Ok(n as usize),
         Some(n) => Err(bad(key, n, format!("must be 1..={max}"))),
     };
-    Ok(crate::tasks::IndexLimits {
+    Ok(IndexLimits {
         max_tasks: within(
             "limits.list_index_max_tasks",
             raw.list_index_max_tasks,

@@ -146,7 +146,7 @@ pub(super) fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSett
             return Err(bad("push.instance_id", s, "must be 1..=100 characters"))
         }
         Some(s) => s.to_string(),
-        None => format!("{}-{}", std::process::id(), crate::push::random_id()),
+        None => format!("{}-{}", std::process::id(), crate::ids::random_id()),
     };
     // pg (issue #25)
     let lease = ms("push.lease_ms", raw.lease_ms, DEFAULT_PUSH_LEASE_MS)?;

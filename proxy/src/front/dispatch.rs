@@ -192,7 +192,7 @@ impl ProxyService {
         };
         if let Some(push) = app.push.clone() {
             if inc.method == http::Method::POST {
-                if let Some(id) = inc.path.strip_prefix(crate::push::CALLBACK_PREFIX) {
+                if let Some(id) = inc.path.strip_prefix(crate::ids::CALLBACK_PREFIX) {
                     let id = id.to_string();
                     return self
                         .push_callback(session, ctx, &push, &id, inc.length)

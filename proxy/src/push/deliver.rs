@@ -94,7 +94,7 @@ struct Leases {
 
 impl Leases {
     fn new(push: &Push) -> Leases {
-        let nonce = super::random_id();
+        let nonce = crate::ids::random_id();
         Leases {
             owner: format!("{}#{}", push.settings.instance_id, &nonce[..12]),
             lease: push.settings.lease,

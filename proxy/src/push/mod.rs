@@ -30,9 +30,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::version::Version;
 
-/// Path prefix of the proxy's callback endpoint.
-pub const CALLBACK_PREFIX: &str = "/a2a-proxy/push/";
-
 /// Schema version of the stored records; [`Store`] backends migrate older
 /// data on open.
 /// 2 added the ListTasks task index; 3 the fold snapshots ([`Snapshot`]);
@@ -281,14 +278,6 @@ pub struct TaskRecord {
     /// The entry's summary (JSON: scope, id, context id, state, status
     /// timestamp; see `crate::tasks`), never the task itself.
     pub task: String,
-}
-
-/// 128 random bits as 32 hex digits (callback ids, secrets).
-pub fn random_id() -> String {
-    use rand::RngCore;
-    let mut b = [0u8; 16];
-    rand::rngs::OsRng.fill_bytes(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// Constant-time comparison of a presented secret with the stored one.

@@ -161,7 +161,7 @@ pub fn take_registration(
 pub fn callback_id<'a>(base: &str, url: &'a str) -> Option<&'a str> {
     let id = url
         .strip_prefix(base)?
-        .strip_prefix(super::CALLBACK_PREFIX)?;
+        .strip_prefix(crate::ids::CALLBACK_PREFIX)?;
     (!id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(id)
 }
 

@@ -306,7 +306,7 @@ mod tests {
     }
 
     fn dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("a2a-wal-{}", super::super::random_id()));
+        let d = std::env::temp_dir().join(format!("a2a-wal-{}", crate::ids::random_id()));
         std::fs::create_dir_all(&d).unwrap();
         d
     }

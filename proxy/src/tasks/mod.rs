@@ -39,6 +39,7 @@ use chrono::{DateTime, FixedOffset};
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
+use crate::config::IndexLimits;
 use crate::error::Failure;
 pub use page::Page;
 pub use query::params_from_query;
@@ -52,27 +53,6 @@ pub const MAX_PAGE_SIZE: i64 = 100;
 const TOKEN_PREFIX: &str = "o:";
 /// A state longer than this is not a v1.0 `TaskState`: not kept.
 const MAX_STATE_BYTES: usize = 64;
-
-/// Bounds of the index (`limits.list_index_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IndexLimits {
-    /// Most entries kept.
-    pub max_tasks: usize,
-    /// Most bytes of ids, context ids, states and scopes kept.
-    pub max_bytes: usize,
-    /// A task whose id or context id is longer is not indexed.
-    pub max_id_bytes: usize,
-}
-
-impl Default for IndexLimits {
-    fn default() -> Self {
-        IndexLimits {
-            max_tasks: 10_000,
-            max_bytes: 8 * 1024 * 1024,
-            max_id_bytes: 1024,
-        }
-    }
-}
 
 /// One entry: a task one caller saw.
 type Key = (Scope, Arc<str>);

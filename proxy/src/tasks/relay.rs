@@ -35,7 +35,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use chrono::{DateTime, FixedOffset};
@@ -43,31 +42,11 @@ use serde_json::{json, Value};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::config::RelayLimits;
 use crate::sse::SseFramer;
 
 /// A task id longer than this is never relayed.
 const MAX_ID_BYTES: usize = 1024;
-
-/// Bounds of the relay (`limits.relay_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RelayLimits {
-    /// Relayed subscriptions open at once (0: relaying is off).
-    pub max_subscriptions: usize,
-    /// Longest wait of one relayed subscription for its task's end.
-    pub max_wait: Duration,
-    /// Bytes of events held for one subscriber not yet sent.
-    pub max_buffer_bytes: usize,
-}
-
-impl Default for RelayLimits {
-    fn default() -> Self {
-        RelayLimits {
-            max_subscriptions: 1024,
-            max_wait: Duration::from_secs(600),
-            max_buffer_bytes: 1024 * 1024,
-        }
-    }
-}
 
 /// A status as last seen: the v1.0 state and its timestamp.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -507,7 +507,7 @@ pub fn config_for(upstream: &str, version: proxy::version::Version) -> proxy::co
 /// A fresh path under the temporary directory, `a2a-{what}-{random}`, not
 /// yet created (a data directory the proxy makes itself).
 pub fn fresh_dir(what: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("a2a-{what}-{}", proxy::push::random_id()));
+    let d = std::env::temp_dir().join(format!("a2a-{what}-{}", proxy::ids::random_id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

@@ -116,7 +116,7 @@ impl Cluster {
         let root = is_root();
         let bin = bindir();
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("pg-{}", proxy::push::random_id()));
+            .join(format!("pg-{}", proxy::ids::random_id()));
         std::fs::create_dir_all(&dir).unwrap();
         if root {
             let st = Command::new("chown")
@@ -185,7 +185,7 @@ impl Cluster {
 
     /// A new empty database; its connection string.
     pub fn fresh_db(&self) -> String {
-        let name = format!("t{}", proxy::push::random_id());
+        let name = format!("t{}", proxy::ids::random_id());
         let mut c = postgres::Client::connect(&self.admin, postgres::NoTls).unwrap();
         c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
         let mut cfg: postgres::Config = self.admin.parse().unwrap();

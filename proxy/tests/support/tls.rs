@@ -73,7 +73,7 @@ impl Default for TestCa {
 
 /// A fresh temporary directory.
 pub fn temp_dir(what: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("a2a-{what}-{}", proxy::push::random_id()));
+    let d = std::env::temp_dir().join(format!("a2a-{what}-{}", proxy::ids::random_id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -262,7 +262,7 @@ where
             Ok((ur, raw)) => {
                 // Only an answer that names one of the proxy's callback
                 // URLs has anything to restore.
-                let named = |_: &&Push| mentions(&raw, crate::push::CALLBACK_PREFIX.as_bytes());
+                let named = |_: &&Push| mentions(&raw, crate::ids::CALLBACK_PREFIX.as_bytes());
                 (Ok(ur), route.push.as_deref().filter(named))
             }
             Err(s) => (Err(read_status(up, s)), None),

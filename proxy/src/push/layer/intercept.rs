@@ -61,8 +61,8 @@ impl Push {
         upstream: Version,
         v: &mut Value,
     ) -> Result<Option<PushConfig>, Failure> {
-        let callback_id = crate::push::random_id();
-        let secret = crate::push::random_id();
+        let callback_id = crate::ids::random_id();
+        let secret = crate::ids::random_id();
         let url = format!("{}{CALLBACK_PREFIX}{callback_id}", self.base);
         let Some(p) = v.get_mut("params") else {
             return Ok(None);

@@ -671,7 +671,7 @@ pub(crate) mod tests {
     use crate::push::contract;
 
     pub(crate) fn dir(tag: &str) -> std::path::PathBuf {
-        std::env::temp_dir().join(format!("a2a-push-{tag}-{}", super::super::random_id()))
+        std::env::temp_dir().join(format!("a2a-push-{tag}-{}", crate::ids::random_id()))
     }
 
     /// Runs the store contract on fresh redb stores in temporary

@@ -1,6 +1,8 @@
 //! Unit tests of `crate::tasks::relay`.
 
 use super::*;
+use std::time::Duration;
+
 use crate::sse::sse_frame;
 
 fn relay(max: usize, buffer: usize) -> Arc<Relay> {

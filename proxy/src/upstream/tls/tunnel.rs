@@ -191,7 +191,7 @@ impl Tunnel {
         let dir = std::env::temp_dir().join(format!(
             "{DIR_PREFIX}{}-{}",
             std::process::id(),
-            &crate::push::random_id()[..DIR_RANDOM_LEN]
+            &crate::ids::random_id()[..DIR_RANDOM_LEN]
         ));
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
         // The umask may have taken bits away, never added any; set it whole.
