@@ -1,9 +1,11 @@
-//! Several agents behind one proxy (issue #23): the `[[agents]]` table
-//! resolved into one whole [`Config`](crate::config::Config) per agent
-//! ([`config`]: [`resolve`]), the [`Router`] that picks the agent of a
-//! request by `Host` and path prefix, and the [`GrpcRouter`] that picks
-//! the agent of a gRPC call by `:authority` on a gRPC listener serving
-//! several agents ([`route`]).
+//! Several agents behind one proxy (issue #23): each agent's route (its
+//! name, path prefix and hosts, [`AgentRoute`]), the [`Router`] that picks
+//! the agent of a request by `Host` and path prefix, and the [`GrpcRouter`]
+//! that picks the agent of a gRPC call by `:authority` on a gRPC listener
+//! serving several agents ([`route`]). Plain data and matching, importing
+//! no other folder: the `[[agents]]` table is resolved into one whole
+//! [`Config`](crate::config::Config) per agent by `config/agents.rs`,
+//! which builds these routes and checks them with the [`Router`].
 //!
 //! Each agent runs as a full [`crate::app::App`] of its own (card cache,
 //! ListTasks scope, push store, limits, metrics); the listener-level
@@ -11,10 +13,9 @@
 //! request heads and idle connections) stay the top-level ones. The HTTP
 //! front asks the router once per request (`front::Front`).
 
-mod config;
 mod route;
 
-pub use config::resolve;
+pub(crate) use route::on_prefix;
 pub use route::{AgentRoute, GrpcRouter, HostPattern, Router};
 
 /// The name of the one agent of a file without `[[agents]]`.

@@ -45,7 +45,7 @@ impl HostPattern {
     }
 
     /// Whether one request could match both.
-    pub(super) fn overlaps(&self, other: &HostPattern) -> bool {
+    pub(crate) fn overlaps(&self, other: &HostPattern) -> bool {
         self.host == other.host
             && (self.port.is_none() || other.port.is_none() || self.port == other.port)
     }
@@ -112,7 +112,7 @@ impl AgentRoute {
 }
 
 /// Whether `path` is `prefix` or below it on a segment boundary.
-pub(super) fn on_prefix(path: &str, prefix: &str) -> bool {
+pub(crate) fn on_prefix(path: &str, prefix: &str) -> bool {
     prefix.is_empty()
         || path
             .strip_prefix(prefix)

@@ -33,6 +33,7 @@ use std::net::SocketAddr;
 
 use crate::version::{ProtocolVersion, Version};
 
+mod agents;
 mod limits;
 mod push;
 mod raw;
@@ -457,7 +458,7 @@ impl Config {
     pub fn resolve(raw: RawConfig) -> Result<Config, ConfigError> {
         // Several agents (area: agents).
         if !raw.agents.is_empty() {
-            return crate::agents::resolve(raw);
+            return agents::resolve(raw);
         }
         Config::resolve_one(raw)
     }

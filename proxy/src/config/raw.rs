@@ -47,7 +47,7 @@ pub struct RawConfig {
 
 // Several agents (area: agents).
 /// One `[[agents]]` entry: the top-level values are its defaults; what it
-/// sets here overrides them (resolved by [`crate::agents::resolve`]).
+/// sets here overrides them (resolved in `config/agents.rs`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAgent {

@@ -5,9 +5,8 @@
 
 use serde_json::Value;
 
-use super::route::{on_prefix, HostPattern, Router};
-use super::GLOBAL_PATHS;
-use crate::config::{Config, ConfigError, HttpUrl, PushBackend, RawConfig, DEFAULT_PUSH_DATA_DIR};
+use super::{Config, ConfigError, HttpUrl, PushBackend, RawConfig, DEFAULT_PUSH_DATA_DIR};
+use crate::agents::{on_prefix, HostPattern, Router, GLOBAL_PATHS};
 
 fn bad(key: String, message: impl Into<String>) -> ConfigError {
     ConfigError {
@@ -81,7 +80,7 @@ fn overlay(base: &mut Value, over: Value) {
 /// top-level values are every agent's defaults), checked one by one, then
 /// together (names, routes, listeners and push stores each their own).
 /// The config returned is the first agent's, with them all in `agents`.
-pub fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
+pub(super) fn resolve(mut raw: RawConfig) -> Result<Config, ConfigError> {
     let entries = std::mem::take(&mut raw.agents);
     if entries.len() > 256 {
         return Err(bad("agents".into(), "at most 256 agents"));
