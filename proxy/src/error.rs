@@ -1,5 +1,6 @@
 //! The one rescue function: any failure → a well-formed error in the client's
-//! wire version and binding (invariant 5).
+//! wire version and binding (invariant 5); and [`ConfigError`], the error of
+//! a configuration value.
 //!
 //! Codes, statuses and reasons come from `translate::code` (MAPPING-FACTS §6).
 
@@ -10,6 +11,23 @@ use translate::code::ErrorCode;
 use crate::route::Binding;
 use crate::version::{ProtocolVersion, Version};
 use translate::method::Method;
+
+/// A configuration value that failed validation (`crate::config`, and the
+/// `[upstream]` TLS files `crate::upstream::tls` loads for it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The key (`upstream.url`, `limits.max_body_bytes`, …) or file name.
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid configuration `{}`: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 /// The A2A / JSON-RPC error kinds (the `translate` table).
 pub type A2aCode = ErrorCode;

@@ -45,21 +45,10 @@ pub use raw::*;
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
-/// A configuration value that failed validation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    /// The key (`upstream.url`, `limits.max_body_bytes`, …) or file name.
-    pub key: String,
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid configuration `{}`: {}", self.key, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
+/// Defined with the proxy's other errors so that `upstream::tls`, which
+/// loads the `[upstream]` TLS files for [`Config`], reports with it
+/// without importing `config`.
+pub use crate::error::ConfigError;
 
 fn bad(key: &str, value: impl fmt::Debug, why: impl fmt::Display) -> ConfigError {
     ConfigError {

@@ -30,8 +30,7 @@ use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio_rustls::TlsConnector;
 
-use crate::config::ConfigError;
-use crate::error::Failure;
+use crate::error::{ConfigError, Failure};
 
 mod connect;
 mod tunnel;
