@@ -47,6 +47,7 @@ use http::{HeaderMap, Method};
 
 use translate::method::Method as Op;
 
+use crate::config::NewerMinor;
 use crate::version::{UnsupportedVersion, Version};
 use translate::version::ProtocolVersion;
 
@@ -352,19 +353,6 @@ pub fn locate(
         _ => base(),
     };
     (routed, dest)
-}
-
-/// What the proxy does with a 1.N call newer than the version it serves for
-/// the agent (`versions.newer_minor`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NewerMinor {
-    /// VersionNotSupported (-32009), as the spec requires of an agent.
-    #[default]
-    Refuse,
-    /// On to the agent unchanged when it speaks the client's family (the
-    /// agent decides, by the client's own `A2A-Version`); translated as 1.0
-    /// for a v0.3 agent.
-    Passthrough,
 }
 
 /// The newest 1.N the proxy serves for an agent speaking `upstream`: the

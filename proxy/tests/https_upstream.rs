@@ -534,7 +534,7 @@ async fn grpc_agent_at_the_https_grpc_interface_of_its_card() {
         let mut c = config(&pki, &card_up.url(), Some(Version::V10), keys);
         let allowed = ["127.0.0.1".to_string()];
         c.allowed_hosts =
-            proxy::endpoints::AllowedHosts::resolve(Some(&allowed), &c.upstream, None).unwrap();
+            proxy::config::AllowedHosts::resolve(Some(&allowed), &c.upstream, None).unwrap();
         proxy::start(c).unwrap()
     };
     grpc_over_tls_needs_the_ca(with, &up, &front).await;

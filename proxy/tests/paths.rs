@@ -8,8 +8,8 @@ mod support;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use proxy::config::AllowedHosts;
 use proxy::config::{Config, UpstreamVersion};
-use proxy::endpoints::AllowedHosts;
 use proxy::RunningProxy;
 use serde_json::{json, Value};
 use support::*;

@@ -9,8 +9,8 @@
 
 mod support;
 
+use proxy::config::NewerMinor;
 use proxy::config::{Config, UpstreamVersion};
-use proxy::route::NewerMinor;
 use proxy::RunningProxy;
 use serde_json::{json, Value};
 use support::*;

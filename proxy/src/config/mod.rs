@@ -34,16 +34,31 @@ use std::net::SocketAddr;
 use crate::version::{ProtocolVersion, Version};
 
 mod agents;
+mod hosts;
 mod limits;
 mod push;
 mod raw;
 
+pub use hosts::*;
 pub use limits::*;
 pub use push::*;
 pub use raw::*;
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// What the proxy does with a 1.N call newer than the version it serves for
+/// the agent (`versions.newer_minor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NewerMinor {
+    /// VersionNotSupported (-32009), as the spec requires of an agent.
+    #[default]
+    Refuse,
+    /// On to the agent unchanged when it speaks the client's family (the
+    /// agent decides, by the client's own `A2A-Version`); translated as 1.0
+    /// for a v0.3 agent.
+    Passthrough,
+}
 
 /// Defined with the proxy's other errors so that `upstream::tls`, which
 /// loads the `[upstream]` TLS files for [`Config`], reports with it
@@ -176,11 +191,11 @@ pub struct Config {
     /// (`1.1`); `None`: from its card, or the first of a fixed family.
     pub upstream_protocol: Option<ProtocolVersion>,
     /// `versions.newer_minor`.
-    pub newer_minor: crate::route::NewerMinor,
+    pub newer_minor: NewerMinor,
     // Interface endpoints (area: paths).
     /// `upstream.allowed_hosts`: the hosts the agent's card may send the
     /// proxy to (crate::endpoints).
-    pub allowed_hosts: crate::endpoints::AllowedHosts,
+    pub allowed_hosts: AllowedHosts,
     // Several agents (area: agents).
     /// This agent's name and routes (the one agent of a file without
     /// `[[agents]]`: `default`, every host and path).
@@ -227,14 +242,7 @@ fn resolve_upstream_url(raw: &RawConfig) -> Result<HttpUrl, ConfigError> {
 /// names the v1.0 family.
 fn resolve_versions(
     raw: &RawConfig,
-) -> Result<
-    (
-        UpstreamVersion,
-        Option<ProtocolVersion>,
-        crate::route::NewerMinor,
-    ),
-    ConfigError,
-> {
+) -> Result<(UpstreamVersion, Option<ProtocolVersion>, NewerMinor), ConfigError> {
     let (upstream_version, upstream_protocol) = match raw.upstream.version.as_deref().map(str::trim)
     {
         None | Some("auto") => (UpstreamVersion::Auto, None),
@@ -250,8 +258,8 @@ fn resolve_versions(
         },
     };
     let newer_minor = match raw.versions.newer_minor.as_deref().map(str::trim) {
-        None | Some("refuse") => crate::route::NewerMinor::Refuse,
-        Some("passthrough") => crate::route::NewerMinor::Passthrough,
+        None | Some("refuse") => NewerMinor::Refuse,
+        Some("passthrough") => NewerMinor::Passthrough,
         Some(other) => {
             return Err(bad(
                 "versions.newer_minor",
@@ -501,7 +509,7 @@ impl Config {
         let list_tasks = resolve_list_tasks(&raw)?;
         let grpc_card_url_form = GrpcUrlForm::parse(raw.grpc.card_url_form.as_deref())?;
         // Interface endpoints (area: paths).
-        let allowed_hosts = crate::endpoints::AllowedHosts::resolve(
+        let allowed_hosts = AllowedHosts::resolve(
             raw.upstream.allowed_hosts.as_deref(),
             &upstream,
             upstream_grpc.as_ref(),
@@ -860,7 +868,7 @@ mod tests {
     #[test]
     fn versions_knobs() {
         let c = raw("[upstream]\nurl = \"http://a\"").unwrap();
-        assert_eq!(c.newer_minor, crate::route::NewerMinor::Refuse);
+        assert_eq!(c.newer_minor, NewerMinor::Refuse);
         assert_eq!(c.upstream_protocol, None);
         let c = raw("[upstream]\nurl = \"http://a\"\nversion = \"1.1\"\n[versions]\nnewer_minor = \"passthrough\"").unwrap();
         assert_eq!(c.upstream_version, UpstreamVersion::Fixed(Version::V10));
@@ -868,7 +876,7 @@ mod tests {
             c.upstream_protocol.map(|p| p.to_string()).as_deref(),
             Some("1.1")
         );
-        assert_eq!(c.newer_minor, crate::route::NewerMinor::Passthrough);
+        assert_eq!(c.newer_minor, NewerMinor::Passthrough);
         let c = raw("[upstream]\nurl = \"http://a\"\nversion = \"0.3\"").unwrap();
         assert_eq!(c.upstream_version, UpstreamVersion::Fixed(Version::V03));
         for bad in ["2.0", "0.2", "1.x"] {

@@ -76,7 +76,7 @@ pub struct RawAgent {
 #[serde(deny_unknown_fields)]
 pub struct RawVersions {
     /// `refuse` (default) or `passthrough`: a 1.N client newer than the
-    /// agent ([`crate::route::NewerMinor`]).
+    /// agent ([`NewerMinor`](super::NewerMinor)).
     pub newer_minor: Option<String>,
 }
 

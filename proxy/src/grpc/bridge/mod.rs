@@ -168,7 +168,8 @@ impl Bridge {
     /// the agent, as on the HTTP bindings ([`crate::route::refused_minor`]);
     /// 0.3 and 1.0 calls pass at once.
     pub(super) async fn check_minor(&self, client: Version, meta: &CallMeta) -> Result<(), Status> {
-        use crate::route::{served_v1, NewerMinor};
+        use crate::config::NewerMinor;
+        use crate::route::served_v1;
         use crate::version::ProtocolVersion;
         let Some(requested) = meta.protocol.filter(|p| *p > ProtocolVersion::V1_0) else {
             return Ok(());
