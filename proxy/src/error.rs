@@ -8,7 +8,7 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 use translate::code::ErrorCode;
 
-use crate::route::Binding;
+use crate::binding::Binding;
 use crate::version::{ProtocolVersion, Version};
 use translate::method::Method;
 
@@ -124,7 +124,7 @@ pub enum Failure {
     /// URL, the rustls error) goes to the log.
     UpstreamTls {
         agent: String,
-        kind: crate::upstream::tls::TlsFailureKind,
+        kind: TlsFailureKind,
         detail: String,
     },
     /// The upstream did not answer in time.
@@ -460,6 +460,39 @@ pub fn rescue(failure: &Failure, target: &ErrorTarget) -> ErrorResponse {
                 body: Bytes::from(json!({ "code": row.jsonrpc, "message": message }).to_string()),
             },
         },
+    }
+}
+
+/// What went wrong in a TLS exchange with an agent, as the client is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsFailureKind {
+    /// Its certificate is not signed by an authority the proxy trusts.
+    UnknownAuthority,
+    /// Its certificate does not name the host the proxy asked for.
+    WrongName,
+    /// Its certificate is expired or not valid yet.
+    Expired,
+    /// It refused the proxy's client certificate (or its absence).
+    ClientCertRefused,
+    /// Anything else (no common protocol version, a broken handshake).
+    Other,
+}
+
+impl TlsFailureKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            TlsFailureKind::UnknownAuthority => {
+                "the agent's TLS certificate is not signed by an authority the proxy trusts (upstream.ca_file)"
+            }
+            TlsFailureKind::WrongName => {
+                "the agent's TLS certificate is not valid for the agent's host name"
+            }
+            TlsFailureKind::Expired => "the agent's TLS certificate is expired or not yet valid",
+            TlsFailureKind::ClientCertRefused => {
+                "the agent refused the proxy's TLS client certificate (upstream.client_cert_file)"
+            }
+            TlsFailureKind::Other => "the TLS handshake with the agent failed",
+        }
     }
 }
 

@@ -15,19 +15,19 @@ extern crate self as proxy;
 
 pub mod agents;
 pub mod app;
+pub mod binding;
 pub mod call;
 pub mod card;
 pub mod cards;
 pub mod cli;
 pub mod codec;
 pub mod config;
-pub mod conn;
-pub mod endpoints;
 pub mod error;
 pub mod forward;
 pub mod front;
 pub mod grpc;
 pub mod ids;
+pub mod local;
 pub mod metrics;
 pub mod push;
 pub mod rest;
@@ -126,10 +126,10 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
     h2.max_header_list_size(config.limits.max_header_bytes as u32);
     proxy.h2_options = Some(h2);
     // Every connection's request heads are bounded in time and size, and
-    // HTTP/1.1 requests are answered in order when pipelined (crate::conn).
-    let listener = conn::Listener {
+    // HTTP/1.1 requests are answered in order when pipelined (crate::front::conn).
+    let listener = front::conn::Listener {
         proxy: Arc::new(proxy),
-        limits: conn::ConnLimits::of(&config.limits),
+        limits: front::conn::ConnLimits::of(&config.limits),
         tls,
     };
     let mut svc =

@@ -133,8 +133,8 @@ impl Metrics {
 
 // Several agents (area: agents).
 /// The `/metrics` answer for exposition `text`.
-pub fn exposition(text: String) -> crate::app::LocalResponse {
-    crate::app::LocalResponse {
+pub fn exposition(text: String) -> crate::local::LocalResponse {
+    crate::local::LocalResponse {
         status: 200,
         headers: vec![(
             "Content-Type",

@@ -54,24 +54,7 @@ use translate::version::ProtocolVersion;
 /// Header and query parameter carrying the client's version.
 pub const VERSION_HEADER: &str = "a2a-version";
 
-/// What kind of endpoint a request addresses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Binding {
-    /// A POST that is not a REST path: the JSON-RPC endpoint.
-    JsonRpc,
-    /// An HTTP+JSON (REST) operation.
-    Rest,
-    /// `GET /health`, answered locally.
-    Health,
-    /// `GET /ready`, answered locally (upstream card reachable).
-    Ready,
-    /// `GET /metrics`, answered locally.
-    Metrics,
-    /// The public agent card; `legacy_path` for `/.well-known/agent.json`.
-    AgentCard { legacy_path: bool },
-    /// Anything else: forwarded unchanged, no A2A meaning attached.
-    Other,
-}
+pub use crate::binding::Binding;
 
 /// The version and operation of a JSON-RPC method name of either version
 /// (MAPPING-FACTS §1; names matched exactly, [`Op::from_name`]).
@@ -294,10 +277,10 @@ pub fn under<'a>(prefix: &str, path: &'a str) -> Option<&'a str> {
 /// `req.rest_path` is set here; `path` is relative to the public base.
 pub fn locate(
     req: &RequestInfo<'_>,
-    ends: &crate::endpoints::Endpoints,
+    ends: &crate::card::endpoints::Endpoints,
     upstream: &crate::config::HttpUrl,
-) -> (Result<Route, RouteError>, crate::endpoints::Dest) {
-    use crate::endpoints::Dest;
+) -> (Result<Route, RouteError>, crate::card::endpoints::Dest) {
+    use crate::card::endpoints::Dest;
     let rest_prefix = ends.rest.as_ref().map_or("", |r| r.public_path.as_str());
     let mut rest_path = under(rest_prefix, req.path);
     let mut routed = classify(&RequestInfo { rest_path, ..*req });
@@ -811,8 +794,8 @@ mod tests {
 
     #[test]
     fn locate_follows_the_interface_paths() {
+        use crate::card::endpoints::{Endpoint, Endpoints};
         use crate::config::HttpUrl;
-        use crate::endpoints::{Endpoint, Endpoints};
         let url = |s: &str| HttpUrl::parse("t", s).unwrap();
         let up = url("http://a:9/base");
         let at = |u: &str, p: &str| {

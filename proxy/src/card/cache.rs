@@ -77,7 +77,7 @@ pub struct CardCache {
     /// when they have no copy to use, else take the stale copy at once.
     fetching: Mutex<()>,
     /// The agent's interfaces from the card held (area: paths).
-    pub endpoints: crate::endpoints::EndpointsMemo,
+    pub endpoints: crate::card::endpoints::EndpointsMemo,
     /// What `/ready` last found (the card could be had, or why not).
     pub readiness: super::ReadyLog,
 }

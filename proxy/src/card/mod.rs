@@ -2,14 +2,16 @@
 //! shaped for each client, and served with every interface URL pointing at
 //! the proxy; fetched and cached by [`CardCache`] (`cache.rs`).
 
+pub mod endpoints;
+
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde_json::Value;
 
 use crate::config::HttpUrl;
-use crate::endpoints::{Endpoints, Iface};
 use crate::version::Version;
+use endpoints::{Endpoints, Iface};
 
 mod cache;
 mod ready;
@@ -142,7 +144,7 @@ pub fn rewrite_card(card: &mut Value, upstream: &HttpUrl, public: &HttpUrl) {
 }
 
 /// The bindings the proxy translates between versions (gRPC interfaces
-/// are the proxy's own, added by `grpc::advertise` when it serves gRPC).
+/// are the proxy's own, added by `cards::advertise` when it serves gRPC).
 const TRANSLATED_BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
 
 /// The card translated for a client of version `to`, advertising only what
@@ -164,7 +166,7 @@ pub fn translate_card(card: &Value, to: Version, ends: &Endpoints) -> Result<Val
 /// only the interfaces the proxy serves: each JSON-RPC and HTTP+JSON one
 /// that is the binding's endpoint in `ends` (the others, and bindings the
 /// proxy does not know, are left out: [`Endpoints::log_left_out`] said
-/// why), gRPC ones as they are (`grpc::advertise` decides); an endpoint
+/// why), gRPC ones as they are (`cards::advertise` decides); an endpoint
 /// the card does not list (`upstream.url` when the card names nothing
 /// usable) is added. A v0.3 card whose primary `url` is left out takes the
 /// first served interface (JSON-RPC first) as its primary.

@@ -110,7 +110,7 @@ fn translated_cards_keep_jsonrpc_and_rest() {
     });
     let up = url("http://u");
     let all = crate::config::AllowedHosts::resolve(None, &up, None).unwrap();
-    let ends = |c: &Value| crate::endpoints::resolve(c, &up, &all);
+    let ends = |c: &Value| crate::card::endpoints::resolve(c, &up, &all);
     let v10 = translate_card(&v03, Version::V10, &ends(&v03)).unwrap();
     let ifs = v10["supportedInterfaces"].as_array().unwrap();
     let got: Vec<(&str, &str)> = ifs

@@ -1,5 +1,5 @@
 //! `upstream.allowed_hosts` resolved: the hosts an agent card may send the
-//! proxy to (read by `crate::endpoints`).
+//! proxy to (read by `crate::card::endpoints`).
 
 use super::{ConfigError, HttpUrl};
 

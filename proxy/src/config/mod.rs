@@ -194,7 +194,7 @@ pub struct Config {
     pub newer_minor: NewerMinor,
     // Interface endpoints (area: paths).
     /// `upstream.allowed_hosts`: the hosts the agent's card may send the
-    /// proxy to (crate::endpoints).
+    /// proxy to (crate::card::endpoints).
     pub allowed_hosts: AllowedHosts,
     // Several agents (area: agents).
     /// This agent's name and routes (the one agent of a file without

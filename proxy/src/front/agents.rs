@@ -21,7 +21,7 @@ use tracing::Instrument;
 
 use super::*;
 use crate::agents::{Router, GLOBAL_PATHS};
-use crate::app::LocalResponse;
+use crate::local::LocalResponse;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::route::Binding;
 

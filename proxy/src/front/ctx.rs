@@ -61,7 +61,7 @@ pub struct Ctx {
     pub(crate) span: tracing::Span,
     pub(crate) route: Option<Route>,
     /// Where routing sends the request (area: paths; crate::route::locate).
-    pub(crate) dest: Option<crate::endpoints::Dest>,
+    pub(crate) dest: Option<crate::card::endpoints::Dest>,
     pub(crate) target: ErrorTarget,
     /// The client's JSON-RPC id as written, when it is one a number in
     /// memory cannot carry (past 64 bits): a same-version call's errors
@@ -262,8 +262,8 @@ impl Ctx {
     /// target, with a JSON-RPC id past 64 bits written back as the client
     /// wrote it: the call's codec's (see [`crate::codec::Codec::error`]),
     /// else the one routing read ([`Self::exact_id`]).
-    pub(crate) fn failure_response(&self, f: &Failure) -> crate::app::LocalResponse {
-        use crate::app::LocalResponse;
+    pub(crate) fn failure_response(&self, f: &Failure) -> crate::local::LocalResponse {
+        use crate::local::LocalResponse;
         let codec = self.rpc().and_then(|rpc| rpc.exact_id.as_ref());
         match codec.or(self.exact_id.as_ref()) {
             Some(exact) => {

@@ -113,7 +113,7 @@ fn note_routed(
 /// public base), without its query: where routing sends it (area: paths).
 fn jsonrpc_path(
     app: &crate::app::App,
-    dest: Option<&crate::endpoints::Dest>,
+    dest: Option<&crate::card::endpoints::Dest>,
     path: &str,
 ) -> String {
     match dest {
@@ -129,7 +129,7 @@ fn jsonrpc_path(
 /// scheme, host and port, and [`jsonrpc_path`] (area: paths).
 fn jsonrpc_url(
     app: &crate::app::App,
-    dest: Option<&crate::endpoints::Dest>,
+    dest: Option<&crate::card::endpoints::Dest>,
     path: &str,
 ) -> crate::config::HttpUrl {
     let url = dest.map_or(&app.config.upstream, |d| &d.url);
@@ -259,7 +259,7 @@ impl ProxyService {
         // the local endpoints ask the agent for nothing first.
         let upstream = &self.app.config.upstream;
         let ends = match route::local_endpoint(&inc.method, &inc.path) {
-            Some(_) => std::sync::Arc::new(crate::endpoints::Endpoints::fallback(upstream)),
+            Some(_) => std::sync::Arc::new(crate::card::endpoints::Endpoints::fallback(upstream)),
             None => self.app.endpoints().await,
         };
         let (mut routed, mut dest) = route::locate(&inc.info(), &ends, upstream);

@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::*;
-use crate::app::LocalResponse;
 use crate::error::{ErrorTarget, Failure};
+use crate::local::LocalResponse;
 use crate::route::Binding;
 
 /// The two members of a JSON-RPC request the router needs.

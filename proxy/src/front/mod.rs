@@ -13,6 +13,7 @@
 
 mod agents;
 mod answer;
+pub mod conn;
 mod ctx;
 mod dispatch;
 mod events;

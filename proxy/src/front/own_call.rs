@@ -109,7 +109,7 @@ impl ProxyService {
     /// A v1.0 client's push-config list or delete that a v0.3 agent's REST
     /// binding does not implement (a2a-python 0.3.26 answers 500 and 405;
     /// `status` is what it answered), asked of the same agent's JSON-RPC
-    /// binding (its card's JSON-RPC interface, crate::endpoints) and
+    /// binding (its card's JSON-RPC interface, crate::card::endpoints) and
     /// answered in the shape of its REST answer, so the response goes
     /// through the REST translation and the push layer as any other.
     /// `None` when it does not apply or that call fails too.
@@ -123,7 +123,7 @@ impl ProxyService {
             return Ok(None);
         };
         let app = &self.app;
-        // The agent's JSON-RPC interface (area: paths; crate::endpoints).
+        // The agent's JSON-RPC interface (area: paths; crate::card::endpoints).
         let Ok(addr) = app.upstream_addr().await else {
             return Ok(None);
         };
@@ -139,7 +139,7 @@ impl ProxyService {
             ""
         }
         .to_string();
-        ctx.dest = Some(crate::endpoints::Dest {
+        ctx.dest = Some(crate::card::endpoints::Dest {
             path_and_query: format!("{}{path}", rpc.url.base_path),
             url: rpc.url,
         });

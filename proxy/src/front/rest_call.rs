@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use super::dispatch::{carries_push_config, mode_for, task_event, Incoming};
 use super::*;
-use crate::app::LocalResponse;
 use crate::call::{Local, Plan, Prelude, PushStep};
 use crate::codec::{ClientRequest, HttpCodec, OverHttp, RestCodec};
 use crate::error::Failure;
+use crate::local::LocalResponse;
 use crate::route::Route;
 
 /// The agent's base path for REST paths of this request (area: paths).

@@ -10,8 +10,8 @@ use pingora::proxy::{FailToProxy, Session};
 use pingora::{Error, ErrorType, Result};
 
 use super::*;
-use crate::app::LocalResponse;
 use crate::error::Failure;
+use crate::local::LocalResponse;
 use crate::metrics::RequestLabels;
 use crate::route::Binding;
 
@@ -20,14 +20,14 @@ use crate::route::Binding;
 /// hook that runs them.
 impl ProxyService {
     /// When a request arrives on a kept-alive connection: its head is read,
-    /// so the head's bounds of its connection's marker end (crate::conn).
+    /// so the head's bounds of its connection's marker end (crate::front::conn).
     pub(super) fn on_connection_reuse(
         &self,
         _session: &mut Session,
         _ctx: &mut Ctx,
         prev: Box<dyn std::any::Any + Send + Sync>,
     ) {
-        crate::conn::head_read(&*prev);
+        crate::front::conn::head_read(&*prev);
     }
 
     /// The first hook of a request, once its head is read: routing decides

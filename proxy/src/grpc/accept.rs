@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::conn::H2_PREFACE;
+use crate::front::conn::H2_PREFACE;
 
 /// Accepts on `listener` (TCP_NODELAY set) and yields what `admit` makes of
 /// each connection within `within` (`None`: dropped). Runs until the

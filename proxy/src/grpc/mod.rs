@@ -29,7 +29,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use crate::app::App;
@@ -179,136 +178,6 @@ impl Drop for GrpcServer {
     }
 }
 
-/// The proxy's gRPC interface as served cards advertise it: the public
-/// host with the gRPC listener's port, written in the form each card needs
-/// (`grpc.card_url_form`; EDGE-CASES 21).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GrpcInterface {
-    /// `host:port` (IPv6 hosts bracketed).
-    pub host_port: String,
-    /// The listener speaks TLS: URLs say `https://`.
-    pub tls: bool,
-    pub form: crate::config::GrpcUrlForm,
-}
-
-impl GrpcInterface {
-    /// The `url` for a card of `version`; `agent` is the agent's own gRPC
-    /// `url` in that card (same-version cards only: a translated card has
-    /// none). `auto` keeps the agent's form (a URL when it wrote a scheme),
-    /// else writes the version's: v0.3 a URL (its spec and examples),
-    /// v1.0 `host:port` (v1.0.1+ says so for GRPC).
-    pub fn url_for(&self, version: Version, agent: Option<&str>) -> String {
-        use crate::config::GrpcUrlForm;
-        let as_url = match self.form {
-            GrpcUrlForm::Url => true,
-            GrpcUrlForm::HostPort => false,
-            GrpcUrlForm::Auto => match agent {
-                Some(a) => a.contains("://"),
-                None => version == Version::V03,
-            },
-        };
-        if as_url {
-            let scheme = if self.tls { "https" } else { "http" };
-            format!("{scheme}://{}", self.host_port)
-        } else {
-            self.host_port.clone()
-        }
-    }
-}
-
-/// The proxy's gRPC interface, `None` when the listener is off.
-pub fn public_grpc(app: &App) -> Option<GrpcInterface> {
-    let port = app.config.grpc_listen?.port();
-    let host = &app.config.public_url.host;
-    let host_port = if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    };
-    Some(GrpcInterface {
-        host_port,
-        tls: app.config.grpc_tls.is_some(),
-        form: app.config.grpc_card_url_form,
-    })
-}
-
-/// Replaces any GRPC interface of a served card of `version` by the proxy's
-/// own (the one it really serves), or removes them all when the proxy has
-/// no gRPC listener (an agent's gRPC address is not the proxy's to give).
-pub fn advertise(card: &mut Value, version: Version, grpc: Option<&GrpcInterface>) {
-    let is_grpc = |i: &Value, key: &str| i.get(key).and_then(Value::as_str) == Some("GRPC");
-    match version {
-        Version::V10 => {
-            if let Some(Value::Array(list)) = card.get_mut("supportedInterfaces") {
-                let agent = list
-                    .iter()
-                    .find(|i| is_grpc(i, "protocolBinding"))
-                    .and_then(|i| i.get("url").and_then(Value::as_str).map(str::to_string));
-                list.retain(|i| !is_grpc(i, "protocolBinding"));
-                if let Some(g) = grpc {
-                    let url = g.url_for(version, agent.as_deref());
-                    list.push(
-                        json!({"url": url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}),
-                    );
-                }
-            }
-        }
-        Version::V03 => {
-            let Some(obj) = card.as_object_mut() else {
-                return;
-            };
-            let main_is_grpc =
-                obj.get("preferredTransport").and_then(Value::as_str) == Some("GRPC");
-            let agent = obj
-                .get("additionalInterfaces")
-                .and_then(Value::as_array)
-                .and_then(|l| l.iter().find(|i| is_grpc(i, "transport")))
-                .and_then(|i| i.get("url"))
-                .or_else(|| obj.get("url").filter(|_| main_is_grpc))
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            let url = grpc.map(|g| g.url_for(version, agent.as_deref()));
-            // A new list starts with the main interface (v0.3: the list
-            // SHOULD repeat it), so JSON-RPC stays listed.
-            let main = obj.get("url").cloned().filter(|_| !main_is_grpc).map(|u| {
-                let t = obj
-                    .get("preferredTransport")
-                    .cloned()
-                    .unwrap_or_else(|| Value::from("JSONRPC"));
-                json!({"url": u, "transport": t})
-            });
-            let list = obj
-                .entry("additionalInterfaces")
-                .or_insert_with(|| Value::Array(main.into_iter().collect()));
-            if let Value::Array(list) = list {
-                list.retain(|i| !is_grpc(i, "transport"));
-                if let Some(u) = &url {
-                    list.push(json!({"url": u, "transport": "GRPC"}));
-                }
-            }
-            if main_is_grpc {
-                // The main interface was the agent's gRPC: the proxy's, or
-                // (no listener) the first other one.
-                let first = obj
-                    .get("additionalInterfaces")
-                    .and_then(Value::as_array)
-                    .and_then(|l| l.first())
-                    .cloned();
-                match (url, first) {
-                    (Some(u), _) => {
-                        obj.insert("url".into(), Value::from(u));
-                    }
-                    (None, Some(f)) => {
-                        obj.insert("url".into(), f["url"].clone());
-                        obj.insert("preferredTransport".into(), f["transport"].clone());
-                    }
-                    (None, None) => {}
-                }
-            }
-        }
-    }
-}
-
 /// What a gRPC listener serves its agents on.
 struct Listener {
     /// The listener's own bounds (request heads, idle connections).
@@ -443,7 +312,9 @@ async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cards::{advertise, GrpcInterface};
     use crate::config::{Config, RawConfig};
+    use serde_json::json;
 
     #[test]
     fn config_keys() {

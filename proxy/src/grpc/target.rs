@@ -1,7 +1,7 @@
 //! Where one agent's gRPC calls go (issue #23): `upstream.grpc_url` when
 //! the config sets it; else the GRPC interface of the agent's card, when
 //! it lists one on a host the operator allows (`upstream.allowed_hosts`,
-//! the rule of every interface read from the card: [`crate::endpoints`]);
+//! the rule of every interface read from the card: [`crate::card::endpoints`]);
 //! else the bridge to the agent's JSON-RPC binding.
 //!
 //! The card's interface is read when the card is ([`App::endpoints_of`]

@@ -286,38 +286,7 @@ impl AgentAddr {
     }
 }
 
-/// What went wrong in a TLS exchange with an agent, as the client is told.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TlsFailureKind {
-    /// Its certificate is not signed by an authority the proxy trusts.
-    UnknownAuthority,
-    /// Its certificate does not name the host the proxy asked for.
-    WrongName,
-    /// Its certificate is expired or not valid yet.
-    Expired,
-    /// It refused the proxy's client certificate (or its absence).
-    ClientCertRefused,
-    /// Anything else (no common protocol version, a broken handshake).
-    Other,
-}
-
-impl TlsFailureKind {
-    pub fn describe(self) -> &'static str {
-        match self {
-            TlsFailureKind::UnknownAuthority => {
-                "the agent's TLS certificate is not signed by an authority the proxy trusts (upstream.ca_file)"
-            }
-            TlsFailureKind::WrongName => {
-                "the agent's TLS certificate is not valid for the agent's host name"
-            }
-            TlsFailureKind::Expired => "the agent's TLS certificate is expired or not yet valid",
-            TlsFailureKind::ClientCertRefused => {
-                "the agent refused the proxy's TLS client certificate (upstream.client_cert_file)"
-            }
-            TlsFailureKind::Other => "the TLS handshake with the agent failed",
-        }
-    }
-}
+pub use crate::error::TlsFailureKind;
 
 /// The kind of a rustls error.
 pub fn kind_of(e: &rustls::Error) -> TlsFailureKind {

@@ -271,7 +271,7 @@ impl Bridge {
 
     /// The agent's JSON-RPC interface, its whole URL (scheme, host, port,
     /// path): the one its card lists on a host the operator allows
-    /// ([`crate::endpoints`], as the HTTP listener routes to it), else
+    /// ([`crate::card::endpoints`], as the HTTP listener routes to it), else
     /// `upstream.url`.
     async fn rpc_target(&self) -> crate::config::HttpUrl {
         let app = &self.app;

@@ -19,10 +19,10 @@ use tokio::sync::{oneshot, Notify};
 use super::rewrite::{self, Registration};
 use super::safety::TargetPolicy;
 use super::{OutboxItem, PushConfig, SnapshotWrite, Store, StoreError};
-use crate::app::LocalResponse;
 use crate::config::{PushBackend, PushSettings};
 use crate::error::Failure;
 use crate::ids::CALLBACK_PREFIX;
+use crate::local::LocalResponse;
 use crate::version::Version;
 use translate::method::Method;
 

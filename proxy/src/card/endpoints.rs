@@ -3,7 +3,7 @@
 //! (`upstream.allowed_hosts`), under whatever path the agent uses.
 //!
 //! [`Endpoints`] is resolved from the card ([`resolve`]) each time the card
-//! cache holds a new copy ([`App::endpoints`]); when the card names no
+//! cache holds a new copy (`App::endpoints`, in `app/endpoints.rs`); when the card names no
 //! usable JSON-RPC or HTTP+JSON interface, JSON-RPC is at `upstream.url`
 //! ([`Endpoints::fallback`]), as the proxy always assumed. Each interface is
 //! advertised at the proxy's public URL keeping the agent's path (its part
@@ -16,10 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::app::App;
 use crate::card::{card_version, CachedCard};
 use crate::config::{AllowedHosts, HttpUrl};
-use crate::error::Failure;
 use crate::version::Version;
 
 /// The bindings an agent card can list.
@@ -294,23 +292,23 @@ pub struct Dest {
 
 /// How long endpoints resolved without a card stand before the card is
 /// asked for again.
-const NO_CARD_RETRY: Duration = Duration::from_secs(5);
+pub(crate) const NO_CARD_RETRY: Duration = Duration::from_secs(5);
 
 /// The endpoints of the card last seen (kept by the card cache).
 #[derive(Default)]
 pub struct EndpointsMemo {
-    slot: Mutex<Option<Memo>>,
+    pub(crate) slot: Mutex<Option<Memo>>,
 }
 
-struct Memo {
-    card: Option<Arc<CachedCard>>,
-    ends: Arc<Endpoints>,
-    until: Instant,
+pub(crate) struct Memo {
+    pub(crate) card: Option<Arc<CachedCard>>,
+    pub(crate) ends: Arc<Endpoints>,
+    pub(crate) until: Instant,
 }
 
 impl EndpointsMemo {
     /// The last endpoints resolved, if still current.
-    fn fresh(&self, now: Instant) -> Option<Arc<Endpoints>> {
+    pub(crate) fn fresh(&self, now: Instant) -> Option<Arc<Endpoints>> {
         let slot = self.slot.lock().ok()?;
         slot.as_ref()
             .filter(|m| now < m.until)
@@ -318,121 +316,11 @@ impl EndpointsMemo {
     }
 
     /// The endpoints of the last card seen, if one was.
-    fn of_card(&self) -> Option<Arc<Endpoints>> {
+    pub(crate) fn of_card(&self) -> Option<Arc<Endpoints>> {
         let slot = self.slot.lock().ok()?;
         slot.as_ref()
             .filter(|m| m.card.is_some())
             .map(|m| m.ends.clone())
-    }
-}
-
-impl App {
-    /// The agent's endpoints: from the card cache's copy (resolved again
-    /// when the cache holds a new one), or [`Endpoints::fallback`] when no
-    /// card can be had (asked again after a few seconds). With
-    /// `upstream.version = auto` the card is fetched when stale (the
-    /// version is read from it anyway); with a fixed version it is not
-    /// fetched for this: the card last fetched (to serve it, say) is used.
-    pub async fn endpoints(&self) -> Arc<Endpoints> {
-        let now = Instant::now();
-        let memo = &self.cards.endpoints;
-        if let Some(e) = memo.fresh(now) {
-            return e;
-        }
-        let card = match self.config.upstream_version {
-            crate::config::UpstreamVersion::Auto => match self.upstream_addr().await {
-                Ok(addr) => self.cards.get(addr, true).await.ok(),
-                Err(_) => None,
-            },
-            crate::config::UpstreamVersion::Fixed(_) => self.cards.peek(),
-        };
-        if let Some(c) = card {
-            return self.endpoints_of(&c);
-        }
-        let Ok(mut slot) = memo.slot.lock() else {
-            return Arc::new(Endpoints::fallback(&self.config.upstream));
-        };
-        // No card to be had: the last card's, else upstream.url; asked
-        // again in a few seconds.
-        match slot.as_mut() {
-            Some(m) => {
-                m.until = now + NO_CARD_RETRY;
-                m.ends.clone()
-            }
-            None => {
-                let ends = Arc::new(Endpoints::fallback(&self.config.upstream));
-                *slot = Some(Memo {
-                    card: None,
-                    ends: ends.clone(),
-                    until: now + NO_CARD_RETRY,
-                });
-                ends
-            }
-        }
-    }
-
-    /// The endpoints of `card` (a copy the card cache gave), resolved when
-    /// it differs from the one last seen (the left-out interfaces logged
-    /// then), and remembered until it goes stale.
-    pub fn endpoints_of(&self, card: &Arc<CachedCard>) -> Arc<Endpoints> {
-        let now = Instant::now();
-        // (A max-age of any size: never past what an Instant holds.)
-        let until = card
-            .fetched
-            .checked_add(card.ttl)
-            .unwrap_or(now + NO_CARD_RETRY)
-            .max(now + Duration::from_millis(100));
-        let Ok(mut slot) = self.cards.endpoints.slot.lock() else {
-            return Arc::new(Endpoints::fallback(&self.config.upstream));
-        };
-        let seen = slot.as_ref().filter(|m| {
-            m.card
-                .as_ref()
-                .is_some_and(|old| Arc::ptr_eq(old, card) || old.raw == card.raw)
-        });
-        let ends = match seen {
-            Some(m) => m.ends.clone(),
-            None => {
-                let e = resolve(
-                    &card.json,
-                    &self.config.upstream,
-                    &self.config.allowed_hosts,
-                );
-                e.log_left_out();
-                Arc::new(e)
-            }
-        };
-        *slot = Some(Memo {
-            card: Some(card.clone()),
-            ends: ends.clone(),
-            until,
-        });
-        ends
-    }
-
-    /// The endpoints of the last card seen, without asking for one; when
-    /// none was, those of `card` (the card being served, whose own
-    /// interfaces then decide), else [`Endpoints::fallback`].
-    pub fn endpoints_now(&self, card: Option<&Value>) -> Arc<Endpoints> {
-        if let Some(e) = self.cards.endpoints.of_card() {
-            return e;
-        }
-        Arc::new(match card {
-            Some(c) => resolve(c, &self.config.upstream, &self.config.allowed_hosts),
-            None => Endpoints::fallback(&self.config.upstream),
-        })
-    }
-
-    /// The address of a request's destination (`None`: `upstream.url`'s),
-    /// with TLS when its URL is `https://` (crate::upstream::tls).
-    pub async fn dest_addr(
-        &self,
-        dest: Option<&Dest>,
-    ) -> Result<crate::upstream::tls::AgentAddr, Failure> {
-        match dest {
-            Some(d) => self.resolve_addr(&d.url).await,
-            None => self.upstream_addr().await,
-        }
     }
 }
 

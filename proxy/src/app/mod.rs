@@ -2,6 +2,8 @@
 //! upstream resolution, version decisions, local endpoints, card serving.
 //! Hooks call these; nothing here knows pingora's phase order.
 
+mod endpoints;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -10,41 +12,11 @@ use serde_json::{json, Value};
 
 use crate::card::{self, CardCache};
 use crate::config::{Config, UpstreamVersion};
-use crate::error::{rescue, ErrorTarget, Failure};
+use crate::error::Failure;
 use crate::metrics::Metrics;
 use crate::version::Version;
 
-/// A response the proxy writes itself.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LocalResponse {
-    pub status: u16,
-    pub headers: Vec<(&'static str, String)>,
-    pub body: Bytes,
-}
-
-impl LocalResponse {
-    pub fn json(status: u16, value: Value) -> LocalResponse {
-        LocalResponse {
-            status,
-            headers: vec![("Content-Type", "application/json".into())],
-            body: Bytes::from(value.to_string()),
-        }
-    }
-
-    /// The rendered form of a failure.
-    pub fn failure(failure: &Failure, target: &ErrorTarget) -> LocalResponse {
-        let r = rescue(failure, target);
-        let mut headers = vec![("Content-Type", r.content_type.to_string())];
-        if r.content_type == "text/event-stream" {
-            headers.push(("Cache-Control", "no-cache".into()));
-        }
-        LocalResponse {
-            status: r.status,
-            headers,
-            body: r.body,
-        }
-    }
-}
+pub use crate::local::LocalResponse;
 
 /// Shared state of one running proxy.
 pub struct App {
@@ -329,7 +301,7 @@ impl App {
 
 /// How the proxy asks a v0.3 agent for one task: the binding the client's
 /// call came in on (the agent serves it), at the URL of the agent's
-/// interface (its host, port and path: crate::endpoints).
+/// interface (its host, port and path: crate::card::endpoints).
 #[derive(Debug, Clone)]
 pub enum TaskFetch {
     /// `tasks/get` posted to this URL (its path the one posted to).
