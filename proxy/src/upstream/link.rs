@@ -117,7 +117,15 @@ impl Link {
     pub(super) async fn driving<F: Future>(&mut self, fut: F) -> F::Output {
         let mut fut = std::pin::pin!(fut);
         std::future::poll_fn(|cx| {
-            self.drive(cx);
+            // `fut` first: what it waits for (an answer's body wanting its
+            // next frame) is then known to the connection polled next, so
+            // one poll does the work without waking this task again.
+            if let Poll::Ready(out) = fut.as_mut().poll(cx) {
+                return Poll::Ready(out);
+            }
+            if !self.drive(cx) {
+                return Poll::Pending;
+            }
             fut.as_mut().poll(cx)
         })
         .await
@@ -125,9 +133,14 @@ impl Link {
 
     /// Lets an HTTP/1.1 connection do its work (read, decode, write) for
     /// whoever polls its answer.
-    pub(super) fn drive(&mut self, cx: &mut Context<'_>) {
-        if let Link::H1 { conn, .. } = self {
-            poll_conn(conn, cx);
+    /// Whether there was such a connection to poll.
+    pub(super) fn drive(&mut self, cx: &mut Context<'_>) -> bool {
+        match self {
+            Link::H1 { conn, .. } if conn.is_some() => {
+                poll_conn(conn, cx);
+                true
+            }
+            _ => false,
         }
     }
 

@@ -101,8 +101,12 @@ impl Streaming {
     fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Bytes>, Failure>> {
         let mut piece = Piece::default();
         loop {
-            self.link.drive(cx);
-            match Pin::new(&mut self.body).poll_frame(cx) {
+            // The body first, then the connection (see `Link::driving`).
+            let mut next = Pin::new(&mut self.body).poll_frame(cx);
+            if next.is_pending() && self.link.drive(cx) {
+                next = Pin::new(&mut self.body).poll_frame(cx);
+            }
+            match next {
                 Poll::Ready(Some(Ok(frame))) => {
                     // Empty data or trailers: nothing to hand on.
                     if let Ok(data) = frame.into_data() {
