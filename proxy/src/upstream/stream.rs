@@ -31,41 +31,48 @@ pub struct Streaming {
 /// Largest piece handed on at once.
 const PIECE: usize = 16 * 1024;
 
-/// The frames of one piece: the first as it came, more copied behind it.
+/// The frames of one piece: the first as it came; with more, all of
+/// them copied into one buffer.
 #[derive(Default)]
-struct Piece {
-    first: Option<Bytes>,
-    more: Option<BytesMut>,
+enum Piece {
+    #[default]
+    Empty,
+    One(Bytes),
+    Joined(BytesMut),
 }
 
 impl Piece {
     /// Adds `data`; the piece's length.
     fn add(&mut self, data: Bytes) -> usize {
-        match (&self.first, &mut self.more) {
-            (None, _) => self.first = Some(data),
-            (Some(first), None) => {
+        *self = match std::mem::take(self) {
+            Piece::Empty => Piece::One(data),
+            Piece::One(first) => {
                 let mut all = BytesMut::with_capacity(first.len() + data.len().max(4096));
-                all.extend_from_slice(first);
+                all.extend_from_slice(&first);
                 all.extend_from_slice(&data);
-                self.more = Some(all);
+                Piece::Joined(all)
             }
-            (Some(_), Some(all)) => all.extend_from_slice(&data),
-        }
-        match (&self.first, &self.more) {
-            (_, Some(all)) => all.len(),
-            (Some(first), None) => first.len(),
-            (None, None) => 0,
+            Piece::Joined(mut all) => {
+                all.extend_from_slice(&data);
+                Piece::Joined(all)
+            }
+        };
+        match self {
+            Piece::Empty => 0,
+            Piece::One(b) => b.len(),
+            Piece::Joined(all) => all.len(),
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.first.is_none()
+        matches!(self, Piece::Empty)
     }
 
     fn take(&mut self) -> Option<Bytes> {
-        match self.more.take() {
-            Some(all) => Some(all.freeze()),
-            None => self.first.take(),
+        match std::mem::take(self) {
+            Piece::Empty => None,
+            Piece::One(b) => Some(b),
+            Piece::Joined(all) => Some(all.freeze()),
         }
     }
 }
