@@ -41,13 +41,7 @@ impl From<RpcTranslation> for JsonRpcCodec {
 }
 
 impl Codec for JsonRpcCodec {
-    type Request<'a> = ClientRequest<'a>;
-    type Outgoing = Vec<u8>;
-    type Answer<'a> = (u16, &'a [u8]);
-    type Reply = Decoded;
-    type Event<'a> = (&'a str, bool);
-    type Item<'a> = (Vec<u8>, Option<TaskFacts<'a>>);
-    type Error = ErrorResponse;
+    http_codec_types!();
 
     fn made_for(&self) -> MadeFor {
         MadeFor {

@@ -53,6 +53,21 @@ use crate::rest::UpstreamRequest;
 use crate::route::{Binding, PathParams};
 use crate::version::Version;
 
+/// The associated types of the HTTP bindings' codecs: bytes in, bytes
+/// out (the client's request as its decoder read it, the agent's status
+/// and body, an SSE `data` value and whether its task facts are asked).
+macro_rules! http_codec_types {
+    () => {
+        type Request<'a> = $crate::codec::ClientRequest<'a>;
+        type Outgoing = Vec<u8>;
+        type Answer<'a> = (u16, &'a [u8]);
+        type Reply = $crate::codec::Decoded;
+        type Event<'a> = (&'a str, bool);
+        type Item<'a> = (Vec<u8>, Option<translate::transcode::TaskFacts<'a>>);
+        type Error = $crate::error::ErrorResponse;
+    };
+}
+
 pub mod grpc;
 mod jsonrpc;
 mod rest;
@@ -280,13 +295,7 @@ impl HttpCodec {
 }
 
 impl Codec for HttpCodec {
-    type Request<'a> = ClientRequest<'a>;
-    type Outgoing = Vec<u8>;
-    type Answer<'a> = (u16, &'a [u8]);
-    type Reply = Decoded;
-    type Event<'a> = (&'a str, bool);
-    type Item<'a> = (Vec<u8>, Option<TaskFacts<'a>>);
-    type Error = ErrorResponse;
+    http_codec_types!();
 
     fn made_for(&self) -> MadeFor {
         each!(self, c => c.made_for())
