@@ -28,6 +28,10 @@ type H1Conn = http1::Connection<TokioIo<Conn>, Body>;
 const MAX_HEAD: usize = 64 * 1024;
 /// Most response header lines accepted.
 const MAX_HEADERS: usize = 128;
+/// Each read of an HTTP/1.1 connection: a whole small answer, or a burst
+/// of SSE events; hyper keeps a buffer of this size for the connection's
+/// life, so an idle stream holds no more.
+const READ_SIZE: usize = 4096;
 
 /// A connection to an agent.
 pub(super) enum Link {
@@ -64,7 +68,7 @@ impl Link {
         let (send, conn) = http1::Builder::new()
             .max_buf_size(MAX_HEAD)
             .max_headers(MAX_HEADERS)
-            .read_buf_exact_size(Some(4096))
+            .read_buf_exact_size(Some(READ_SIZE))
             .handshake(io)
             .await
             .map_err(failed)?;
@@ -74,7 +78,12 @@ impl Link {
         })
     }
 
-    /// Whether it is h2 (shared between calls).
+    /// Whether it is h2, one connection shared between calls.
+    pub(super) fn is_shared(&self) -> bool {
+        matches!(self, Link::H2(_))
+    }
+
+    /// Another handle on it when it is h2 (shared between calls).
     pub(super) fn shared(&self) -> Option<Link> {
         match self {
             Link::H2(s) => Some(Link::H2(s.clone())),
@@ -132,8 +141,7 @@ impl Link {
     }
 
     /// Lets an HTTP/1.1 connection do its work (read, decode, write) for
-    /// whoever polls its answer.
-    /// Whether there was such a connection to poll.
+    /// whoever polls its answer; whether there was such a connection.
     pub(super) fn drive(&mut self, cx: &mut Context<'_>) -> bool {
         match self {
             Link::H1 { conn, .. } if conn.is_some() => {

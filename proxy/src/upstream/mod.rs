@@ -187,7 +187,7 @@ impl UpstreamPool {
     /// A connection back after its answer: kept when it can carry another
     /// request (an h2 one is in the pool already).
     fn put(&self, addr: AgentAddr, link: Link) {
-        if link.shared().is_none() && link.open() {
+        if !link.is_shared() && link.open() {
             self.keep(addr, link);
         }
     }
