@@ -24,14 +24,12 @@ use crate::upstream::tls::{AgentAddr, Conn};
 pub(super) type Body = Full<Bytes>;
 type H1Conn = http1::Connection<TokioIo<Conn>, Body>;
 
-/// Largest response head accepted (and largest read of a body).
+/// Largest response head accepted (and largest read of a body). hyper's
+/// reads adapt up to it (a fixed read size would also be its head bound,
+/// however small).
 const MAX_HEAD: usize = 64 * 1024;
 /// Most response header lines accepted.
 const MAX_HEADERS: usize = 128;
-/// Each read of an HTTP/1.1 connection: a whole small answer, or a burst
-/// of SSE events; hyper keeps a buffer of this size for the connection's
-/// life, so an idle stream holds no more.
-const READ_SIZE: usize = 4096;
 
 /// A connection to an agent.
 pub(super) enum Link {
@@ -68,7 +66,7 @@ impl Link {
         let (send, conn) = http1::Builder::new()
             .max_buf_size(MAX_HEAD)
             .max_headers(MAX_HEADERS)
-            .read_buf_exact_size(Some(READ_SIZE))
+            .max_header_size(MAX_HEAD)
             .handshake(io)
             .await
             .map_err(failed)?;

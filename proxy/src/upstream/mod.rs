@@ -460,6 +460,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_head_over_its_bound_or_with_too_many_lines_is_refused() {
+        let pool = UpstreamPool::default();
+        // One header line longer than the head bound (64 KiB).
+        let long = format!(
+            "HTTP/1.1 200 OK\r\nX-Long: {}\r\nContent-Length: 2\r\n\r\n{{}}",
+            "a".repeat(70 * 1024)
+        );
+        // 200 header lines (the bound is 128), then a body.
+        let many = format!(
+            "HTTP/1.1 200 OK\r\n{}Content-Length: 2\r\n\r\n{{}}",
+            (0..200)
+                .map(|i| format!("X-{i}: v\r\n"))
+                .collect::<String>()
+        );
+        for head in [long, many] {
+            let head: &'static [u8] = Box::leak(head.into_bytes().into_boxed_slice());
+            let (addr, _) = server(vec![head]).await;
+            let f = pool.call(addr, &req(), LIMITS).await.unwrap_err();
+            assert!(matches!(f, Failure::BadUpstreamResponse { .. }), "{f:?}");
+        }
+        // A head of 20 KiB is within the bound.
+        let fits = format!(
+            "HTTP/1.1 200 OK\r\nX-Long: {}\r\nContent-Length: 2\r\n\r\n{{}}",
+            "a".repeat(20 * 1024)
+        );
+        let fits: &'static [u8] = Box::leak(fits.into_bytes().into_boxed_slice());
+        let (addr, _) = server(vec![fits]).await;
+        let a = pool.call(addr, &req(), LIMITS).await.unwrap();
+        assert_eq!((a.status, &a.body[..]), (200, &b"{}"[..]));
+    }
+
+    #[tokio::test]
     async fn failures_are_classified() {
         let pool = UpstreamPool::default();
         // Refused.
