@@ -56,10 +56,11 @@ impl ProxyService {
                 detail: "request target not sendable".into(),
             }));
         };
+        let parts = http::request::Parts::from(req);
         let mut out = http::Request::new(body);
-        *out.method_mut() = req.method.clone();
+        *out.method_mut() = parts.method;
         *out.uri_mut() = uri;
-        *out.headers_mut() = req.headers.clone();
+        *out.headers_mut() = parts.headers;
         Ok(Ok(out))
     }
 

@@ -180,7 +180,7 @@ impl Streaming {
         let (parts, body) = head.into_parts();
         Ok(Streaming {
             status: parts.status.as_u16(),
-            headers: end_to_end(&parts.headers),
+            headers: detached(end_to_end(&parts.headers)),
             link,
             body,
             addr,
@@ -188,5 +188,35 @@ impl Streaming {
             failed: None,
             limits,
         })
+    }
+}
+
+/// `headers` with values of their own. hyper's values share the buffer
+/// the head was read into (8 KiB), and a stream's head is kept as long as
+/// the stream is open (the client's response head is made of it): copied,
+/// that buffer is freed once the body is read past it.
+fn detached(headers: Vec<(HeaderName, HeaderValue)>) -> Vec<(HeaderName, HeaderValue)> {
+    headers
+        .into_iter()
+        .map(|(k, v)| {
+            let own = HeaderValue::from_bytes(v.as_bytes()).unwrap_or(v);
+            (k, own)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streams_head_values_do_not_keep_the_read_buffer() {
+        let buffer = Bytes::from(b"text/event-stream; charset=utf-8 and more bytes after".to_vec());
+        let shared = HeaderValue::from_maybe_shared(buffer.slice(0..32)).unwrap();
+        assert_eq!(shared.as_bytes().as_ptr(), buffer.as_ptr());
+        let got = detached(vec![(http::header::CONTENT_TYPE, shared)]);
+        assert_eq!(got[0].1, "text/event-stream; charset=utf-8");
+        let inside = buffer.as_ptr_range();
+        assert!(!inside.contains(&got[0].1.as_bytes().as_ptr()));
     }
 }
