@@ -178,9 +178,11 @@ impl Streaming {
         let deadline = Instant::now() + limits.read_timeout.max(limits.answer_timeout);
         let head = send_and_read_head(&mut link, &addr, request, &limits, deadline).await?;
         let (parts, body) = head.into_parts();
+        let mut headers = end_to_end(&parts.headers);
+        detach(&mut headers);
         Ok(Streaming {
             status: parts.status.as_u16(),
-            headers: detached(end_to_end(&parts.headers)),
+            headers,
             link,
             body,
             addr,
@@ -191,18 +193,16 @@ impl Streaming {
     }
 }
 
-/// `headers` with values of their own. hyper's values share the buffer
+/// Gives `headers` values of their own. hyper's values share the buffer
 /// the head was read into (8 KiB), and a stream's head is kept as long as
 /// the stream is open (the client's response head is made of it): copied,
 /// that buffer is freed once the body is read past it.
-fn detached(headers: Vec<(HeaderName, HeaderValue)>) -> Vec<(HeaderName, HeaderValue)> {
-    headers
-        .into_iter()
-        .map(|(k, v)| {
-            let own = HeaderValue::from_bytes(v.as_bytes()).unwrap_or(v);
-            (k, own)
-        })
-        .collect()
+fn detach(headers: &mut [(HeaderName, HeaderValue)]) {
+    for (_, v) in headers {
+        if let Ok(own) = HeaderValue::from_bytes(v.as_bytes()) {
+            *v = own;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -214,7 +214,8 @@ mod tests {
         let buffer = Bytes::from(b"text/event-stream; charset=utf-8 and more bytes after".to_vec());
         let shared = HeaderValue::from_maybe_shared(buffer.slice(0..32)).unwrap();
         assert_eq!(shared.as_bytes().as_ptr(), buffer.as_ptr());
-        let got = detached(vec![(http::header::CONTENT_TYPE, shared)]);
+        let mut got = vec![(http::header::CONTENT_TYPE, shared)];
+        detach(&mut got);
         assert_eq!(got[0].1, "text/event-stream; charset=utf-8");
         let inside = buffer.as_ptr_range();
         assert!(!inside.contains(&got[0].1.as_bytes().as_ptr()));
