@@ -6,7 +6,6 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::Value;
 
 /// Where an answer holds its task.
 #[derive(Clone, Copy)]
@@ -20,11 +19,13 @@ pub(super) enum At {
 /// The members of a task the index needs, read without building the task.
 /// Only a JSON object is a task; a repeated member fails (the caller then
 /// reads the whole value, where the last one wins).
-#[derive(Default)]
+/// `id` and `context` are kept when they are strings; the status's message
+/// is skipped over.
 pub(super) struct TaskProbe {
-    pub(super) id: Option<Value>,
-    pub(super) context: Option<Value>,
-    pub(super) status: Option<Value>,
+    pub(super) id: Option<String>,
+    pub(super) context: Option<String>,
+    /// `None`: the task has no `status`.
+    pub(super) status: Option<StatusFields>,
 }
 
 /// A member name, read as its place in the names looked for (`None`:
@@ -73,18 +74,23 @@ impl<'de> Deserialize<'de> for Probed {
                 f.write_str("any JSON value")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probed, A::Error> {
-                let mut p = TaskProbe::default();
+                let (mut id, mut context) = (None::<MaybeStr>, None::<MaybeStr>);
+                let mut status = None::<StatusFields>;
                 while let Some(k) = map.next_key_seed(Names(&["id", "contextId", "status"]))? {
                     match k {
-                        Some(0) => once(&mut p.id, &mut map)?,
-                        Some(1) => once(&mut p.context, &mut map)?,
-                        Some(2) => once(&mut p.status, &mut map)?,
+                        Some(0) => once(&mut id, &mut map)?,
+                        Some(1) => once(&mut context, &mut map)?,
+                        Some(2) => once(&mut status, &mut map)?,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
                     }
                 }
-                Ok(Probed(Some(p)))
+                Ok(Probed(Some(TaskProbe {
+                    id: id.and_then(|s| s.0),
+                    context: context.and_then(|s| s.0),
+                    status,
+                })))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Probed, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}

@@ -110,14 +110,19 @@ impl TaskIndex {
                 }
             }
             Seen::Task(p) => {
-                let Some(Value::String(id)) = p.id else {
+                let Some(id) = p.id else {
                     return;
                 };
-                let context = match &p.context {
-                    Some(Value::String(c)) => Some(c.as_str()),
-                    _ => None,
-                };
-                self.put(scope, &id, context, p.status.as_ref());
+                let status = p.status.unwrap_or_default();
+                let ts = status.timestamp.as_deref();
+                let ts = ts.and_then(|s| DateTime::parse_from_rfc3339(s).ok());
+                self.put_entry(
+                    scope,
+                    &id,
+                    p.context.as_deref(),
+                    status.state.as_deref(),
+                    ts,
+                );
             }
         }
     }
@@ -494,6 +499,12 @@ mod tests {
             ("GetTask", r#"{"result":{"id":"e","status":null,"contextId":"c1"},"result":{"id":"e2"}}"#.into()),
             ("GetTask", r#"{"result":{"id":"f","status":{"state":"TASK_STATE_WORKING"}}} trailing"#.into()),
             ("GetTask", r#"{"result":{"id":"g","history":[{"messageId":"m1"},{"messageId":"m2"}],"artifacts":[]}}"#.into()),
+            ("GetTask", r#"{"result":{"status":{"message":{"parts":[{"text":"x"}],"state":"no"},"timestamp":"2025-01-01T00:00:08Z","state":"TASK_STATE_INPUT_REQUIRED"},"contextId":"c\u0032","id":"h"}}"#.into()),
+            ("GetTask", r#"{"result":{"id":"i","contextId":"c1","status":[1]}}"#.into()),
+            ("GetTask", r#"{"result":{"id":"j","status":{"state":"TASK_STATE_WORKING","state":"TASK_STATE_COMPLETED"}}}"#.into()),
+            ("GetTask", r#"{"result":{"id":"k","status":{"state":9,"timestamp":{"t":1}}}}"#.into()),
+            ("GetTask", r#"{"result":{"id":"l","status":"TASK_STATE_COMPLETED","contextId":null}}"#.into()),
+            ("SendMessage", r#"{"result":{"task":{"id":"m","status":{"state":"TASK_STATE_COMPLETED","timestamp":"not a time"}}}}"#.into()),
         ];
         let probed = new_index(IndexLimits::default());
         let whole = new_index(IndexLimits::default());
@@ -519,6 +530,9 @@ mod tests {
             json!({"status": "TASK_STATE_COMPLETED"}),
             json!({"status": "TASK_STATE_WORKING"}),
             json!({"statusTimestampAfter": "2025-01-01T00:00:02Z"}),
+            json!({"statusTimestampAfter": "2025-01-01T00:00:07Z"}),
+            json!({"status": "TASK_STATE_INPUT_REQUIRED"}),
+            json!({"contextId": "c2"}),
             json!({"pageSize": 2}),
         ] {
             let p = probed.page(a(), Some(&params)).unwrap();
