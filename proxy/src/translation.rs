@@ -232,10 +232,47 @@ impl RpcTranslation {
     /// A whole JSON-RPC response body in the client's version; an
     /// untranslatable answer becomes InvalidAgentResponse (-32006).
     pub fn response(&self, body: &[u8]) -> Vec<u8> {
-        let out = self.response_with_token(body);
-        match &self.exact_id {
+        self.response_with_facts(body, false).0
+    }
+
+    /// [`Self::response`], and (`facts`: asked, for a v1.0 client) what
+    /// the v1.0 answer says about its task when the transcoder learnt it
+    /// while writing the answer (`None`: read the answer for it).
+    pub fn response_with_facts<'d>(
+        &self,
+        body: &'d [u8],
+        facts: bool,
+    ) -> (Vec<u8>, Option<TaskFacts<'d>>) {
+        let learnt = match (facts, self.client) {
+            (true, Version::V10) => self.transcoded_with_facts(body),
+            _ => None,
+        };
+        let (out, facts) = match learnt {
+            Some((out, f)) => (self.history_kept(out), Some(f)),
+            None => (self.response_with_token(body), None),
+        };
+        let out = match &self.exact_id {
             Some(exact) => exact.restore(out),
             None => out,
+        };
+        (out, facts)
+    }
+
+    /// The streaming transcoder's v1.0 answer and its task facts, if it
+    /// takes the answer.
+    fn transcoded_with_facts<'d>(&self, body: &'d [u8]) -> Option<(Vec<u8>, TaskFacts<'d>)> {
+        let (m, _) = Method::from_name(&self.method)?;
+        let text = std::str::from_utf8(body).ok()?;
+        translate::transcode::response_to_v10_with_facts(m, text)
+    }
+
+    /// A translated answer without its task's history when the client
+    /// asked for none.
+    fn history_kept(&self, out: Vec<u8>) -> Vec<u8> {
+        if self.drop_history {
+            without_history(out)
+        } else {
+            out
         }
     }
 
@@ -244,8 +281,7 @@ impl RpcTranslation {
         match fast.or_else(|()| {
             document::translate(Kind::Response, self.client, Some(&self.method), body)
         }) {
-            Ok(out) if self.drop_history => without_history(out),
-            Ok(out) => out,
+            Ok(out) => self.history_kept(out),
             Err(e) => self.error_body(&Failure::BadUpstreamResponse {
                 detail: e.to_string(),
             }),

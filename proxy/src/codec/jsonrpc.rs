@@ -91,6 +91,14 @@ impl OverHttp for JsonRpcCodec {
         self.rpc.json_answer_as_sse()
     }
 
+    fn answer_with_facts<'d>(
+        &self,
+        (_status, body): (u16, &'d [u8]),
+    ) -> (Decoded, Option<TaskFacts<'d>>) {
+        let (body, facts) = self.rpc.response_with_facts(body, true);
+        (Decoded { status: None, body }, facts)
+    }
+
     fn event_into<'d>(
         &self,
         data: &'d str,

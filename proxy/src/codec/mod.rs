@@ -203,6 +203,10 @@ pub trait OverHttp: Codec {
         false
     }
 
+    /// [`Codec::answer`] with what it says about its task when the fast
+    /// path learnt it while translating (`None`: read the answer for it).
+    fn answer_with_facts<'d>(&self, a: (u16, &'d [u8])) -> (Decoded, Option<TaskFacts<'d>>);
+
     /// [`Codec::event`] of one SSE `data` value (with, when `facts` is
     /// asked for and the fast path read them, what the event says about
     /// its task) written at the end of `out` (what it holds is kept), for
@@ -323,6 +327,9 @@ impl OverHttp for HttpCodec {
     }
     fn answer_as_sse(&self) -> bool {
         each!(self, c => c.answer_as_sse())
+    }
+    fn answer_with_facts<'d>(&self, a: (u16, &'d [u8])) -> (Decoded, Option<TaskFacts<'d>>) {
+        each!(self, c => c.answer_with_facts(a))
     }
     fn event_into<'d>(
         &self,

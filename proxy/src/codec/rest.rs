@@ -115,6 +115,11 @@ impl Codec for RestCodec {
 }
 
 impl OverHttp for RestCodec {
+    /// A bare REST result: its tasks are read from the answer.
+    fn answer_with_facts<'d>(&self, a: (u16, &'d [u8])) -> (Decoded, Option<TaskFacts<'d>>) {
+        (self.answer(a), None)
+    }
+
     fn event_into<'d>(
         &self,
         data: &'d str,

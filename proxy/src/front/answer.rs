@@ -279,13 +279,16 @@ impl ProxyService {
     ) -> Vec<u8> {
         let app = &self.app;
         let status = status.unwrap_or(200);
-        let decoded = codec.answer((status, buf));
+        let (decoded, facts) = match own.records_tasks() {
+            true => codec.answer_with_facts((status, buf)),
+            false => (codec.answer((status, buf)), None),
+        };
         let ok = codec.succeeded(status, &decoded);
         own.answer_status = decoded.status;
         let mut out = decoded.body;
         if ok && own.records_tasks() {
             let scope = app.tasks.scope_of(client_headers);
-            record_answer(app, scope, codec, None, &out);
+            record_answer(app, scope, codec, facts.as_ref(), &out);
         }
         if let (Some(push), Some(p)) = (&app.push, &own.push) {
             if let Some(b) = restore_push(push, codec, &out, p) {
