@@ -248,7 +248,7 @@ impl RpcTranslation {
             _ => None,
         };
         let (out, facts) = match learnt {
-            Some((out, f)) => (self.history_kept(out), Some(f)),
+            Some((out, f)) => (self.history_as_asked(out), Some(f)),
             None => (self.response_with_token(body), None),
         };
         let out = match &self.exact_id {
@@ -268,7 +268,7 @@ impl RpcTranslation {
 
     /// A translated answer without its task's history when the client
     /// asked for none.
-    fn history_kept(&self, out: Vec<u8>) -> Vec<u8> {
+    fn history_as_asked(&self, out: Vec<u8>) -> Vec<u8> {
         if self.drop_history {
             without_history(out)
         } else {
@@ -281,7 +281,7 @@ impl RpcTranslation {
         match fast.or_else(|()| {
             document::translate(Kind::Response, self.client, Some(&self.method), body)
         }) {
-            Ok(out) => self.history_kept(out),
+            Ok(out) => self.history_as_asked(out),
             Err(e) => self.error_body(&Failure::BadUpstreamResponse {
                 detail: e.to_string(),
             }),
