@@ -215,10 +215,13 @@ impl RpcTranslation {
         Some(translate::json::render(&out))
     }
 
-    /// [`Self::fast_request`] for a response or stream event to the client.
+    /// [`Self::fast_request`] for a response or stream event to the client
+    /// that the streaming transcoder did not take ([`Self::transcoded`] is
+    /// tried first by every caller): the typed fast paths, then the typed
+    /// envelope.
     fn fast_response(&self, body: &[u8]) -> Option<Vec<u8>> {
         let (m, _) = Method::from_name(&self.method)?;
-        if let Some(out) = translate::onepass::response(self.client, m, body) {
+        if let Some(out) = translate::onepass::typed_response(self.client, m, body) {
             return Some(out);
         }
         let r: Response = serde_json::from_slice(body).ok()?;
@@ -243,27 +246,23 @@ impl RpcTranslation {
         body: &'d [u8],
         facts: bool,
     ) -> (Vec<u8>, Option<TaskFacts<'d>>) {
-        let learnt = match (facts, self.client) {
-            (true, Version::V10) => self.transcoded_with_facts(body),
-            _ => None,
-        };
-        let (out, facts) = match learnt {
-            Some((out, f)) => (self.history_as_asked(out), Some(f)),
+        let transcoded = std::str::from_utf8(body)
+            .ok()
+            .and_then(|text| self.transcoded(text, facts));
+        let (out, facts) = match transcoded {
+            Some((out, f)) => (self.history_as_asked(out), f),
             None => (self.response_with_token(body), None),
         };
-        let out = match &self.exact_id {
-            Some(exact) => exact.restore(out),
-            None => out,
-        };
-        (out, facts)
+        (self.id_restored(out), facts)
     }
 
-    /// The streaming transcoder's v1.0 answer and its task facts, if it
-    /// takes the answer.
-    fn transcoded_with_facts<'d>(&self, body: &'d [u8]) -> Option<(Vec<u8>, TaskFacts<'d>)> {
-        let (m, _) = Method::from_name(&self.method)?;
-        let text = std::str::from_utf8(body).ok()?;
-        translate::transcode::response_to_v10_with_facts(m, text)
+    /// `out` with the request id as the client wrote it, when the agent
+    /// was sent a token in its place ([`ExactId`]).
+    fn id_restored(&self, out: Vec<u8>) -> Vec<u8> {
+        match &self.exact_id {
+            Some(exact) => exact.restore(out),
+            None => out,
+        }
     }
 
     /// A translated answer without its task's history when the client
@@ -322,15 +321,11 @@ impl RpcTranslation {
     /// streaming transcoder wrote a v1.0 event, what the event says about
     /// its task ([`TaskFacts`]); `None`: read the event's bytes for it.
     pub fn event_bytes<'d>(&self, data: &'d str, facts: bool) -> (Vec<u8>, Option<TaskFacts<'d>>) {
-        let (out, learnt) = match self.transcoded_event(data, facts) {
+        let (out, learnt) = match self.transcoded(data, facts) {
             Some(done) => done,
             None => (self.event_with_token(data), None),
         };
-        let out = match &self.exact_id {
-            Some(exact) => exact.restore(out),
-            None => out,
-        };
-        (out, learnt)
+        (self.id_restored(out), learnt)
     }
 
     /// [`Self::event_bytes`] written at the end of `out` (what it holds is
@@ -357,7 +352,7 @@ impl RpcTranslation {
         learnt
     }
 
-    /// [`Self::transcoded_event`] written at the end of `out`; `None` (and
+    /// [`Self::transcoded`] written at the end of `out`; `None` (and
     /// `out` as it was) when the transcoder does not take it.
     fn transcoded_event_into<'d>(
         &self,
@@ -373,8 +368,10 @@ impl RpcTranslation {
         Some(None)
     }
 
-    /// The streaming transcoder's translation of an event, if it takes it.
-    fn transcoded_event<'d>(
+    /// The streaming transcoder's translation of an answer or event, if it
+    /// takes it, with (`facts`: asked, for a v1.0 client) what it learnt of
+    /// its task.
+    fn transcoded<'d>(
         &self,
         data: &'d str,
         facts: bool,

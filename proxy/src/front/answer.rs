@@ -279,14 +279,15 @@ impl ProxyService {
     ) -> Vec<u8> {
         let app = &self.app;
         let status = status.unwrap_or(200);
-        let (decoded, facts) = match own.records_tasks() {
+        let records = own.records_tasks();
+        let (decoded, facts) = match records {
             true => codec.answer_with_facts((status, buf)),
             false => (codec.answer((status, buf)), None),
         };
         let ok = codec.succeeded(status, &decoded);
         own.answer_status = decoded.status;
         let mut out = decoded.body;
-        if ok && own.records_tasks() {
+        if ok && records {
             let scope = app.tasks.scope_of(client_headers);
             record_answer(app, scope, codec, facts.as_ref(), &out);
         }
