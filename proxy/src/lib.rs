@@ -27,6 +27,7 @@ pub mod forward;
 pub mod front;
 pub mod grpc;
 pub mod ids;
+pub mod json_strict;
 pub mod local;
 pub mod metrics;
 pub mod push;

@@ -590,64 +590,6 @@ async fn private_webhook_targets_are_refused_at_registration() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The real a2a-sdk 0.3 echo agent with push on (`tests/sdk/agent_v03.py
-/// --push`), its port read from its `PORT <n>` line.
-struct SdkAgent {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Drop for SdkAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn sdk_agent(v: &str, flags: &[&str]) -> SdkAgent {
-    use std::io::BufRead;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let setup = std::process::Command::new("bash")
-        .arg(root.join("tests/sdk/setup.sh"))
-        .status()
-        .expect("run tests/sdk/setup.sh");
-    assert!(setup.success(), "tests/sdk/setup.sh failed");
-    let mut child = std::process::Command::new(root.join(format!(".venv-{v}/bin/python")))
-        .arg(root.join(format!("tests/sdk/agent_{v}.py")))
-        .args(["--port", "0"])
-        .args(flags)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the SDK agent");
-    let out = child.stdout.take().expect("agent stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = std::io::BufReader::new(out).lines();
-        for line in lines.by_ref().map_while(Result::ok) {
-            if let Some(p) = line.strip_prefix("PORT ") {
-                let _ = tx.send(p.trim().parse::<u16>().ok());
-                break;
-            }
-        }
-        for _ in lines {}
-    });
-    let port = rx
-        .recv_timeout(Duration::from_secs(30))
-        .ok()
-        .flatten()
-        .expect("the SDK agent printed no port");
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    let end = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-        assert!(
-            Instant::now() < end,
-            "the SDK agent does not accept connections"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    SdkAgent { child, port }
-}
-
 /// The real SDK agent of version `v` (`flags` for `agent_{v}.py`) behind
 /// a proxy fixed to that version, with data dir `name`, and a webhook. The
 /// agent lives as long as the first value is kept.

@@ -20,12 +20,51 @@ use crate::version::Version;
 /// through a call of our own.
 pub(crate) const PREBUFFER_LIMIT: usize = 64 * 1024;
 
-/// Whether a REST message body may hold an inline push config (v0.3
-/// `pushNotification`, v1.0 `taskPushNotificationConfig`, or the proto
-/// field names).
+/// Whether a REST message body may hold an inline push config, under any
+/// spelling an agent reads (`push::names`).
 pub(crate) fn carries_push_config(body: &[u8]) -> bool {
-    use crate::push::layer::contains;
-    contains(body, b"ushNotification") || contains(body, b"push_notification")
+    crate::push::names::may_name_push_config(body)
+}
+
+/// A cross-version request's push config under the spec's names of the
+/// client's version (`push::names`), before it is translated: a
+/// ProtoJSON or snake_case spelling would otherwise cross as an unknown
+/// member, unseen by the push layer, and be read by the agent. The body
+/// to translate when a member was renamed. `jsonrpc`: `body` is a JSON-RPC
+/// request (else a v1.0 REST body, the params themselves).
+pub(super) fn client_push_names(
+    plan: &Plan,
+    body: &[u8],
+    jsonrpc: bool,
+) -> std::result::Result<Option<Vec<u8>>, Failure> {
+    use crate::push::{names, rewrite};
+    use translate::method::Method;
+    if !plan.translates() || !rewrite::registers(plan.op) {
+        return Ok(None);
+    }
+    let create = plan.op == Method::CreatePushConfig;
+    if !create && !names::may_name_push_config(body) {
+        return Ok(None);
+    }
+    let mut v = crate::json_strict::value(body)?;
+    let params = if jsonrpc {
+        v.get_mut("params")
+    } else {
+        Some(&mut v)
+    };
+    let Some(params) = params else {
+        return Ok(None);
+    };
+    let renamed = names::canonicalize(plan.op, plan.client, params)
+        .map_err(crate::push::layer::invalid_params)?;
+    if !renamed {
+        return Ok(None);
+    }
+    serde_json::to_vec(&v)
+        .map(Some)
+        .map_err(|e| Failure::Internal {
+            detail: e.to_string(),
+        })
 }
 
 /// What routing reads of a request before deciding.
@@ -424,6 +463,11 @@ impl ProxyService {
                 Err(f) => self.respond_failure(session, ctx, f).await,
             };
         }
+        let body = match client_push_names(&plan, &body, true) {
+            Ok(Some(renamed)) => Bytes::from(renamed),
+            Ok(None) => body,
+            Err(f) => return self.respond_failure(session, ctx, f).await,
+        };
         let id = ctx.target.jsonrpc_id.clone();
         let mut codec = JsonRpcCodec::new(plan.client, up, method, id);
         let mut own = OwnCall::new(mode_for(op), None);

@@ -8,20 +8,12 @@ use bytes::{Bytes, BytesMut};
 use pingora::http::{RequestHeader, ResponseHeader};
 use pingora::proxy::Session;
 use pingora::{Error, ErrorSource, ErrorType, Result};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::*;
 use crate::error::{ErrorTarget, Failure};
 use crate::local::LocalResponse;
 use crate::route::Binding;
-
-/// The two members of a JSON-RPC request the router needs.
-#[derive(Deserialize)]
-pub(crate) struct Envelope {
-    method: Option<String>,
-    id: Option<Value>,
-}
 
 /// A request id JSON-RPC 2.0 does not allow (only a string, a number or
 /// null): InvalidRequest, answered with a null id.
@@ -219,14 +211,20 @@ impl ProxyService {
             Err(f) => return Ok(Err(f)),
         };
         inc.replayable = session.get_retry_buffer().is_some();
-        if let Ok(env) = serde_json::from_slice::<Envelope>(&body) {
-            inc.rpc_method = env.method;
-            ctx.exact_id = env
-                .id
-                .as_ref()
-                .and_then(|id| crate::translation::ExactId::of_request(id, &body));
-            ctx.target.jsonrpc_id = env.id;
-        }
+        // The method decides the route: a body whose method some parser
+        // reads otherwise (a member given twice or in another case, a
+        // batch, a byte order mark, no JSON) is refused here, never passed
+        // on as if it named none.
+        let env = match crate::json_strict::envelope(&body) {
+            Ok(env) => env,
+            Err(r) => return Ok(Err(r.into())),
+        };
+        inc.rpc_method = env.method;
+        ctx.exact_id = env
+            .id
+            .as_ref()
+            .and_then(|id| crate::translation::ExactId::of_request(id, &body));
+        ctx.target.jsonrpc_id = env.id;
         inc.body = Some(body);
         Ok(Ok(()))
     }

@@ -16,6 +16,7 @@ use crate::codec::{ClientRequest, HttpCodec, OverHttp, RestCodec};
 use crate::error::Failure;
 use crate::local::LocalResponse;
 use crate::route::Route;
+use crate::version::Version;
 
 /// The agent's base path for REST paths of this request (area: paths).
 fn rest_base(app: &crate::app::App, ctx: &Ctx) -> crate::config::HttpUrl {
@@ -156,6 +157,13 @@ impl ProxyService {
     ) -> std::result::Result<OwnCall, Failure> {
         let app = &self.app;
         let (client, up, op) = (plan.client, plan.upstream, plan.op);
+        // A v0.3 REST body is read by the ProtoJSON reader, which refuses
+        // unknown members; a v1.0 one holds JSON-RPC params.
+        let renamed = match client {
+            Version::V10 => super::dispatch::client_push_names(plan, body, false)?,
+            Version::V03 => None,
+        };
+        let body = renamed.as_deref().unwrap_or(body);
         let req = ClientRequest {
             body,
             params: &route.params,

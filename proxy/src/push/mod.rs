@@ -15,6 +15,7 @@
 pub(crate) mod contract;
 pub mod deliver;
 pub mod layer;
+pub mod names;
 pub mod pg_store;
 pub mod redb_store;
 pub mod rewrite;

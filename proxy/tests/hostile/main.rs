@@ -7,6 +7,7 @@ mod listtasks;
 mod metadata;
 mod push;
 mod rest_inputs;
+mod spellings;
 mod sse;
 #[path = "../support/mod.rs"]
 mod support;

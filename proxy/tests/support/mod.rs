@@ -639,6 +639,11 @@ macro_rules! version_pairs {
 /// A started process's log lines, waited for with a bound.
 pub mod child;
 
+/// The real SDK agents, as child processes.
+pub mod sdk_agent;
+#[allow(unused_imports)]
+pub use sdk_agent::{sdk_agent, SdkAgent};
+
 /// Free ports on 127.0.0.1 for the proxies under test.
 pub mod ports;
 pub use ports::free_local_addr;

@@ -21,21 +21,30 @@ impl Push {
             task = task_param(op, upstream, body);
         }
         // A create is a config (v1.0's is flat: no member names it); a
-        // message carries one only under a `…PushNotificationConfig` key.
+        // message carries one only under a member naming it, in some
+        // spelling (`names`).
         let carries_config =
-            op == Method::CreatePushConfig || contains(body, b"ushNotificationConfig");
+            op == Method::CreatePushConfig || super::super::names::may_name_push_config(body);
         if rewrite::registers(op) && carries_config {
-            let mut v: Value = serde_json::from_slice(body).map_err(|e| Failure::Translate {
-                code: -32700,
-                message: format!("invalid JSON: {e}"),
-            })?;
-            if let Some(c) = self.take_config(op, client, upstream, &mut v).await? {
+            // What the agent reads must be what is looked at here: a body
+            // read another way by some parser is refused.
+            let mut v = crate::json_strict::value(body)?;
+            let renamed = match v.get_mut("params") {
+                Some(p) => {
+                    super::super::names::canonicalize(op, upstream, p).map_err(invalid_params)?
+                }
+                None => false,
+            };
+            let taken = self.take_config(op, client, upstream, &mut v).await?;
+            if let Some(c) = &taken {
                 let callback_id = c.callback_id.clone();
                 if !c.task_id.is_empty() {
                     task = Some(c.task_id.clone());
                 }
-                pending.known.insert(callback_id.clone(), c);
+                pending.known.insert(callback_id.clone(), c.clone());
                 pending.created = Some(callback_id);
+            }
+            if taken.is_some() || renamed {
                 let out = serde_json::to_vec(&v).map_err(|e| Failure::Internal {
                     detail: e.to_string(),
                 })?;
@@ -67,12 +76,8 @@ impl Push {
         let Some(p) = v.get_mut("params") else {
             return Ok(None);
         };
-        let reg = rewrite::take_registration(op, upstream, p, &url, &secret).map_err(|m| {
-            Failure::Translate {
-                code: -32602,
-                message: m,
-            }
-        })?;
+        let reg =
+            rewrite::take_registration(op, upstream, p, &url, &secret).map_err(invalid_params)?;
         let Some(Registration {
             task_id,
             config_id,
@@ -85,10 +90,7 @@ impl Push {
         };
         self.policy
             .check_url(&original_url)
-            .map_err(|r| Failure::Translate {
-                code: -32602,
-                message: r.0,
-            })?;
+            .map_err(|r| invalid_params(r.0))?;
         let c = PushConfig {
             callback_id,
             task_id,
@@ -296,6 +298,14 @@ impl Push {
                 tracing::error!(error = %e, "forgetting a deleted push config");
             }
         });
+    }
+}
+
+/// InvalidParams with `message`, for the client.
+pub fn invalid_params(message: String) -> Failure {
+    Failure::Translate {
+        code: translate::code::ErrorCode::InvalidParams.code(),
+        message,
     }
 }
 

@@ -26,7 +26,7 @@ use crate::local::LocalResponse;
 use crate::version::Version;
 use translate::method::Method;
 
-pub use intercept::delete_target;
+pub use intercept::{delete_target, invalid_params};
 pub use stats::PushStats;
 
 /// Most enqueues committed in one store transaction.
