@@ -29,6 +29,7 @@ pub mod grpc;
 pub mod ids;
 pub mod json_strict;
 pub mod local;
+pub mod logline;
 pub mod metrics;
 pub mod push;
 pub mod rest;

@@ -200,6 +200,8 @@ fn init_logging(format: LogFormat) {
     let _ = if format == LogFormat::Json {
         registry.with(layer.json().with_filter(filter)).try_init()
     } else {
+        // Request-derived values escaped: no line of a caller's making.
+        let layer = layer.fmt_fields(crate::logline::fields());
         registry.with(layer.with_filter(filter)).try_init()
     };
 }
