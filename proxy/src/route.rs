@@ -415,16 +415,47 @@ pub fn rest_route(version: Version, method: &Method, path: &str) -> Option<(Op, 
     }
 }
 
+/// A path segment with its `%XX` escapes decoded; as it is when they do not
+/// decode to UTF-8 (its escapes are then kept, and sent on as they came).
+pub fn percent_decoded(segment: &str) -> String {
+    let b = segment.as_bytes();
+    if !b.contains(&b'%') {
+        return segment.to_string();
+    }
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (
+            b[i],
+            b.get(i + 1).and_then(|c| hex(*c)),
+            b.get(i + 2).and_then(|c| hex(*c)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(h << 4 | l);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| segment.to_string())
+}
+
 fn rest_ops(
     version: Version,
     method: &Method,
     segs: &[&str],
     tenant: Option<&str>,
 ) -> Option<(Op, PathParams)> {
+    // Ids in a path are percent-encoded once; the params hold them as
+    // they are (encoded once again only where a path is built).
     let params = |task: Option<&str>, config: Option<&str>| PathParams {
-        tenant: tenant.map(str::to_string),
-        task_id: task.map(str::to_string),
-        config_id: config.map(str::to_string),
+        tenant: tenant.map(percent_decoded),
+        task_id: task.map(percent_decoded),
+        config_id: config.map(percent_decoded),
     };
     let get = method == Method::GET;
     let post = method == Method::POST;

@@ -13,6 +13,7 @@
 //! request heads and idle connections) stay the top-level ones. The HTTP
 //! front asks the router once per request (`front::Front`).
 
+pub mod dots;
 mod route;
 
 pub(crate) use route::on_prefix;

@@ -551,7 +551,9 @@ impl App {
                     Version::V10 => "",
                 };
                 let base = &u.base_path;
-                let mut path = format!("{base}{prefix}/tasks/{}", crate::rest::path_segment(id));
+                // An id that is no path segment names no task to fetch.
+                let id = crate::rest::path_segment(id).ok()?;
+                let mut path = format!("{base}{prefix}/tasks/{id}");
                 if let Some(h) = history {
                     path.push_str(&format!("?historyLength={h}"));
                 }

@@ -207,6 +207,9 @@ pub struct Config {
     /// `upstream.ca_file`, `upstream.client_cert_file` and
     /// `upstream.client_key_file`, loaded (crate::upstream::tls).
     pub upstream_tls: std::sync::Arc<crate::upstream::tls::UpstreamTls>,
+    /// `upstream.allow_upgrade`: requests asking for a protocol upgrade
+    /// (other than h2c) go on to the agent; else they are refused.
+    pub allow_upgrade: bool,
 }
 
 /// `public_url`, by default the listener's own address (`own_scheme`:
@@ -522,6 +525,7 @@ impl Config {
         )?);
         Ok(Config {
             upstream_tls,
+            allow_upgrade: raw.upstream.allow_upgrade.unwrap_or(false),
             allowed_hosts,
             // Several agents (area: agents).
             agent: crate::agents::AgentRoute::default(),

@@ -137,6 +137,9 @@ pub struct RawUpstream {
     pub client_cert_file: Option<String>,
     /// PEM private key of `client_cert_file`.
     pub client_key_file: Option<String>,
+    /// Requests asking for a protocol upgrade (WebSocket, ...) passed on to
+    /// the agent; default: refused (400).
+    pub allow_upgrade: Option<bool>,
 }
 
 /// `[limits]` of the file.

@@ -103,9 +103,28 @@ impl Front {
         LocalResponse::json(status, json!({"status": word, "agents": agents}))
     }
 
-    /// The request's agent, or what is answered here instead.
-    fn pick(&self, req: &RequestHeader) -> Pick {
-        let path = req.uri.path();
+    /// The request's agent, or what is answered here instead, and the
+    /// path to serve when its dot segments were resolved
+    /// ([`crate::agents::dots`]): a path whose dot segments take it to
+    /// another agent than its own segments name (`/a/../b/`), or above
+    /// the root, is refused.
+    fn pick(&self, req: &RequestHeader) -> (Pick, Option<String>) {
+        let raw = req.uri.path();
+        match crate::agents::dots::resolve(raw) {
+            Ok(None) => (self.pick_at(req, raw), None),
+            Ok(Some(path)) => {
+                let named = self.pick_at(req, raw);
+                if self.pick_at(req, &path) != named {
+                    let why = "its dot segments climb out of the agent its segments name";
+                    return (Pick::BadPath(why), None);
+                }
+                (named, Some(path))
+            }
+            Err(bad) => (Pick::BadPath(bad.0), None),
+        }
+    }
+
+    fn pick_at(&self, req: &RequestHeader, path: &str) -> Pick {
         if self.sole {
             return Pick::Agent(0);
         }
@@ -157,10 +176,35 @@ fn call_span(req: &RequestHeader) -> tracing::Span {
     span
 }
 
+#[derive(Debug, PartialEq, Eq)]
 enum Pick {
     Agent(usize),
     Own(Binding),
     NoAgent,
+    /// A path refused before routing (400), and why.
+    BadPath(&'static str),
+}
+
+/// The 400 of a path refused before routing.
+fn bad_path(why: &str) -> LocalResponse {
+    LocalResponse::json(
+        400,
+        json!({"error": {
+            "code": "bad_path",
+            "message": format!("the request path is refused: {why}"),
+        }}),
+    )
+}
+
+/// `req`'s URI with `path` in place of its path, its query kept.
+fn with_path(req: &RequestHeader, path: &str) -> Option<http::Uri> {
+    let pq = match req.uri.query() {
+        Some(q) => format!("{path}?{q}"),
+        None => path.to_string(),
+    };
+    let mut parts = req.uri.clone().into_parts();
+    parts.path_and_query = Some(pq.parse().ok()?);
+    http::Uri::from_parts(parts).ok()
 }
 
 /// The 404 of a request no agent is served at.
@@ -213,7 +257,17 @@ impl ProxyHttp for Front {
     async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         ctx.span = call_span(session.req_header());
         let span = ctx.span.clone();
-        let answer = match self.pick(session.req_header()) {
+        let (pick, resolved) = self.pick(session.req_header());
+        let pick = match resolved.map(|p| with_path(session.req_header(), &p)) {
+            // Served (and passed on) without its dot segments.
+            Some(Some(uri)) => {
+                session.req_header_mut().set_uri(uri);
+                pick
+            }
+            Some(None) => Pick::BadPath("it cannot be written without its dot segments"),
+            None => pick,
+        };
+        let answer = match pick {
             Pick::Agent(i) => {
                 ctx.agent = Some(i);
                 span.record("agent", self.agents[i].app.config.agent.name.as_str());
@@ -231,6 +285,10 @@ impl ProxyHttp for Front {
                 }
             }
             Pick::NoAgent => no_agent(session.req_header()),
+            Pick::BadPath(why) => {
+                session.set_keepalive(None);
+                bad_path(why)
+            }
         };
         self.agents[0]
             .respond(session, ctx, answer)

@@ -10,6 +10,7 @@ use super::*;
 use crate::call::{Local, Plan, Prelude, PushStep};
 use crate::codec::{ClientRequest, Codec, HttpCodec, JsonRpcCodec, OverHttp};
 use crate::error::Failure;
+use crate::local::LocalResponse;
 use crate::route::{self, Binding, RequestInfo, Route};
 use crate::version::Version;
 
@@ -65,6 +66,29 @@ pub(super) fn client_push_names(
         .map_err(|e| Failure::Internal {
             detail: e.to_string(),
         })
+}
+
+/// The protocol a request asks to upgrade to, unless upgrades are allowed
+/// (`upstream.allow_upgrade`) or it is `h2c` (which pingora does not
+/// take up: the request is served as HTTP/1.1).
+fn refused_upgrade(headers: &http::HeaderMap, allowed: bool) -> Option<String> {
+    if allowed {
+        return None;
+    }
+    let asked: Vec<&str> = headers
+        .get_all(http::header::UPGRADE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let other = asked.iter().any(|p| !p.eq_ignore_ascii_case("h2c"));
+    let undecodable = headers
+        .get_all(http::header::UPGRADE)
+        .iter()
+        .any(|v| v.to_str().is_err());
+    (other || undecodable).then(|| asked.join(", "))
 }
 
 /// What routing reads of a request before deciding.
@@ -229,6 +253,22 @@ impl ProxyService {
             body_expected,
             rpc_method: None,
         };
+        if let Some(proto) = refused_upgrade(&inc.headers, app.config.allow_upgrade) {
+            // On pingora's proxy loop an agent's 101 would hand the client
+            // a raw tunnel to it.
+            session.set_keepalive(None);
+            let r = LocalResponse::json(
+                400,
+                serde_json::json!({"error": {
+                    "code": "upgrade_refused",
+                    "message": format!(
+                        "protocol upgrades ({}) are not served for this agent",
+                        crate::agents::echo(&proto)
+                    ),
+                }}),
+            );
+            return self.respond(session, ctx, r).await;
+        }
         if let Some(push) = app.push.clone() {
             if inc.method == http::Method::POST {
                 if let Some(id) = inc.path.strip_prefix(crate::ids::CALLBACK_PREFIX) {

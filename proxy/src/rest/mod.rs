@@ -162,12 +162,19 @@ fn need<'a>(v: &'a Option<String>, what: &str) -> Result<&'a str, Failure> {
         .ok_or_else(|| invalid_params(format!("{what} is missing from the path")))
 }
 
-/// Percent-encodes a path segment (ids are opaque).
-pub fn path_segment(s: &str) -> String {
+/// Percent-encodes a path segment (ids are opaque), once. An id that
+/// would be no segment or a dot segment (empty, `.`, `..`) is refused:
+/// sent, it would address another resource.
+pub fn path_segment(s: &str) -> Result<String, Failure> {
     seg(s)
 }
 
-fn seg(s: &str) -> String {
+fn seg(s: &str) -> Result<String, Failure> {
+    if matches!(s, "" | "." | "..") {
+        return Err(invalid_params(format!(
+            "the id {s:?} cannot be sent as a path segment"
+        )));
+    }
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -176,7 +183,7 @@ fn seg(s: &str) -> String {
             out.push_str(&format!("%{b:02X}"));
         }
     }
-    out
+    Ok(out)
 }
 
 /// A ProtoJSON member under its JSON name or its proto field name (parsers

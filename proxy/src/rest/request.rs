@@ -305,7 +305,7 @@ pub(super) fn missing_member(what: &str) -> Failure {
 
 /// Member `key` of `p` as a path segment; missing: invalid params.
 fn segment(p: &Value, key: &str) -> Result<String, Failure> {
-    str_of(p, key).map(seg).ok_or_else(|| missing_member(key))
+    seg(str_of(p, key).ok_or_else(|| missing_member(key))?)
 }
 
 /// A request with one body form.
@@ -437,7 +437,7 @@ fn v03_send_body(p: Value) -> Result<Option<Vec<u8>>, Failure> {
 fn v03_push_create(p: Value) -> Result<UpstreamRequest, Failure> {
     let c: m::push_config::TaskPushNotificationConfig =
         typed("TaskPushNotificationConfig", p).map_err(tr)?;
-    let task = seg(&c.task_id);
+    let task = seg(&c.task_id)?;
     let parent = format!("tasks/{}", c.task_id);
     let config_id = c.push_notification_config.id.clone();
     let pbc = r03::task_push_config_to_pb(c).map_err(tr)?;

@@ -5,6 +5,7 @@ mod cards;
 mod connections;
 mod listtasks;
 mod metadata;
+mod paths;
 mod push;
 mod rest_inputs;
 mod spellings;
