@@ -190,14 +190,18 @@ async fn a_request_value_never_forges_a_log_line() {
     )
     .unwrap();
     let file_arg = file.display().to_string();
-    let (mut child, rx) = crate::support::child::serve_logging(
+    let (child, rx) = crate::support::child::serve_logging(
         &["--config", &file_arg, "--log-format", "text"],
         "info",
     );
+    // Killed however the test ends.
+    let mut child = Binary(child);
     let end = std::time::Instant::now() + Duration::from_secs(20);
-    while health_within(listen, Duration::from_secs(1)).await.is_none() {
-        if std::time::Instant::now() > end || child.try_wait().ok().flatten().is_some() {
-            let _ = child.kill();
+    while health_within(listen, Duration::from_secs(1))
+        .await
+        .is_none()
+    {
+        if std::time::Instant::now() > end || child.0.try_wait().ok().flatten().is_some() {
             let said: Vec<String> = rx.try_iter().collect();
             panic!("the proxy did not start: {said:?}");
         }
@@ -216,8 +220,7 @@ async fn a_request_value_never_forges_a_log_line() {
     })
     .await
     .unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     let logged = lines
         .iter()
         .find(|l| l.contains("push config intercepted"))
