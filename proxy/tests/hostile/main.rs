@@ -6,6 +6,8 @@ mod connections;
 mod listtasks;
 mod metadata;
 mod push;
+mod push_callback;
+mod push_outbox;
 mod rest_inputs;
 mod sse;
 #[path = "../support/mod.rs"]
