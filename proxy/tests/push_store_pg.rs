@@ -30,11 +30,15 @@ fn contract_holds_on_postgres_and_survives_reconnect() {
     let url = cluster.fresh_db();
     contract::snapshots_before(&PgStore::connect(&url).unwrap());
     contract::snapshots_after(&PgStore::connect(&url).unwrap());
+    // The outbox's counts are the database's, not a connection's.
+    let url = cluster.fresh_db();
+    contract::bounds_before(&PgStore::connect(&url).unwrap());
+    contract::bounds_after(&PgStore::connect(&url).unwrap());
 }
 
 /// Back to what schema 2 had: schema 3 added push_snapshots, schema 5 the
-/// outbox's trace-context columns.
-const SCHEMA_2: &str = "DROP TABLE push_snapshots; \
+/// outbox's trace-context columns, schema 6 its counts.
+const SCHEMA_2: &str = "DROP TABLE push_snapshots; DROP TABLE push_outbox_usage; \
     ALTER TABLE push_outbox DROP COLUMN traceparent, DROP COLUMN tracestate; \
     ALTER TABLE push_dead DROP COLUMN traceparent, DROP COLUMN tracestate; \
     UPDATE schema_version SET version = 2";
@@ -73,6 +77,8 @@ fn a_schema_2_database_is_migrated_and_works() {
         Some(contract::cfg("a", "t1", "c1"))
     );
     assert_eq!(s.outbox_len().unwrap(), 1);
+    // The item from before the counts is counted.
+    assert_eq!(s.outbox_usage().unwrap().items, 1);
     assert_eq!(s.snapshot("a").unwrap(), Snapshot::default());
     let first = (
         contract::item("t1"),
@@ -385,4 +391,70 @@ fn renewed_leases_hold_and_lapsed_ones_are_taken_over() {
     a.reschedule(&late, "a").unwrap();
     assert!(a.dead_letters().unwrap().is_empty());
     assert!(a.pending(10).unwrap().iter().all(|i| i.lease_owner == "b"));
+}
+
+/// Issue #41: the outbox bounds hold for the deployment. Two instances on
+/// one database accept pushes for two configs at once, one per call: no
+/// more than the bound is ever accepted in all, nor per config; what a
+/// delivery frees is taken again, and again no more.
+#[test]
+fn two_instances_accept_within_one_bound() {
+    use proxy::push::{Enqueued, OutboxBounds};
+    if pg::skipped() {
+        return;
+    }
+    let cluster = pg::Cluster::start();
+    let url = cluster.fresh_db();
+    const BOUNDS: OutboxBounds = OutboxBounds {
+        config_items: 25,
+        config_bytes: 1 << 30,
+        total_items: 40,
+        total_bytes: 1 << 30,
+    };
+    let race = |tries: usize| -> HashMap<String, usize> {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let s = PgStore::connect(&url).unwrap();
+                std::thread::spawn(move || {
+                    let mut got: HashMap<String, usize> = HashMap::new();
+                    for n in 0..tries {
+                        let cb = if n % 2 == 0 { "a" } else { "b" };
+                        let item = contract::sized(cb, 10);
+                        let e = s.enqueue_bounded(vec![(item, None)], &BOUNDS).unwrap();
+                        if matches!(e[0], Enqueued::Seq(_)) {
+                            *got.entry(cb.to_string()).or_default() += 1;
+                        }
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut all: HashMap<String, usize> = HashMap::new();
+        for h in handles {
+            for (cb, n) in h.join().unwrap() {
+                *all.entry(cb).or_default() += n;
+            }
+        }
+        all
+    };
+    let got = race(50);
+    assert_eq!(got.values().sum::<usize>(), 40, "{got:?}");
+    assert!(got.values().all(|n| *n <= 25), "{got:?}");
+    let s = PgStore::connect(&url).unwrap();
+    assert_eq!(s.outbox_len().unwrap(), 40);
+    assert_eq!(s.outbox_usage().unwrap().items, 40);
+    assert_eq!(s.outbox_usage().unwrap().bytes, 400);
+    // Ten delivered (by a third instance): ten more, and no more.
+    let seqs: Vec<u64> = s
+        .claim("c", proxy::push::now_ms(), 60_000, 10, 10)
+        .unwrap()
+        .iter()
+        .map(|i| i.seq)
+        .collect();
+    assert_eq!(seqs.len(), 10);
+    s.complete_many(&seqs).unwrap();
+    let more = race(30);
+    assert_eq!(more.values().sum::<usize>(), 10, "{more:?}");
+    assert_eq!(s.outbox_len().unwrap(), 40);
+    assert_eq!(s.outbox_usage().unwrap().items, 40);
 }

@@ -57,7 +57,49 @@ pub struct PushSettings {
     /// embedded store keeps one in `<data_dir>/credentials.key` (made on
     /// first use); PostgreSQL stores them in clear (warned at start).
     pub credentials_key_file: Option<std::path::PathBuf>,
+    /// How many notifications, and how many bytes of them, wait for
+    /// delivery at most, per config and in all (a shared store: across its
+    /// instances). An agent's push beyond them is refused, to retry later.
+    pub outbox: OutboxBounds,
+    /// Bytes of agents' callback bodies read (and being accepted) at once,
+    /// across all callbacks; a larger body is refused (413).
+    pub callback_read_bytes: usize,
 }
+
+/// Bounds of the push outbox: notifications accepted and not yet
+/// delivered (nor given up), each counted by the bytes of its stored body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutboxBounds {
+    /// Items of one config (`push.outbox_config_max_items`).
+    pub config_items: u64,
+    /// Body bytes of one config (`push.outbox_config_max_bytes`).
+    pub config_bytes: u64,
+    /// Items in all (`push.outbox_max_items`).
+    pub total_items: u64,
+    /// Body bytes in all (`push.outbox_max_bytes`).
+    pub total_bytes: u64,
+}
+
+impl OutboxBounds {
+    /// No bound at all (tests, and stores' unbounded appends).
+    pub const NONE: OutboxBounds = OutboxBounds {
+        config_items: u64::MAX,
+        config_bytes: u64::MAX,
+        total_items: u64::MAX,
+        total_bytes: u64::MAX,
+    };
+}
+
+/// Defaults of the outbox bounds (`push.outbox_*`).
+pub const DEFAULT_OUTBOX: OutboxBounds = OutboxBounds {
+    config_items: 10_000,
+    config_bytes: 64 << 20,
+    total_items: 100_000,
+    total_bytes: 512 << 20,
+};
+
+/// Default of `push.callback_read_bytes`.
+pub const DEFAULT_CALLBACK_READ_BYTES: usize = 32 << 20;
 
 /// Default data directory of the embedded push store.
 pub const DEFAULT_PUSH_DATA_DIR: &str = "./a2a-proxy-data";
@@ -157,7 +199,21 @@ pub(super) fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSett
             format!("must be {MIN_PUSH_LEASE_MS}..={MAX_PUSH_LEASE_MS}"),
         ));
     }
+    let outbox = resolve_outbox(raw)?;
+    let callback_read_bytes = match raw.callback_read_bytes {
+        None => DEFAULT_CALLBACK_READ_BYTES,
+        Some(n) if (64 * 1024..=1 << 32).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(bad(
+                "push.callback_read_bytes",
+                n,
+                "must be from 65536 to 4294967296",
+            ))
+        }
+    };
     Ok(PushSettings {
+        outbox,
+        callback_read_bytes,
         enabled: raw.enabled.unwrap_or(true),
         backend,
         callback_url,
@@ -177,6 +233,57 @@ pub(super) fn resolve_push(raw: &RawPush, listen: SocketAddr) -> Result<PushSett
             f => f.map(std::path::PathBuf::from),
         },
     })
+}
+
+/// `push.outbox_*`: each above 0; a config's bound at most the total.
+fn resolve_outbox(raw: &RawPush) -> Result<OutboxBounds, ConfigError> {
+    let d = DEFAULT_OUTBOX;
+    let count = |key: &str, v: Option<u64>, default: u64| match v {
+        None => Ok(default),
+        Some(n) if (1..=1 << 40).contains(&n) => Ok(n),
+        Some(n) => Err(bad(key, n, "must be from 1 to 1099511627776")),
+    };
+    let b = OutboxBounds {
+        config_items: count(
+            "push.outbox_config_max_items",
+            raw.outbox_config_max_items,
+            d.config_items,
+        )?,
+        config_bytes: count(
+            "push.outbox_config_max_bytes",
+            raw.outbox_config_max_bytes,
+            d.config_bytes,
+        )?,
+        total_items: count("push.outbox_max_items", raw.outbox_max_items, d.total_items)?,
+        total_bytes: count("push.outbox_max_bytes", raw.outbox_max_bytes, d.total_bytes)?,
+    };
+    // Unset, a config's bound follows a smaller total.
+    let b = OutboxBounds {
+        config_items: match raw.outbox_config_max_items {
+            None => b.config_items.min(b.total_items),
+            Some(_) => b.config_items,
+        },
+        config_bytes: match raw.outbox_config_max_bytes {
+            None => b.config_bytes.min(b.total_bytes),
+            Some(_) => b.config_bytes,
+        },
+        ..b
+    };
+    if b.config_items > b.total_items {
+        return Err(bad(
+            "push.outbox_config_max_items",
+            b.config_items,
+            "must not be above push.outbox_max_items",
+        ));
+    }
+    if b.config_bytes > b.total_bytes {
+        return Err(bad(
+            "push.outbox_config_max_bytes",
+            b.config_bytes,
+            "must not be above push.outbox_max_bytes",
+        ));
+    }
+    Ok(b)
 }
 
 /// Where the push store lives: an embedded directory or PostgreSQL.
@@ -241,4 +348,48 @@ fn push_allow_hosts(raw: &RawPush) -> Result<Vec<String>, ConfigError> {
         allow_hosts.push(h.to_ascii_lowercase());
     }
     Ok(allow_hosts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push(text: &str) -> Result<PushSettings, ConfigError> {
+        let raw = RawConfig::from_toml(
+            &format!("[upstream]\nurl = \"http://a\"\n[push]\n{text}\n"),
+            "test.toml",
+        )?;
+        Ok(Config::resolve(raw)?.push)
+    }
+
+    #[test]
+    fn outbox_and_callback_bounds_default_safe_and_are_checked() {
+        let p = push("").unwrap();
+        assert_eq!(p.outbox, DEFAULT_OUTBOX);
+        assert_eq!(p.callback_read_bytes, 32 << 20);
+        let p = push("outbox_max_items = 50\noutbox_max_bytes = 1000000").unwrap();
+        // A config's unset bound follows a smaller total.
+        assert_eq!(
+            (p.outbox.config_items, p.outbox.config_bytes),
+            (50, 1_000_000)
+        );
+        for (text, key) in [
+            ("outbox_max_items = 0", "push.outbox_max_items"),
+            (
+                "outbox_config_max_bytes = 0",
+                "push.outbox_config_max_bytes",
+            ),
+            (
+                "outbox_max_items = 10\noutbox_config_max_items = 11",
+                "push.outbox_config_max_items",
+            ),
+            (
+                "outbox_max_bytes = 100\noutbox_config_max_bytes = 101",
+                "push.outbox_config_max_bytes",
+            ),
+            ("callback_read_bytes = 1000", "push.callback_read_bytes"),
+        ] {
+            assert_eq!(push(text).unwrap_err().key, key, "{text}");
+        }
+    }
 }

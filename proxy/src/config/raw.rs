@@ -102,6 +102,14 @@ pub struct RawPush {
     /// works on its items; a crashed instance's items are taken over once
     /// it runs out.
     pub lease_ms: Option<u64>,
+    // Outbox and callback bounds (issue #41).
+    /// Notifications waiting for delivery, in all and per config.
+    pub outbox_max_items: Option<u64>,
+    pub outbox_max_bytes: Option<u64>,
+    pub outbox_config_max_items: Option<u64>,
+    pub outbox_config_max_bytes: Option<u64>,
+    /// Bytes of callback bodies being read and accepted at once.
+    pub callback_read_bytes: Option<u64>,
 }
 
 /// `[grpc]` of the file: the gRPC listener (off unless `listen` is set).

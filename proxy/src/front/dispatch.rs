@@ -273,9 +273,8 @@ impl ProxyService {
             if inc.method == http::Method::POST {
                 if let Some(id) = inc.path.strip_prefix(crate::ids::CALLBACK_PREFIX) {
                     let id = id.to_string();
-                    return self
-                        .push_callback(session, ctx, &push, &id, inc.length)
-                        .await;
+                    let body = (inc.length, inc.body_expected);
+                    return self.push_callback(session, ctx, &push, &id, body).await;
                 }
             }
         }

@@ -160,37 +160,89 @@ impl ProxyService {
         self.respond(session, ctx, r).await
     }
 
-    /// `POST /a2a-proxy/push/<id>`: a notification from the agent.
+    /// `POST /a2a-proxy/push/<id>`: a notification from the agent. Counted
+    /// against `limits.max_connections` like any request (503 beyond);
+    /// before a byte of its body is read, a body too large by its own
+    /// account is refused (413: over `limits.max_body_bytes` or
+    /// `push.callback_read_bytes`) and the id and secret are checked from
+    /// the head (404, 401); the body is then read within those limits and
+    /// `limits.body_timeout`, its bytes reserved in the budget all
+    /// callbacks share (`push.callback_read_bytes`: reserved whole when its
+    /// length is announced, else as it comes; 503 when not free within the
+    /// body's time) until its accept is over. A refusal that leaves a body
+    /// unread closes the connection.
     pub(crate) async fn push_callback(
         &self,
         session: &mut Session,
         ctx: &mut Ctx,
         push: &crate::push::layer::Push,
         id: &str,
-        length: Option<usize>,
+        (length, body_expected): (Option<usize>, bool),
     ) -> Result<bool> {
-        let limit = self.app.config.limits.max_body_bytes;
-        let too_large = || {
-            LocalResponse::json(
-                413,
-                serde_json::json!({"error": format!("body exceeds {limit} bytes")}),
-            )
-        };
+        let app = &self.app;
+        if !app.enter() {
+            let r = push.busy("too many requests at once: retry later");
+            return self.refuse_callback(session, ctx, body_expected, r).await;
+        }
+        ctx.entered = true;
+        let limit = app
+            .config
+            .limits
+            .max_body_bytes
+            .min(push.settings.callback_read_bytes);
+        let too_large = || push.refusal(413, &format!("body exceeds {limit} bytes"));
         if length.is_some_and(|n| n > limit) {
-            session.set_keepalive(None);
-            return self.respond(session, ctx, too_large()).await;
+            return self
+                .refuse_callback(session, ctx, body_expected, too_large())
+                .await;
+        }
+        let headers = session.req_header().headers.clone();
+        let config = match push.callback_config(id, &headers).await {
+            Ok(c) => c,
+            Err(r) => return self.refuse_callback(session, ctx, body_expected, r).await,
+        };
+        let body_timeout = app.config.limits.body_timeout;
+        let deadline = ctx.started + body_timeout;
+        let busy =
+            || push.busy("push callback bodies being read at once are at their bound: retry later");
+        let mut held = None;
+        if let Some(n) = length.filter(|n| *n > 0) {
+            match push.reserve(n, deadline).await {
+                Some(r) => held = Some(r),
+                None => return self.refuse_callback(session, ctx, true, busy()).await,
+            }
         }
         let mut buf = BytesMut::new();
-        let body_timeout = self.app.config.limits.body_timeout;
         while let Some(chunk) = body_chunk(session, ctx.started, body_timeout).await? {
             if buf.len() + chunk.len() > limit {
-                session.set_keepalive(None);
-                return self.respond(session, ctx, too_large()).await;
+                return self.refuse_callback(session, ctx, true, too_large()).await;
+            }
+            if length.is_none() {
+                match (push.reserve(chunk.len(), deadline).await, held.as_mut()) {
+                    (Some(r), Some(h)) => h.merge(r),
+                    (Some(r), None) => held = Some(r),
+                    (None, _) => return self.refuse_callback(session, ctx, true, busy()).await,
+                }
             }
             buf.extend_from_slice(&chunk);
         }
-        let headers = session.req_header().headers.clone();
-        let r = push.accept(id, &headers, buf.freeze()).await;
+        let r = push.accept(config, &headers, buf.freeze()).await;
+        drop(held);
+        self.respond(session, ctx, r).await
+    }
+
+    /// A refused callback's answer; its connection closed when a body may
+    /// be left unread.
+    async fn refuse_callback(
+        &self,
+        session: &mut Session,
+        ctx: &mut Ctx,
+        unread: bool,
+        r: LocalResponse,
+    ) -> Result<bool> {
+        if unread {
+            session.set_keepalive(None);
+        }
         self.respond(session, ctx, r).await
     }
 

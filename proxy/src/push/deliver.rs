@@ -36,6 +36,10 @@ const CLAIM_LIMIT: usize = 256;
 const MAX_IN_FLIGHT: usize = 64;
 /// Idle poll interval (retries become due without a wake-up).
 const POLL: Duration = Duration::from_millis(200);
+/// Bytes of claimed notifications' bodies the worker holds at once: a
+/// claim takes no more than what is left of it (its first item whatever
+/// its size), so the worker's memory does not grow with the backlog.
+const IN_FLIGHT_BYTES: u64 = 32 << 20;
 
 /// The running worker; stopped by [`Worker::stop`] or drop.
 pub struct Worker {
@@ -77,16 +81,16 @@ impl Drop for Worker {
     }
 }
 
-/// The leases this worker holds: per seq, the claim that took it and the
+/// The leases this worker holds: per seq, the claim that took it, the
 /// instant (this host's monotonic clock) until which it may still be
-/// posted: its lease's end less a third of the lease.
+/// posted (its lease's end less a third of the lease) and its body's size.
 struct Leases {
     /// Names this worker's leases in the store: the instance id and a
     /// per-start nonce (a restart, or a second process given the same
     /// `push.instance_id`, never takes a lease for its own).
     owner: String,
     lease: Duration,
-    held: std::sync::Mutex<HashMap<u64, (u64, Instant)>>,
+    held: std::sync::Mutex<HashMap<u64, (u64, Instant, u64)>>,
     claims: AtomicU64,
     /// Recent time per post (moving average), microseconds.
     pace_us: AtomicU64,
@@ -135,10 +139,18 @@ impl Leases {
         let until = self.usable_until(at);
         if let Ok(mut h) = self.held.lock() {
             for i in items {
-                h.insert(i.seq, (claim, until));
+                h.insert(i.seq, (claim, until, super::counted_bytes(i)));
             }
         }
         claim
+    }
+
+    /// The bytes of the bodies held.
+    fn held_bytes(&self) -> u64 {
+        self.held
+            .lock()
+            .map(|h| h.values().map(|(_, _, b)| *b).sum())
+            .unwrap_or(0)
     }
 
     /// Whether `seq`, of claim `claim`, may be posted now.
@@ -146,7 +158,7 @@ impl Leases {
         let now = Instant::now();
         self.held
             .lock()
-            .map(|h| matches!(h.get(&seq), Some((c, until)) if *c == claim && now < *until))
+            .map(|h| matches!(h.get(&seq), Some((c, until, _)) if *c == claim && now < *until))
             .unwrap_or(false)
     }
 
@@ -162,7 +174,7 @@ impl Leases {
     fn held(&self) -> Vec<(u64, u64)> {
         self.held
             .lock()
-            .map(|h| h.iter().map(|(s, (c, _))| (*s, *c)).collect())
+            .map(|h| h.iter().map(|(s, (c, _, _))| (*s, *c)).collect())
             .unwrap_or_default()
     }
 
@@ -233,15 +245,18 @@ async fn run(push: Arc<Push>, stop: Arc<(AtomicBool, Notify)>) {
             }
         }
         let room = MAX_IN_FLIGHT.saturating_sub(groups.len());
-        let (claimed, claim) = if room == 0 {
+        let bytes = IN_FLIGHT_BYTES.saturating_sub(leases.held_bytes());
+        let (claimed, claim) = if room == 0 || bytes == 0 {
             (Vec::new(), 0)
         } else {
             let (store, owner) = (push.store.clone(), leases.owner.clone());
             let (lease, runs) = (leases.lease_ms(), leases.run_limit());
             let at = Instant::now();
-            match blocking(move || store.claim(&owner, super::now_ms(), lease, CLAIM_LIMIT, runs))
-                .await
-            {
+            let claim = move || {
+                let now = super::now_ms();
+                store.claim_within(&owner, now, lease, CLAIM_LIMIT, runs, bytes)
+            };
+            match blocking(claim).await {
                 Ok(c) => {
                     let claim = leases.claimed(&c, at);
                     (c, claim)
@@ -254,8 +269,11 @@ async fn run(push: Arc<Push>, stop: Arc<(AtomicBool, Notify)>) {
         };
         if claimed.is_empty() {
             let store = push.store.clone();
-            if let Ok(n) = blocking(move || store.outbox_len()).await {
+            if let Ok((n, u)) =
+                blocking(move || Ok((store.outbox_len()?, store.outbox_usage()?))).await
+            {
                 push.stats.queue_depth.store(n, Ordering::Relaxed);
+                push.stats.queue_bytes.store(u.bytes, Ordering::Relaxed);
             }
             tokio::select! {
                 _ = push.wake.notified() => {}

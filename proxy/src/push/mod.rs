@@ -31,13 +31,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::version::Version;
 
+pub use crate::config::OutboxBounds;
+
 /// Schema version of the stored records; [`Store`] backends migrate older
 /// data on open.
 /// 2 added the ListTasks task index; 3 the fold snapshots ([`Snapshot`]);
 /// 4 keeps only per-caller summaries in the task index (the whole tasks
 /// stored before, of no known caller, are dropped); 5 keeps the agent's
-/// trace context with each accepted notification.
-pub const SCHEMA_VERSION: u64 = 5;
+/// trace context with each accepted notification; 6 counts the outbox per
+/// config for its bounds ([`OutboxBounds`]; the embedded store keeps the
+/// bodies apart from the items' state).
+pub const SCHEMA_VERSION: u64 = 6;
 
 /// A store failure (IO, corruption, encoding), already rendered as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,6 +183,74 @@ pub struct DeadLetter {
     pub dead_ms: i64,
 }
 
+/// What became of one notification handed to [`Store::enqueue_bounded`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Written, durable: its `seq`.
+    Seq(u64),
+    /// Its snapshot change was folded from a stale version: nothing written.
+    Stale,
+    /// Refused by a bound: nothing written.
+    Full(Full),
+}
+
+/// The bound that refused a notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Full {
+    /// Its body alone is larger than a bound in bytes: it never fits.
+    TooLarge,
+    /// Its config's waiting notifications are at their bound.
+    Config,
+    /// All waiting notifications are at their bound.
+    Total,
+}
+
+/// Notifications waiting for delivery and the bytes of their bodies, as
+/// the outbox bounds count them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub items: u64,
+    pub bytes: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, bytes: u64) {
+        self.items += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
+
+    pub fn sub(&mut self, bytes: u64) {
+        self.items = self.items.saturating_sub(1);
+        self.bytes = self.bytes.saturating_sub(bytes);
+    }
+}
+
+impl OutboxBounds {
+    /// Whether one more body of `bytes` fits beside `config` (its config's
+    /// waiting notifications) and `total` (all of them); the bound it
+    /// breaks otherwise.
+    pub fn refuses(&self, config: Usage, total: Usage, bytes: u64) -> Option<Full> {
+        if bytes > self.config_bytes || bytes > self.total_bytes {
+            return Some(Full::TooLarge);
+        }
+        let over = |u: Usage, items: u64, most: u64| {
+            u.items.saturating_add(1) > items || u.bytes.saturating_add(bytes) > most
+        };
+        if over(config, self.config_items, self.config_bytes) {
+            return Some(Full::Config);
+        }
+        if over(total, self.total_items, self.total_bytes) {
+            return Some(Full::Total);
+        }
+        None
+    }
+}
+
+/// The bytes a notification counts for in the outbox bounds: its body's.
+pub fn counted_bytes(item: &OutboxItem) -> u64 {
+    item.body.len() as u64
+}
+
 /// Durable state of the push layer. Every method is one transaction.
 pub trait Store: Send + Sync {
     fn put_config(&self, c: &PushConfig) -> Result<(), StoreError>;
@@ -198,7 +270,28 @@ pub trait Store: Send + Sync {
     fn enqueue_folded(
         &self,
         items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
-    ) -> Result<Vec<Option<u64>>, StoreError>;
+    ) -> Result<Vec<Option<u64>>, StoreError> {
+        self.enqueue_bounded(items, &OutboxBounds::NONE)?
+            .into_iter()
+            .map(|e| match e {
+                Enqueued::Seq(s) => Ok(Some(s)),
+                Enqueued::Stale => Ok(None),
+                Enqueued::Full(f) => Err(StoreError(format!("unbounded append refused: {f:?}"))),
+            })
+            .collect()
+    }
+    /// [`Store::enqueue_folded`] within `bounds`: an item is written only
+    /// if it fits beside the notifications waiting (delivered and dead ones
+    /// not counted; a shared store counts those of every instance), counted
+    /// with the items before it in the same call; otherwise neither it nor
+    /// its snapshot change is written ([`Enqueued::Full`]). The check and
+    /// the write are one: an item answered [`Enqueued::Seq`] is kept, and
+    /// no two callers together pass a bound.
+    fn enqueue_bounded(
+        &self,
+        items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
+        bounds: &OutboxBounds,
+    ) -> Result<Vec<Enqueued>, StoreError>;
     /// The fold snapshot of a config (version 0 and no task: never written).
     fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError>;
     /// Appends to the outbox in one transaction; returns the assigned `seq`s
@@ -224,6 +317,10 @@ pub trait Store: Send + Sync {
     /// handed out, and only when that oldest item is due and not leased by
     /// anyone (so one instance delivers a config's notifications, in
     /// order). Returned items carry the new lease.
+    ///
+    /// A run whose oldest item failed before (`attempts > 0`) is that item
+    /// alone: a webhook that is down is tried with one notification, not
+    /// with its whole backlog.
     fn claim(
         &self,
         owner: &str,
@@ -231,6 +328,20 @@ pub trait Store: Send + Sync {
         lease_ms: i64,
         limit: usize,
         run_limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        self.claim_within(owner, now_ms, lease_ms, limit, run_limit, u64::MAX)
+    }
+    /// [`Store::claim`], taking in `seq` order only while the bodies taken
+    /// add up to at most `max_bytes` (the first item is taken whatever its
+    /// size): a claim's memory is bounded, whatever the backlog.
+    fn claim_within(
+        &self,
+        owner: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: usize,
+        run_limit: usize,
+        max_bytes: u64,
     ) -> Result<Vec<OutboxItem>, StoreError>;
     /// Extends `owner`'s leases on `seqs` until `until_ms`; the seqs it
     /// still holds (the others are gone, or were claimed by another owner
@@ -250,6 +361,9 @@ pub trait Store: Send + Sync {
     fn dead_letter(&self, item: &OutboxItem, reason: &str) -> Result<(), StoreError>;
     fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError>;
     fn outbox_len(&self) -> Result<u64, StoreError>;
+    /// The waiting notifications as the bounds count them (all instances'
+    /// on a shared store).
+    fn outbox_usage(&self) -> Result<Usage, StoreError>;
     /// Writes (inserts or replaces by id) entries of the ListTasks index,
     /// then drops the least recently updated ones beyond `keep`.
     fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError>;

@@ -15,6 +15,15 @@
 //! and `dead_letter` change an item only while it is leased to the caller:
 //! an instance that lost a lease cannot undo the new owner's work.
 //!
+//! Outbox bounds (schema 6): `push_outbox_usage` counts the waiting items
+//! and their body bytes per callback id, and in all (the row of id `''`),
+//! written in the transactions that add and remove outbox rows. An
+//! enqueue reads and checks the counts under [`OUTBOX_LOCK`], so
+//! instances' accepts are checked one after the other against one
+//! deployment-wide count; a completion or dead letter only lowers it.
+//! Count rows are updated in id order (the total first) by every
+//! transaction, so they never wait on each other in a cycle.
+//!
 //! Migrations: one transaction takes [`MIGRATE_LOCK`] first, then creates
 //! the `schema_version` table if missing and migrates, so concurrent first
 //! starts wait for each other instead of racing on the catalog.
@@ -31,13 +40,14 @@
 //! async worker threads (callers use `spawn_blocking`). The connection
 //! string (it may hold a password) is never logged nor put in errors.
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
-use postgres::{Client, NoTls, Row};
+use postgres::{Client, NoTls, Row, Transaction};
 
 use super::{
-    DeadLetter, OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, StoreError, TaskRecord,
-    SCHEMA_VERSION,
+    counted_bytes, DeadLetter, Enqueued, OutboxBounds, OutboxItem, PushConfig, Snapshot,
+    SnapshotWrite, Store, StoreError, TaskRecord, Usage, SCHEMA_VERSION,
 };
 
 /// Advisory lock key serializing enqueue and claim.
@@ -115,7 +125,71 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE push_dead ADD COLUMN IF NOT EXISTS traceparent TEXT NOT NULL DEFAULT '';
     ALTER TABLE push_dead ADD COLUMN IF NOT EXISTS tracestate TEXT NOT NULL DEFAULT '';
 ",
+    // The outbox's waiting items counted per callback id and in all (id
+    // ''), for its bounds.
+    "
+    CREATE TABLE push_outbox_usage (
+        callback_id TEXT PRIMARY KEY,
+        items BIGINT NOT NULL,
+        bytes BIGINT NOT NULL
+    );
+    INSERT INTO push_outbox_usage (callback_id, items, bytes)
+        SELECT callback_id, COUNT(*), COALESCE(SUM(octet_length(body)), 0)
+        FROM push_outbox GROUP BY callback_id;
+    INSERT INTO push_outbox_usage (callback_id, items, bytes)
+        SELECT '', COUNT(*), COALESCE(SUM(octet_length(body)), 0) FROM push_outbox;
+",
 ];
+
+/// The id of the count row of the whole outbox (callback ids are never
+/// empty).
+const TOTAL: &str = "";
+
+/// Lowers the outbox counts by the rows `gone` (callback id, body bytes)
+/// a transaction deleted, in id order; drops a callback's row at zero.
+fn uncount(tx: &mut Transaction<'_>, gone: &[(String, i64)]) -> Result<(), StoreError> {
+    if gone.is_empty() {
+        return Ok(());
+    }
+    let mut less: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+    for (cb, bytes) in gone {
+        for id in [TOTAL, cb.as_str()] {
+            let d = less.entry(id).or_default();
+            d.0 += 1;
+            d.1 += bytes;
+        }
+    }
+    let st = tx
+        .prepare(
+            "UPDATE push_outbox_usage SET items = GREATEST(items - $2, 0), \
+             bytes = GREATEST(bytes - $3, 0) WHERE callback_id = $1",
+        )
+        .map_err(e)?;
+    for (id, (items, bytes)) in &less {
+        tx.execute(&st, &[id, items, bytes]).map_err(e)?;
+    }
+    let ids: Vec<&str> = less.keys().copied().filter(|id| *id != TOTAL).collect();
+    tx.execute(
+        "DELETE FROM push_outbox_usage WHERE callback_id = ANY($1) AND items = 0",
+        &[&ids],
+    )
+    .map_err(e)?;
+    Ok(())
+}
+
+/// The (callback id, body bytes) of deleted outbox rows.
+fn deleted(rows: &[Row]) -> Result<Vec<(String, i64)>, StoreError> {
+    rows.iter()
+        .map(|r| Ok((r.try_get(0).map_err(e)?, r.try_get(1).map_err(e)?)))
+        .collect()
+}
+
+fn usage_of(items: i64, bytes: i64) -> Usage {
+    Usage {
+        items: u64::try_from(items).unwrap_or(0),
+        bytes: u64::try_from(bytes).unwrap_or(0),
+    }
+}
 
 const ITEM_COLS: &str = "seq, callback_id, task_id, body, attempts, next_attempt_ms, \
                          accepted_ms, lease_owner, lease_until_ms, traceparent, tracestate";
@@ -304,14 +378,33 @@ impl Store for PgStore {
         })
     }
 
-    fn enqueue_folded(
+    fn enqueue_bounded(
         &self,
         items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
-    ) -> Result<Vec<Option<u64>>, StoreError> {
+        bounds: &OutboxBounds,
+    ) -> Result<Vec<Enqueued>, StoreError> {
         self.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&OUTBOX_LOCK])
                 .map_err(e)?;
+            // The counts now (every instance's, under the lock), as the
+            // items before each one leave them.
+            let mut ids: Vec<&str> = items.iter().map(|(i, _)| i.callback_id.as_str()).collect();
+            ids.push(TOTAL);
+            let mut now: HashMap<String, Usage> = HashMap::new();
+            for r in tx
+                .query(
+                    "SELECT callback_id, items, bytes FROM push_outbox_usage \
+                     WHERE callback_id = ANY($1)",
+                    &[&ids],
+                )
+                .map_err(e)?
+            {
+                let id: String = r.try_get(0).map_err(e)?;
+                let u = usage_of(r.try_get(1).map_err(e)?, r.try_get(2).map_err(e)?);
+                now.insert(id, u);
+            }
+            let mut added: BTreeMap<String, (i64, i64)> = BTreeMap::new();
             let first_write = tx
                 .prepare(
                     "INSERT INTO push_snapshots (callback_id, version, task) VALUES ($1, 1, $2) \
@@ -334,6 +427,12 @@ impl Store for PgStore {
                 .map_err(e)?;
             let mut seqs = Vec::with_capacity(items.len());
             for (i, change) in &items {
+                let bytes = counted_bytes(i);
+                let of = |id: &str| now.get(id).copied().unwrap_or_default();
+                if let Some(full) = bounds.refuses(of(&i.callback_id), of(TOTAL), bytes) {
+                    seqs.push(Enqueued::Full(full));
+                    continue;
+                }
                 if let Some(w) = change {
                     let written = if w.base == 0 {
                         tx.execute(&first_write, &[&w.callback_id, &w.task])
@@ -343,7 +442,7 @@ impl Store for PgStore {
                     .map_err(e)?;
                     if written == 0 {
                         // Another write came first: no item either.
-                        seqs.push(None);
+                        seqs.push(Enqueued::Stale);
                         continue;
                     }
                 }
@@ -365,7 +464,25 @@ impl Store for PgStore {
                     )
                     .map_err(e)?;
                 let s: i64 = row.try_get(0).map_err(e)?;
-                seqs.push(Some(u64::try_from(s).map_err(e)?));
+                seqs.push(Enqueued::Seq(u64::try_from(s).map_err(e)?));
+                for id in [TOTAL, i.callback_id.as_str()] {
+                    now.entry(id.to_string()).or_default().add(bytes);
+                    let a = added.entry(id.to_string()).or_default();
+                    a.0 += 1;
+                    a.1 += i64::try_from(bytes).map_err(e)?;
+                }
+            }
+            let count = tx
+                .prepare(
+                    "INSERT INTO push_outbox_usage (callback_id, items, bytes) \
+                     VALUES ($1, $2, $3) ON CONFLICT (callback_id) DO UPDATE SET \
+                     items = push_outbox_usage.items + EXCLUDED.items, \
+                     bytes = push_outbox_usage.bytes + EXCLUDED.bytes",
+                )
+                .map_err(e)?;
+            // In id order, the total first (see the module docs).
+            for (id, (n, bytes)) in &added {
+                tx.execute(&count, &[id, n, bytes]).map_err(e)?;
             }
             tx.commit().map_err(e)?;
             Ok(seqs)
@@ -386,42 +503,54 @@ impl Store for PgStore {
         })
     }
 
-    fn claim(
+    fn claim_within(
         &self,
         owner: &str,
         now_ms: i64,
         lease_ms: i64,
         limit: usize,
         run_limit: usize,
+        max_bytes: u64,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let run_limit = i64::try_from(run_limit.max(1)).unwrap_or(i64::MAX);
+        let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
         let until = now_ms.saturating_add(lease_ms);
         self.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&OUTBOX_LOCK])
                 .map_err(e)?;
             // Heads (oldest item per callback) that are due and unleased; the
-            // runs behind them (at most `run_limit` each), in seq order, at
-            // most `limit`.
+            // runs behind them (at most `run_limit` each, only the head when
+            // it failed before), in seq order, at most `limit`, and while
+            // their bodies add up to `max_bytes` (the first one whatever
+            // its size).
             let rows = tx
                 .query(
                     &format!(
                         "WITH heads AS ( \
                            SELECT DISTINCT ON (callback_id) callback_id, next_attempt_ms, \
-                                  lease_until_ms \
+                                  lease_until_ms, attempts \
                            FROM push_outbox ORDER BY callback_id, seq), \
                          runs AS ( \
-                           SELECT o.seq, ROW_NUMBER() OVER (PARTITION BY o.callback_id \
+                           SELECT o.seq, octet_length(o.body)::BIGINT AS bytes, \
+                                  h.attempts AS head_attempts, \
+                                  ROW_NUMBER() OVER (PARTITION BY o.callback_id \
                                   ORDER BY o.seq) AS n \
                            FROM push_outbox o JOIN heads h USING (callback_id) \
                            WHERE h.next_attempt_ms <= $1 AND h.lease_until_ms <= $1), \
                          picked AS ( \
-                           SELECT seq FROM runs WHERE n <= $5 ORDER BY seq LIMIT $2) \
+                           SELECT seq, bytes FROM runs \
+                           WHERE n <= CASE WHEN head_attempts > 0 THEN 1 ELSE $5::BIGINT END \
+                           ORDER BY seq LIMIT $2), \
+                         summed AS ( \
+                           SELECT seq, (SUM(bytes) OVER (ORDER BY seq))::BIGINT AS upto, \
+                                  ROW_NUMBER() OVER (ORDER BY seq) AS k FROM picked) \
                          UPDATE push_outbox SET lease_owner = $3, lease_until_ms = $4 \
-                         WHERE seq IN (SELECT seq FROM picked) RETURNING {ITEM_COLS}"
+                         WHERE seq IN (SELECT seq FROM summed WHERE k = 1 OR upto <= $6::BIGINT) \
+                         RETURNING {ITEM_COLS}"
                     ),
-                    &[&now_ms, &limit, &owner, &until, &run_limit],
+                    &[&now_ms, &limit, &owner, &until, &run_limit, &max_bytes],
                 )
                 .map_err(e)?;
             let mut got = rows.iter().map(item_of).collect::<Result<Vec<_>, _>>()?;
@@ -488,9 +617,16 @@ impl Store for PgStore {
             .map(|s| seq_i64(*s))
             .collect::<Result<Vec<_>, _>>()?;
         self.with(|c| {
-            c.execute("DELETE FROM push_outbox WHERE seq = ANY($1)", &[&seqs])
+            let mut tx = c.transaction().map_err(e)?;
+            let rows = tx
+                .query(
+                    "DELETE FROM push_outbox WHERE seq = ANY($1) \
+                     RETURNING callback_id, octet_length(body)::BIGINT",
+                    &[&seqs],
+                )
                 .map_err(e)?;
-            Ok(())
+            uncount(&mut tx, &deleted(&rows)?)?;
+            tx.commit().map_err(e)
         })
     }
 
@@ -501,15 +637,17 @@ impl Store for PgStore {
             let mut tx = c.transaction().map_err(e)?;
             // Only while still leased as the caller saw it: an item
             // another instance took over is its to deliver.
-            let gone = tx
-                .execute(
-                    "DELETE FROM push_outbox WHERE seq = $1 AND lease_owner = $2",
+            let rows = tx
+                .query(
+                    "DELETE FROM push_outbox WHERE seq = $1 AND lease_owner = $2 \
+                     RETURNING callback_id, octet_length(body)::BIGINT",
                     &[&seq, &i.lease_owner],
                 )
                 .map_err(e)?;
-            if gone == 0 {
+            if rows.is_empty() {
                 return Ok(());
             }
+            uncount(&mut tx, &deleted(&rows)?)?;
             tx.execute(
                 &format!(
                     "INSERT INTO push_dead ({ITEM_COLS}, reason, dead_ms) \
@@ -565,6 +703,21 @@ impl Store for PgStore {
                 .try_get(0)
                 .map_err(e)?;
             u64::try_from(n).map_err(e)
+        })
+    }
+
+    fn outbox_usage(&self) -> Result<Usage, StoreError> {
+        self.with(|c| {
+            let row = c
+                .query_opt(
+                    "SELECT items, bytes FROM push_outbox_usage WHERE callback_id = $1",
+                    &[&TOTAL],
+                )
+                .map_err(e)?;
+            match row {
+                Some(r) => Ok(usage_of(r.try_get(0).map_err(e)?, r.try_get(1).map_err(e)?)),
+                None => Ok(Usage::default()),
+            }
         })
     }
 

@@ -18,7 +18,8 @@ use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use translate::v10::part::{decode_base64, encode_base64};
 
 use super::{
-    DeadLetter, OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, StoreError, TaskRecord,
+    DeadLetter, Enqueued, OutboxBounds, OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store,
+    StoreError, TaskRecord, Usage,
 };
 
 const PREFIX: &str = "sealed:v1:";
@@ -186,6 +187,13 @@ impl Store for SealedStore {
         // Snapshots hold task content, no credential: not sealed.
         self.inner.enqueue_folded(items)
     }
+    fn enqueue_bounded(
+        &self,
+        items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
+        bounds: &OutboxBounds,
+    ) -> Result<Vec<Enqueued>, StoreError> {
+        self.inner.enqueue_bounded(items, bounds)
+    }
     fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError> {
         self.inner.snapshot(callback_id)
     }
@@ -201,6 +209,18 @@ impl Store for SealedStore {
         run_limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         self.inner.claim(owner, now_ms, lease_ms, limit, run_limit)
+    }
+    fn claim_within(
+        &self,
+        owner: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: usize,
+        run_limit: usize,
+        max_bytes: u64,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        self.inner
+            .claim_within(owner, now_ms, lease_ms, limit, run_limit, max_bytes)
     }
     fn renew(&self, owner: &str, seqs: &[u64], until_ms: i64) -> Result<Vec<u64>, StoreError> {
         self.inner.renew(owner, seqs, until_ms)
@@ -219,6 +239,9 @@ impl Store for SealedStore {
     }
     fn outbox_len(&self) -> Result<u64, StoreError> {
         self.inner.outbox_len()
+    }
+    fn outbox_usage(&self) -> Result<Usage, StoreError> {
+        self.inner.outbox_usage()
     }
     fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError> {
         self.inner.put_tasks(tasks, keep)

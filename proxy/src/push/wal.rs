@@ -15,6 +15,11 @@
 //! not at all, with no second sync. A torn tail (a crash in the middle of an append)
 //! ends the replay of its segment; it was never acknowledged.
 //!
+//! A record's place ([`At`]) is handed back by [`Wal::append`]: the store
+//! keeps only that in memory for an item not checkpointed yet, and reads
+//! the body back from the segment when it needs it ([`read_at`]), so the
+//! memory an accepted backlog takes does not grow with its bodies.
+//!
 //! Segments are written full of zeros and synced before use (a spare one is
 //! prepared ahead, off the append path), so an append overwrites allocated
 //! blocks and its `fdatasync` carries no metadata: no filesystem journal
@@ -53,8 +58,18 @@ pub struct Record {
 /// than a record needs is closed for the next.
 const SEGMENT_BYTES: u64 = 4 << 20;
 
-/// Largest record replayed (a longer length field is corruption).
-const MAX_RECORD: usize = 64 << 20;
+/// Largest record written and replayed (a longer length field is
+/// corruption): what its `u32` length field can say.
+const MAX_RECORD: usize = u32::MAX as usize;
+
+/// Where one record is: its segment, the offset of its frame (length and
+/// crc, then the payload) and the payload's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    pub segment: u64,
+    pub offset: u64,
+    pub len: u32,
+}
 
 fn e(x: impl std::fmt::Display) -> StoreError {
     StoreError(format!("journal: {x}"))
@@ -100,6 +115,20 @@ fn segments(dir: &Path) -> Result<Vec<u64>, StoreError> {
 /// Every intact record of every segment in `dir`, in append order.
 pub fn replay(dir: &Path) -> Result<Vec<Record>, StoreError> {
     let mut out = Vec::new();
+    replay_each(dir, |r| {
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Hands every intact record of every segment in `dir` to `f`, in append
+/// order, reading one segment at a time (a long journal is never held
+/// whole).
+pub fn replay_each(
+    dir: &Path,
+    mut f: impl FnMut(Record) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     for n in segments(dir)? {
         let mut buf = Vec::new();
         File::open(segment_path(dir, n))
@@ -118,7 +147,7 @@ pub fn replay(dir: &Path) -> Result<Vec<Record>, StoreError> {
                 break;
             }
             match serde_json::from_slice::<Record>(payload) {
-                Ok(r) => out.push(r),
+                Ok(r) => f(r)?,
                 Err(_) => break,
             }
             at = end;
@@ -131,7 +160,28 @@ pub fn replay(dir: &Path) -> Result<Vec<Record>, StoreError> {
             );
         }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The record at `at`; `None` when its segment is gone (a checkpoint
+/// covered it meanwhile, so its record is in the table now).
+pub fn read_at(dir: &Path, at: At) -> Result<Option<Record>, StoreError> {
+    let f = match File::open(segment_path(dir, at.segment)) {
+        Ok(f) => f,
+        Err(x) if x.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(x) => return Err(e(x)),
+    };
+    let mut buf = vec![0u8; 8 + at.len as usize];
+    f.read_exact_at(&mut buf, at.offset).map_err(e)?;
+    let len = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
+    let crc = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
+    if len != at.len || crc32fast::hash(&buf[8..]) != crc {
+        return Err(e(format!(
+            "segment {}: no record at {}",
+            at.segment, at.offset
+        )));
+    }
+    serde_json::from_slice(&buf[8..]).map(Some).map_err(e)
 }
 
 impl Wal {
@@ -193,20 +243,27 @@ impl Wal {
     }
 
     /// Appends `records` (items, each with its snapshot change) and syncs
-    /// them to disk: when this returns they survive a crash.
+    /// them to disk: when this returns they survive a crash. Returns where
+    /// each record is, in order.
     pub fn append(
         &mut self,
         records: &[(OutboxItem, Option<SnapshotWrite>)],
-    ) -> Result<(), StoreError> {
+    ) -> Result<Vec<At>, StoreError> {
         let mut buf = Vec::with_capacity(records.len() * 512);
         let mut top = 0;
+        // Offsets within `buf`, and lengths.
+        let mut frames = Vec::with_capacity(records.len());
         for (item, snapshot) in records {
             let payload = serde_json::to_vec(&RecordOut {
                 item,
                 snapshot: snapshot.as_ref(),
             })
             .map_err(e)?;
+            if payload.len() > MAX_RECORD {
+                return Err(e(format!("a record of {} bytes", payload.len())));
+            }
             let len = u32::try_from(payload.len()).map_err(e)?;
+            frames.push((buf.len() as u64, len));
             buf.extend_from_slice(&len.to_le_bytes());
             buf.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
             buf.extend_from_slice(&payload);
@@ -219,8 +276,16 @@ impl Wal {
         self.open_max = self.open_max.max(top);
         self.file.write_all_at(&buf, self.bytes).map_err(e)?;
         self.file.sync_data().map_err(e)?;
+        let start = self.bytes;
         self.bytes += buf.len() as u64;
-        Ok(())
+        Ok(frames
+            .into_iter()
+            .map(|(offset, len)| At {
+                segment: self.segment,
+                offset: start + offset,
+                len,
+            })
+            .collect())
     }
 
     fn rotate(&mut self) -> Result<(), StoreError> {

@@ -7,6 +7,8 @@ mod listtasks;
 mod metadata;
 mod paths;
 mod push;
+mod push_callback;
+mod push_outbox;
 mod rest_inputs;
 mod spellings;
 mod sse;

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use crate::support::*;
 
 /// A proxy with push on at `dir` for an agent of `version`; `tune` last.
-fn start_proxy(
+pub(super) fn start_proxy(
     upstream: &str,
     version: Version,
     dir: &std::path::Path,
@@ -38,7 +38,7 @@ fn start_proxy(
 
 /// A v0.3 JSON-RPC agent: message/send answers task t1, a config set is
 /// echoed; keeps the last push config it was given.
-async fn v03_agent() -> (FakeUpstream, Seen) {
+pub(super) async fn v03_agent() -> (FakeUpstream, Seen) {
     let seen: Seen = Arc::default();
     let s = seen.clone();
     let agent = FakeUpstream::start(move |r| {
@@ -62,7 +62,7 @@ async fn v03_agent() -> (FakeUpstream, Seen) {
 }
 
 /// A webhook receiver answering 200.
-async fn webhook() -> FakeUpstream {
+pub(super) async fn webhook() -> FakeUpstream {
     FakeUpstream::start(|_| Reply::json(200, "{}")).await
 }
 
@@ -85,7 +85,7 @@ fn send_message_with(url: &str) -> Value {
 /// A v1.0 client registers webhook `{hook}/h` inline in a SendMessage
 /// through `px`, answered task `task`: the callback path and the secret
 /// the agent was given (`seen`).
-async fn register_hook(
+pub(super) async fn register_hook(
     px: &RunningProxy,
     hook: &FakeUpstream,
     seen: &Seen,
@@ -102,7 +102,7 @@ async fn register_hook(
 }
 
 /// A push metric of `/metrics` (`name{labels}` exactly), 0 when absent.
-async fn metric(px: &RunningProxy, series: &str) -> u64 {
+pub(super) async fn metric(px: &RunningProxy, series: &str) -> u64 {
     let text = get(px.addr, "/metrics", &[]).await.text();
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())

@@ -6,7 +6,10 @@
 
 #![allow(dead_code)]
 
-use proxy::push::{OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, TaskRecord};
+use proxy::push::{
+    Enqueued, Full, OutboxBounds, OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store,
+    TaskRecord, Usage,
+};
 use proxy::version::Version;
 
 pub fn cfg(cb: &str, task: &str, id: &str) -> PushConfig {
@@ -60,6 +63,10 @@ pub fn run(fresh: &dyn Fn() -> Box<dyn Store>) {
     tasks_upsert_trim_and_load_newest(&*fresh());
     snapshots_change_with_their_items_or_not_at_all(&*fresh());
     snapshots_go_with_their_config(&*fresh());
+    bounds_refuse_what_does_not_fit(&*fresh());
+    refused_items_leave_their_snapshot_alone(&*fresh());
+    claims_are_bounded_in_bytes(&*fresh());
+    bounds_before(&*fresh());
 }
 
 pub fn change(cb: &str, base: u64, task: Option<&str>) -> SnapshotWrite {
@@ -307,10 +314,196 @@ pub fn reschedule_rewrites_and_releases(s: &dyn Store) {
     // The head is not due: nothing of its callback is handed out, even
     // after the second item's lease runs out.
     assert!(s.claim("two", 200, 100, 10, 100).unwrap().is_empty());
+    // Due again: a head that failed before is tried alone, not with the
+    // run behind it.
     let got = s.claim("two", 5000, 100, 10, 100).unwrap();
-    assert_eq!(got.len(), 2);
+    assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [seq]);
     assert_eq!(got[0].attempts, 3);
     assert_eq!(s.claim("one", 5001, 100, 10, 100).unwrap().len(), 0);
+    // Delivered: the run behind it goes out.
+    s.complete(seq).unwrap();
+    let got = s.claim("one", 5001, 100, 10, 100).unwrap();
+    assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [seq + 1]);
+}
+
+/// A notification for config `cb` with a body of `bytes` bytes.
+pub fn sized(cb: &str, bytes: usize) -> OutboxItem {
+    OutboxItem {
+        callback_id: cb.into(),
+        body: "x".repeat(bytes),
+        ..item("t")
+    }
+}
+
+/// Bounds of the bound checks below: 3 items or 100 bytes per config, 5
+/// items or 1000 bytes in all.
+pub const SMALL: OutboxBounds = OutboxBounds {
+    config_items: 3,
+    config_bytes: 100,
+    total_items: 5,
+    total_bytes: 1000,
+};
+
+fn plain(items: Vec<OutboxItem>) -> Vec<(OutboxItem, Option<SnapshotWrite>)> {
+    items.into_iter().map(|i| (i, None)).collect()
+}
+
+fn seq_of(e: &Enqueued) -> u64 {
+    match e {
+        Enqueued::Seq(s) => *s,
+        other => panic!("not written: {other:?}"),
+    }
+}
+
+/// Issue #41: an item is written only if it fits beside the waiting ones
+/// (those before it in the same call included), per config in items and
+/// bytes and in all; delivered and dead ones no longer count.
+pub fn bounds_refuse_what_does_not_fit(s: &dyn Store) {
+    let got = s
+        .enqueue_bounded(plain(vec![sized("a", 10); 4]), &SMALL)
+        .unwrap();
+    assert!(matches!(
+        got[..3],
+        [Enqueued::Seq(_), Enqueued::Seq(_), Enqueued::Seq(_)]
+    ));
+    assert_eq!(got[3], Enqueued::Full(Full::Config));
+    let a: Vec<u64> = got[..3].iter().map(seq_of).collect();
+    // Larger alone than a config may hold: never fits.
+    let got = s
+        .enqueue_bounded(plain(vec![sized("b", 101)]), &SMALL)
+        .unwrap();
+    assert_eq!(got, [Enqueued::Full(Full::TooLarge)]);
+    // Bytes: 40 + 40 fit in 100, a third 40 does not.
+    let got = s
+        .enqueue_bounded(plain(vec![sized("b", 40); 3]), &SMALL)
+        .unwrap();
+    assert_eq!(got[2], Enqueued::Full(Full::Config), "{got:?}");
+    let b: Vec<u64> = got[..2].iter().map(seq_of).collect();
+    assert_eq!(s.outbox_len().unwrap(), 5);
+    assert_eq!(
+        s.outbox_usage().unwrap(),
+        Usage {
+            items: 5,
+            bytes: 110
+        }
+    );
+    // Five in all: a third config's first item is refused too.
+    let got = s
+        .enqueue_bounded(plain(vec![sized("c", 1)]), &SMALL)
+        .unwrap();
+    assert_eq!(got, [Enqueued::Full(Full::Total)]);
+    // A delivered item leaves room (in all, and in its config).
+    s.complete(a[0]).unwrap();
+    let got = s
+        .enqueue_bounded(plain(vec![sized("c", 1), sized("a", 10)]), &SMALL)
+        .unwrap();
+    assert!(matches!(got[0], Enqueued::Seq(_)), "{got:?}");
+    assert_eq!(got[1], Enqueued::Full(Full::Total));
+    // So does a dead letter.
+    let held = s.claim("one", 0, 1000, 10, 100).unwrap();
+    let dead = held.iter().find(|i| i.seq == b[0]).unwrap();
+    s.dead_letter(dead, "gone").unwrap();
+    assert_eq!(
+        s.outbox_usage().unwrap(),
+        Usage {
+            items: 4,
+            bytes: 10 + 10 + 40 + 1
+        }
+    );
+    let got = s
+        .enqueue_bounded(plain(vec![sized("b", 60)]), &SMALL)
+        .unwrap();
+    assert!(matches!(got[0], Enqueued::Seq(_)), "{got:?}");
+    // Unbounded appends are not held to them.
+    s.enqueue_many(vec![sized("a", 500); 3]).unwrap();
+    assert_eq!(s.outbox_usage().unwrap().items, 8);
+    assert_eq!(s.outbox_len().unwrap(), 8);
+    // Completing the same item twice counts it off once.
+    s.complete_many(&[a[1], a[1]]).unwrap();
+    s.complete(a[1]).unwrap();
+    assert_eq!(s.outbox_usage().unwrap().items, 7);
+}
+
+/// A refused item's snapshot change is not written either: the agent's
+/// push, sent again, folds from the same snapshot.
+pub fn refused_items_leave_their_snapshot_alone(s: &dyn Store) {
+    s.put_config(&cfg("a", "t", "a")).unwrap();
+    let big = (sized("a", 101), Some(change("a", 0, Some("A1"))));
+    assert_eq!(
+        s.enqueue_bounded(vec![big], &SMALL).unwrap(),
+        [Enqueued::Full(Full::TooLarge)]
+    );
+    assert_eq!(s.snapshot("a").unwrap(), Snapshot::default());
+    let fits = (sized("a", 10), Some(change("a", 0, Some("A1"))));
+    let got = s.enqueue_bounded(vec![fits], &SMALL).unwrap();
+    seq_of(&got[0]);
+    assert_eq!(s.snapshot("a").unwrap(), snap(1, Some("A1")));
+    // Full and stale both: nothing written.
+    s.enqueue_bounded(plain(vec![sized("a", 10); 2]), &SMALL)
+        .unwrap();
+    let over = (sized("a", 10), Some(change("a", 1, Some("A2"))));
+    assert_eq!(
+        s.enqueue_bounded(vec![over], &SMALL).unwrap(),
+        [Enqueued::Full(Full::Config)]
+    );
+    assert_eq!(s.snapshot("a").unwrap(), snap(1, Some("A1")));
+    assert_eq!(s.outbox_len().unwrap(), 3);
+}
+
+/// A claim takes, in seq order, only while the bodies add up to its byte
+/// bound; its first item whatever its size.
+pub fn claims_are_bounded_in_bytes(s: &dyn Store) {
+    let seqs = s
+        .enqueue_many(vec![
+            sized("a", 10),
+            sized("b", 100),
+            sized("a", 10),
+            sized("a", 10),
+        ])
+        .unwrap();
+    let got = |v: Vec<OutboxItem>| v.iter().map(|i| i.seq).collect::<Vec<_>>();
+    // 10, then b's 100 would pass 25: the claim stops there.
+    assert_eq!(
+        got(s.claim_within("one", 0, 1000, 10, 100, 25).unwrap()),
+        [seqs[0]]
+    );
+    // A first item larger than the bound is still taken (alone).
+    let big = s.claim_within("one", 0, 1000, 10, 100, 5).unwrap();
+    assert_eq!(got(big.clone()), [seqs[1]]);
+    assert_eq!(big[0].body.len(), 100);
+    s.complete_many(&seqs[..2]).unwrap();
+    let rest = s.claim_within("one", 0, 1000, 10, 100, 25).unwrap();
+    assert_eq!(got(rest.clone()), [seqs[2], seqs[3]]);
+    assert!(rest.iter().all(|i| i.body == "x".repeat(10)));
+}
+
+/// Fills config `a` to [`SMALL`]'s bound; [`bounds_after`] checks it
+/// holds (after reopening the store, or from another instance).
+pub fn bounds_before(s: &dyn Store) {
+    let got = s
+        .enqueue_bounded(plain(vec![sized("a", 30); 3]), &SMALL)
+        .unwrap();
+    assert!(got.iter().all(|e| matches!(e, Enqueued::Seq(_))), "{got:?}");
+}
+
+pub fn bounds_after(s: &dyn Store) {
+    assert_eq!(
+        s.outbox_usage().unwrap(),
+        Usage {
+            items: 3,
+            bytes: 90
+        }
+    );
+    let got = s
+        .enqueue_bounded(plain(vec![sized("a", 1)]), &SMALL)
+        .unwrap();
+    assert_eq!(got, [Enqueued::Full(Full::Config)]);
+    let first = s.pending(1).unwrap()[0].seq;
+    s.complete(first).unwrap();
+    let got = s
+        .enqueue_bounded(plain(vec![sized("a", 1)]), &SMALL)
+        .unwrap();
+    assert!(matches!(got[0], Enqueued::Seq(_)), "{got:?}");
 }
 
 /// Issue #25: a claim hands out at most `run_limit` items per callback; a

@@ -1,21 +1,86 @@
 //! The callback endpoint: a notification from the agent checked against
-//! its config, translated for the subscriber and accepted into the
-//! durable outbox before it is acknowledged.
+//! its config (from the request head, before its body is read), its body
+//! read within a byte budget shared by all callbacks, translated for the
+//! subscriber and accepted into the durable outbox, within its bounds,
+//! before it is acknowledged.
 
 use super::*;
+use crate::push::{Enqueued, Full};
+
+/// What a refused agent is told to wait before it pushes again.
+const RETRY_AFTER_SECS: u64 = 5;
+
+/// Bytes of the callback read budget held by one callback until its
+/// accept is over ([`Push::reserve`]).
+pub struct Reserved(tokio::sync::OwnedSemaphorePermit);
+
+impl Reserved {
+    /// Holds `more` with these.
+    pub fn merge(&mut self, more: Reserved) {
+        self.0.merge(more.0);
+    }
+}
 
 impl Push {
-    /// The callback endpoint: authenticates the agent's POST, translates the
-    /// body to the subscriber's version and makes it durable before 2xx.
-    pub async fn accept(
+    /// The checks of a callback's head, made before any of its body is
+    /// read: the config of `callback_id`, when the agent's POST presents
+    /// its secret; else the refusal to answer (404 unknown, 401 not
+    /// authenticated, 503 store unavailable).
+    pub async fn callback_config(
         &self,
         callback_id: &str,
+        headers: &http::HeaderMap,
+    ) -> Result<PushConfig, LocalResponse> {
+        self.authenticated(callback_id, headers)
+            .await
+            .map_err(|(status, msg)| self.refusal(status, &msg))
+    }
+
+    /// Reserves `bytes` of the bytes callbacks may read and accept at once
+    /// (`push.callback_read_bytes`), waiting until `deadline` at most;
+    /// `None`: not free in time (the caller answers [`Push::busy`]).
+    pub async fn reserve(&self, bytes: usize, deadline: Instant) -> Option<Reserved> {
+        let n = u32::try_from(bytes).ok()?;
+        let wait = self.reading.clone().acquire_many_owned(n);
+        let deadline = tokio::time::Instant::from_std(deadline);
+        match tokio::time::timeout_at(deadline, wait).await {
+            Ok(Ok(p)) => Some(Reserved(p)),
+            _ => None,
+        }
+    }
+
+    /// The answer to a callback the proxy cannot take now (`why`): 503,
+    /// with `Retry-After`.
+    pub fn busy(&self, why: &str) -> LocalResponse {
+        self.refusal(503, why)
+    }
+
+    /// A refused callback: counted, logged, answered `{"error": msg}`; a
+    /// refusal the agent may retry (429, 503) says when in `Retry-After`.
+    pub fn refusal(&self, status: u16, msg: &str) -> LocalResponse {
+        self.stats.rejected.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(status, reason = %msg, "push callback refused");
+        let mut r = LocalResponse::json(status, json!({ "error": msg }));
+        if status == 429 || status == 503 {
+            r.headers
+                .push(("Retry-After", RETRY_AFTER_SECS.to_string()));
+        }
+        r
+    }
+
+    /// Accepts the body of a callback authenticated as `c`
+    /// ([`Push::callback_config`]): translates it to the subscriber's
+    /// version and makes it durable before 2xx; refused when the outbox is
+    /// at a bound (429 for the config's, 503 for the whole outbox's, both
+    /// with `Retry-After`; 413 for a body larger than a bound alone).
+    pub async fn accept(
+        &self,
+        c: PushConfig,
         headers: &http::HeaderMap,
         body: Bytes,
     ) -> LocalResponse {
         let started = Instant::now();
-        let r = self.accept_inner(callback_id, headers, body).await;
-        let (status, msg) = match &r {
+        match self.accept_inner(c, headers, body).await {
             Ok(seq) => {
                 self.stats.accepted.fetch_add(1, Ordering::Relaxed);
                 self.wake.notify_one();
@@ -24,22 +89,18 @@ impl Push {
                     micros = started.elapsed().as_micros() as u64,
                     "push notification accepted"
                 );
-                return LocalResponse::json(200, json!({"accepted": true}));
+                LocalResponse::json(200, json!({"accepted": true}))
             }
-            Err((s, m)) => (*s, m.clone()),
-        };
-        self.stats.rejected.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(status, reason = %msg, "push callback refused");
-        LocalResponse::json(status, json!({"error": msg}))
+            Err((status, msg)) => self.refusal(status, &msg),
+        }
     }
 
     pub(super) async fn accept_inner(
         &self,
-        callback_id: &str,
+        mut c: PushConfig,
         headers: &http::HeaderMap,
         body: Bytes,
     ) -> Result<u64, (u16, String)> {
-        let mut c = self.authenticated(callback_id, headers).await?;
         // The agent's trace goes on with the delivery (checked, or none).
         let trace = crate::tracectx::TraceContext::from_headers(headers).unwrap_or_default();
         for _ in 0..FOLD_ATTEMPTS {
@@ -121,20 +182,30 @@ impl Push {
             traceparent: trace.traceparent.clone(),
             tracestate: trace.tracestate.clone(),
         };
+        let kept_bytes = change
+            .as_ref()
+            .and_then(|w| w.task.as_ref())
+            .map_or(0, String::len);
         // The snapshot is cached only once accepted (with the item, in
         // one durable write): a refused push is sent again by the agent
         // and must not be folded in twice.
         match self.write_item(item, change).await {
-            Ok(Some(seq)) => {
+            Ok(Enqueued::Seq(seq)) => {
                 if folds {
-                    self.cache_snapshot(&c.callback_id, base + 1, kept);
+                    self.cache_snapshot(&c.callback_id, base + 1, kept, kept_bytes);
                 }
                 Ok(Some(seq))
             }
-            Ok(None) => {
+            Ok(Enqueued::Stale) => {
                 tracing::debug!("push snapshot changed by another instance: folding again");
                 self.forget_snapshot(&c.callback_id);
                 Ok(None)
+            }
+            // Nothing written, the snapshot untouched: the agent sends the
+            // push again later, folded as if for the first time.
+            Ok(Enqueued::Full(full)) => {
+                self.stats.outbox_full.fetch_add(1, Ordering::Relaxed);
+                Err(outbox_full(full))
             }
             Err(e) => {
                 self.forget_snapshot(&c.callback_id);
@@ -177,12 +248,12 @@ impl Push {
     }
 
     /// Hands an item (and its snapshot change) to the group-commit writer;
-    /// its seq once durable, `None` when the change was stale.
+    /// its seq once durable, or why nothing was written.
     pub(super) async fn write_item(
         &self,
         item: OutboxItem,
         change: Option<SnapshotWrite>,
-    ) -> Result<Option<u64>, StoreError> {
+    ) -> Result<Enqueued, StoreError> {
         let (tx, rx) = oneshot::channel();
         let sender = self.enqueue.clone();
         let stopped = || StoreError("writer stopped".into());
@@ -216,6 +287,21 @@ pub(super) fn presented(h: &http::HeaderMap) -> Option<&str> {
     let a = h.get(http::header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, rest) = a.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+}
+
+/// A push refused by the outbox bound `full`, as the callback answers it.
+fn outbox_full(full: Full) -> (u16, String) {
+    match full {
+        Full::TooLarge => (
+            413,
+            "push notification larger than the push outbox holds".into(),
+        ),
+        Full::Config => (
+            429,
+            "push outbox of this config is full: retry later".into(),
+        ),
+        Full::Total => (503, "push outbox is full: retry later".into()),
+    }
 }
 
 /// A store failure as the callback answers it (logged here, never echoed).

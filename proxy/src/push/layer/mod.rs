@@ -18,7 +18,7 @@ use tokio::sync::{oneshot, Notify};
 
 use super::rewrite::{self, Registration};
 use super::safety::TargetPolicy;
-use super::{OutboxItem, PushConfig, SnapshotWrite, Store, StoreError};
+use super::{Enqueued, OutboxItem, PushConfig, SnapshotWrite, Store, StoreError};
 use crate::config::{PushBackend, PushSettings};
 use crate::error::Failure;
 use crate::ids::CALLBACK_PREFIX;
@@ -34,11 +34,12 @@ const MAX_GROUP: usize = 512;
 /// Configs kept in memory (the store has them all).
 const CACHE_LIMIT: usize = 100_000;
 
-/// An item for the writer, with its snapshot change; answered with its seq
-/// (`None`: the snapshot changed meanwhile, nothing written).
+/// An item for the writer, with its snapshot change; answered with what
+/// became of it (its seq; or nothing written: the snapshot changed
+/// meanwhile, or a bound of the outbox is reached).
 type Enqueue = (
     (OutboxItem, Option<SnapshotWrite>),
-    oneshot::Sender<Result<Option<u64>, StoreError>>,
+    oneshot::Sender<Result<Enqueued, StoreError>>,
 );
 
 /// Histogram bounds of delivery latency, seconds (the request histogram's).
@@ -66,18 +67,20 @@ pub struct Push {
     /// Per callback id of a v0.3 subscriber at a v1.0 agent: the Task
     /// snapshot its pushes so far add up to (v0.3 webhooks get the full
     /// Task on every push; see `translate::push_body::fold_v03`), with the
-    /// version it has in the store. A cache: the store keeps every snapshot,
-    /// written with the item it produced; a miss (a restart, more than
-    /// [`SNAPSHOT_LIMIT`]) loads it, and a write refused as stale (another
-    /// instance accepted a push for the config) drops the entry, so the
-    /// push is folded again from the store's.
-    snapshots: Mutex<HashMap<String, (u64, Option<V03Task>)>>,
+    /// version it has in the store. A cache bounded in bytes
+    /// ([`snapshot::Snapshots`]): the store keeps every snapshot, written
+    /// with the item it produced; a miss (a restart, a snapshot too large
+    /// to cache, a full cache) loads it, and a write refused as stale
+    /// (another instance accepted a push for the config) drops the entry,
+    /// so the push is folded again from the store's.
+    snapshots: Mutex<Snapshots>,
+    /// The bytes of callback bodies being read and accepted at once
+    /// (`push.callback_read_bytes`), one permit a byte.
+    reading: Arc<tokio::sync::Semaphore>,
 }
 
 type V03Task = translate::v03::task::Task;
-
-/// Snapshots cached (beyond it the cache is emptied; the store has them).
-const SNAPSHOT_LIMIT: usize = 10_000;
+use snapshot::Snapshots;
 /// Folds of one push tried before it is refused (503: the agent retries)
 /// while other instances keep changing its config's snapshot.
 const FOLD_ATTEMPTS: usize = 8;
@@ -145,8 +148,12 @@ fn open_postgres(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     Ok(Arc::new(super::pg_store::PgStore::connect(url)?))
 }
 
-/// The group-commit writer: one store transaction per burst of enqueues.
-fn spawn_writer(store: Arc<dyn Store>) -> std::io::Result<mpsc::SyncSender<Enqueue>> {
+/// The group-commit writer: one store transaction per burst of enqueues,
+/// each checked against the outbox bounds `bounds` as it is written.
+fn spawn_writer(
+    store: Arc<dyn Store>,
+    bounds: crate::config::OutboxBounds,
+) -> std::io::Result<mpsc::SyncSender<Enqueue>> {
     let (tx, rx) = mpsc::sync_channel::<Enqueue>(MAX_GROUP * 8);
     std::thread::Builder::new()
         .name("a2a-push-writer".into())
@@ -160,7 +167,7 @@ fn spawn_writer(store: Arc<dyn Store>) -> std::io::Result<mpsc::SyncSender<Enque
                     }
                 }
                 let (items, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-                match store.enqueue_folded(items) {
+                match store.enqueue_bounded(items, &bounds) {
                     Ok(seqs) => {
                         for (r, s) in replies.into_iter().zip(seqs) {
                             let _ = r.send(Ok(s));
@@ -192,13 +199,18 @@ impl Push {
             allow_private: settings.allow_private_targets,
             allow_hosts: settings.allow_hosts.clone(),
         };
-        let enqueue = spawn_writer(store.clone())?;
+        let enqueue = spawn_writer(store.clone(), settings.outbox)?;
+        let reading = Arc::new(tokio::sync::Semaphore::new(settings.callback_read_bytes));
+        let stats = PushStats {
+            reading: Some((reading.clone(), settings.callback_read_bytes)),
+            ..PushStats::default()
+        };
         Ok(Push {
             base: settings.callback_url.as_string(),
             settings,
             policy,
             store,
-            stats: PushStats::default(),
+            stats,
             wake: Notify::new(),
             cache: Mutex::new(HashMap::new()),
             writing: Arc::default(),
@@ -206,6 +218,7 @@ impl Push {
             deleted: Mutex::default(),
             enqueue,
             snapshots: Mutex::default(),
+            reading,
         })
     }
 

@@ -3,6 +3,54 @@
 
 use super::*;
 
+/// Snapshots cached (beyond it the cache is emptied; the store has them).
+const SNAPSHOT_LIMIT: usize = 10_000;
+/// Bytes of the cached snapshots' JSON (beyond it the cache is emptied).
+const SNAPSHOT_CACHE_BYTES: usize = 16 << 20;
+/// A snapshot whose JSON is larger is not cached (read from the store at
+/// each push of its config).
+const SNAPSHOT_CACHE_ONE: usize = 1 << 20;
+
+/// The cache of fold snapshots: per callback id, the stored version, the
+/// Task and the length of its JSON; bounded in entries and bytes.
+#[derive(Default)]
+pub(super) struct Snapshots {
+    map: HashMap<String, (u64, Option<V03Task>, usize)>,
+    bytes: usize,
+}
+
+impl Snapshots {
+    fn get(&self, callback_id: &str) -> Option<(u64, Option<V03Task>)> {
+        self.map.get(callback_id).map(|(v, t, _)| (*v, t.clone()))
+    }
+
+    fn contains(&self, callback_id: &str) -> bool {
+        self.map.contains_key(callback_id)
+    }
+
+    fn remove(&mut self, callback_id: &str) {
+        if let Some((_, _, n)) = self.map.remove(callback_id) {
+            self.bytes -= n;
+        }
+    }
+
+    /// Caches `task` (`bytes` of JSON) as version `version`; a snapshot too
+    /// large is dropped instead.
+    fn put(&mut self, callback_id: &str, version: u64, task: Option<V03Task>, bytes: usize) {
+        self.remove(callback_id);
+        if bytes > SNAPSHOT_CACHE_ONE {
+            return;
+        }
+        if self.map.len() >= SNAPSHOT_LIMIT || self.bytes + bytes > SNAPSHOT_CACHE_BYTES {
+            self.map.clear();
+            self.bytes = 0;
+        }
+        self.bytes += bytes;
+        self.map
+            .insert(callback_id.to_string(), (version, task, bytes));
+    }
+}
+
 impl Push {
     /// A config's snapshot and its stored version: the cached one, else the
     /// store's; one never written starts at the config's seed.
@@ -14,7 +62,7 @@ impl Push {
             .snapshots
             .lock()
             .ok()
-            .and_then(|m| m.get(&c.callback_id).cloned())
+            .and_then(|m| m.get(&c.callback_id))
         {
             return Ok(x);
         }
@@ -60,22 +108,26 @@ impl Push {
         let fresh = self
             .snapshots
             .lock()
-            .is_ok_and(|m| !m.contains_key(&c.callback_id));
+            .is_ok_and(|m| !m.contains(&c.callback_id));
         if !fresh {
             return;
         }
-        match serde_json::to_string(&task) {
-            Ok(json) => c.seed = Some(json),
+        let bytes = match serde_json::to_string(&task) {
+            Ok(json) => {
+                let n = json.len();
+                c.seed = Some(json);
+                n
+            }
             Err(e) => {
                 tracing::debug!(error = %e, "push snapshot seed not serializable");
                 return;
             }
-        }
+        };
         if let Err(e) = self.save(c.clone()).await {
             // The config stands; its fold then starts from nothing.
             tracing::error!(error = %e, "storing a push snapshot seed");
         }
-        self.cache_snapshot(&c.callback_id, 0, Some(task));
+        self.cache_snapshot(&c.callback_id, 0, Some(task), bytes);
     }
 
     /// The task of the config `pending` creates, when its fold is to start
@@ -91,12 +143,16 @@ impl Push {
             .then_some(c.task_id.as_str())
     }
 
-    pub(super) fn cache_snapshot(&self, callback_id: &str, version: u64, task: Option<V03Task>) {
+    /// Caches a config's snapshot, `bytes` the length of its JSON.
+    pub(super) fn cache_snapshot(
+        &self,
+        callback_id: &str,
+        version: u64,
+        task: Option<V03Task>,
+        bytes: usize,
+    ) {
         if let Ok(mut m) = self.snapshots.lock() {
-            if m.len() >= SNAPSHOT_LIMIT && !m.contains_key(callback_id) {
-                m.clear();
-            }
-            m.insert(callback_id.to_string(), (version, task));
+            m.put(callback_id, version, task, bytes);
         }
     }
 

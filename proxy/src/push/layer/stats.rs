@@ -17,6 +17,15 @@ pub struct PushStats {
     pub latency_buckets: [AtomicU64; 12],
     /// Outbox length seen by the worker's last round.
     pub queue_depth: AtomicU64,
+    /// Bytes of the waiting notifications' bodies, as the bounds count
+    /// them, seen by the worker's last round.
+    pub queue_bytes: AtomicU64,
+    /// Callbacks refused because the outbox was at a bound (also counted
+    /// as rejected).
+    pub outbox_full: AtomicU64,
+    /// The callbacks' read budget and its size (`push.callback_read_bytes`):
+    /// what is reserved of it now is rendered.
+    pub reading: Option<(Arc<tokio::sync::Semaphore>, usize)>,
 }
 
 impl PushStats {
@@ -41,6 +50,12 @@ impl PushStats {
         let _ = writeln!(out, "# HELP a2a_proxy_push_callbacks_total Agent callbacks by outcome.\n# TYPE a2a_proxy_push_callbacks_total counter\na2a_proxy_push_callbacks_total{{outcome=\"accepted\"}} {}\na2a_proxy_push_callbacks_total{{outcome=\"rejected\"}} {}", g(&self.accepted), g(&self.rejected));
         let _ = writeln!(out, "# HELP a2a_proxy_push_deliveries_total Webhook delivery attempts by outcome.\n# TYPE a2a_proxy_push_deliveries_total counter\na2a_proxy_push_deliveries_total{{outcome=\"delivered\"}} {}\na2a_proxy_push_deliveries_total{{outcome=\"failed\"}} {}\na2a_proxy_push_deliveries_total{{outcome=\"dead_letter\"}} {}", g(&self.delivered), g(&self.failed_attempts), g(&self.dead_letters));
         let _ = writeln!(out, "# HELP a2a_proxy_push_queue_depth Notifications waiting in the outbox.\n# TYPE a2a_proxy_push_queue_depth gauge\na2a_proxy_push_queue_depth {}", g(&self.queue_depth));
+        let _ = writeln!(out, "# HELP a2a_proxy_push_queue_bytes Body bytes of the notifications waiting in the outbox.\n# TYPE a2a_proxy_push_queue_bytes gauge\na2a_proxy_push_queue_bytes {}", g(&self.queue_bytes));
+        if let Some((sem, size)) = &self.reading {
+            let held = size.saturating_sub(sem.available_permits());
+            let _ = writeln!(out, "# HELP a2a_proxy_push_callback_read_bytes Bytes of callback bodies being read and accepted now.\n# TYPE a2a_proxy_push_callback_read_bytes gauge\na2a_proxy_push_callback_read_bytes {held}");
+        }
+        let _ = writeln!(out, "# HELP a2a_proxy_push_outbox_refusals_total Agent callbacks refused at an outbox bound.\n# TYPE a2a_proxy_push_outbox_refusals_total counter\na2a_proxy_push_outbox_refusals_total {}", g(&self.outbox_full));
         let _ = writeln!(out, "# HELP a2a_proxy_push_delivery_seconds Accept to delivery.\n# TYPE a2a_proxy_push_delivery_seconds histogram");
         for (i, b) in LATENCY_BUCKETS.iter().enumerate() {
             let _ = writeln!(

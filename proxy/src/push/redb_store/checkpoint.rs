@@ -6,11 +6,11 @@ use super::*;
 
 impl Inner {
     /// Puts journal records newer than the table's applied seq into the
-    /// table (durably), except those already dead letters; removes dead
-    /// letters' items the table still holds (a crash between a dead letter
-    /// and the next checkpoint). Returns (next seq, applied seq).
+    /// table (durably), except those already dead letters, reading the
+    /// journal one segment at a time; removes dead letters' items the
+    /// table still holds (a crash between a dead letter and the next
+    /// checkpoint). Returns (next seq, applied seq).
     pub(super) fn replay(&self, dir: &Path) -> Result<(u64, u64), StoreError> {
-        let records = wal::replay(dir)?;
         self.write(|tx| {
             let mut meta = tx.open_table(META).map_err(e)?;
             let next = meta.get("next_seq").map_err(e)?.map_or(1, |g| g.value());
@@ -23,17 +23,17 @@ impl Inner {
             for r in dead.iter().map_err(e)? {
                 dead_seqs.insert(r.map_err(e)?.0.value());
             }
+            remove_cold(tx, &dead_seqs.iter().copied().collect::<Vec<_>>())?;
             let mut out = tx.open_table(OUTBOX).map_err(e)?;
-            for s in &dead_seqs {
-                out.remove(*s).map_err(e)?;
-            }
+            let mut bodies = tx.open_table(BODIES).map_err(e)?;
             let mut snaps = tx.open_table(SNAPSHOTS).map_err(e)?;
             let configs = tx.open_table(CONFIGS).map_err(e)?;
             let mut top = applied;
             let mut replayed = 0usize;
-            for wal::Record { item, snapshot } in
-                records.into_iter().filter(|r| r.item.seq > applied)
-            {
+            wal::replay_each(dir, |wal::Record { item, snapshot }| {
+                if item.seq <= applied {
+                    return Ok(());
+                }
                 top = top.max(item.seq);
                 // Accepted, so its snapshot change holds even if the item
                 // became a dead letter since.
@@ -58,11 +58,14 @@ impl Inner {
                     }
                 }
                 if dead_seqs.contains(&item.seq) {
-                    continue;
+                    return Ok(());
                 }
-                out.insert(item.seq, enc(&item)?.as_slice()).map_err(e)?;
+                out.insert(item.seq, enc(&Meta::of(&item))?.as_slice())
+                    .map_err(e)?;
+                bodies.insert(item.seq, item.body.as_bytes()).map_err(e)?;
                 replayed += 1;
-            }
+                Ok(())
+            })?;
             let next = next.max(top + 1);
             meta.insert("next_seq", next).map_err(e)?;
             meta.insert("applied_seq", top).map_err(e)?;
@@ -74,7 +77,8 @@ impl Inner {
     }
 
     /// The checkpointer: prepares spare journal segments, checkpoints when
-    /// quiet and at least every [`CHECKPOINT_EVERY`] when busy.
+    /// quiet, at least every [`CHECKPOINT_EVERY`] when busy, and once
+    /// [`CHECKPOINT_BYTES`] were journaled.
     pub(super) fn checkpoint_loop(&self, woken: mpsc::Receiver<()>, timed: bool) {
         let mut last = Instant::now();
         loop {
@@ -90,7 +94,10 @@ impl Inner {
                 }
             };
             self.ensure_spare();
-            if timed && (quiet || last.elapsed() >= CHECKPOINT_EVERY) && self.changed() {
+            let due = quiet
+                || last.elapsed() >= CHECKPOINT_EVERY
+                || self.journaled.load(Ordering::Relaxed) >= CHECKPOINT_BYTES;
+            if timed && due && self.changed() {
                 self.checkpoint();
                 last = Instant::now();
             }
@@ -125,8 +132,9 @@ impl Inner {
     }
 
     /// Moves the hot items into the table with one durable commit (which
-    /// also persists every non-durable one before it), then deletes the
-    /// journal segments it covers. Claims wait meanwhile; accepts,
+    /// also persists every non-durable one before it; their bodies and
+    /// snapshots are read back from the journal one record at a time),
+    /// then deletes the journal segments it covers. Claims wait meanwhile; accepts,
     /// completions and reschedules go on: what they changed in the moved
     /// items is applied to the table afterwards.
     pub(super) fn checkpoint(&self) {
@@ -144,12 +152,10 @@ impl Inner {
         let (gone, changed) = self.settle_moved(&moved, top, &snaps)?;
         if !gone.is_empty() || !changed.is_empty() {
             self.write_lazy(|tx| {
+                remove_cold(tx, &gone)?;
                 let mut out = tx.open_table(OUTBOX).map_err(e)?;
-                for s in &gone {
-                    out.remove(*s).map_err(e)?;
-                }
-                for item in &changed {
-                    out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
+                for meta in &changed {
+                    out.insert(meta.seq, enc(meta)?.as_slice()).map_err(e)?;
                 }
                 Ok(())
             })?;
@@ -161,6 +167,7 @@ impl Inner {
     fn hot_copy(&self) -> Result<HotCopy, StoreError> {
         let mut h = self.hot()?;
         h.fresh = false;
+        self.journaled.store(0, Ordering::Relaxed);
         Ok(HotCopy {
             moved: h.items.values().cloned().collect(),
             top: h.acked,
@@ -172,22 +179,39 @@ impl Inner {
     /// of configs still there, and the seqs up to `top` as applied.
     fn commit_moved(
         &self,
-        moved: &[OutboxItem],
+        moved: &[HotItem],
         top: u64,
-        snaps: &HashMap<String, Snapshot>,
+        snaps: &HashMap<String, HotSnap>,
     ) -> Result<(), StoreError> {
+        // Under `claiming` (the caller's): the records are all there.
+        let record = |at: wal::At| {
+            wal::read_at(&self.dir, at)?
+                .ok_or_else(|| e("a journal record to checkpoint is missing"))
+        };
         self.write(|tx| {
             let mut out = tx.open_table(OUTBOX).map_err(e)?;
-            for item in moved {
-                out.insert(item.seq, enc(item)?.as_slice()).map_err(e)?;
+            let mut bodies = tx.open_table(BODIES).map_err(e)?;
+            for h in moved {
+                let r = record(h.at)?;
+                out.insert(h.meta.seq, enc(&h.meta)?.as_slice())
+                    .map_err(e)?;
+                bodies
+                    .insert(h.meta.seq, r.item.body.as_bytes())
+                    .map_err(e)?;
             }
             let mut t = tx.open_table(SNAPSHOTS).map_err(e)?;
             let configs = tx.open_table(CONFIGS).map_err(e)?;
             for (cb, snap) in snaps {
                 // A config deleted since this copy was taken keeps no row.
-                if configs.get(cb.as_str()).map_err(e)?.is_some() {
-                    t.insert(cb.as_str(), enc(snap)?.as_slice()).map_err(e)?;
+                if configs.get(cb.as_str()).map_err(e)?.is_none() {
+                    continue;
                 }
+                let task = record(snap.at)?.snapshot.and_then(|w| w.task);
+                let stored = Snapshot {
+                    version: snap.version,
+                    task,
+                };
+                t.insert(cb.as_str(), enc(&stored)?.as_slice()).map_err(e)?;
             }
             let mut meta = tx.open_table(META).map_err(e)?;
             let next = meta.get("next_seq").map_err(e)?.map_or(1, |g| g.value());
@@ -202,25 +226,26 @@ impl Inner {
     /// (gone) and the items rescheduled (changed).
     fn settle_moved(
         &self,
-        moved: &[OutboxItem],
+        moved: &[HotItem],
         top: u64,
-        snaps: &HashMap<String, Snapshot>,
-    ) -> Result<(Vec<u64>, Vec<OutboxItem>), StoreError> {
+        snaps: &HashMap<String, HotSnap>,
+    ) -> Result<(Vec<u64>, Vec<Meta>), StoreError> {
         let (mut gone, mut changed) = (Vec::new(), Vec::new());
         let mut h = self.hot()?;
         for m in moved {
-            match h.items.remove(&m.seq) {
-                None => gone.push(m.seq),
-                Some(now) if now != *m => changed.push(now),
+            match h.items.remove(&m.meta.seq) {
+                None => gone.push(m.meta.seq),
+                Some(now) if now.meta != m.meta => changed.push(now.meta),
                 Some(_) => {}
             }
         }
         h.cold_upto = h.cold_upto.max(top);
         for m in moved {
-            match h.cold_last.get_mut(&m.callback_id) {
-                Some(last) => *last = (*last).max(m.seq),
+            let (cb, seq) = (&m.meta.callback_id, m.meta.seq);
+            match h.cold_last.get_mut(cb) {
+                Some(last) => *last = (*last).max(seq),
                 None => {
-                    h.cold_last.insert(m.callback_id.clone(), m.seq);
+                    h.cold_last.insert(cb.clone(), seq);
                 }
             }
         }
@@ -251,17 +276,20 @@ impl Inner {
     }
 
     /// Only one process can hold the file: leases left by an earlier run
-    /// (killed mid-delivery) are void. Returns [`Hot::cold_last`] as the
-    /// table has it (read on the same pass).
-    pub(super) fn release_leases(&self) -> Result<HashMap<String, u64>, StoreError> {
+    /// (killed mid-delivery) are void. Returns [`Hot::cold_last`] and the
+    /// counts of the waiting items as the table has them (read on the same
+    /// pass).
+    pub(super) fn release_leases(&self) -> Result<(HashMap<String, u64>, Tally), StoreError> {
         let mut cold_last = HashMap::new();
+        let mut tally = Tally::default();
         self.write(|tx| {
             let mut t = tx.open_table(OUTBOX).map_err(e)?;
             let mut held = Vec::new();
             for r in t.iter().map_err(e)? {
                 let (k, v) = r.map_err(e)?;
                 let seq = k.value();
-                let item: OutboxItem = dec(v.value())?;
+                let item: Meta = dec(v.value())?;
+                tally.add(&item.callback_id, item.bytes);
                 // In seq order: the last insert per callback is its highest.
                 if item.lease_owner.is_empty() {
                     cold_last.insert(item.callback_id, seq);
@@ -277,7 +305,7 @@ impl Inner {
             }
             Ok(())
         })?;
-        Ok(cold_last)
+        Ok((cold_last, tally))
     }
 }
 
@@ -285,7 +313,7 @@ impl Inner {
 /// `top`, and the snapshots. Every snapshot change up to `top` is among
 /// `snaps` (they are recorded with `acked` under the same lock).
 struct HotCopy {
-    moved: Vec<OutboxItem>,
+    moved: Vec<HotItem>,
     top: u64,
-    snaps: HashMap<String, Snapshot>,
+    snaps: HashMap<String, HotSnap>,
 }

@@ -1,37 +1,49 @@
 //! The embedded default [`Store`]: one redb file, `push.redb`, in the data
 //! directory. Tables: `meta` (schema version, next seq, applied seq),
-//! `configs` (callback id -> JSON), `outbox` (seq -> JSON), `dead` (seq ->
-//! JSON), `tasks` (the ListTasks index), `snapshots` (callback id -> JSON
-//! [`Snapshot`], schema 3).
+//! `configs` (callback id -> JSON), `outbox` (seq -> JSON of an item's
+//! state without its body, [`items::Meta`], schema 6), `outbox_bodies`
+//! (seq -> the body, schema 6), `dead` (seq -> JSON), `tasks` (the
+//! ListTasks index), `snapshots` (callback id -> JSON [`Snapshot`],
+//! schema 3).
 //!
 //! Accepted outbox items are made durable by the journal ([`super::wal`])
-//! before `enqueue_many` returns, and are then held in memory ("hot"):
-//! claiming, leasing, rescheduling and completing them touches no table,
-//! so an item delivered before the next checkpoint never reaches redb. A
-//! checkpoint (in the background: when quiet, and at least every 5 s when
-//! busy) moves the hot items still pending into the outbox table with one
-//! durable commit and deletes the journal segments it covers; on open,
-//! journal records newer than the last checkpoint are put back. Leases,
-//! completions and reschedules are not durable: a crash can only bring an
-//! item back for another delivery (at least once), never lose one. Dead
-//! letters are durable at once; a replay skips their seqs.
+//! before `enqueue_many` returns, and are then held in memory ("hot") as
+//! their state and the place of their journal record (never their body,
+//! read back from the journal when a claim takes it): claiming, leasing,
+//! rescheduling and completing them touches no table, so an item
+//! delivered before the next checkpoint never reaches redb. A checkpoint
+//! (in the background: when quiet, at least every 5 s when busy, and once
+//! [`CHECKPOINT_BYTES`] were journaled) moves the hot items still pending
+//! into the outbox tables with one durable commit and deletes the journal
+//! segments it covers; on open, journal records newer than the last
+//! checkpoint are put back. Leases, completions and reschedules are not
+//! durable: a crash can only bring an item back for another delivery (at
+//! least once), never lose one. Dead letters are durable at once; a replay
+//! skips their seqs.
 //!
 //! A fold snapshot change travels in its item's journal record, so it is
-//! durable with the item at no extra cost; it is then held in memory like
-//! the item (newer than the table) until a checkpoint writes it, and a
-//! replay writes the changes of the records it puts back. Its version check
-//! is made under the journal lock: one process holds the file, so that
-//! lock orders every change.
+//! durable with the item at no extra cost; it is then known in memory by
+//! its version and record (newer than the table) until a checkpoint writes
+//! it, and a replay writes the changes of the records it puts back. Its
+//! version check is made under the journal lock: one process holds the
+//! file, so that lock orders every change.
+//!
+//! The outbox bounds ([`OutboxBounds`]) are checked under the journal lock
+//! against counts kept in memory ([`items::Tally`], rebuilt from the table
+//! on open): what a check lets in is appended before the lock is let go,
+//! and deliveries only lower the counts.
 
 mod budget;
 mod checkpoint;
+mod items;
 mod schema;
 
+use items::{HotItem, HotSnap, Meta, Tally};
 use schema::MIGRATIONS;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,13 +51,14 @@ use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition};
 
 use super::wal::{self, Wal};
 use super::{
-    DeadLetter, OutboxItem, PushConfig, Snapshot, SnapshotWrite, Store, StoreError, TaskRecord,
-    SCHEMA_VERSION,
+    counted_bytes, DeadLetter, Enqueued, OutboxBounds, OutboxItem, PushConfig, Snapshot,
+    SnapshotWrite, Store, StoreError, TaskRecord, Usage, SCHEMA_VERSION,
 };
 
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const CONFIGS: TableDefinition<&str, &[u8]> = TableDefinition::new("configs");
 const OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox");
+const BODIES: TableDefinition<u64, &[u8]> = TableDefinition::new("outbox_bodies");
 const DEAD: TableDefinition<u64, &[u8]> = TableDefinition::new("dead");
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("tasks");
 const SNAPSHOTS: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshots");
@@ -53,6 +66,11 @@ const SNAPSHOTS: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshots"
 /// How many outbox items one claim looks at (bounds its cost with a deep
 /// backlog; the rest is reached once the head is delivered).
 const MAX_CLAIM_SCAN: usize = 20_000;
+
+/// redb's page cache (its own default is 1 GiB, which a backlog of large
+/// bodies filled): accepts and deliveries of hot items read no table, and
+/// claims read only the items' small state.
+const CACHE_BYTES: usize = 32 << 20;
 
 fn e(x: impl std::fmt::Display) -> StoreError {
     StoreError(x.to_string())
@@ -66,10 +84,18 @@ fn dec<T: serde::de::DeserializeOwned>(b: &[u8]) -> Result<T, StoreError> {
     serde_json::from_slice(b).map_err(e)
 }
 
+/// A body as stored (the store only ever writes UTF-8 there).
+fn body_of(b: &[u8]) -> Result<String, StoreError> {
+    String::from_utf8(b.to_vec()).map_err(e)
+}
+
 /// A quiet store checkpoints after this long without new items.
 const CHECKPOINT_IDLE: Duration = Duration::from_millis(500);
 /// A busy one checkpoints at least this often.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
+/// And once this many bytes were journaled since its last checkpoint:
+/// bounds the journal on disk and what a restart replays.
+const CHECKPOINT_BYTES: u64 = 64 << 20;
 
 /// The redb backend.
 pub struct RedbStore {
@@ -85,10 +111,14 @@ struct Inner {
     journal: Mutex<Option<Journal>>,
     hot: Mutex<Hot>,
     /// Held by a claim and by a checkpoint's move of hot items into the
-    /// table: a claim sees every item exactly once, in seq order.
+    /// table: a claim sees every item exactly once, in seq order; and a
+    /// journal segment is deleted only under it, so a hot item's record
+    /// can be read while it is held.
     claiming: Mutex<()>,
     /// A non-durable write happened since the last checkpoint.
     dirty: AtomicBool,
+    /// Journal bytes appended since the last checkpoint began.
+    journaled: AtomicU64,
     /// How many table items one claim looks at ([`MAX_CLAIM_SCAN`]).
     claim_scan: std::sync::atomic::AtomicUsize,
 }
@@ -106,7 +136,7 @@ struct Journal {
 /// items above it are here only, so delivering them costs no table write.
 #[derive(Default)]
 struct Hot {
-    items: BTreeMap<u64, OutboxItem>,
+    items: BTreeMap<u64, HotItem>,
     cold_upto: u64,
     /// Highest seq acknowledged.
     acked: u64,
@@ -114,12 +144,14 @@ struct Hot {
     fresh: bool,
     /// Snapshot changes acknowledged since the last checkpoint (newer than
     /// the table), by callback id.
-    snapshots: HashMap<String, Snapshot>,
+    snapshots: HashMap<String, HotSnap>,
     /// Per callback id, the highest seq of its items put in the table (an
     /// upper bound: delivered ones are not taken off; cleared when the
     /// table is empty). A claim whose scan stopped short of the table's
     /// end tells by it which callbacks may have older items beyond.
     cold_last: HashMap<String, u64>,
+    /// Every waiting item (hot and in the table), counted for the bounds.
+    tally: Tally,
 }
 
 impl RedbStore {
@@ -131,7 +163,10 @@ impl RedbStore {
     /// `timed: false` (tests) checkpoints only on close.
     fn open_with(dir: &Path, timed: bool) -> Result<RedbStore, StoreError> {
         std::fs::create_dir_all(dir).map_err(|x| e(format!("{}: {x}", dir.display())))?;
-        let db = Database::create(dir.join("push.redb")).map_err(e)?;
+        let db = redb::Builder::new()
+            .set_cache_size(CACHE_BYTES)
+            .create(dir.join("push.redb"))
+            .map_err(e)?;
         let tx = db.begin_write().map_err(e)?;
         {
             let mut meta = tx.open_table(META).map_err(e)?;
@@ -160,18 +195,20 @@ impl RedbStore {
             hot: Mutex::new(Hot::default()),
             claiming: Mutex::new(()),
             dirty: AtomicBool::new(false),
+            journaled: AtomicU64::new(0),
             claim_scan: std::sync::atomic::AtomicUsize::new(MAX_CLAIM_SCAN),
         });
         // Items acknowledged after the last checkpoint come back from the
         // journal; older ones are in the table (or were delivered).
         let (next_seq, applied) = inner.replay(dir)?;
-        let cold_last = inner.release_leases()?;
+        let (cold_last, tally) = inner.release_leases()?;
         let mut journal = Wal::open(dir, applied)?;
         journal.drop_covered(applied)?;
         if let Ok(mut h) = inner.hot.lock() {
             h.cold_upto = applied;
             h.acked = applied;
             h.cold_last = cold_last;
+            h.tally = tally;
         }
         if let Ok(mut j) = inner.journal.lock() {
             *j = Some(Journal {
@@ -217,18 +254,55 @@ impl Inner {
         self.hot.lock().map_err(poisoned)
     }
 
-    /// A config's snapshot: the acknowledged change still in memory, else
-    /// the table's. (A checkpoint writes the table before it lets go of the
-    /// memory copy, so one of the two is always the newest.)
-    fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError> {
+    /// The version of a config's snapshot (the acknowledged change still in
+    /// memory, else the table's).
+    fn snapshot_version(&self, callback_id: &str) -> Result<u64, StoreError> {
         if let Some(s) = self.hot()?.snapshots.get(callback_id) {
-            return Ok(s.clone());
+            return Ok(s.version);
         }
+        Ok(self.table_snapshot(callback_id)?.version)
+    }
+
+    /// A config's snapshot: the acknowledged change still in memory (its
+    /// task read from its journal record), else the table's. (A checkpoint
+    /// writes the table before it lets go of the memory entry, and deletes
+    /// the record only after: one of the two is always the newest, and a
+    /// record found gone means the table has it.)
+    fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError> {
+        for _ in 0..4 {
+            let hot = self.hot()?.snapshots.get(callback_id).copied();
+            let Some(s) = hot else {
+                break;
+            };
+            if let Some(r) = wal::read_at(&self.dir, s.at)? {
+                let task = r.snapshot.and_then(|w| w.task);
+                return Ok(Snapshot {
+                    version: s.version,
+                    task,
+                });
+            }
+        }
+        self.table_snapshot(callback_id)
+    }
+
+    fn table_snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError> {
         let tx = self.begin_read().map_err(e)?;
         let t = tx.open_table(SNAPSHOTS).map_err(e)?;
         match t.get(callback_id).map_err(e)? {
             Some(g) => dec(g.value()),
             None => Ok(Snapshot::default()),
+        }
+    }
+
+    /// A hot item whole: its body read back from its journal record (call
+    /// under `claiming`, which keeps the record's segment).
+    fn hot_item(&self, h: HotItem) -> Result<OutboxItem, StoreError> {
+        match wal::read_at(&self.dir, h.at)? {
+            Some(r) => Ok(h.meta.item(r.item.body)),
+            None => Err(e(format!(
+                "journal record of pending item {} missing",
+                h.meta.seq
+            ))),
         }
     }
 
@@ -262,6 +336,21 @@ impl Inner {
         let tx = self.begin_read()?;
         tx.open_table(OUTBOX).map_err(e)?.len().map_err(e)
     }
+}
+
+/// Removes items `seqs` from the outbox tables of `tx`: the state of
+/// those that were there.
+fn remove_cold(tx: &redb::WriteTransaction, seqs: &[u64]) -> Result<Vec<Meta>, StoreError> {
+    let mut out = tx.open_table(OUTBOX).map_err(e)?;
+    let mut bodies = tx.open_table(BODIES).map_err(e)?;
+    let mut gone = Vec::new();
+    for s in seqs {
+        if let Some(g) = out.remove(*s).map_err(e)? {
+            gone.push(dec::<Meta>(g.value())?);
+        }
+        bodies.remove(*s).map_err(e)?;
+    }
+    Ok(gone)
 }
 
 impl Drop for RedbStore {
@@ -343,10 +432,11 @@ impl Store for RedbStore {
         })
     }
 
-    fn enqueue_folded(
+    fn enqueue_bounded(
         &self,
         items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
-    ) -> Result<Vec<Option<u64>>, StoreError> {
+        bounds: &OutboxBounds,
+    ) -> Result<Vec<Enqueued>, StoreError> {
         if items.is_empty() {
             return Ok(Vec::new());
         }
@@ -355,22 +445,35 @@ impl Store for RedbStore {
         let first = j.next_seq;
         // Snapshot versions as the records before leave them.
         let mut versions: HashMap<String, u64> = HashMap::new();
+        // What the records before add to the counts.
+        let mut adding = Tally::default();
         let mut answers = Vec::with_capacity(items.len());
         let mut records = Vec::with_capacity(items.len());
         for (mut item, change) in items {
+            let bytes = counted_bytes(&item);
+            let refused =
+                self.inner
+                    .hot()?
+                    .tally
+                    .refuses(bounds, &item.callback_id, bytes, &adding);
+            if let Some(full) = refused {
+                answers.push(Enqueued::Full(full));
+                continue;
+            }
             if let Some(w) = &change {
                 let now = match versions.get(&w.callback_id) {
                     Some(v) => *v,
-                    None => self.inner.snapshot(&w.callback_id)?.version,
+                    None => self.inner.snapshot_version(&w.callback_id)?,
                 };
                 if now != w.base {
-                    answers.push(None);
+                    answers.push(Enqueued::Stale);
                     continue;
                 }
                 versions.insert(w.callback_id.clone(), w.base + 1);
             }
+            adding.add(&item.callback_id, bytes);
             item.seq = first + records.len() as u64;
-            answers.push(Some(item.seq));
+            answers.push(Enqueued::Seq(item.seq));
             records.push((item, change));
         }
         if records.is_empty() {
@@ -379,21 +482,28 @@ impl Store for RedbStore {
         // Seqs are spent even if the append fails (a torn record may hold
         // them; a reused seq would be ambiguous on replay).
         j.next_seq += records.len() as u64;
-        j.wal.append(&records)?;
+        let places = j.wal.append(&records)?;
+        let journaled: u64 = places.iter().map(|a| 8 + u64::from(a.len)).sum();
+        self.inner.journaled.fetch_add(journaled, Ordering::Relaxed);
         {
-            // Under the journal lock: hot items arrive in seq order.
+            // Under the journal lock: hot items arrive in seq order. Only
+            // their state stays in memory; the body is in the journal.
             let mut h = self.inner.hot()?;
             h.acked = h.acked.max(first + records.len() as u64 - 1);
             h.fresh = true;
-            for (item, change) in records {
+            h.tally.merge(adding);
+            for ((item, change), at) in records.into_iter().zip(places) {
                 if let Some(w) = change {
-                    let snap = Snapshot {
-                        version: w.base + 1,
-                        task: w.task,
-                    };
-                    h.snapshots.insert(w.callback_id, snap);
+                    let version = w.base + 1;
+                    h.snapshots.insert(w.callback_id, HotSnap { version, at });
                 }
-                h.items.insert(item.seq, item);
+                h.items.insert(
+                    item.seq,
+                    HotItem {
+                        meta: Meta::of(&item),
+                        at,
+                    },
+                );
             }
         }
         let _ = j.wake.send(());
@@ -410,14 +520,29 @@ impl Store for RedbStore {
         {
             let tx = self.inner.begin_read().map_err(e)?;
             let t = tx.open_table(OUTBOX).map_err(e)?;
+            let bodies = tx.open_table(BODIES).map_err(e)?;
             for r in t.iter().map_err(e)?.take(limit) {
-                let (_, v) = r.map_err(e)?;
-                out.push(dec(v.value())?);
+                let (k, v) = r.map_err(e)?;
+                let meta: Meta = dec(v.value())?;
+                let body = match bodies.get(k.value()).map_err(e)? {
+                    Some(b) => body_of(b.value())?,
+                    None => return Err(e(format!("no body of item {}", k.value()))),
+                };
+                out.push(meta.item(body));
             }
         }
-        let h = self.inner.hot()?;
         let room = limit.saturating_sub(out.len());
-        out.extend(h.items.values().take(room).cloned());
+        let hot: Vec<HotItem> = self
+            .inner
+            .hot()?
+            .items
+            .values()
+            .take(room)
+            .cloned()
+            .collect();
+        for h in hot {
+            out.push(self.inner.hot_item(h)?);
+        }
         Ok(out)
     }
 
@@ -425,8 +550,8 @@ impl Store for RedbStore {
         {
             let mut h = self.inner.hot()?;
             if let Some(x) = h.items.get_mut(&item.seq) {
-                if x.lease_owner == held_by {
-                    *x = item.clone();
+                if x.meta.lease_owner == held_by {
+                    x.meta = x.meta.rescheduled(item);
                 }
                 return Ok(());
             }
@@ -435,34 +560,34 @@ impl Store for RedbStore {
                 return Ok(());
             }
         }
-        let v = enc(item)?;
         self.inner.write_lazy(|tx| {
             let mut t = tx.open_table(OUTBOX).map_err(e)?;
             // Only while still pending (a completed item stays gone) and
             // leased to `held_by`.
-            let held = match t.get(item.seq).map_err(e)? {
-                Some(cur) => dec::<OutboxItem>(cur.value())?.lease_owner == held_by,
-                None => false,
+            let cur = match t.get(item.seq).map_err(e)? {
+                Some(cur) => Some(dec::<Meta>(cur.value())?),
+                None => None,
             };
-            if held {
+            if let Some(cur) = cur.filter(|c| c.lease_owner == held_by) {
+                let v = enc(&cur.rescheduled(item))?;
                 t.insert(item.seq, v.as_slice()).map_err(e)?;
             }
             Ok(())
         })
     }
 
-    fn claim(
+    fn claim_within(
         &self,
         owner: &str,
         now_ms: i64,
         lease_ms: i64,
         limit: usize,
         run_limit: usize,
+        max_bytes: u64,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         let _claims = self.inner.claiming.lock().map_err(poisoned)?;
         // Table items come first (every one is older than every hot one).
-        let mut budget = budget::RunBudget::new(now_ms, run_limit);
-        let mut decide = |item: &OutboxItem| budget.admits(item);
+        let mut take = budget::Take::new(now_ms, run_limit, limit, max_bytes);
         let mut got = Vec::new();
         let window = self.inner.claim_scan.load(Ordering::Relaxed);
         // The last seq looked at, when the scan stopped at its window with
@@ -472,8 +597,9 @@ impl Store for RedbStore {
         if cold > 0 {
             self.inner.write_lazy(|tx| {
                 let mut t = tx.open_table(OUTBOX).map_err(e)?;
+                let mut chosen = Vec::new();
                 for (scanned, r) in t.iter().map_err(e)?.enumerate() {
-                    if got.len() >= limit {
+                    if take.done() {
                         break;
                     }
                     let (k, v) = r.map_err(e)?;
@@ -481,45 +607,59 @@ impl Store for RedbStore {
                         cut = Some(k.value().saturating_sub(1));
                         break;
                     }
-                    let item: OutboxItem = dec(v.value())?;
-                    if decide(&item) {
-                        got.push(item);
+                    let meta: Meta = dec(v.value())?;
+                    if take.admits(&meta) {
+                        chosen.push(meta);
                     }
                 }
-                for item in &mut got {
-                    item.lease_owner = owner.to_string();
-                    item.lease_until_ms = now_ms + lease_ms;
-                    t.insert(item.seq, enc(&*item)?.as_slice()).map_err(e)?;
+                let bodies = tx.open_table(BODIES).map_err(e)?;
+                for mut meta in chosen {
+                    meta.lease_owner = owner.to_string();
+                    meta.lease_until_ms = now_ms + lease_ms;
+                    t.insert(meta.seq, enc(&meta)?.as_slice()).map_err(e)?;
+                    let body = match bodies.get(meta.seq).map_err(e)? {
+                        Some(b) => body_of(b.value())?,
+                        None => return Err(e(format!("no body of item {}", meta.seq))),
+                    };
+                    got.push(meta.item(body));
                 }
                 Ok(())
             })?;
         }
-        let mut h = self.inner.hot()?;
-        let Hot {
-            items, cold_last, ..
-        } = &mut *h;
-        if cold == 0 {
-            cold_last.clear();
-        }
-        for item in items.values_mut() {
-            if got.len() >= limit {
-                break;
+        let hot: Vec<HotItem> = {
+            let mut h = self.inner.hot()?;
+            let Hot {
+                items, cold_last, ..
+            } = &mut *h;
+            if cold == 0 {
+                cold_last.clear();
             }
-            // Per-callback order: none of a callback that may still have
-            // table items beyond the scanned window (all older than this).
-            if let Some(cut) = cut {
-                if cold_last
-                    .get(&item.callback_id)
-                    .is_some_and(|last| *last > cut)
-                {
-                    continue;
+            let mut chosen = Vec::new();
+            for item in items.values_mut() {
+                if take.done() {
+                    break;
+                }
+                // Per-callback order: none of a callback that may still have
+                // table items beyond the scanned window (all older than this).
+                if let Some(cut) = cut {
+                    if cold_last
+                        .get(&item.meta.callback_id)
+                        .is_some_and(|last| *last > cut)
+                    {
+                        continue;
+                    }
+                }
+                if take.admits(&item.meta) {
+                    item.meta.lease_owner = owner.to_string();
+                    item.meta.lease_until_ms = now_ms + lease_ms;
+                    chosen.push(item.clone());
                 }
             }
-            if decide(item) {
-                item.lease_owner = owner.to_string();
-                item.lease_until_ms = now_ms + lease_ms;
-                got.push(item.clone());
-            }
+            chosen
+        };
+        // Read back without holding the hot set (accepts go on).
+        for h in hot {
+            got.push(self.inner.hot_item(h)?);
         }
         Ok(got)
     }
@@ -533,8 +673,8 @@ impl Store for RedbStore {
             let mut h = self.inner.hot()?;
             for s in seqs {
                 match h.items.get_mut(s) {
-                    Some(i) if i.lease_owner == owner => {
-                        i.lease_until_ms = until_ms;
+                    Some(i) if i.meta.lease_owner == owner => {
+                        i.meta.lease_until_ms = until_ms;
                         kept.push(*s);
                     }
                     Some(_) => {}
@@ -547,11 +687,11 @@ impl Store for RedbStore {
                 let mut t = tx.open_table(OUTBOX).map_err(e)?;
                 for s in cold {
                     let cur = match t.get(s).map_err(e)? {
-                        Some(v) => dec::<OutboxItem>(v.value())?,
+                        Some(v) => dec::<Meta>(v.value())?,
                         None => continue,
                     };
                     if cur.lease_owner == owner {
-                        let renewed = OutboxItem {
+                        let renewed = Meta {
                             lease_until_ms: until_ms,
                             ..cur
                         };
@@ -570,44 +710,58 @@ impl Store for RedbStore {
         let cold: Vec<u64> = {
             let mut h = self.inner.hot()?;
             let upto = h.cold_upto;
-            seqs.iter()
-                .copied()
-                .filter(|s| h.items.remove(s).is_none() && *s <= upto)
-                .collect()
+            let mut cold = Vec::new();
+            for s in seqs {
+                match h.items.remove(s) {
+                    Some(x) => h.tally.sub(&x.meta.callback_id, x.meta.bytes),
+                    None if *s <= upto => cold.push(*s),
+                    None => {}
+                }
+            }
+            cold
         };
         if cold.is_empty() {
             return Ok(());
         }
-        self.inner.write_lazy(|tx| {
-            let mut t = tx.open_table(OUTBOX).map_err(e)?;
-            for s in &cold {
-                t.remove(*s).map_err(e)?;
-            }
-            Ok(())
-        })
+        let gone = self.inner.write_lazy(|tx| remove_cold(tx, &cold))?;
+        let mut h = self.inner.hot()?;
+        for m in gone {
+            h.tally.sub(&m.callback_id, m.bytes);
+        }
+        Ok(())
     }
 
     fn dead_letter(&self, item: &OutboxItem, reason: &str) -> Result<(), StoreError> {
         // A hot item leaves memory now; the journal may still hold it, so
         // a replay skips seqs that are dead letters.
-        self.inner.hot()?.items.remove(&item.seq);
+        let was_hot = {
+            let mut h = self.inner.hot()?;
+            match h.items.remove(&item.seq) {
+                Some(x) => {
+                    h.tally.sub(&x.meta.callback_id, x.meta.bytes);
+                    true
+                }
+                None => false,
+            }
+        };
         let d = DeadLetter {
             item: item.clone(),
             reason: reason.to_string(),
             dead_ms: super::now_ms(),
         };
         let v = enc(&d)?;
-        self.inner.write(|tx| {
-            tx.open_table(OUTBOX)
-                .map_err(e)?
-                .remove(item.seq)
-                .map_err(e)?;
+        let gone = self.inner.write(|tx| {
+            let gone = remove_cold(tx, &[item.seq])?.pop();
             tx.open_table(DEAD)
                 .map_err(e)?
                 .insert(item.seq, v.as_slice())
                 .map_err(e)?;
-            Ok(())
-        })
+            Ok(gone)
+        })?;
+        if let Some(m) = gone.filter(|_| !was_hot) {
+            self.inner.hot()?.tally.sub(&m.callback_id, m.bytes);
+        }
+        Ok(())
     }
 
     fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError> {
@@ -625,6 +779,10 @@ impl Store for RedbStore {
         let _claims = self.inner.claiming.lock().map_err(poisoned)?;
         let cold = self.inner.cold_len()?;
         Ok(cold + self.inner.hot()?.items.len() as u64)
+    }
+
+    fn outbox_usage(&self) -> Result<Usage, StoreError> {
+        Ok(self.inner.hot()?.tally.total())
     }
 
     fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError> {
@@ -841,11 +999,19 @@ pub(crate) mod tests {
         head.lease_until_ms = 0;
         head.attempts = 1;
         s.reschedule(&head, "one").unwrap();
+        // A head that failed before goes alone; the run behind it once it
+        // is delivered, its bodies read back from the table and journal.
         let got = s.claim("two", 20, 100, 10, usize::MAX).unwrap();
-        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [2, 3, 4, 5]);
-        assert_eq!(got[0].attempts, 1);
-        s.complete_many(&[2, 3, 4, 5]).unwrap();
+        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [2]);
+        assert_eq!((got[0].attempts, got[0].body.as_str()), (1, "{\"n\":1}"));
+        s.complete(2).unwrap();
+        let got = s.claim("two", 20, 100, 10, usize::MAX).unwrap();
+        assert_eq!(got.iter().map(|i| i.seq).collect::<Vec<_>>(), [3, 4, 5]);
+        let bodies: Vec<&str> = got.iter().map(|i| i.body.as_str()).collect();
+        assert_eq!(bodies, ["{\"n\":2}", "{\"n\":3}", "{\"n\":5}"]);
+        s.complete_many(&[3, 4, 5]).unwrap();
         assert_eq!(s.outbox_len().unwrap(), 0);
+        assert_eq!(s.outbox_usage().unwrap(), Usage::default());
         drop(s);
         let s = RedbStore::open(&dir).unwrap();
         assert_eq!(s.outbox_len().unwrap(), 0, "completed items stay gone");
@@ -859,6 +1025,40 @@ pub(crate) mod tests {
         contract::configs_outbox_dead_letters_before(&RedbStore::open(&dir).unwrap());
         contract::configs_outbox_dead_letters_after(&RedbStore::open(&dir).unwrap());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The counts of the bounds are rebuilt from the tables on open (the
+    /// journal's records replayed first).
+    #[test]
+    fn bounds_survive_reopen() {
+        let dir = dir("bounds-reopen");
+        let s = RedbStore::open(&dir).unwrap();
+        contract::bounds_before(&s);
+        drop(s);
+        contract::bounds_after(&RedbStore::open(&dir).unwrap());
+        // What a crash leaves: the records in the journal only.
+        let dir2 = dir.with_extension("crash");
+        let s = RedbStore::open_with(&dir2, false).unwrap();
+        contract::bounds_before(&s);
+        let seg: Vec<_> = std::fs::read_dir(&dir2)
+            .unwrap()
+            .map(|d| d.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".log"))
+            .collect();
+        let kept: Vec<(std::path::PathBuf, Vec<u8>)> = seg
+            .iter()
+            .map(|p| (p.clone(), std::fs::read(p).unwrap()))
+            .collect();
+        drop(s);
+        // The close checkpointed; put the journal back as it was and undo
+        // the table (a fresh file, as if the checkpoint never happened).
+        std::fs::remove_file(dir2.join("push.redb")).unwrap();
+        for (p, b) in kept {
+            std::fs::write(p, b).unwrap();
+        }
+        contract::bounds_after(&RedbStore::open(&dir2).unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&dir2);
     }
 
     #[test]
@@ -1042,6 +1242,11 @@ pub(crate) mod tests {
         let s = RedbStore::open(&dir).unwrap();
         assert_eq!(s.snapshot("a").unwrap().task.as_deref(), Some("A1"));
         assert_eq!(s.outbox_len().unwrap(), 3);
+        // The item stored whole before schema 6 is counted and reads whole.
+        let body = item(1, 1).body;
+        let usage = s.outbox_usage().unwrap();
+        assert_eq!(usage.items, 3);
+        assert_eq!(s.pending(1).unwrap()[0].body, body);
         drop(s);
         let _ = std::fs::remove_dir_all(&dir);
     }

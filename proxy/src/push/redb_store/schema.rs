@@ -29,4 +29,24 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // Outbox items gained optional trace-context members (absent in older
     // records, which read as none): nothing to rewrite.
     |_| Ok(()),
+    // Each outbox item's body apart from its state (claims and leases
+    // rewrite the state only), which says the body's length.
+    |tx| {
+        let mut out = tx.open_table(OUTBOX).map_err(e)?;
+        let mut bodies = tx.open_table(BODIES).map_err(e)?;
+        let mut seqs = Vec::new();
+        for r in out.iter().map_err(e)? {
+            seqs.push(r.map_err(e)?.0.value());
+        }
+        for seq in seqs {
+            let item: OutboxItem = match out.get(seq).map_err(e)? {
+                Some(g) => dec(g.value())?,
+                None => continue,
+            };
+            bodies.insert(seq, item.body.as_bytes()).map_err(e)?;
+            out.insert(seq, enc(&Meta::of(&item))?.as_slice())
+                .map_err(e)?;
+        }
+        Ok(())
+    },
 ];
