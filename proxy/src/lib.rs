@@ -194,8 +194,6 @@ impl RunningProxy {
         }
         for app in &self.apps {
             app.stop_push();
-            // Pingora's sockets toward https agents (upstream::tls).
-            app.config.upstream_tls.close_tunnels();
         }
     }
 

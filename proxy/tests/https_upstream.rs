@@ -172,6 +172,8 @@ fn server_config(pki: &Pki, cert: &str, client_auth: bool, alpn: &[&[u8]]) -> ru
 struct Front {
     addr: SocketAddr,
     handshakes: Arc<AtomicUsize>,
+    /// TCP connections accepted (handshakes tried).
+    connections: Arc<AtomicUsize>,
     _task: AbortOnDrop,
 }
 
@@ -181,9 +183,12 @@ impl Front {
         let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = l.local_addr().unwrap();
         let handshakes = Arc::new(AtomicUsize::new(0));
+        let connections = Arc::new(AtomicUsize::new(0));
         let done = handshakes.clone();
+        let accepted = connections.clone();
         let task = tokio::spawn(async move {
             while let Ok((tcp, _)) = l.accept().await {
+                accepted.fetch_add(1, Ordering::SeqCst);
                 let acceptor = acceptor.clone();
                 let done = done.clone();
                 tokio::spawn(async move {
@@ -206,6 +211,7 @@ impl Front {
         Front {
             addr,
             handshakes,
+            connections,
             _task: AbortOnDrop(task),
         }
     }
@@ -749,6 +755,7 @@ async fn an_agent_refusing_the_client_certificate_without_an_alert() {
     let front = Front {
         addr: agent.addr,
         handshakes: Arc::new(AtomicUsize::new(0)),
+        connections: Arc::new(AtomicUsize::new(0)),
         _task: AbortOnDrop(tokio::spawn(async {})),
     };
     let rest = br#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#;
@@ -808,6 +815,37 @@ async fn an_agent_certificate_of_an_unknown_authority_is_refused() {
     let r = post(auto.addr, "/", V10, V10_SEND).await;
     told_clearly(&r, &front, "not signed by an authority");
     assert!(up.recorded().is_empty());
+}
+
+/// Pingora's passthrough reports a TLS failure only as text, so the proxy
+/// tells it by a handshake of its own; a burst of refused calls makes one
+/// such handshake a second, not one each: the agent sees about one
+/// handshake per call (Pingora's), not two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_refused_passthrough_calls_is_diagnosed_once() {
+    let pki = Pki::new();
+    let (up, front) = https_agent(&pki, "server", false).await;
+    let px = proxy_to(&pki, &front.url(), Some(Version::V03), NONE);
+    let calls: Vec<_> = (0..24)
+        .map(|_| {
+            let addr = px.addr;
+            tokio::spawn(async move { post(addr, "/", JSON_HEADER, V03_SEND).await })
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    for c in calls {
+        let r = tokio::time::timeout(WAIT, c).await.unwrap().unwrap();
+        told_clearly(&r, &front, "not signed by an authority");
+    }
+    let seconds = started.elapsed().as_secs() as usize + 1;
+    let tried = front.connections.load(Ordering::SeqCst);
+    // Pingora's own (one per call, none retried) and the diagnoses.
+    assert!(tried >= 24, "{tried} connections for 24 calls");
+    assert!(
+        tried <= 24 + 2 * seconds,
+        "{tried} connections for 24 calls in {seconds} s"
+    );
+    assert!(up.calls().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

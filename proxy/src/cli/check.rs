@@ -120,10 +120,6 @@ pub fn main(args: &ServeArgs) -> i32 {
         .map(|c| Arc::new(App::new(c)))
         .collect();
     let (ok, reports) = rt.block_on(report_all(&apps));
-    // Pingora's sockets toward https agents (upstream::tls).
-    for app in &apps {
-        app.config.upstream_tls.close_tunnels();
-    }
     if several {
         for r in &reports {
             println!("{}", serde_json::to_string(r).unwrap_or_default());

@@ -297,8 +297,6 @@ pub fn main(args: &ServeArgs) -> i32 {
         return 2;
     }
     raise_open_files_limit();
-    // What a proxy killed before it could clean up left (upstream::tls).
-    crate::upstream::tls::sweep_stale_tunnels();
     let tls = config.tls.is_some() || config.grpc_tls.is_some();
     log_start(&config);
     let (server, apps) = match crate::build_server(config, Duration::from_secs(5)) {
@@ -334,8 +332,6 @@ pub fn main(args: &ServeArgs) -> i32 {
     }
     for app in &apps {
         app.stop_push();
-        // Pingora's sockets toward https agents (upstream::tls).
-        app.config.upstream_tls.close_tunnels();
     }
     0
 }

@@ -100,6 +100,11 @@ pub(crate) enum Kind {
 pub(crate) struct Passthrough {
     /// Request body bytes seen so far (`limits.max_body_bytes`).
     pub(crate) body_seen: usize,
+    /// The https:// agent Pingora connects to (`None` for plain HTTP).
+    pub(crate) agent: Option<crate::upstream::tls::AgentAddr>,
+    /// A failure on that connection may hide a TLS refusal: found out
+    /// before the client is answered.
+    pub(crate) diagnose: bool,
     /// How its answer is treated: passed on, or an extended card held for
     /// its URLs.
     pub(crate) resp: RespRewrite,

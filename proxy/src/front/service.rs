@@ -72,29 +72,26 @@ impl ProxyService {
             }
         };
         let limits = &self.app.config.limits;
-        // TLS toward an https:// agent (crate::upstream::tls).
-        let mut peer = match crate::upstream::tls::http_peer(
-            &addr,
-            limits.connect_timeout,
-            limits.read_timeout,
-        ) {
-            Ok(p) => p,
-            Err(f) => {
-                ctx.failure = Some(f);
-                return Error::e_explain(ErrorType::ConnectError, "the upstream TLS socket");
-            }
-        };
+        // TLS toward an https:// agent: Pingora's own (crate::upstream::tls).
+        let mut peer =
+            crate::upstream::tls::http_peer(&addr, limits.connect_timeout, limits.read_timeout);
         peer.options.idle_timeout = Some(Duration::from_secs(60));
+        if let Kind::Passthrough(pass) = &mut ctx.kind {
+            pass.agent = addr.tls.is_some().then_some(addr);
+        }
         Ok(Box::new(peer))
     }
 
-    /// A TLS failure toward an https:// agent, kept so that the client is
-    /// told which agent and what kind (crate::upstream::tls).
-    fn note_tls_failure(&self, peer: &HttpPeer, e: &Error, ctx: &mut Ctx) {
-        let config = &self.app.config;
-        let tls = &config.upstream_tls;
-        if let Some(f) = crate::upstream::tls::pingora_failure(&config.agent.name, tls, peer, e) {
-            ctx.failure = Some(f);
+    /// A failure on Pingora's connection to an https:// agent that may
+    /// hide a TLS refusal: noted, for [`Self::fail_to_proxy`] to find out
+    /// which (crate::upstream::tls::diagnose).
+    fn note_tls_failure(&self, e: &Error, ctx: &mut Ctx) {
+        if let Kind::Passthrough(pass) = &mut ctx.kind {
+            let suspect = pass
+                .agent
+                .as_ref()
+                .is_some_and(|to| crate::upstream::tls::needs_diagnosis(to, e));
+            pass.diagnose |= suspect;
         }
     }
 
@@ -102,11 +99,11 @@ impl ProxyService {
     pub(super) fn fail_to_connect(
         &self,
         _session: &mut Session,
-        peer: &HttpPeer,
+        _peer: &HttpPeer,
         ctx: &mut Ctx,
         mut e: Box<Error>,
     ) -> Box<Error> {
-        self.note_tls_failure(peer, &e, ctx);
+        self.note_tls_failure(&e, ctx);
         // One upstream: retrying the same address only delays the error.
         e.set_retry(false);
         e
@@ -117,13 +114,13 @@ impl ProxyService {
     /// certificate after the handshake) told as such (crate::upstream::tls).
     pub(super) fn error_while_proxy(
         &self,
-        peer: &HttpPeer,
+        _peer: &HttpPeer,
         session: &mut Session,
         e: Box<Error>,
         ctx: &mut Ctx,
         client_reused: bool,
     ) -> Box<Error> {
-        self.note_tls_failure(peer, &e, ctx);
+        self.note_tls_failure(&e, ctx);
         let mut e = e.more_context("on the upstream connection");
         if !session.req_header().method.is_idempotent() || session.as_ref().retry_buffer_truncated()
         {
@@ -229,6 +226,9 @@ impl ProxyService {
                 can_reuse_downstream: false,
             };
         }
+        if ctx.failure.is_none() {
+            ctx.failure = self.diagnosed(ctx).await;
+        }
         let Some(failure) = ctx.failure.clone().or_else(|| failure_of(e)) else {
             return FailToProxy {
                 error_code: 0,
@@ -247,6 +247,17 @@ impl ProxyService {
             error_code: code,
             can_reuse_downstream: false,
         }
+    }
+
+    /// What a passed-through call's failure on its connection to an
+    /// https:// agent was, when it was one that may hide a TLS refusal.
+    async fn diagnosed(&self, ctx: &mut Ctx) -> Option<Failure> {
+        let Kind::Passthrough(pass) = &mut ctx.kind else {
+            return None;
+        };
+        let to = pass.agent.take().filter(|_| pass.diagnose)?;
+        let within = self.app.config.limits.connect_timeout;
+        crate::upstream::tls::diagnose(&to, within).await
     }
 
     /// The last hook of every request, answered or failed: the access log

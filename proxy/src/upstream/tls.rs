@@ -9,9 +9,12 @@
 //! (mTLS). The server name sent (SNI) and checked is the URL's host;
 //! certificate and host name checks are always on.
 //!
-//! Pingora is built without TLS: its connections (passthrough, card and
-//! task fetches) reach an https agent through a private Unix socket
-//! carried over the same rustls settings ([`tunnel`], [`http_peer`]).
+//! Pingora's passthrough speaks TLS itself (its `rustls` feature): its
+//! peer carries the same trust, as whole certificates, and the same client
+//! identity ([`http_peer`]). Pingora tells a TLS failure only as text, so
+//! when a passed-through call to an https agent fails on its connection,
+//! the proxy makes one handshake of its own to the agent and tells what
+//! that one found ([`diagnose`]).
 //!
 //! A TLS failure is reported to the client as [`Failure::UpstreamTls`]:
 //! the agent's config name and the kind of failure, never its address; the
@@ -33,25 +36,25 @@ use tokio_rustls::TlsConnector;
 use crate::error::{ConfigError, Failure};
 
 mod connect;
-mod tunnel;
+mod peer;
 
 pub use connect::{connect, Alpn, Conn, Connector, TlsConn};
+pub use peer::{diagnose, http_peer, needs_diagnosis};
 
 /// The `[upstream]` TLS settings of one agent, loaded and checked.
 pub struct UpstreamTls {
     ca_file: Option<PathBuf>,
     client_cert_file: Option<PathBuf>,
-    /// ALPN `http/1.1`: Pingora's tunnels (below).
+    /// ALPN `http/1.1`: the handshake that diagnoses a failed passthrough.
     h1: Arc<rustls::ClientConfig>,
     /// ALPN `h2` then `http/1.1`: the proxy's own HTTP calls
     /// (`crate::upstream`), in the protocol the agent picks.
     http: Arc<rustls::ClientConfig>,
     /// ALPN `h2`: gRPC agents.
     h2: Arc<rustls::ClientConfig>,
-    /// Pingora's way to these agents (its passthrough, card and task
-    /// fetches): a Unix socket per target, carried over `h1`
-    /// ([`tunnel`], [`http_peer`]).
-    tunnels: tunnel::Tunnels,
+    /// Pingora's TLS toward these agents (its passthrough): the same
+    /// trust and client identity, as Pingora holds them ([`http_peer`]).
+    pingora: peer::PingoraTls,
 }
 
 impl fmt::Debug for UpstreamTls {
@@ -63,7 +66,7 @@ impl fmt::Debug for UpstreamTls {
     }
 }
 
-fn config_error(key: &str, file: &Path, why: impl fmt::Display) -> ConfigError {
+pub(super) fn config_error(key: &str, file: &Path, why: impl fmt::Display) -> ConfigError {
     ConfigError {
         key: key.into(),
         message: format!("{}: {why}", file.display()),
@@ -71,7 +74,7 @@ fn config_error(key: &str, file: &Path, why: impl fmt::Display) -> ConfigError {
 }
 
 /// The certificates of a PEM file (at least one).
-fn certs(key: &str, file: &Path) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
+pub(super) fn certs(key: &str, file: &Path) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(file)
         .and_then(|it| it.collect::<Result<Vec<_>, _>>())
         .map_err(|e| config_error(key, file, format!("cannot read PEM certificates: {e}")))?;
@@ -101,7 +104,7 @@ fn roots(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, ConfigError> {
 }
 
 /// The proxy's client certificate chain and its private key.
-fn client_identity(
+pub(super) fn client_identity(
     cert: &Path,
     key_file: &Path,
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), ConfigError> {
@@ -134,6 +137,10 @@ impl UpstreamTls {
         let ca_file = path("upstream.ca_file", ca_file)?;
         let cert_file = path("upstream.client_cert_file", client_cert_file)?;
         let key_file = path("upstream.client_key_file", client_key_file)?;
+        let pingora = peer::PingoraTls::load(
+            ca_file.as_deref(),
+            cert_file.as_deref().zip(key_file.as_deref()),
+        )?;
 
         let builder = rustls::ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
@@ -182,23 +189,9 @@ impl UpstreamTls {
             http: with_alpn(&[b"h2", b"http/1.1"]),
             ca_file,
             client_cert_file: cert_file,
-            tunnels: tunnel::Tunnels::default(),
+            pingora,
         })
     }
-
-    /// Closes Pingora's sockets toward these agents (their directories
-    /// removed); one opens again if a call needs it.
-    pub fn close_tunnels(&self) {
-        self.tunnels.close();
-    }
-}
-
-/// Removes the private socket directories (under the system temp dir)
-/// that proxies of this user killed before they could remove their own
-/// left behind ([`tunnel::sweep`]: only directories provably such, whose
-/// process is gone). Run at start; returns how many went.
-pub fn sweep_stale_tunnels() -> usize {
-    tunnel::sweep(&std::env::temp_dir())
 }
 
 /// How to speak TLS to one agent address: the server name and the settings.
@@ -357,7 +350,7 @@ pub fn failure(to: &TlsTo, addr: SocketAddr, e: &rustls::Error) -> Failure {
 }
 
 /// Logs a TLS failure toward `https://host` and makes what the client is told.
-fn told(
+pub(super) fn told(
     agent: &str,
     host: &str,
     addr: impl fmt::Display,
@@ -379,91 +372,6 @@ pub fn io_failure(to: &AgentAddr, e: &std::io::Error) -> Option<Failure> {
     let t = to.tls.as_ref()?;
     let (kind, error) = tls_error(e)?;
     Some(told(&t.agent, &t.host, to.addr, kind, &error))
-}
-
-/// Pingora's peer for `to`, with the connect and read timeouts: the
-/// agent's address, or for an `https://` agent the Unix socket that
-/// carries Pingora's connections over TLS to it ([`tunnel`]: SNI = the
-/// URL's host, certificate and host name checked, the client certificate
-/// for mTLS, the trust of [`UpstreamTls`]). Fails only when that socket
-/// cannot be opened.
-pub fn http_peer(
-    to: &AgentAddr,
-    connect_timeout: Duration,
-    read_timeout: Duration,
-) -> Result<pingora::upstreams::peer::HttpPeer, Failure> {
-    use pingora::upstreams::peer::HttpPeer;
-    let mut peer = match &to.tls {
-        None => HttpPeer::new(to.addr, false, String::new()),
-        Some(t) => {
-            let unavailable = |why: String| {
-                tracing::error!(agent = %t.agent, url = %format!("https://{}", t.host), error = %why, "cannot open the upstream TLS socket");
-                Failure::UpstreamUnavailable {
-                    detail: format!("upstream TLS socket: {why}"),
-                }
-            };
-            let tunnel = t
-                .settings
-                .tunnels
-                .get(t, to.addr, &t.settings.h1, connect_timeout)
-                .map_err(|e| unavailable(e.to_string()))?;
-            let path = tunnel
-                .path()
-                .to_str()
-                .ok_or_else(|| unavailable("the socket path is not UTF-8".into()))?;
-            // Plaintext from Pingora's side; the SNI only tells pooled
-            // connections apart.
-            HttpPeer::new_uds(path, false, t.host.to_string())
-                .map_err(|e| unavailable(e.to_string()))?
-        }
-    };
-    peer.options.connection_timeout = Some(connect_timeout);
-    peer.options.total_connection_timeout = Some(connect_timeout);
-    peer.options.read_timeout = Some(read_timeout);
-    peer.options.write_timeout = Some(read_timeout);
-    Ok(peer)
-}
-
-/// What went wrong on a connection to `peer` (one of [`http_peer`]'s)
-/// of agent `agent` with settings `settings`, when Pingora's error `e` is
-/// one the TLS socket's side knows better: the agent refused the TLS
-/// exchange (its certificate, an alert), could not be reached, or was too
-/// slow; the socket then closed the connection Pingora was using.
-pub fn pingora_failure(
-    agent: &str,
-    settings: &UpstreamTls,
-    peer: &pingora::upstreams::peer::HttpPeer,
-    e: &pingora::Error,
-) -> Option<Failure> {
-    use pingora::protocols::l4::socket::SocketAddr as PeerAddr;
-    use pingora::upstreams::peer::Peer;
-    use pingora::ErrorType;
-    let PeerAddr::Unix(uds) = peer.address() else {
-        return None;
-    };
-    let on_connection = matches!(
-        e.etype(),
-        ErrorType::ConnectionClosed
-            | ErrorType::ReadError
-            | ErrorType::WriteError
-            | ErrorType::ConnectError
-            | ErrorType::ConnectRefused
-            | ErrorType::H1Error
-            | ErrorType::InvalidHTTPHeader
-    );
-    if !on_connection {
-        return None;
-    }
-    let tunnel = settings.tunnels.find(uds.as_pathname()?)?;
-    Some(match tunnel.failure()? {
-        tunnel::Broken::Tls { kind, detail } => Failure::UpstreamTls {
-            agent: agent.to_string(),
-            kind,
-            detail,
-        },
-        tunnel::Broken::Unavailable(detail) => Failure::UpstreamUnavailable { detail },
-        tunnel::Broken::Timeout => Failure::UpstreamTimeout,
-    })
 }
 
 /// A connect failure carried through hyper's and tonic's errors, so the
