@@ -274,7 +274,11 @@ pub fn run(args: &Args) -> Result<(), String> {
         .block_on(upstream::spawn(false))
         .map_err(|e| e.to_string())?;
     let nginx = start_nginx(&nginx_bin, agent)?;
-    let proxy = start_proxy(args, agent, "0.3")?;
+    let url = crate::AgentUrl {
+        url: format!("http://{agent}"),
+        ca_file: None,
+    };
+    let proxy = start_proxy(args, &url, "0.3")?;
     let bare = match &args.bare_bin {
         Some(bin) => Some(start_bare(bin, agent)?),
         None => None,

@@ -9,6 +9,7 @@ mod client;
 mod hop;
 mod http;
 mod payload;
+mod tlsfront;
 mod upstream;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -74,6 +75,17 @@ struct Args {
     /// Seconds of each `--strace` run.
     #[arg(long, default_value_t = 2)]
     strace_seconds: u64,
+    /// The agents behind a TLS front: the proxies reach them as
+    /// `https://` agents (the direct rows stay plaintext).
+    #[arg(long)]
+    https: bool,
+}
+
+/// Where a proxy reaches an agent: its URL, and the CA file to trust.
+#[derive(Clone)]
+struct AgentUrl {
+    url: String,
+    ca_file: Option<PathBuf>,
 }
 
 /// A proxy child process, killed on drop.
@@ -108,7 +120,7 @@ fn free_addr() -> std::io::Result<SocketAddr> {
     TcpListener::bind("127.0.0.1:0")?.local_addr()
 }
 
-fn start_proxy(args: &Args, upstream: SocketAddr, version: &str) -> Result<Proxy, String> {
+fn start_proxy(args: &Args, upstream: &AgentUrl, version: &str) -> Result<Proxy, String> {
     let addr = free_addr().map_err(|e| e.to_string())?;
     if let Some(dir) = args
         .proxy_log
@@ -122,9 +134,19 @@ fn start_proxy(args: &Args, upstream: SocketAddr, version: &str) -> Result<Proxy
         .append(true)
         .open(&args.proxy_log)
         .map_err(|e| format!("cannot open {}: {e}", args.proxy_log.display()))?;
-    let child = Command::new(&args.proxy_bin)
-        .args(["serve", "--no-push", "--listen", &addr.to_string()])
-        .args(["--upstream", &format!("http://{upstream}")])
+    let mut cmd = Command::new(&args.proxy_bin);
+    cmd.args(["serve", "--no-push", "--listen", &addr.to_string()]);
+    if let Some(ca) = &upstream.ca_file {
+        let file = ca.with_extension("toml");
+        std::fs::write(
+            &file,
+            format!("[upstream]\nca_file = {:?}\n", ca.display().to_string()),
+        )
+        .map_err(|e| e.to_string())?;
+        cmd.arg("--config").arg(&file);
+    }
+    let child = cmd
+        .args(["--upstream", &upstream.url])
         .args(["--upstream-version", version])
         .args(["--threads", &args.proxy_threads.to_string()])
         .args(["--max-connections", &(args.streams * 2 + 64).to_string()])
@@ -218,8 +240,35 @@ fn run(args: &Args) -> Result<(), String> {
     let up10 = agents
         .block_on(upstream::spawn(true))
         .map_err(|e| e.to_string())?;
-    let p03 = start_proxy(args, up03, "0.3")?;
-    let p10 = start_proxy(args, up10, "1.0")?;
+    let (url03, url10) = if args.https {
+        let dir = std::env::temp_dir();
+        let (a03, ca03) = agents.block_on(tlsfront::spawn(up03, &dir))?;
+        let (a10, ca10) = agents.block_on(tlsfront::spawn(up10, &dir))?;
+        println!("agents behind TLS fronts: the proxies reach https://{a03} and https://{a10}");
+        (
+            AgentUrl {
+                url: format!("https://{a03}"),
+                ca_file: Some(ca03),
+            },
+            AgentUrl {
+                url: format!("https://{a10}"),
+                ca_file: Some(ca10),
+            },
+        )
+    } else {
+        (
+            AgentUrl {
+                url: format!("http://{up03}"),
+                ca_file: None,
+            },
+            AgentUrl {
+                url: format!("http://{up10}"),
+                ca_file: None,
+            },
+        )
+    };
+    let p03 = start_proxy(args, &url03, "0.3")?;
+    let p10 = start_proxy(args, &url10, "1.0")?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("client")
@@ -484,7 +533,7 @@ fn run(args: &Args) -> Result<(), String> {
     // by an earlier phase would otherwise be reused and hide the cost.
     for &i in &[2usize, 1] {
         let m = &modes[i];
-        let fresh = start_proxy(args, up03, "0.3")?;
+        let fresh = start_proxy(args, &url03, "0.3")?;
         let pid = fresh.child.id();
         // The same warm-up as the measured proxies had.
         rt.block_on(client::unary(
@@ -504,7 +553,7 @@ fn run(args: &Args) -> Result<(), String> {
         let during = rss_kib(pid).ok_or("cannot read the proxy's RSS")?;
         let per = (during.saturating_sub(before)) as f64 / held.len().max(1) as f64;
         println!(
-            "{:<36} open {:>5} (failed {:>3})  RSS {:>7} -> {:>7} KiB  = {:>6.1} KiB per stream   target <= 32",
+            "{:<36} open {:>5} (failed {:>3})  RSS {:>7} -> {:>7} KiB  = {:>6.1} KiB per stream   bound <= 80",
             m.name,
             held.len(),
             errors,
