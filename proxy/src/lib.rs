@@ -35,6 +35,7 @@ pub mod route;
 pub mod server_tls;
 pub mod sse;
 pub mod tasks;
+pub mod telemetry;
 pub mod tracectx;
 pub mod translation;
 pub mod upstream;

@@ -60,10 +60,11 @@ impl App {
         );
         let tasks = task_index(&config, crate::tasks::ScopeKey::random());
         let relay = std::sync::Arc::new(crate::tasks::relay::Relay::new(config.limits.relay));
+        let metrics = Metrics::named(&config.agent.name);
         App {
             config,
             cards,
-            metrics: Metrics::default(),
+            metrics,
             tasks: std::sync::Arc::new(tasks),
             relay,
             push: None,
@@ -286,7 +287,9 @@ impl App {
     pub fn metrics_text(&self) -> LocalResponse {
         let text = self.metrics_body();
         let name = self.config.agent.name.as_str();
-        crate::metrics::exposition(crate::metrics::label_agents(&[(name, &text)]))
+        let mut own = String::new();
+        Metrics::render_process(&mut own);
+        crate::metrics::exposition(crate::metrics::label_agents(&[(name, &text), ("", &own)]))
     }
 
     /// The request and push counters, without the `agent` label.

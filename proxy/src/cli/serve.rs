@@ -19,6 +19,7 @@ The keys, defaults and bounds are documented in proxy/README.md, sections
   \"TLS on the listener\"       tls_cert_file, tls_key_file (reloaded on SIGHUP)
   \"gRPC\"                      grpc.*
   \"Push notifications (issue #4)\"  push.*
+  \"OpenTelemetry export (issue #39; `telemetry/`)\"  telemetry.* (OTLP, off by default)
   \"Operations\"                log_format, --callback-url, config check/example, check-upstream
   \"Several agents\"            [[agents]]: several agents by path prefix and/or Host (the flags
                               then set the top-level defaults of every agent)
@@ -177,7 +178,7 @@ fn credential_safe(meta: &tracing::Metadata<'_>) -> bool {
             .any(|own| meta.target() == *own || meta.target().starts_with(&format!("{own}::")))
 }
 
-fn init_logging(format: LogFormat) {
+fn init_logging(format: LogFormat, otel: Option<crate::telemetry::Layer>) {
     use tracing_subscriber::filter::{filter_fn, EnvFilter, FilterExt, LevelFilter};
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -196,7 +197,8 @@ fn init_logging(format: LogFormat) {
         .with_writer(std::io::stderr)
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_ansi(ansi);
-    let registry = tracing_subscriber::registry();
+    // OpenTelemetry export (crate::telemetry): its own filter.
+    let registry = tracing_subscriber::registry().with(otel);
     let _ = if format == LogFormat::Json {
         registry.with(layer.json().with_filter(filter)).try_init()
     } else {
@@ -289,7 +291,26 @@ pub fn main(args: &ServeArgs) -> i32 {
             return 2;
         }
     };
-    init_logging(config.log_format);
+    // OpenTelemetry export (area: telemetry), before the logging that
+    // carries its layer.
+    let mut telemetry = None;
+    let mut otel = None;
+    if let Some(t) = &config.telemetry {
+        match crate::telemetry::Telemetry::start(t) {
+            Ok((running, layer)) => {
+                telemetry = Some(running);
+                otel = Some(layer);
+            }
+            Err(e) => {
+                eprintln!("a2a-compat-proxy serve: {e}");
+                return 2;
+            }
+        }
+    }
+    init_logging(config.log_format, otel);
+    if let Some(t) = &config.telemetry {
+        tracing::info!(endpoint = %t.endpoint.as_string(), protocol = ?t.protocol, "telemetry: spans and metrics exported over OTLP");
+    }
     if let Err(e) = check_listeners(&config) {
         eprintln!("a2a-compat-proxy serve: {e}");
         return 2;
@@ -334,6 +355,9 @@ pub fn main(args: &ServeArgs) -> i32 {
         app.stop_push();
         // Pingora's sockets toward https agents (upstream::tls).
         app.config.upstream_tls.close_tunnels();
+    }
+    if let Some(mut t) = telemetry {
+        t.stop();
     }
     0
 }

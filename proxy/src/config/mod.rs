@@ -38,11 +38,13 @@ mod hosts;
 mod limits;
 mod push;
 mod raw;
+mod telemetry;
 
 pub use hosts::*;
 pub use limits::*;
 pub use push::*;
 pub use raw::*;
+pub use telemetry::{OtlpProtocol, RawTelemetry, TelemetrySettings};
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -207,6 +209,9 @@ pub struct Config {
     /// `upstream.ca_file`, `upstream.client_cert_file` and
     /// `upstream.client_key_file`, loaded (crate::upstream::tls).
     pub upstream_tls: std::sync::Arc<crate::upstream::tls::UpstreamTls>,
+    // OpenTelemetry export (area: telemetry).
+    /// `[telemetry]`: `None` when export is off (listener-level).
+    pub telemetry: Option<TelemetrySettings>,
 }
 
 /// `public_url`, by default the listener's own address (`own_scheme`:
@@ -520,7 +525,9 @@ impl Config {
             raw.upstream.client_cert_file.as_deref(),
             raw.upstream.client_key_file.as_deref(),
         )?);
+        let telemetry = telemetry::resolve_telemetry(&raw.telemetry)?;
         Ok(Config {
+            telemetry,
             upstream_tls,
             allowed_hosts,
             // Several agents (area: agents).

@@ -38,6 +38,9 @@ pub struct RawConfig {
     // A2A 1.N versions (area: versions).
     #[serde(default)]
     pub versions: RawVersions,
+    // OpenTelemetry export (area: telemetry).
+    #[serde(default)]
+    pub telemetry: super::RawTelemetry,
     // Several agents (area: agents).
     /// `[[agents]]`: several agents behind one proxy, each routed by path
     /// prefix and/or `Host`; empty: this file's one agent.

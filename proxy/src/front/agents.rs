@@ -35,6 +35,8 @@ pub struct Front {
     /// Requests of no agent (rendered with `agent=""`), shared with the
     /// gRPC listeners ([`Metrics::unrouted`]).
     own: Arc<Metrics>,
+    /// The listener speaks TLS (the spans' `url.scheme`).
+    tls: bool,
 }
 
 impl Front {
@@ -50,6 +52,7 @@ impl Front {
             router: Router::new(routes),
             sole,
             own: apps[0].metrics.unrouted(),
+            tls: apps[0].config.tls.is_some(),
         }
     }
 
@@ -61,7 +64,9 @@ impl Front {
             .iter()
             .map(|s| (s.app.config.agent.name.clone(), s.app.metrics_body()))
             .collect();
-        parts.push((String::new(), self.own.render()));
+        let mut own = self.own.render();
+        Metrics::render_process(&mut own);
+        parts.push((String::new(), own));
         let parts: Vec<(&str, &str)> = parts
             .iter()
             .map(|(n, t)| (n.as_str(), t.as_str()))
@@ -137,7 +142,12 @@ impl Front {
 /// unless the log filter enables `a2a_call` at DEBUG
 /// (`RUST_LOG=info,a2a_call=debug`). Its `trace_id` is the caller's W3C
 /// one when its `traceparent` is well formed.
-fn call_span(req: &RequestHeader) -> tracing::Span {
+///
+/// With telemetry on (crate::telemetry) it is also the call's OTel server
+/// span, whatever the log filter says: the caller's `traceparent` its
+/// parent, the HTTP semantic conventions' attributes and `a2a.*` (the
+/// A2A method, versions and translation noted with the call's metrics).
+fn call_span(req: &RequestHeader, tls: bool) -> tracing::Span {
     use tracing::field::Empty;
     let span = tracing::debug_span!(
         target: "a2a_call",
@@ -147,14 +157,64 @@ fn call_span(req: &RequestHeader) -> tracing::Span {
         method = %req.method,
         path = Empty,
         status = Empty,
+        otel.name = %req.method,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        http.request.method = %req.method,
+        url.path = Empty,
+        url.scheme = if tls { "https" } else { "http" },
+        network.protocol.version = Empty,
+        http.response.status_code = Empty,
+        error.type = Empty,
+        a2a.agent = Empty,
+        a2a.method = Empty,
+        a2a.client_version = Empty,
+        a2a.agent_version = Empty,
+        a2a.translated = Empty,
     );
     if !span.is_disabled() {
-        span.record("path", crate::agents::echo(req.uri.path()));
+        let path = crate::agents::echo(req.uri.path());
+        span.record("path", path);
+        span.record("url.path", crate::telemetry::exported_path(path).as_ref());
+        let version = match req.version {
+            http::Version::HTTP_2 => "2",
+            http::Version::HTTP_10 => "1.0",
+            _ => "1.1",
+        };
+        span.record("network.protocol.version", version);
         if let Some(t) = crate::tracectx::TraceContext::from_headers(&req.headers) {
             span.record("trace_id", t.trace_id());
+            crate::telemetry::adopt_parent(&span, &t);
         }
     }
     span
+}
+
+/// The call's last attributes, once its answer is out: the status, and
+/// the span's name (`POST SendMessage`) now the method is known.
+fn close_span(span: &tracing::Span, ctx: &Ctx, method: &str) {
+    if span.is_disabled() {
+        return;
+    }
+    let status = ctx.status.unwrap_or(0);
+    span.record("status", status);
+    if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
+        crate::telemetry::rename(span, format!("{method} {}", op.as_str()));
+    }
+    if status != 0 {
+        span.record("http.response.status_code", i64::from(status));
+    }
+    if status >= 500 || status == 0 {
+        span.record("otel.status_code", "ERROR");
+        span.record(
+            "error.type",
+            if status == 0 {
+                "aborted".to_string()
+            } else {
+                status.to_string()
+            },
+        );
+    }
 }
 
 enum Pick {
@@ -211,12 +271,14 @@ impl ProxyHttp for Front {
     /// chosen here, once, and the call's span opened; what belongs to no
     /// agent is answered here.
     async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
-        ctx.span = call_span(session.req_header());
+        ctx.span = call_span(session.req_header(), self.tls);
         let span = ctx.span.clone();
         let answer = match self.pick(session.req_header()) {
             Pick::Agent(i) => {
                 ctx.agent = Some(i);
-                span.record("agent", self.agents[i].app.config.agent.name.as_str());
+                let name = self.agents[i].app.config.agent.name.as_str();
+                span.record("agent", name);
+                span.record("a2a.agent", name);
                 return self.agents[i]
                     .request_filter(session, ctx)
                     .instrument(span)
@@ -345,7 +407,7 @@ impl ProxyHttp for Front {
     /// metrics, or those of no agent.
     async fn logging(&self, session: &mut Session, e: Option<&Error>, ctx: &mut Ctx) {
         let span = std::mem::replace(&mut ctx.span, tracing::Span::none());
-        span.record("status", ctx.status.unwrap_or(0));
+        close_span(&span, ctx, session.req_header().method.as_str());
         if let Some(i) = ctx.agent {
             return self.agents[i]
                 .logging(session, e, ctx)
