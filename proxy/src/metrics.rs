@@ -99,8 +99,10 @@ impl Metrics {
         crate::telemetry::stream_delta(&self.agent, -1);
     }
 
-    /// The proxy's own counters (of no agent): telemetry export (when on).
+    /// The proxy's own counters (of no agent): config reloads, telemetry
+    /// export (when on).
     pub fn render_process(out: &mut String) {
+        crate::reload::render(out);
         crate::telemetry::render(out);
     }
 

@@ -20,6 +20,7 @@ The keys, defaults and bounds are documented in proxy/README.md, sections
   \"gRPC\"                      grpc.*
   \"Push notifications (issue #4)\"  push.*
   \"OpenTelemetry export (issue #39; `telemetry/`)\"  telemetry.* (OTLP, off by default)
+  \"Reload without a restart (issue #39; `reload.rs`, `admin.rs`)\"  SIGHUP, admin_listen
   \"Operations\"                log_format, --callback-url, config check/example, check-upstream
   \"Several agents\"            [[agents]]: several agents by path prefix and/or Host (the flags
                               then set the top-level defaults of every agent)
@@ -320,21 +321,15 @@ pub fn main(args: &ServeArgs) -> i32 {
     crate::upstream::tls::sweep_stale_tunnels();
     let tls = config.tls.is_some() || config.grpc_tls.is_some();
     log_start(&config);
-    let (server, apps) = match crate::build_server(config, Duration::from_secs(5)) {
+    let started_with = config.clone();
+    let admin_listen = config.admin_listen;
+    let (server, apps, agents) = match crate::build_reloadable(config, Duration::from_secs(5)) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("a2a-compat-proxy serve: cannot start: {e}");
             return 2;
         }
     };
-    if tls {
-        match crate::server_tls::watch_sighup() {
-            Ok(()) => tracing::info!("SIGHUP reloads the TLS certificates"),
-            Err(e) => {
-                tracing::warn!(error = %e, "SIGHUP not watched: TLS certificates are not reloaded")
-            }
-        }
-    }
     // Several agents (area: agents): the gRPC listeners, the shared one
     // (top-level grpc.listen, routed by :authority) and any agent's own.
     let mut grpc = match crate::grpc::GrpcServer::start_all(&apps) {
@@ -347,7 +342,50 @@ pub fn main(args: &ServeArgs) -> i32 {
             return 2;
         }
     };
+    // Reload without a restart (area: reload): SIGHUP reads the config
+    // file again (and reloads the TLS certificates).
+    let reloader = args.config.as_ref().map(|_| {
+        let again = args.clone();
+        std::sync::Arc::new(crate::reload::Reloader::new(
+            Box::new(move || again.resolve()),
+            started_with,
+            apps.clone(),
+            agents,
+            grpc.iter().map(|g| g.reloader()).collect(),
+        ))
+    });
+    if tls || reloader.is_some() {
+        let what = match (tls, reloader.is_some()) {
+            (true, true) => "the TLS certificates and the config file",
+            (true, false) => "the TLS certificates",
+            _ => "the config file",
+        };
+        match crate::reload::watch_sighup(reloader.clone(), tls) {
+            Ok(()) => tracing::info!("SIGHUP reloads {what}"),
+            Err(e) => tracing::warn!(error = %e, "SIGHUP not watched: nothing is reloaded"),
+        }
+    }
+    // The admin listener (`admin_listen`): POST /admin/reload.
+    let mut admin = None;
+    if let (Some(addr), Some(r)) = (admin_listen, &reloader) {
+        match crate::admin::AdminServer::start(addr, r.clone()) {
+            Ok(a) => admin = Some(a),
+            Err(e) => {
+                eprintln!("a2a-compat-proxy serve: cannot listen on {addr} (admin): {e}");
+                for g in grpc.iter_mut() {
+                    g.stop();
+                }
+                for app in &apps {
+                    app.stop_push();
+                }
+                return 2;
+            }
+        }
+    }
     server.run(RunArgs::default());
+    drop(admin);
+    // The agents served last (a reload may have changed them).
+    let apps = reloader.map(|r| r.apps()).unwrap_or(apps);
     for g in grpc.iter_mut() {
         g.stop();
     }

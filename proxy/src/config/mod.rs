@@ -212,6 +212,9 @@ pub struct Config {
     // OpenTelemetry export (area: telemetry).
     /// `[telemetry]`: `None` when export is off (listener-level).
     pub telemetry: Option<TelemetrySettings>,
+    // Reload without a restart (area: reload).
+    /// The admin listener (`POST /admin/reload`), off when `None`.
+    pub admin_listen: Option<SocketAddr>,
 }
 
 /// `public_url`, by default the listener's own address (`own_scheme`:
@@ -526,7 +529,24 @@ impl Config {
             raw.upstream.client_key_file.as_deref(),
         )?);
         let telemetry = telemetry::resolve_telemetry(&raw.telemetry)?;
+        let admin_listen = match raw.admin_listen.as_deref() {
+            None => None,
+            Some(a) => {
+                let addr: SocketAddr = a
+                    .parse()
+                    .map_err(|e| bad("admin_listen", a, format!("not an IP:port ({e})")))?;
+                if addr == listen || Some(addr) == grpc_listen {
+                    return Err(bad(
+                        "admin_listen",
+                        a,
+                        "must be an address of its own, not the HTTP or gRPC listener's",
+                    ));
+                }
+                Some(addr)
+            }
+        };
         Ok(Config {
+            admin_listen,
             telemetry,
             upstream_tls,
             allowed_hosts,

@@ -25,13 +25,42 @@ use crate::local::LocalResponse;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::route::Binding;
 
-/// The HTTP listener's hooks: one [`ProxyService`] per agent.
-pub struct Front {
+/// The agents one listener serves, in config order, and how a request
+/// picks one: swapped whole by a reload (crate::reload), while each call
+/// keeps the set it started with (in its [`Ctx`]).
+pub struct AgentSet {
     agents: Vec<ProxyService>,
     router: Router,
     /// The one agent serves every host and path (a file without
     /// `[[agents]]`): everything is its, as with one agent always.
     sole: bool,
+}
+
+impl AgentSet {
+    /// The set of `apps` (at least one), in config order.
+    pub fn new(apps: &[Arc<App>]) -> AgentSet {
+        let routes: Vec<_> = apps.iter().map(|a| a.config.agent.clone()).collect();
+        let sole = routes.len() == 1 && routes[0].prefix.is_empty() && routes[0].hosts.is_empty();
+        AgentSet {
+            agents: apps
+                .iter()
+                .map(|app| ProxyService { app: app.clone() })
+                .collect(),
+            router: Router::new(routes),
+            sole,
+        }
+    }
+
+    /// The agents' states, in config order.
+    pub fn apps(&self) -> impl Iterator<Item = &Arc<App>> {
+        self.agents.iter().map(|s| &s.app)
+    }
+}
+
+/// The HTTP listener's hooks: one [`ProxyService`] per agent of the
+/// current [`AgentSet`].
+pub struct Front {
+    set: Arc<arc_swap::ArcSwap<AgentSet>>,
     /// Requests of no agent (rendered with `agent=""`), shared with the
     /// gRPC listeners ([`Metrics::unrouted`]).
     own: Arc<Metrics>,
@@ -42,24 +71,23 @@ pub struct Front {
 impl Front {
     /// The front of `apps` (at least one), in config order.
     pub fn new(apps: &[Arc<App>]) -> Front {
-        let routes: Vec<_> = apps.iter().map(|a| a.config.agent.clone()).collect();
-        let sole = routes.len() == 1 && routes[0].prefix.is_empty() && routes[0].hosts.is_empty();
         Front {
-            agents: apps
-                .iter()
-                .map(|app| ProxyService { app: app.clone() })
-                .collect(),
-            router: Router::new(routes),
-            sole,
+            set: Arc::new(arc_swap::ArcSwap::from_pointee(AgentSet::new(apps))),
             own: apps[0].metrics.unrouted(),
             tls: apps[0].config.tls.is_some(),
         }
     }
 
+    /// Where a reload puts the listener's next [`AgentSet`].
+    pub fn agents(&self) -> Arc<arc_swap::ArcSwap<AgentSet>> {
+        self.set.clone()
+    }
+
     /// Every agent's metrics and those of no agent, each line labelled
     /// with its `agent`.
     pub fn metrics_text(&self) -> LocalResponse {
-        let mut parts: Vec<(String, String)> = self
+        let set = self.set.load();
+        let mut parts: Vec<(String, String)> = set
             .agents
             .iter()
             .map(|s| (s.app.config.agent.name.clone(), s.app.metrics_body()))
@@ -76,13 +104,14 @@ impl Front {
 
     /// Ready when every agent is (each one's card can be had now).
     async fn ready(&self) -> LocalResponse {
+        let current = self.set.load_full();
         let mut set = tokio::task::JoinSet::new();
-        for (i, s) in self.agents.iter().enumerate() {
+        for (i, s) in current.agents.iter().enumerate() {
             let app = s.app.clone();
             set.spawn(async move { (i, app.ready().await) });
         }
         let mut answers =
-            vec![LocalResponse::json(503, json!({"status": "not ready"})); self.agents.len()];
+            vec![LocalResponse::json(503, json!({"status": "not ready"})); current.agents.len()];
         while let Some(done) = set.join_next().await {
             if let Ok((i, r)) = done {
                 answers[i] = r;
@@ -90,7 +119,7 @@ impl Front {
         }
         let mut all = true;
         let mut agents = serde_json::Map::new();
-        for (s, r) in self.agents.iter().zip(answers) {
+        for (s, r) in current.agents.iter().zip(answers) {
             let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
             // Each agent's own readiness logs its changes (App::ready).
             all &= r.status == 200;
@@ -109,9 +138,9 @@ impl Front {
     }
 
     /// The request's agent, or what is answered here instead.
-    fn pick(&self, req: &RequestHeader) -> Pick {
+    fn pick(set: &AgentSet, req: &RequestHeader) -> Pick {
         let path = req.uri.path();
-        if self.sole {
+        if set.sole {
             return Pick::Agent(0);
         }
         let get = req.method == http::Method::GET || req.method == http::Method::HEAD;
@@ -127,14 +156,21 @@ impl Front {
                 .get(http::header::HOST)
                 .and_then(|h| h.to_str().ok())
         });
-        match self.router.pick(host, path) {
+        match set.router.pick(host, path) {
             Some(i) => Pick::Agent(i),
             None => Pick::NoAgent,
         }
     }
 
-    fn index(ctx: &Ctx) -> usize {
-        ctx.agent.unwrap_or(0)
+    /// The request's agent (of the set it started with), or the first
+    /// of the current set before one is chosen.
+    fn svc(&self, ctx: &Ctx) -> ProxyService {
+        let i = ctx.agent.unwrap_or(0);
+        let app = match &ctx.agents {
+            Some(set) => set.agents[i].app.clone(),
+            None => self.set.load().agents[0].app.clone(),
+        };
+        ProxyService { app }
     }
 }
 
@@ -259,7 +295,7 @@ impl ProxyHttp for Front {
         ctx: &mut Ctx,
         prev: Box<dyn std::any::Any + Send + Sync>,
     ) {
-        self.agents[0].on_connection_reuse(session, ctx, prev)
+        self.svc(ctx).on_connection_reuse(session, ctx, prev)
     }
 
     /// When a request's head is read: its state, undecided.
@@ -273,13 +309,18 @@ impl ProxyHttp for Front {
     async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
         ctx.span = call_span(session.req_header(), self.tls);
         let span = ctx.span.clone();
-        let answer = match self.pick(session.req_header()) {
+        // The agents as they are now: this call keeps them to its end,
+        // whatever a reload does meanwhile.
+        let set = self.set.load_full();
+        let picked = Self::pick(&set, session.req_header());
+        ctx.agents = Some(set.clone());
+        let answer = match picked {
             Pick::Agent(i) => {
                 ctx.agent = Some(i);
-                let name = self.agents[i].app.config.agent.name.as_str();
+                let name = set.agents[i].app.config.agent.name.as_str();
                 span.record("agent", name);
                 span.record("a2a.agent", name);
-                return self.agents[i]
+                return set.agents[i]
                     .request_filter(session, ctx)
                     .instrument(span)
                     .await;
@@ -287,14 +328,14 @@ impl ProxyHttp for Front {
             Pick::Own(binding) => {
                 ctx.target.binding = Some(binding.clone());
                 match binding {
-                    Binding::Health => self.agents[0].app.health(),
+                    Binding::Health => set.agents[0].app.health(),
                     Binding::Ready => self.ready().await,
                     _ => self.metrics_text(),
                 }
             }
             Pick::NoAgent => no_agent(session.req_header()),
         };
-        self.agents[0]
+        set.agents[0]
             .respond(session, ctx, answer)
             .instrument(span)
             .await
@@ -303,7 +344,7 @@ impl ProxyHttp for Front {
     /// On pingora's proxy loop, before connecting (the agent's hook).
     async fn upstream_peer(&self, session: &mut Session, ctx: &mut Ctx) -> Result<Box<HttpPeer>> {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .upstream_peer(session, ctx)
             .instrument(span)
             .await
@@ -318,7 +359,7 @@ impl ProxyHttp for Front {
         e: Box<Error>,
     ) -> Box<Error> {
         let span = ctx.span.clone();
-        span.in_scope(|| self.agents[Self::index(ctx)].fail_to_connect(session, peer, ctx, e))
+        span.in_scope(|| self.svc(ctx).fail_to_connect(session, peer, ctx, e))
     }
 
     /// When pingora's exchange with the agent fails after the connection
@@ -333,7 +374,8 @@ impl ProxyHttp for Front {
     ) -> Box<Error> {
         let span = ctx.span.clone();
         span.in_scope(|| {
-            self.agents[Self::index(ctx)].error_while_proxy(peer, session, e, ctx, client_reused)
+            self.svc(ctx)
+                .error_while_proxy(peer, session, e, ctx, client_reused)
         })
     }
 
@@ -345,7 +387,7 @@ impl ProxyHttp for Front {
         ctx: &mut Ctx,
     ) -> Result<()> {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .upstream_request_filter(session, upstream_request, ctx)
             .instrument(span)
             .await
@@ -360,7 +402,7 @@ impl ProxyHttp for Front {
         ctx: &mut Ctx,
     ) -> Result<()> {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .request_body_filter(session, body, end_of_stream, ctx)
             .instrument(span)
             .await
@@ -374,7 +416,7 @@ impl ProxyHttp for Front {
         ctx: &mut Ctx,
     ) -> Result<()> {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .response_filter(session, resp, ctx)
             .instrument(span)
             .await
@@ -390,14 +432,15 @@ impl ProxyHttp for Front {
     ) -> Result<Option<Duration>> {
         let span = ctx.span.clone();
         span.in_scope(|| {
-            self.agents[Self::index(ctx)].response_body_filter(session, body, end_of_stream, ctx)
+            self.svc(ctx)
+                .response_body_filter(session, body, end_of_stream, ctx)
         })
     }
 
     /// When a request fails with an error.
     async fn fail_to_proxy(&self, session: &mut Session, e: &Error, ctx: &mut Ctx) -> FailToProxy {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .fail_to_proxy(session, e, ctx)
             .instrument(span)
             .await
@@ -408,8 +451,9 @@ impl ProxyHttp for Front {
     async fn logging(&self, session: &mut Session, e: Option<&Error>, ctx: &mut Ctx) {
         let span = std::mem::replace(&mut ctx.span, tracing::Span::none());
         close_span(&span, ctx, session.req_header().method.as_str());
-        if let Some(i) = ctx.agent {
-            return self.agents[i]
+        if ctx.agent.is_some() {
+            return self
+                .svc(ctx)
                 .logging(session, e, ctx)
                 .instrument(span)
                 .await;

@@ -30,12 +30,34 @@ use crate::agents::GrpcRouter;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::version::Version;
 
+/// The agents one gRPC listener serves (each with its name) and their
+/// router: swapped whole by a reload (crate::reload); a call keeps the
+/// agent it was routed to.
+pub struct GrpcAgents {
+    agents: Vec<(Arc<Targets>, String)>,
+    router: GrpcRouter,
+}
+
+impl GrpcAgents {
+    pub(super) fn new(agents: Vec<(Arc<Targets>, String)>, router: GrpcRouter) -> GrpcAgents {
+        GrpcAgents { agents, router }
+    }
+
+    /// The names of the agents served, in the router's order.
+    pub fn names(&self) -> Vec<&str> {
+        self.router
+            .routes()
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect()
+    }
+}
+
 /// One version's service of every agent on a listener, in the router's
 /// order.
 #[derive(Clone)]
 pub(super) struct ByAuthority<S> {
-    agents: Arc<[(Arc<Targets>, String)]>,
-    router: Arc<GrpcRouter>,
+    state: Arc<arc_swap::ArcSwap<GrpcAgents>>,
     /// The proxy's requests of no agent (rendered with `agent=""`).
     unrouted: Arc<Metrics>,
     /// This version's service of an agent's services.
@@ -43,18 +65,16 @@ pub(super) struct ByAuthority<S> {
 }
 
 impl<S> ByAuthority<S> {
-    /// `agents[i]` (with its name) serves the calls `router` gives `i`,
-    /// with its service `version` picks; calls of no agent count in
+    /// The current agents of `state` serve the calls their router gives
+    /// them, with the service `version` picks; calls of no agent count in
     /// `unrouted`.
     pub(super) fn new(
-        agents: Vec<(Arc<Targets>, String)>,
-        router: Arc<GrpcRouter>,
+        state: Arc<arc_swap::ArcSwap<GrpcAgents>>,
         unrouted: Arc<Metrics>,
         version: fn(&Pair) -> S,
     ) -> Self {
         ByAuthority {
-            agents: agents.into(),
-            router,
+            state,
             unrouted,
             version,
         }
@@ -173,7 +193,8 @@ where
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
         let started = std::time::Instant::now();
         let span = call_span(&req);
-        let Some(i) = self.router.pick(authority(&req)) else {
+        let state = self.state.load();
+        let Some(i) = state.router.pick(authority(&req)) else {
             let s = no_agent(authority(&req));
             tracing::debug!(
                 parent: &span,
@@ -185,7 +206,7 @@ where
                 .record(refusal(req.uri().path(), s.code()), started.elapsed());
             return Box::pin(std::future::ready(Ok(s.into_http())));
         };
-        let (targets, name) = &self.agents[i];
+        let (targets, name) = &state.agents[i];
         span.record("agent", name.as_str());
         span.record("a2a.agent", name.as_str());
         let (targets, version) = (targets.clone(), self.version);
