@@ -13,6 +13,7 @@
 #[cfg(test)]
 extern crate self as proxy;
 
+pub mod admin;
 pub mod agents;
 pub mod app;
 pub mod binding;
@@ -32,11 +33,13 @@ pub mod local;
 pub mod logline;
 pub mod metrics;
 pub mod push;
+pub mod reload;
 pub mod rest;
 pub mod route;
 pub mod server_tls;
 pub mod sse;
 pub mod tasks;
+pub mod telemetry;
 pub mod tracectx;
 pub mod translation;
 pub mod upstream;
@@ -77,6 +80,18 @@ const DOWNSTREAM_WRITE_BUFFER: usize = 2 * 1024;
 /// Builds the pingora server for `config` (not yet running), with one
 /// [`App`] per agent (its push worker started), in config order.
 pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server, Vec<Arc<App>>)> {
+    build_reloadable(config, grace).map(|(s, apps, _)| (s, apps))
+}
+
+/// The agents the HTTP listener serves, swapped by a reload
+/// ([`reload::Reloader`]).
+pub type Agents = Arc<arc_swap::ArcSwap<front::AgentSet>>;
+
+/// [`build_server`], and where a reload puts the HTTP listener's agents.
+pub fn build_reloadable(
+    config: Config,
+    grace: Duration,
+) -> std::io::Result<(Server, Vec<Arc<App>>, Agents)> {
     let conf = ServerConf {
         threads: config.threads,
         grace_period_seconds: Some(grace.as_secs()),
@@ -115,7 +130,9 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
         }
         apps.push(Arc::new(app));
     }
-    let mut proxy = pingora::proxy::http_proxy(&server.configuration, Front::new(&apps));
+    let front = Front::new(&apps);
+    let agents = front.agents();
+    let mut proxy = pingora::proxy::http_proxy(&server.configuration, front);
     let mut options = HttpServerOptions::default();
     options.h2c = true;
     // An HTTP/2 connection with no open stream is closed like an idle
@@ -146,7 +163,7 @@ pub fn build_server(config: Config, grace: Duration) -> std::io::Result<(Server,
         pingora::listeners::ListenerConfig::tcp(listen.to_string()).l4_buffer(buffers),
     );
     server.add_service(svc);
-    Ok((server, apps))
+    Ok((server, apps, agents))
 }
 
 /// Shuts the server down when the channel fires (or its sender is dropped).

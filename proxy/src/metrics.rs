@@ -38,6 +38,9 @@ pub struct Metrics {
     /// The proxy's requests of no agent, when these are the first agent's
     /// metrics ([`Metrics::unrouted`]).
     unrouted: OnceLock<Arc<Metrics>>,
+    /// The agent these count for (`""`: no agent), for the same counters
+    /// exported over OTLP (crate::telemetry).
+    agent: String,
 }
 
 /// The `direction` label of a request.
@@ -52,8 +55,18 @@ pub fn direction(client: Option<Version>, upstream: Option<Version>) -> &'static
 }
 
 impl Metrics {
-    /// Counts one finished request and its latency.
+    /// The counters of agent `name`.
+    pub fn named(name: &str) -> Metrics {
+        Metrics {
+            agent: name.to_string(),
+            ..Metrics::default()
+        }
+    }
+
+    /// Counts one finished request and its latency (also exported over
+    /// OTLP, and noted on the call's span, when telemetry is on).
     pub fn record(&self, labels: RequestLabels, latency: Duration) {
+        crate::telemetry::note_call(&self.agent, &labels, latency);
         if let Ok(mut map) = self.requests.lock() {
             *map.entry(labels).or_insert(0) += 1;
         }
@@ -78,10 +91,19 @@ impl Metrics {
 
     pub fn stream_opened(&self) {
         self.open_streams.fetch_add(1, Ordering::Relaxed);
+        crate::telemetry::stream_delta(&self.agent, 1);
     }
 
     pub fn stream_closed(&self) {
         self.open_streams.fetch_sub(1, Ordering::Relaxed);
+        crate::telemetry::stream_delta(&self.agent, -1);
+    }
+
+    /// The proxy's own counters (of no agent): config reloads, telemetry
+    /// export (when on).
+    pub fn render_process(out: &mut String) {
+        crate::reload::render(out);
+        crate::telemetry::render(out);
     }
 
     pub fn open_streams(&self) -> i64 {

@@ -22,7 +22,8 @@ pub use crate::local::LocalResponse;
 pub struct App {
     pub config: Config,
     pub cards: CardCache,
-    pub metrics: Metrics,
+    /// Shared with the agent's next state after a reload (crate::reload).
+    pub metrics: Arc<Metrics>,
     /// Tasks seen in translated answers, per caller scope, for ListTasks
     /// emulation (kept in the push store when there is one).
     pub tasks: std::sync::Arc<crate::tasks::TaskIndex>,
@@ -60,10 +61,11 @@ impl App {
         );
         let tasks = task_index(&config, crate::tasks::ScopeKey::random());
         let relay = std::sync::Arc::new(crate::tasks::relay::Relay::new(config.limits.relay));
+        let metrics = Arc::new(Metrics::named(&config.agent.name));
         App {
             config,
             cards,
-            metrics: Metrics::default(),
+            metrics,
             tasks: std::sync::Arc::new(tasks),
             relay,
             push: None,
@@ -73,6 +75,30 @@ impl App {
             in_flight: AtomicUsize::new(0),
             rest_other_form_first: Default::default(),
         }
+    }
+
+    /// The agent's state after a reload changed its config (crate::reload):
+    /// what `config` says is new (card cache, upstream client, limits,
+    /// routes, TLS files), what it remembers is `old`'s and carried over:
+    /// its push layer and store, delivery worker and ListTasks write-behind
+    /// (moved here, so `old` must not be stopped), ListTasks index,
+    /// relayed subscriptions and counters. Calls still holding `old` end
+    /// on `old`'s settings.
+    pub fn carried(old: &App, config: Config) -> App {
+        let mut app = App::new(config);
+        app.metrics = old.metrics.clone();
+        app.tasks = old.tasks.clone();
+        app.relay = old.relay.clone();
+        app.push = old.push.clone();
+        let worker = old.push_worker.lock().ok().and_then(|mut w| w.take());
+        if let Ok(mut w) = app.push_worker.lock() {
+            *w = worker;
+        }
+        let sync = old.task_sync.lock().ok().and_then(|mut t| t.take());
+        if let Ok(mut t) = app.task_sync.lock() {
+            *t = sync;
+        }
+        app
     }
 
     /// Opens the push store and starts the delivery worker when
@@ -286,7 +312,9 @@ impl App {
     pub fn metrics_text(&self) -> LocalResponse {
         let text = self.metrics_body();
         let name = self.config.agent.name.as_str();
-        crate::metrics::exposition(crate::metrics::label_agents(&[(name, &text)]))
+        let mut own = String::new();
+        Metrics::render_process(&mut own);
+        crate::metrics::exposition(crate::metrics::label_agents(&[(name, &text), ("", &own)]))
     }
 
     /// The request and push counters, without the `agent` label.

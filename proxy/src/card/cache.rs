@@ -150,7 +150,26 @@ impl CardCache {
             return Ok(c.clone());
         }
         let etag = held.as_ref().and_then(|c| c.etag.clone());
-        match self.fetch(&addr, etag.as_deref()).await {
+        // The card fetch's span (crate::telemetry), a child of the call's.
+        let span = tracing::debug_span!(
+            target: "a2a_call",
+            "card fetch",
+            otel.name = "card fetch",
+            otel.kind = "internal",
+            otel.status_code = tracing::field::Empty,
+            a2a.card_cached = held.is_some(),
+        );
+        let fetched = {
+            use tracing::Instrument;
+            self.fetch(&addr, etag.as_deref())
+                .instrument(span.clone())
+                .await
+        };
+        if fetched.is_err() {
+            span.record("otel.status_code", "ERROR");
+        }
+        drop(span);
+        match fetched {
             Ok(Fetched::Card(card)) => Ok(self.keep(card)),
             Ok(Fetched::NotModified { ttl }) => match held {
                 Some(old) => {

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 pub mod check;
 pub mod config;
 pub mod demo;
+pub mod doctor;
 pub mod serve;
 pub mod translate;
 
@@ -32,6 +33,8 @@ pub enum Command {
     Demo(crate::cli::demo::DemoArgs),
     /// Translate one A2A JSON document from stdin to stdout.
     Translate(TranslateArgs),
+    /// Check a running deployment from outside, as its clients see it.
+    Doctor(crate::cli::doctor::DoctorArgs),
 }
 
 /// `config` subcommands.

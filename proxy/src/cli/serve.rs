@@ -19,6 +19,8 @@ The keys, defaults and bounds are documented in proxy/README.md, sections
   \"TLS on the listener\"       tls_cert_file, tls_key_file (reloaded on SIGHUP)
   \"gRPC\"                      grpc.*
   \"Push notifications (issue #4)\"  push.*
+  \"OpenTelemetry export (issue #39; `telemetry/`)\"  telemetry.* (OTLP, off by default)
+  \"Reload without a restart (issue #39; `reload.rs`, `admin.rs`)\"  SIGHUP, admin_listen
   \"Operations\"                log_format, --callback-url, config check/example, check-upstream
   \"Several agents\"            [[agents]]: several agents by path prefix and/or Host (the flags
                               then set the top-level defaults of every agent)
@@ -177,7 +179,7 @@ fn credential_safe(meta: &tracing::Metadata<'_>) -> bool {
             .any(|own| meta.target() == *own || meta.target().starts_with(&format!("{own}::")))
 }
 
-fn init_logging(format: LogFormat) {
+fn init_logging(format: LogFormat, otel: Option<crate::telemetry::Layer>) {
     use tracing_subscriber::filter::{filter_fn, EnvFilter, FilterExt, LevelFilter};
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -196,7 +198,8 @@ fn init_logging(format: LogFormat) {
         .with_writer(std::io::stderr)
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_ansi(ansi);
-    let registry = tracing_subscriber::registry();
+    // OpenTelemetry export (crate::telemetry): its own filter.
+    let registry = tracing_subscriber::registry().with(otel);
     let _ = if format == LogFormat::Json {
         registry.with(layer.json().with_filter(filter)).try_init()
     } else {
@@ -291,7 +294,26 @@ pub fn main(args: &ServeArgs) -> i32 {
             return 2;
         }
     };
-    init_logging(config.log_format);
+    // OpenTelemetry export (area: telemetry), before the logging that
+    // carries its layer.
+    let mut telemetry = None;
+    let mut otel = None;
+    if let Some(t) = &config.telemetry {
+        match crate::telemetry::Telemetry::start(t) {
+            Ok((running, layer)) => {
+                telemetry = Some(running);
+                otel = Some(layer);
+            }
+            Err(e) => {
+                eprintln!("a2a-compat-proxy serve: {e}");
+                return 2;
+            }
+        }
+    }
+    init_logging(config.log_format, otel);
+    if let Some(t) = &config.telemetry {
+        tracing::info!(endpoint = %t.endpoint.as_string(), protocol = ?t.protocol, "telemetry: spans and metrics exported over OTLP");
+    }
     if let Err(e) = check_listeners(&config) {
         eprintln!("a2a-compat-proxy serve: {e}");
         return 2;
@@ -299,21 +321,15 @@ pub fn main(args: &ServeArgs) -> i32 {
     raise_open_files_limit();
     let tls = config.tls.is_some() || config.grpc_tls.is_some();
     log_start(&config);
-    let (server, apps) = match crate::build_server(config, Duration::from_secs(5)) {
+    let started_with = config.clone();
+    let admin_listen = config.admin_listen;
+    let (server, apps, agents) = match crate::build_reloadable(config, Duration::from_secs(5)) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("a2a-compat-proxy serve: cannot start: {e}");
             return 2;
         }
     };
-    if tls {
-        match crate::server_tls::watch_sighup() {
-            Ok(()) => tracing::info!("SIGHUP reloads the TLS certificates"),
-            Err(e) => {
-                tracing::warn!(error = %e, "SIGHUP not watched: TLS certificates are not reloaded")
-            }
-        }
-    }
     // Several agents (area: agents): the gRPC listeners, the shared one
     // (top-level grpc.listen, routed by :authority) and any agent's own.
     let mut grpc = match crate::grpc::GrpcServer::start_all(&apps) {
@@ -326,12 +342,58 @@ pub fn main(args: &ServeArgs) -> i32 {
             return 2;
         }
     };
+    // Reload without a restart (area: reload): SIGHUP reads the config
+    // file again (and reloads the TLS certificates).
+    let reloader = args.config.as_ref().map(|_| {
+        let again = args.clone();
+        std::sync::Arc::new(crate::reload::Reloader::new(
+            Box::new(move || again.resolve()),
+            started_with,
+            apps.clone(),
+            agents,
+            grpc.iter().map(|g| g.reloader()).collect(),
+        ))
+    });
+    if tls || reloader.is_some() {
+        let what = match (tls, reloader.is_some()) {
+            (true, true) => "the TLS certificates and the config file",
+            (true, false) => "the TLS certificates",
+            _ => "the config file",
+        };
+        match crate::reload::watch_sighup(reloader.clone(), tls) {
+            Ok(()) => tracing::info!("SIGHUP reloads {what}"),
+            Err(e) => tracing::warn!(error = %e, "SIGHUP not watched: nothing is reloaded"),
+        }
+    }
+    // The admin listener (`admin_listen`): POST /admin/reload.
+    let mut admin = None;
+    if let (Some(addr), Some(r)) = (admin_listen, &reloader) {
+        match crate::admin::AdminServer::start(addr, r.clone()) {
+            Ok(a) => admin = Some(a),
+            Err(e) => {
+                eprintln!("a2a-compat-proxy serve: cannot listen on {addr} (admin): {e}");
+                for g in grpc.iter_mut() {
+                    g.stop();
+                }
+                for app in &apps {
+                    app.stop_push();
+                }
+                return 2;
+            }
+        }
+    }
     server.run(RunArgs::default());
+    drop(admin);
+    // The agents served last (a reload may have changed them).
+    let apps = reloader.map(|r| r.apps()).unwrap_or(apps);
     for g in grpc.iter_mut() {
         g.stop();
     }
     for app in &apps {
         app.stop_push();
+    }
+    if let Some(mut t) = telemetry {
+        t.stop();
     }
     0
 }

@@ -53,10 +53,14 @@ impl Codec for JsonRpcCodec {
     }
 
     fn encode_request(&mut self, req: ClientRequest<'_>) -> Result<Vec<u8>, Failure> {
+        let (c, u) = (self.rpc.client, self.rpc.upstream);
+        let _t = crate::telemetry::translation("translate request", c, u).entered();
         self.rpc.request(req.body)
     }
 
     fn answer(&self, (_status, body): (u16, &[u8])) -> Decoded {
+        let (c, u) = (self.rpc.client, self.rpc.upstream);
+        let _t = crate::telemetry::translation("translate answer", u, c).entered();
         Decoded {
             status: None,
             body: self.rpc.response(body),
@@ -95,6 +99,8 @@ impl OverHttp for JsonRpcCodec {
         &self,
         (_status, body): (u16, &'d [u8]),
     ) -> (Decoded, Option<TaskFacts<'d>>) {
+        let (c, u) = (self.rpc.client, self.rpc.upstream);
+        let _t = crate::telemetry::translation("translate answer", u, c).entered();
         let (body, facts) = self.rpc.response_with_facts(body, true);
         (Decoded { status: None, body }, facts)
     }

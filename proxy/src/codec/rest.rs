@@ -90,6 +90,8 @@ impl Codec for RestCodec {
     }
 
     fn encode_request(&mut self, req: ClientRequest<'_>) -> Result<Vec<u8>, Failure> {
+        let (c, u) = (self.t.client, self.t.upstream);
+        let _t = crate::telemetry::translation("translate request", c, u).entered();
         let (t, op) = (&self.t, self.t.op);
         let (codec, params) = RestCodec::decode_params(t.client, t.upstream, op, req)?;
         *self = codec;
@@ -97,6 +99,8 @@ impl Codec for RestCodec {
     }
 
     fn answer(&self, (status, body): (u16, &[u8])) -> Decoded {
+        let (c, u) = (self.t.client, self.t.upstream);
+        let _t = crate::telemetry::translation("translate answer", u, c).entered();
         let (named, out) = self.t.response(status, body);
         // A v1.0 agent's error status covers several v0.3 ones: the
         // translated body's code names the right one.

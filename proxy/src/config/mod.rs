@@ -38,11 +38,13 @@ mod hosts;
 mod limits;
 mod push;
 mod raw;
+mod telemetry;
 
 pub use hosts::*;
 pub use limits::*;
 pub use push::*;
 pub use raw::*;
+pub use telemetry::{OtlpProtocol, RawTelemetry, TelemetrySettings};
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -210,6 +212,12 @@ pub struct Config {
     /// `upstream.allow_upgrade`: requests asking for a protocol upgrade
     /// (other than h2c) go on to the agent; else they are refused.
     pub allow_upgrade: bool,
+    // OpenTelemetry export (area: telemetry).
+    /// `[telemetry]`: `None` when export is off (listener-level).
+    pub telemetry: Option<TelemetrySettings>,
+    // Reload without a restart (area: reload).
+    /// The admin listener (`POST /admin/reload`), off when `None`.
+    pub admin_listen: Option<SocketAddr>,
 }
 
 /// `public_url`, by default the listener's own address (`own_scheme`:
@@ -523,7 +531,26 @@ impl Config {
             raw.upstream.client_cert_file.as_deref(),
             raw.upstream.client_key_file.as_deref(),
         )?);
+        let telemetry = telemetry::resolve_telemetry(&raw.telemetry)?;
+        let admin_listen = match raw.admin_listen.as_deref() {
+            None => None,
+            Some(a) => {
+                let addr: SocketAddr = a
+                    .parse()
+                    .map_err(|e| bad("admin_listen", a, format!("not an IP:port ({e})")))?;
+                if addr == listen || Some(addr) == grpc_listen {
+                    return Err(bad(
+                        "admin_listen",
+                        a,
+                        "must be an address of its own, not the HTTP or gRPC listener's",
+                    ));
+                }
+                Some(addr)
+            }
+        };
         Ok(Config {
+            admin_listen,
+            telemetry,
             upstream_tls,
             allow_upgrade: raw.upstream.allow_upgrade.unwrap_or(false),
             allowed_hosts,

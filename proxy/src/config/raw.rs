@@ -38,6 +38,12 @@ pub struct RawConfig {
     // A2A 1.N versions (area: versions).
     #[serde(default)]
     pub versions: RawVersions,
+    // OpenTelemetry export (area: telemetry).
+    #[serde(default)]
+    pub telemetry: super::RawTelemetry,
+    // Reload without a restart (area: reload).
+    /// `IP:PORT` of the admin listener (`POST /admin/reload`); off when absent.
+    pub admin_listen: Option<String>,
     // Several agents (area: agents).
     /// `[[agents]]`: several agents behind one proxy, each routed by path
     /// prefix and/or `Host`; empty: this file's one agent.

@@ -25,43 +25,76 @@ use crate::local::LocalResponse;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::route::Binding;
 
-/// The HTTP listener's hooks: one [`ProxyService`] per agent.
-pub struct Front {
+/// The agents one listener serves, in config order, and how a request
+/// picks one: swapped whole by a reload (crate::reload), while each call
+/// keeps the set it started with (in its [`Ctx`]).
+pub struct AgentSet {
     agents: Vec<ProxyService>,
     router: Router,
     /// The one agent serves every host and path (a file without
     /// `[[agents]]`): everything is its, as with one agent always.
     sole: bool,
-    /// Requests of no agent (rendered with `agent=""`), shared with the
-    /// gRPC listeners ([`Metrics::unrouted`]).
-    own: Arc<Metrics>,
 }
 
-impl Front {
-    /// The front of `apps` (at least one), in config order.
-    pub fn new(apps: &[Arc<App>]) -> Front {
+impl AgentSet {
+    /// The set of `apps` (at least one), in config order.
+    pub fn new(apps: &[Arc<App>]) -> AgentSet {
         let routes: Vec<_> = apps.iter().map(|a| a.config.agent.clone()).collect();
         let sole = routes.len() == 1 && routes[0].prefix.is_empty() && routes[0].hosts.is_empty();
-        Front {
+        AgentSet {
             agents: apps
                 .iter()
                 .map(|app| ProxyService { app: app.clone() })
                 .collect(),
             router: Router::new(routes),
             sole,
-            own: apps[0].metrics.unrouted(),
         }
+    }
+
+    /// The agents' states, in config order.
+    pub fn apps(&self) -> impl Iterator<Item = &Arc<App>> {
+        self.agents.iter().map(|s| &s.app)
+    }
+}
+
+/// The HTTP listener's hooks: one [`ProxyService`] per agent of the
+/// current [`AgentSet`].
+pub struct Front {
+    set: Arc<arc_swap::ArcSwap<AgentSet>>,
+    /// Requests of no agent (rendered with `agent=""`), shared with the
+    /// gRPC listeners ([`Metrics::unrouted`]).
+    own: Arc<Metrics>,
+    /// The listener speaks TLS (the spans' `url.scheme`).
+    tls: bool,
+}
+
+impl Front {
+    /// The front of `apps` (at least one), in config order.
+    pub fn new(apps: &[Arc<App>]) -> Front {
+        Front {
+            set: Arc::new(arc_swap::ArcSwap::from_pointee(AgentSet::new(apps))),
+            own: apps[0].metrics.unrouted(),
+            tls: apps[0].config.tls.is_some(),
+        }
+    }
+
+    /// Where a reload puts the listener's next [`AgentSet`].
+    pub fn agents(&self) -> Arc<arc_swap::ArcSwap<AgentSet>> {
+        self.set.clone()
     }
 
     /// Every agent's metrics and those of no agent, each line labelled
     /// with its `agent`.
     pub fn metrics_text(&self) -> LocalResponse {
-        let mut parts: Vec<(String, String)> = self
+        let set = self.set.load();
+        let mut parts: Vec<(String, String)> = set
             .agents
             .iter()
             .map(|s| (s.app.config.agent.name.clone(), s.app.metrics_body()))
             .collect();
-        parts.push((String::new(), self.own.render()));
+        let mut own = self.own.render();
+        Metrics::render_process(&mut own);
+        parts.push((String::new(), own));
         let parts: Vec<(&str, &str)> = parts
             .iter()
             .map(|(n, t)| (n.as_str(), t.as_str()))
@@ -71,13 +104,14 @@ impl Front {
 
     /// Ready when every agent is (each one's card can be had now).
     async fn ready(&self) -> LocalResponse {
+        let current = self.set.load_full();
         let mut set = tokio::task::JoinSet::new();
-        for (i, s) in self.agents.iter().enumerate() {
+        for (i, s) in current.agents.iter().enumerate() {
             let app = s.app.clone();
             set.spawn(async move { (i, app.ready().await) });
         }
         let mut answers =
-            vec![LocalResponse::json(503, json!({"status": "not ready"})); self.agents.len()];
+            vec![LocalResponse::json(503, json!({"status": "not ready"})); current.agents.len()];
         while let Some(done) = set.join_next().await {
             if let Ok((i, r)) = done {
                 answers[i] = r;
@@ -85,7 +119,7 @@ impl Front {
         }
         let mut all = true;
         let mut agents = serde_json::Map::new();
-        for (s, r) in self.agents.iter().zip(answers) {
+        for (s, r) in current.agents.iter().zip(answers) {
             let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
             // Each agent's own readiness logs its changes (App::ready).
             all &= r.status == 200;
@@ -108,13 +142,13 @@ impl Front {
     /// ([`crate::agents::dots`]): a path whose dot segments take it to
     /// another agent than its own segments name (`/a/../b/`), or above
     /// the root, is refused.
-    fn pick(&self, req: &RequestHeader) -> (Pick, Option<String>) {
+    fn pick(set: &AgentSet, req: &RequestHeader) -> (Pick, Option<String>) {
         let raw = req.uri.path();
         match crate::agents::dots::resolve(raw) {
-            Ok(None) => (self.pick_at(req, raw), None),
+            Ok(None) => (Self::pick_at(set, req, raw), None),
             Ok(Some(path)) => {
-                let named = self.pick_at(req, raw);
-                if self.pick_at(req, &path) != named {
+                let named = Self::pick_at(set, req, raw);
+                if Self::pick_at(set, req, &path) != named {
                     let why = "its dot segments climb out of the agent its segments name";
                     return (Pick::BadPath(why), None);
                 }
@@ -124,8 +158,8 @@ impl Front {
         }
     }
 
-    fn pick_at(&self, req: &RequestHeader, path: &str) -> Pick {
-        if self.sole {
+    fn pick_at(set: &AgentSet, req: &RequestHeader, path: &str) -> Pick {
+        if set.sole {
             return Pick::Agent(0);
         }
         let get = req.method == http::Method::GET || req.method == http::Method::HEAD;
@@ -141,14 +175,21 @@ impl Front {
                 .get(http::header::HOST)
                 .and_then(|h| h.to_str().ok())
         });
-        match self.router.pick(host, path) {
+        match set.router.pick(host, path) {
             Some(i) => Pick::Agent(i),
             None => Pick::NoAgent,
         }
     }
 
-    fn index(ctx: &Ctx) -> usize {
-        ctx.agent.unwrap_or(0)
+    /// The request's agent (of the set it started with), or the first
+    /// of the current set before one is chosen.
+    fn svc(&self, ctx: &Ctx) -> ProxyService {
+        let i = ctx.agent.unwrap_or(0);
+        let app = match &ctx.agents {
+            Some(set) => set.agents[i].app.clone(),
+            None => self.set.load().agents[0].app.clone(),
+        };
+        ProxyService { app }
     }
 }
 
@@ -156,7 +197,12 @@ impl Front {
 /// unless the log filter enables `a2a_call` at DEBUG
 /// (`RUST_LOG=info,a2a_call=debug`). Its `trace_id` is the caller's W3C
 /// one when its `traceparent` is well formed.
-fn call_span(req: &RequestHeader) -> tracing::Span {
+///
+/// With telemetry on (crate::telemetry) it is also the call's OTel server
+/// span, whatever the log filter says: the caller's `traceparent` its
+/// parent, the HTTP semantic conventions' attributes and `a2a.*` (the
+/// A2A method, versions and translation noted with the call's metrics).
+fn call_span(req: &RequestHeader, tls: bool) -> tracing::Span {
     use tracing::field::Empty;
     let span = tracing::debug_span!(
         target: "a2a_call",
@@ -166,14 +212,64 @@ fn call_span(req: &RequestHeader) -> tracing::Span {
         method = %req.method,
         path = Empty,
         status = Empty,
+        otel.name = %req.method,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        http.request.method = %req.method,
+        url.path = Empty,
+        url.scheme = if tls { "https" } else { "http" },
+        network.protocol.version = Empty,
+        http.response.status_code = Empty,
+        error.type = Empty,
+        a2a.agent = Empty,
+        a2a.method = Empty,
+        a2a.client_version = Empty,
+        a2a.agent_version = Empty,
+        a2a.translated = Empty,
     );
     if !span.is_disabled() {
-        span.record("path", crate::agents::echo(req.uri.path()));
+        let path = crate::agents::echo(req.uri.path());
+        span.record("path", path);
+        span.record("url.path", crate::telemetry::exported_path(path).as_ref());
+        let version = match req.version {
+            http::Version::HTTP_2 => "2",
+            http::Version::HTTP_10 => "1.0",
+            _ => "1.1",
+        };
+        span.record("network.protocol.version", version);
         if let Some(t) = crate::tracectx::TraceContext::from_headers(&req.headers) {
             span.record("trace_id", t.trace_id());
+            crate::telemetry::adopt_parent(&span, &t);
         }
     }
     span
+}
+
+/// The call's last attributes, once its answer is out: the status, and
+/// the span's name (`POST SendMessage`) now the method is known.
+fn close_span(span: &tracing::Span, ctx: &Ctx, method: &str) {
+    if span.is_disabled() {
+        return;
+    }
+    let status = ctx.status.unwrap_or(0);
+    span.record("status", status);
+    if let Some(op) = ctx.route.as_ref().and_then(|r| r.operation) {
+        crate::telemetry::rename(span, format!("{method} {}", op.as_str()));
+    }
+    if status != 0 {
+        span.record("http.response.status_code", i64::from(status));
+    }
+    if status >= 500 || status == 0 {
+        span.record("otel.status_code", "ERROR");
+        span.record(
+            "error.type",
+            if status == 0 {
+                "aborted".to_string()
+            } else {
+                status.to_string()
+            },
+        );
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -243,7 +339,7 @@ impl ProxyHttp for Front {
         ctx: &mut Ctx,
         prev: Box<dyn std::any::Any + Send + Sync>,
     ) {
-        self.agents[0].on_connection_reuse(session, ctx, prev)
+        self.svc(ctx).on_connection_reuse(session, ctx, prev)
     }
 
     /// When a request's head is read: its state, undecided.
@@ -255,23 +351,29 @@ impl ProxyHttp for Front {
     /// chosen here, once, and the call's span opened; what belongs to no
     /// agent is answered here.
     async fn request_filter(&self, session: &mut Session, ctx: &mut Ctx) -> Result<bool> {
-        ctx.span = call_span(session.req_header());
+        ctx.span = call_span(session.req_header(), self.tls);
         let span = ctx.span.clone();
-        let (pick, resolved) = self.pick(session.req_header());
-        let pick = match resolved.map(|p| with_path(session.req_header(), &p)) {
+        // The agents as they are now: this call keeps them to its end,
+        // whatever a reload does meanwhile.
+        let set = self.set.load_full();
+        let (picked, resolved) = Self::pick(&set, session.req_header());
+        let picked = match resolved.map(|p| with_path(session.req_header(), &p)) {
             // Served (and passed on) without its dot segments.
             Some(Some(uri)) => {
                 session.req_header_mut().set_uri(uri);
-                pick
+                picked
             }
             Some(None) => Pick::BadPath("it cannot be written without its dot segments"),
-            None => pick,
+            None => picked,
         };
-        let answer = match pick {
+        ctx.agents = Some(set.clone());
+        let answer = match picked {
             Pick::Agent(i) => {
                 ctx.agent = Some(i);
-                span.record("agent", self.agents[i].app.config.agent.name.as_str());
-                return self.agents[i]
+                let name = set.agents[i].app.config.agent.name.as_str();
+                span.record("agent", name);
+                span.record("a2a.agent", name);
+                return set.agents[i]
                     .request_filter(session, ctx)
                     .instrument(span)
                     .await;
@@ -279,7 +381,7 @@ impl ProxyHttp for Front {
             Pick::Own(binding) => {
                 ctx.target.binding = Some(binding.clone());
                 match binding {
-                    Binding::Health => self.agents[0].app.health(),
+                    Binding::Health => set.agents[0].app.health(),
                     Binding::Ready => self.ready().await,
                     _ => self.metrics_text(),
                 }
@@ -290,7 +392,7 @@ impl ProxyHttp for Front {
                 bad_path(why)
             }
         };
-        self.agents[0]
+        set.agents[0]
             .respond(session, ctx, answer)
             .instrument(span)
             .await
@@ -299,7 +401,7 @@ impl ProxyHttp for Front {
     /// On pingora's proxy loop, before connecting (the agent's hook).
     async fn upstream_peer(&self, session: &mut Session, ctx: &mut Ctx) -> Result<Box<HttpPeer>> {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .upstream_peer(session, ctx)
             .instrument(span)
             .await
@@ -314,7 +416,7 @@ impl ProxyHttp for Front {
         e: Box<Error>,
     ) -> Box<Error> {
         let span = ctx.span.clone();
-        span.in_scope(|| self.agents[Self::index(ctx)].fail_to_connect(session, peer, ctx, e))
+        span.in_scope(|| self.svc(ctx).fail_to_connect(session, peer, ctx, e))
     }
 
     /// When pingora's exchange with the agent fails after the connection
@@ -329,7 +431,8 @@ impl ProxyHttp for Front {
     ) -> Box<Error> {
         let span = ctx.span.clone();
         span.in_scope(|| {
-            self.agents[Self::index(ctx)].error_while_proxy(peer, session, e, ctx, client_reused)
+            self.svc(ctx)
+                .error_while_proxy(peer, session, e, ctx, client_reused)
         })
     }
 
@@ -341,7 +444,7 @@ impl ProxyHttp for Front {
         ctx: &mut Ctx,
     ) -> Result<()> {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .upstream_request_filter(session, upstream_request, ctx)
             .instrument(span)
             .await
@@ -356,7 +459,7 @@ impl ProxyHttp for Front {
         ctx: &mut Ctx,
     ) -> Result<()> {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .request_body_filter(session, body, end_of_stream, ctx)
             .instrument(span)
             .await
@@ -370,7 +473,7 @@ impl ProxyHttp for Front {
         ctx: &mut Ctx,
     ) -> Result<()> {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .response_filter(session, resp, ctx)
             .instrument(span)
             .await
@@ -386,14 +489,15 @@ impl ProxyHttp for Front {
     ) -> Result<Option<Duration>> {
         let span = ctx.span.clone();
         span.in_scope(|| {
-            self.agents[Self::index(ctx)].response_body_filter(session, body, end_of_stream, ctx)
+            self.svc(ctx)
+                .response_body_filter(session, body, end_of_stream, ctx)
         })
     }
 
     /// When a request fails with an error.
     async fn fail_to_proxy(&self, session: &mut Session, e: &Error, ctx: &mut Ctx) -> FailToProxy {
         let span = ctx.span.clone();
-        self.agents[Self::index(ctx)]
+        self.svc(ctx)
             .fail_to_proxy(session, e, ctx)
             .instrument(span)
             .await
@@ -403,9 +507,10 @@ impl ProxyHttp for Front {
     /// metrics, or those of no agent.
     async fn logging(&self, session: &mut Session, e: Option<&Error>, ctx: &mut Ctx) {
         let span = std::mem::replace(&mut ctx.span, tracing::Span::none());
-        span.record("status", ctx.status.unwrap_or(0));
-        if let Some(i) = ctx.agent {
-            return self.agents[i]
+        close_span(&span, ctx, session.req_header().method.as_str());
+        if ctx.agent.is_some() {
+            return self
+                .svc(ctx)
                 .logging(session, e, ctx)
                 .instrument(span)
                 .await;

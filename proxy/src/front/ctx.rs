@@ -55,6 +55,9 @@ pub struct Ctx {
     /// Several agents (area: agents): the index of the request's agent,
     /// chosen in the first hook (`None`: answered by no agent).
     pub(crate) agent: Option<usize>,
+    /// The agents as they were when the request came (crate::reload swaps
+    /// the listener's set; a call ends on the one it started with).
+    pub(crate) agents: Option<std::sync::Arc<crate::front::AgentSet>>,
     /// The call's span (`a2a_call` at DEBUG; disabled unless logging asks
     /// for it): every hook runs in it, so each log line of the call names
     /// the caller's trace id.
@@ -205,6 +208,7 @@ impl Ctx {
         Ctx {
             started: Instant::now(),
             agent: None,
+            agents: None,
             span: tracing::Span::none(),
             route: None,
             dest: None,

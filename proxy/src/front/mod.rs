@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use crate::app::App;
 
-pub use agents::Front;
+pub use agents::{AgentSet, Front};
 pub use ctx::Ctx;
 pub(crate) use ctx::*;
 pub(crate) use events::*;

@@ -30,12 +30,34 @@ use crate::agents::GrpcRouter;
 use crate::metrics::{Metrics, RequestLabels};
 use crate::version::Version;
 
+/// The agents one gRPC listener serves (each with its name) and their
+/// router: swapped whole by a reload (crate::reload); a call keeps the
+/// agent it was routed to.
+pub struct GrpcAgents {
+    agents: Vec<(Arc<Targets>, String)>,
+    router: GrpcRouter,
+}
+
+impl GrpcAgents {
+    pub(super) fn new(agents: Vec<(Arc<Targets>, String)>, router: GrpcRouter) -> GrpcAgents {
+        GrpcAgents { agents, router }
+    }
+
+    /// The names of the agents served, in the router's order.
+    pub fn names(&self) -> Vec<&str> {
+        self.router
+            .routes()
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect()
+    }
+}
+
 /// One version's service of every agent on a listener, in the router's
 /// order.
 #[derive(Clone)]
 pub(super) struct ByAuthority<S> {
-    agents: Arc<[(Arc<Targets>, String)]>,
-    router: Arc<GrpcRouter>,
+    state: Arc<arc_swap::ArcSwap<GrpcAgents>>,
     /// The proxy's requests of no agent (rendered with `agent=""`).
     unrouted: Arc<Metrics>,
     /// This version's service of an agent's services.
@@ -43,18 +65,16 @@ pub(super) struct ByAuthority<S> {
 }
 
 impl<S> ByAuthority<S> {
-    /// `agents[i]` (with its name) serves the calls `router` gives `i`,
-    /// with its service `version` picks; calls of no agent count in
+    /// The current agents of `state` serve the calls their router gives
+    /// them, with the service `version` picks; calls of no agent count in
     /// `unrouted`.
     pub(super) fn new(
-        agents: Vec<(Arc<Targets>, String)>,
-        router: Arc<GrpcRouter>,
+        state: Arc<arc_swap::ArcSwap<GrpcAgents>>,
         unrouted: Arc<Metrics>,
         version: fn(&Pair) -> S,
     ) -> Self {
         ByAuthority {
-            agents: agents.into(),
-            router,
+            state,
             unrouted,
             version,
         }
@@ -78,6 +98,8 @@ fn authority(req: &http::Request<Body>) -> Option<&str> {
 /// filter enables `a2a_call` at DEBUG, as on the HTTP listener.
 fn call_span(req: &http::Request<Body>) -> tracing::Span {
     use tracing::field::Empty;
+    // With telemetry on, also the call's OTel server span (the RPC
+    // semantic conventions' attributes and `a2a.*`; crate::telemetry).
     let span = tracing::debug_span!(
         target: "a2a_call",
         "call",
@@ -86,6 +108,18 @@ fn call_span(req: &http::Request<Body>) -> tracing::Span {
         method = Empty,
         path = Empty,
         status = Empty,
+        otel.name = Empty,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        rpc.system = "grpc",
+        rpc.service = Empty,
+        rpc.method = Empty,
+        rpc.grpc.status_code = Empty,
+        a2a.agent = Empty,
+        a2a.method = Empty,
+        a2a.client_version = Empty,
+        a2a.agent_version = Empty,
+        a2a.translated = Empty,
     );
     if !span.is_disabled() {
         let path = req.uri().path();
@@ -94,11 +128,38 @@ fn call_span(req: &http::Request<Body>) -> tracing::Span {
             .unwrap_or("unknown");
         span.record("method", method);
         span.record("path", crate::agents::echo(path));
+        let (service, rpc) = crate::agents::echo(path)
+            .trim_start_matches('/')
+            .split_once('/')
+            .unwrap_or(("unknown", "unknown"));
+        span.record("otel.name", format!("{service}/{rpc}"));
+        span.record("rpc.service", service);
+        span.record("rpc.method", rpc);
         if let Some(t) = crate::tracectx::TraceContext::from_headers(req.headers()) {
             span.record("trace_id", t.trace_id());
+            crate::telemetry::adopt_parent(&span, &t);
         }
     }
     span
+}
+
+/// The call's final gRPC status on its span.
+fn record_status(span: &tracing::Span, code: tonic::Code) {
+    span.record("status", code as i32);
+    span.record("rpc.grpc.status_code", code as i32);
+    // The RPC conventions' server errors.
+    use tonic::Code as C;
+    if matches!(
+        code,
+        C::Unknown
+            | C::DeadlineExceeded
+            | C::Unimplemented
+            | C::Internal
+            | C::Unavailable
+            | C::DataLoss
+    ) {
+        span.record("otel.status_code", "ERROR");
+    }
 }
 
 /// The answer to a call no agent on this listener is served at.
@@ -132,20 +193,22 @@ where
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
         let started = std::time::Instant::now();
         let span = call_span(&req);
-        let Some(i) = self.router.pick(authority(&req)) else {
+        let state = self.state.load();
+        let Some(i) = state.router.pick(authority(&req)) else {
             let s = no_agent(authority(&req));
             tracing::debug!(
                 parent: &span,
                 authority = crate::agents::echo(authority(&req).unwrap_or("")),
                 "gRPC call for no agent"
             );
-            span.record("status", s.code() as i32);
+            record_status(&span, s.code());
             self.unrouted
                 .record(refusal(req.uri().path(), s.code()), started.elapsed());
             return Box::pin(std::future::ready(Ok(s.into_http())));
         };
-        let (targets, name) = &self.agents[i];
+        let (targets, name) = &state.agents[i];
         span.record("agent", name.as_str());
+        span.record("a2a.agent", name.as_str());
         let (targets, version) = (targets.clone(), self.version);
         Box::pin(async move {
             let call = async {
@@ -181,7 +244,7 @@ fn spanned(resp: http::Response<Body>, span: tracing::Span) -> http::Response<Bo
     }
     // A trailers-only answer carries its status in the headers.
     if let Some(s) = Status::from_header_map(resp.headers()) {
-        span.record("status", s.code() as i32);
+        record_status(&span, s.code());
     }
     let (parts, body) = resp.into_parts();
     http::Response::from_parts(parts, Body::new(Spanned { inner: body, span }))
@@ -210,11 +273,11 @@ impl HttpBody for Spanned {
         match &r {
             Poll::Ready(Some(Ok(f))) => {
                 if let Some(s) = f.trailers_ref().and_then(Status::from_header_map) {
-                    this.span.record("status", s.code() as i32);
+                    record_status(&this.span, s.code());
                 }
             }
             Poll::Ready(Some(Err(s))) => {
-                this.span.record("status", s.code() as i32);
+                record_status(&this.span, s.code());
             }
             _ => {}
         }

@@ -39,6 +39,79 @@ pub struct GrpcServer {
     pub addr: SocketAddr,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
+    /// Where a reload puts the agents served next ([`GrpcServer::reloader`]).
+    reload: GrpcReload,
+}
+
+/// What a reload (crate::reload) needs of one gRPC listener: its agents'
+/// swap and its runtime (where their channels live).
+#[derive(Clone)]
+pub struct GrpcReload {
+    pub addr: SocketAddr,
+    state: Arc<arc_swap::ArcSwap<authority::GrpcAgents>>,
+    handle: tokio::runtime::Handle,
+}
+
+impl GrpcReload {
+    /// The listener's agents from now on: `apps` (in config order), each
+    /// with its services toward its target built anew; calls under way
+    /// keep the agent they were routed to.
+    pub fn serve(&self, apps: &[Arc<App>]) -> Result<(), String> {
+        let agents = with_endpoints(apps).map_err(|e| e.to_string())?;
+        let router =
+            crate::agents::GrpcRouter::new(apps.iter().map(|a| a.config.agent.clone()).collect());
+        let next = {
+            let _in = self.handle.enter();
+            grpc_agents(agents, router)
+        };
+        tracing::info!(addr = %self.addr, agents = ?next.names(), "gRPC listener: agents reloaded");
+        self.state.store(Arc::new(next));
+        Ok(())
+    }
+
+    /// The names of the agents served now.
+    pub fn names(&self) -> Vec<String> {
+        self.state
+            .load()
+            .names()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+}
+
+/// Each agent of `apps` with its `upstream.grpc_url` endpoint, if any.
+fn with_endpoints(
+    apps: &[Arc<App>],
+) -> std::io::Result<Vec<(Arc<App>, Option<upstream::UpstreamEndpoint>)>> {
+    let mut agents = Vec::with_capacity(apps.len());
+    for app in apps {
+        let endpoint = match &app.config.upstream_grpc {
+            None => None,
+            Some(u) => Some(
+                upstream::endpoint(u, &app.config)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+            ),
+        };
+        agents.push((app.clone(), endpoint));
+    }
+    Ok(agents)
+}
+
+/// The agents a listener serves, their targets built (inside the
+/// listener's runtime: a channel's worker is spawned).
+fn grpc_agents(
+    agents: Vec<(Arc<App>, Option<upstream::UpstreamEndpoint>)>,
+    router: crate::agents::GrpcRouter,
+) -> authority::GrpcAgents {
+    let targets = agents
+        .into_iter()
+        .map(|(app, endpoint)| {
+            let name = app.config.agent.name.clone();
+            (Arc::new(target::Targets::new(app, endpoint.as_ref())), name)
+        })
+        .collect();
+    authority::GrpcAgents::new(targets, router)
 }
 
 impl GrpcServer {
@@ -115,17 +188,7 @@ impl GrpcServer {
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
         let (tx, rx) = oneshot::channel::<()>();
-        let mut agents = Vec::with_capacity(apps.len());
-        for app in apps {
-            let endpoint = match &app.config.upstream_grpc {
-                None => None,
-                Some(u) => Some(
-                    upstream::endpoint(u, &app.config)
-                        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
-                ),
-            };
-            agents.push((app, endpoint));
-        }
+        let agents = with_endpoints(&apps)?;
         let tls = match &first.config.grpc_tls {
             None => None,
             Some((cert, key)) => Some(
@@ -147,18 +210,32 @@ impl GrpcServer {
             addr,
             unrouted,
         };
-        let router = Arc::new(router);
+        let state = {
+            let _in = rt.enter();
+            Arc::new(arc_swap::ArcSwap::from_pointee(grpc_agents(agents, router)))
+        };
+        let reload = GrpcReload {
+            addr,
+            state: state.clone(),
+            handle: rt.handle().clone(),
+        };
         let thread = std::thread::Builder::new()
             .name(format!("a2a-grpc-{}", addr.port()))
             .spawn(move || {
-                rt.block_on(serve(agents, router, listener, rx));
+                rt.block_on(serve(state, listener, rx));
                 rt.shutdown_background();
             })?;
         Ok(GrpcServer {
             addr,
             shutdown: Some(tx),
             thread: Some(thread),
+            reload,
         })
+    }
+
+    /// What a reload needs of this listener.
+    pub fn reloader(&self) -> GrpcReload {
+        self.reload.clone()
     }
 
     /// Stops accepting, ends the server and waits for its thread.
@@ -230,8 +307,7 @@ type V10Svc =
 /// The listener's life: every agent's services, each call routed to its
 /// agent by `router`, served until `rx` fires.
 async fn serve(
-    agents: Vec<(Arc<App>, Option<upstream::UpstreamEndpoint>)>,
-    router: Arc<crate::agents::GrpcRouter>,
+    state: Arc<arc_swap::ArcSwap<authority::GrpcAgents>>,
     listener: Listener,
     rx: oneshot::Receiver<()>,
 ) {
@@ -242,13 +318,6 @@ async fn serve(
         addr,
         unrouted,
     } = listener;
-    let targets: Vec<(Arc<target::Targets>, String)> = agents
-        .into_iter()
-        .map(|(app, endpoint)| {
-            let name = app.config.agent.name.clone();
-            (Arc::new(target::Targets::new(app, endpoint.as_ref())), name)
-        })
-        .collect();
     let listener = match tokio::net::TcpListener::from_std(std_listener) {
         Ok(l) => l,
         Err(e) => {
@@ -257,12 +326,10 @@ async fn serve(
         }
     };
     let mode = if tls.is_some() { "TLS" } else { "h2c" };
-    let names: Vec<&str> = router.routes().iter().map(|r| r.name.as_str()).collect();
+    let names: Vec<String> = state.load().names().into_iter().map(String::from).collect();
     tracing::info!(%addr, mode, agents = ?names, "gRPC listening (a2a.v1 and lf.a2a.v1 A2AService)");
-    let v03 = authority::ByAuthority::new(targets.clone(), router.clone(), unrouted.clone(), |p| {
-        p.v03.clone()
-    });
-    let v10 = authority::ByAuthority::new(targets, router, unrouted, |p| p.v10.clone());
+    let v03 = authority::ByAuthority::new(state.clone(), unrouted.clone(), |p| p.v03.clone());
+    let v10 = authority::ByAuthority::new(state, unrouted, |p| p.v10.clone());
     // Dead or vanished peers: HTTP/2 PINGs every idle timeout, the
     // connection closed when one goes unanswered for 20 s.
     let idle = limits.idle_timeout;

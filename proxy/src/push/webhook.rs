@@ -45,6 +45,29 @@ fn headers_for(c: &PushConfig, it: &OutboxItem) -> Vec<(&'static str, String)> {
     h
 }
 
+/// The span of one delivery attempt (crate::telemetry): a child of the
+/// agent's trace context stored with the notification, when it has one;
+/// its post to the webhook (crate::upstream) is its child.
+fn delivery_span(c: &PushConfig, it: &OutboxItem) -> tracing::Span {
+    let span = tracing::debug_span!(
+        target: "a2a_call",
+        "webhook delivery",
+        otel.name = "webhook delivery",
+        otel.kind = "producer",
+        otel.status_code = tracing::field::Empty,
+        a2a.subscriber_version = c.subscriber_version.as_str(),
+        a2a.delivery_attempt = i64::from(it.attempts) + 1,
+    );
+    if !it.traceparent.is_empty() {
+        let tc = crate::tracectx::TraceContext {
+            traceparent: it.traceparent.clone(),
+            tracestate: it.tracestate.clone(),
+        };
+        crate::telemetry::adopt_parent(&span, &tc);
+    }
+    span
+}
+
 /// Why a send failed; `last` when trying again cannot help (the target
 /// is refused by the policy, the request cannot be written): the item goes
 /// to the dead letters at once.
@@ -77,7 +100,17 @@ pub(super) async fn post(
         .check_url(&c.original_url)
         .map_err(|r| Undelivered::last(r.0))?;
     let timeout = push.settings.delivery_timeout;
-    let r = tokio::time::timeout(timeout, send(policy, &target, c, it, net, timeout)).await;
+    let span = delivery_span(c, it);
+    let r = {
+        use tracing::Instrument;
+        tokio::time::timeout(timeout, send(policy, &target, c, it, net, timeout))
+            .instrument(span.clone())
+            .await
+    };
+    if !matches!(r, Ok(Ok(status)) if (200..300).contains(&status)) {
+        span.record("otel.status_code", "ERROR");
+    }
+    drop(span);
     match r {
         Ok(Ok(status)) if (200..300).contains(&status) => Ok(()),
         Ok(Ok(status)) => Err(Undelivered::again(format!(

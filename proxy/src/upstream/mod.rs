@@ -33,6 +33,55 @@ pub use retry::Repeat;
 pub(crate) use retry::{Attempts, Lost};
 pub use stream::Streaming;
 
+/// The client span of one call to an agent or a webhook (exported when
+/// telemetry is on, crate::telemetry): the HTTP semantic conventions'
+/// attributes of a client (method, the address called, the answer's
+/// status). Never the path: a webhook's may be its credential, a task
+/// fetch's names the caller's task.
+pub(crate) fn call_span(request: &Outgoing, to: &AgentAddr) -> tracing::Span {
+    use tracing::field::Empty;
+    let span = tracing::debug_span!(
+        target: "a2a_call",
+        "upstream",
+        otel.name = %request.method(),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        http.request.method = %request.method(),
+        server.address = Empty,
+        server.port = i64::from(to.addr.port()),
+        http.response.status_code = Empty,
+        error.type = Empty,
+    );
+    if !span.is_disabled() {
+        let host = match &to.tls {
+            Some(t) => t.host.to_string(),
+            None => to.addr.ip().to_string(),
+        };
+        span.record("server.address", host);
+    }
+    span
+}
+
+/// A call's end on its span: the status, or the failure's kind.
+pub(crate) fn end_span(span: &tracing::Span, done: Result<u16, &Failure>) {
+    if span.is_disabled() {
+        return;
+    }
+    match done {
+        Ok(status) => {
+            span.record("http.response.status_code", i64::from(status));
+            if status >= 500 {
+                span.record("otel.status_code", "ERROR");
+                span.record("error.type", status.to_string());
+            }
+        }
+        Err(f) => {
+            span.record("otel.status_code", "ERROR");
+            span.record("error.type", f.label());
+        }
+    }
+}
+
 /// Idle connections kept per proxy (all upstream addresses together).
 const MAX_IDLE: usize = 256;
 /// An idle connection older than this is closed rather than reused (the
@@ -105,11 +154,16 @@ impl UpstreamPool {
         request: &Outgoing,
         limits: Limits,
     ) -> Result<Answer, Failure> {
+        use tracing::Instrument;
         let addr = addr.into();
         let to = &addr;
-        let (answer, link) = self
+        let span = call_span(request, to);
+        let done = self
             .on_link(to, limits, |link| whole(link, to, request, limits))
-            .await?;
+            .instrument(span.clone())
+            .await;
+        end_span(&span, done.as_ref().map(|(a, _)| a.status));
+        let (answer, link) = done?;
         self.put(addr, link);
         Ok(answer)
     }

@@ -26,6 +26,9 @@ pub struct Streaming {
     /// A failure that came after the last piece's bytes: the next call's.
     failed: Option<Failure>,
     limits: Limits,
+    /// The stream's client span, open as long as the stream
+    /// (crate::telemetry; disabled when export is off).
+    span: tracing::Span,
 }
 
 /// Largest piece handed on at once.
@@ -158,11 +161,20 @@ impl UpstreamPool {
         request: &Outgoing,
         limits: Limits,
     ) -> Result<Streaming, Failure> {
+        use tracing::Instrument;
         let to = &addr;
-        self.on_link(to, limits, |link| {
-            Streaming::start(link, to.clone(), request, limits)
+        let span = super::call_span(request, to);
+        let opened = self
+            .on_link(to, limits, |link| {
+                Streaming::start(link, to.clone(), request, limits)
+            })
+            .instrument(span.clone())
+            .await;
+        super::end_span(&span, opened.as_ref().map(|s| s.status));
+        opened.map(|mut s| {
+            s.span = span;
+            s
         })
-        .await
     }
 }
 
@@ -189,6 +201,7 @@ impl Streaming {
             done: false,
             failed: None,
             limits,
+            span: tracing::Span::none(),
         })
     }
 }

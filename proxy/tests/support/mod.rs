@@ -657,6 +657,9 @@ pub mod tls;
 /// A fake gRPC agent of either version, scripted and recording.
 pub mod grpc_agent;
 
+/// The real a2a-sdk agents (Python) as child processes.
+pub mod sdk;
+
 impl Streaming {
     /// The next `n` SSE `data` values of the stream (JSON), adding one
     /// permit to `gate` after each (the fake upstream's next event);

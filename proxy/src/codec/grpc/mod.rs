@@ -317,6 +317,8 @@ impl<CM, UQ, UR, UM, CR, CP> Codec for GrpcCodec<CM, UQ, UR, UM, CR, CP> {
     }
 
     fn encode_request(&mut self, cm: CM) -> Result<UQ, Failure> {
+        let (c, u) = (self.client, self.upstream);
+        let _t = crate::telemetry::translation("translate request", c, u).entered();
         self.no_history = self.client == Version::V10 && (self.asks_no_history)(&cm);
         (self.request)(cm).map_err(|e| Failure::Translate {
             code: i64::from(e.jsonrpc_code()),
@@ -325,6 +327,8 @@ impl<CM, UQ, UR, UM, CR, CP> Codec for GrpcCodec<CM, UQ, UR, UM, CR, CP> {
     }
 
     fn answer(&self, m: AgentMessage<'_, UR, CR>) -> Result<CP, Status> {
+        let (c, u) = (self.client, self.upstream);
+        let _t = crate::telemetry::translation("translate answer", u, c).entered();
         self.message(m).0
     }
 
