@@ -18,6 +18,7 @@ fn main() {
         Command::CheckUpstream(args) => proxy::cli::check::main(args),
         Command::Demo(args) => proxy::cli::demo::main(args),
         Command::Translate(args) => proxy::cli::translate::main(args),
+        Command::Gen(args) => proxy::cli::gen::main(args),
     };
     std::process::exit(code);
 }

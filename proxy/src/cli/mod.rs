@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 pub mod check;
 pub mod config;
 pub mod demo;
+pub mod gen;
 pub mod serve;
 pub mod translate;
 
@@ -32,6 +33,8 @@ pub enum Command {
     Demo(crate::cli::demo::DemoArgs),
     /// Translate one A2A JSON document from stdin to stdout.
     Translate(TranslateArgs),
+    /// Write generated, valid A2A documents as JSON Lines.
+    Gen(crate::cli::gen::GenArgs),
 }
 
 /// `config` subcommands.

@@ -6,5 +6,7 @@
 //! properties.
 
 pub mod card;
+pub mod lossy_inputs;
 pub mod payload;
 pub mod rpc;
+pub mod wire;
