@@ -74,6 +74,14 @@ fn tenant(o: &mut Map<String, Value>, d: &mut Dice<'_>) {
 
 fn request(version: Version, v: &mut Value, d: &mut Dice<'_>) {
     let method = v["method"].as_str().unwrap_or_default().to_string();
+    // A v0.3 extended-card request without params (as the v0.3 schema
+    // describes it; they come back as `{}`).
+    if method == "agent/getAuthenticatedExtendedCard" && d.one_in(2) {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("params");
+        }
+        return;
+    }
     let Some(params) = v.get_mut("params") else {
         return;
     };

@@ -218,8 +218,6 @@ fn request(m: Method, version: Version) -> BoxedStrategy<Value> {
     let params: BoxedStrategy<Option<Value>> = match (m, version) {
         // ListTasks has only its v1.0 form (full domain only).
         (Method::ListTasks, _) => lossy_inputs::list_tasks_request().prop_map(Some).boxed(),
-        // A v0.3 extended-card request has no params.
-        (Method::GetExtendedCard, Version::V03) => Just(None).boxed(),
         _ => rpc::params(m, version),
     };
     (id(), params)
