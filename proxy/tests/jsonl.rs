@@ -142,3 +142,33 @@ fn all_good_lines_exit_zero_and_usage_errors_exit_two() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// Numbers cross exactly, on the transcoder's path and on the typed path
+/// (a `\u00e9` escape sends a line there): the a2a-python SDK writes every
+/// `google.protobuf.Struct` number as a double (`8729470021900460.0`),
+/// which serde_json's default parser (one unit in the last place off)
+/// turned into `8729470021900461.0`.
+#[test]
+fn numbers_cross_exactly() {
+    let numbers = r#"{"a":8729470021900460.0,"b":-1818499682706560.8,"c":0.1,"d":5e-324}"#;
+    let want: Value = serde_json::from_str(numbers).expect("json");
+    let mut input = String::new();
+    for text in ["x", "\\u00e9"] {
+        input.push_str(&format!(
+            r#"{{"id":"t","status":{{"state":"TASK_STATE_WORKING"}},"metadata":{numbers},"history":[{{"messageId":"m","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}]}}"#
+        ));
+        input.push('\n');
+    }
+    let out = run(
+        &["translate", "--jsonl", "--to", "0.3", "--kind", "task"],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let got = lines(&out.stdout);
+    assert_eq!(got.len(), 2);
+    for t in &got {
+        assert_eq!(t["metadata"], want, "{t}");
+        let text = serde_json::to_string(&t["metadata"]).expect("json");
+        assert!(text.contains("8729470021900460.0"), "{text}");
+    }
+}
