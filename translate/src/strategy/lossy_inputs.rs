@@ -309,19 +309,20 @@ const STATES: [&str; 9] = [
     "TASK_STATE_AUTH_REQUIRED",
 ];
 
-/// The same instant written another way, one time in three: naive (no
-/// offset, v0.3 only), with a non-UTC offset, or (v1.0) one fraction digit.
+/// The same instant written another way, one time in three: v0.3 naive
+/// (no offset, as the v0.3 specification's own examples) or with a non-UTC
+/// offset; v1.0 with one fraction digit (the v1.0 specification allows
+/// only UTC with `Z`).
 fn other_timestamp(t: &str, v03: bool, d: &mut Dice<'_>) -> Option<String> {
     if !d.one_in(3) {
         return None;
     }
     let at: DateTime<FixedOffset> = DateTime::parse_from_rfc3339(t).ok()?;
     let east = FixedOffset::east_opt(2 * 3600)?;
-    Some(match (d.roll(3), v03) {
+    Some(match (d.roll(2), v03) {
         (0, true) => at.naive_utc().format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
-        (0, false) => at.naive_utc().format("%Y-%m-%dT%H:%M:%S.1Z").to_string(),
-        (1, _) => at.with_timezone(&east).to_rfc3339(),
-        _ => return None,
+        (_, true) => at.with_timezone(&east).to_rfc3339(),
+        (_, false) => at.naive_utc().format("%Y-%m-%dT%H:%M:%S.1Z").to_string(),
     })
 }
 

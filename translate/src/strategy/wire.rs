@@ -196,6 +196,7 @@ pub fn document(
     let dice = proptest::collection::vec(any::<u8>(), 96);
     Ok((base, dice)
         .prop_map(move |(mut v, dice)| {
+            identifiers(&mut v);
             if full {
                 lossy_inputs::apply(doc, version, &mut v, &dice);
             }
@@ -253,6 +254,33 @@ fn response(m: Method, version: Version, full: bool) -> BoxedStrategy<Value> {
     (id(), result)
         .prop_map(|(id, result)| json!({"jsonrpc": "2.0", "id": id, "result": result}))
         .boxed()
+}
+
+/// Members that identify something: never empty in generated documents.
+/// (The v1.0 proto requires them, and a ProtoJSON writer leaves an empty
+/// string out, which v1.0 readers then refuse as missing.)
+const IDENTIFIERS: [&str; 5] = ["id", "messageId", "artifactId", "taskId", "contextId"];
+
+/// Gives empty identifiers a value, outside free-form members.
+fn identifiers(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            // An extension's `params` are free-form; a request's are not.
+            let extension = m.contains_key("uri");
+            for (k, x) in m.iter_mut() {
+                match x {
+                    Value::String(s) if s.is_empty() && IDENTIFIERS.contains(&k.as_str()) => {
+                        *s = format!("{k}-0");
+                    }
+                    _ if matches!(k.as_str(), "metadata" | "data" | "header") => {}
+                    _ if k == "params" && extension => {}
+                    _ => identifiers(x),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(identifiers),
+        _ => {}
+    }
 }
 
 /// Removes every member whose name starts with `x-` (the strategies'

@@ -229,8 +229,8 @@ impl Run {
             (Step::Back, &line.back, &line.back_ours, way(self.from)),
         ] {
             match (outcome, mine) {
-                // Theirs refused as ours does: they agree.
-                (Some(Err(r)), Some(Err(o))) if by(step) == "theirs" && r.code == o.code => {
+                // Theirs refused what ours refuses: they agree (ours says why).
+                (Some(Err(_)), Some(Err(o))) if by(step) == "theirs" => {
                     v.refusal(step, "both", o, w)
                 }
                 (Some(Err(r)), _) => v.refusal(step, by(step), r, w),
