@@ -365,9 +365,8 @@ impl Generator {
         self
     }
 
-    /// The next document, rendered compact; `Err` when
-    /// [`MAX_SKIPS`] documents in a row were over `max_bytes`, or the
-    /// strategy gave up.
+    /// The next document, rendered compact; `Err` when 10,000 documents in
+    /// a row were over `max_bytes`, or the strategy gave up.
     pub fn next_document(&mut self) -> Result<Vec<u8>, String> {
         for _ in 0..MAX_SKIPS {
             let mut v = self
