@@ -75,14 +75,27 @@ fn the_readme_examples_run() {
     let v03 = lines(&dir, "tasks.v03.jsonl");
     let v10 = lines(&dir, "tasks.v10.jsonl");
     assert_eq!((v03.len(), v10.len()), (1000, 1000));
-    assert!(v10.iter().all(|t| t["status"]["state"].as_str().is_some_and(|s| s.starts_with("TASK_STATE_"))));
+    assert!(v10.iter().all(|t| t["status"]["state"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("TASK_STATE_"))));
     let report = lines(&dir, "report.jsonl");
-    assert!(report.iter().all(|r| r["status"] == "exact"), "the lossless domain comes back exact");
+    assert!(
+        report.iter().all(|r| r["status"] == "exact"),
+        "the lossless domain comes back exact"
+    );
     for sdk in ["python", "js"] {
         let r = lines(&dir, &format!("{sdk}.jsonl"));
         assert_eq!(r.len(), 1000, "{sdk}");
-        assert!(r.iter().all(|x| x["compare"].is_array()), "{sdk}: compared with ours");
-        assert!(printed.iter().any(|l| l.starts_with(&format!("{sdk}.jsonl:"))), "{stdout}");
+        assert!(
+            r.iter().all(|x| x["compare"].is_array()),
+            "{sdk}: compared with ours"
+        );
+        assert!(
+            printed
+                .iter()
+                .any(|l| l.starts_with(&format!("{sdk}.jsonl:"))),
+            "{stdout}"
+        );
     }
     assert!(stderr.contains("roundtrip: 1000 lines"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
