@@ -5,7 +5,10 @@
 # directions. Contenders run interleaved round by round in this one run;
 # the table gives the medians over the rounds and the ratios (a2a-js time /
 # our time: above 1 means we are faster). Then big artifact-update events
-# (1, 4, 16 MiB), which must take time linear in their size.
+# (1, 4, 16 MiB), which must take time linear in their size. The document
+# API (`document::translate`, transcoder first) and the typed path it took
+# before (`document::translate_typed`) are timed too. Then the translator's
+# layers on inputs the transcoder declines (`peers-bench layers`).
 #
 # usage: bench/peers/run.sh [ROUNDS=7] [MS_PER_OP_PER_ROUND=300]
 # Not part of `cargo test`. Needs node >= 20 and npm (the SDK is installed
@@ -53,16 +56,19 @@ for line in open(sys.argv[1]):
 names = {"task": "Task (GetTask answer)", "card": "agent card", "send": "SendMessage request",
          "status": "status-update event"}
 print()
-print("| op | bytes in | ours ns/op (path) | main's onepass ns/op | a2a-js ns/op | a2a-js / ours | a2a-js / main's | a2a-js without codec / ours |")
-print("|---|---|---|---|---|---|---|---|")
+print("| op | bytes in | ours ns/op (path) | main's onepass ns/op | a2a-js ns/op | a2a-js / ours | a2a-js / main's | a2a-js without codec / ours | document API ns/op | a2a-js / document API | document API before (typed path) ns/op | a2a-js / document API before |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for op in ["task.v03", "task.v10", "card.v03", "card.v10", "send.v03", "send.v10", "status.v03", "status.v10"]:
     base, frm = op.split(".")
     d = "v0.3->v1.0" if frm == "v03" else "v1.0->v0.3"
-    m = {w: statistics.median(rows[(op, w)]) for w in ["rust", "rust-main", "a2a-js"]}
+    m = {w: statistics.median(rows[(op, w)]) for w in ["rust", "rust-main", "a2a-js", "rust-doc", "rust-doc-typed"]}
     bare = rows.get((op, "a2a-js-bare"))
     bare = f"{statistics.median(bare)/m['rust']:.2f}x" if bare else "-"
     print(f"| {names[base]} {d} | {size[op]} | {m['rust']:.0f} ({path[op]}) | {m['rust-main']:.0f} | "
-          f"{m['a2a-js']:.0f} | **{m['a2a-js']/m['rust']:.2f}x** | {m['a2a-js']/m['rust-main']:.2f}x | {bare} |")
+          f"{m['a2a-js']:.0f} | **{m['a2a-js']/m['rust']:.2f}x** | {m['a2a-js']/m['rust-main']:.2f}x | {bare} | "
+          f"{m['rust-doc']:.0f} | **{m['a2a-js']/m['rust-doc']:.2f}x** | {m['rust-doc-typed']:.0f} | {m['a2a-js']/m['rust-doc-typed']:.2f}x |")
 PY
 echo
 "$BIN" big
+echo
+"$BIN" layers "$WORK/payloads" "$MS" "$ROUNDS"

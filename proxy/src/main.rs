@@ -19,6 +19,8 @@ fn main() {
         Command::Demo(args) => proxy::cli::demo::main(args),
         Command::Translate(args) => proxy::cli::translate::main(args),
         Command::Doctor(args) => proxy::cli::doctor::main(args),
+        Command::Gen(args) => proxy::cli::gen::main(args),
+        Command::Roundtrip(args) => proxy::cli::roundtrip::main(args),
     };
     std::process::exit(code);
 }

@@ -196,7 +196,8 @@ impl RpcTranslation {
         if let Some(out) = self.fast_request(body) {
             return Ok(out);
         }
-        document::translate(Kind::Request, self.upstream, None, body).map_err(|e| failure_of(&e))
+        document::translate_typed(Kind::Request, self.upstream, None, body)
+            .map_err(|e| failure_of(&e))
     }
 
     /// The common case in one typed pass: `translate::onepass` for the hot
@@ -278,7 +279,7 @@ impl RpcTranslation {
     fn response_with_token(&self, body: &[u8]) -> Vec<u8> {
         let fast = self.fast_response(body).ok_or(());
         match fast.or_else(|()| {
-            document::translate(Kind::Response, self.client, Some(&self.method), body)
+            document::translate_typed(Kind::Response, self.client, Some(&self.method), body)
         }) {
             Ok(out) => self.history_as_asked(out),
             Err(e) => self.error_body(&Failure::BadUpstreamResponse {
@@ -390,7 +391,7 @@ impl RpcTranslation {
     fn event_with_token(&self, data: &str) -> Vec<u8> {
         let fast = self.fast_response(data.as_bytes()).ok_or(());
         match fast.or_else(|()| {
-            document::translate(
+            document::translate_typed(
                 Kind::Event,
                 self.client,
                 Some(&self.method),

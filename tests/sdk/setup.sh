@@ -7,6 +7,8 @@
 #   .venv-grpc: a2a-sdk 1.x with its grpc extra (the gRPC interop clients)
 #   .venv-otel: opentelemetry-proto and grpcio (the OTLP receiver of the
 #               proxy's telemetry tests, otlp_receiver.py)
+# and, when npm is there, @a2a-js/sdk 1.3 into examples/node_modules (the
+# compat converters of examples/a2a_js_compat.mjs).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 # One installer at a time (parallel test binaries may all call this).
@@ -28,3 +30,11 @@ make_venv .venv-v10 requirements-v10.txt
 make_venv .venv-v03 requirements-v03.txt
 make_venv .venv-grpc requirements-grpc.txt
 make_venv .venv-otel requirements-otel.txt
+
+# The @a2a-js/sdk compat converters wrapped by examples/a2a_js_compat.mjs.
+if command -v npm >/dev/null 2>&1; then
+  js="$root/examples"
+  if ! grep -qs '"version": "1.3.0"' "$js/node_modules/@a2a-js/sdk/package.json"; then
+    (cd "$js" && npm install --no-audit --no-fund --silent)
+  fi
+fi

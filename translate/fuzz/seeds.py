@@ -82,4 +82,39 @@ for f in sorted(fx.rglob("*.json")):
         to_bit = 0 if not v10ish else 1
         for body in [json.dumps(x, separators=(",", ":")).encode(), json.dumps(x, indent=1).encode()]:
             put(0x80 | to_bit, body)
+# Whole documents (selector 0x40 | index << 2 | direction, the index into
+# DOCUMENTS of fuzz_targets/transcode.rs): every fixture of those kinds,
+# and the bare params / results of the envelope fixtures.
+DOCS = {"part": 0, "message": 1, "task": 2, "task-status": 3, "artifact": 4,
+        "status-update": 5, "artifact-update": 6, "stream-response": 7, "push-body": 8}
+for kind, i in DOCS.items():
+    for base in [fx / kind, fx / "rejected" / kind]:
+        for f in sorted(base.glob("*.json")) if base.is_dir() else []:
+            v = version(f.name)
+            if v:
+                put(0x40 | (i << 2) | (0 if v == "v03" else 1), f.read_bytes())
+def doc_index(d, name):
+    """(envelope index, bare index) in DOCUMENTS for an envelope fixture."""
+    if d == "request":
+        return 9, 10
+    if d == "event":
+        return 13, 13
+    if name.startswith("GetTask."):
+        return 12, 12
+    if name.startswith("SendMessage."):
+        return 11, 11
+    return None
+
+for d in ["request", "response", "event"]:
+    for f in sorted((fx / d).glob("*.json")):
+        v = version(f.name)
+        ix = doc_index(d, f.name)
+        if not v or not ix:
+            continue
+        to_bit = 0 if v == "v03" else 1
+        doc = json.loads(f.read_bytes())
+        put(0x40 | (ix[0] << 2) | to_bit, f.read_bytes())
+        body = doc.get("params") if d == "request" else doc.get("result")
+        if body is not None and (d != "request" or doc.get("method") in ("message/send", "SendMessage")):
+            put(0x40 | (ix[1] << 2) | to_bit, json.dumps(body).encode())
 print(f"{n} seeds in {out}")

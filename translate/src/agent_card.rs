@@ -731,6 +731,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 card-level `protocolVersion` (any value, or absent) has no v1.0 field; v1.0 has one `protocolVersion` per interface",
         decision: "to v1.0: every interface gets `protocolVersion: \"0.3\"` whatever the card said; to v0.3: `protocolVersion` is always `\"0.3.0\"`",
         fixture: "card/protocol-version-other.v03.json, card/protocol-version-other.to-v03.json",
+        at: &["protocolVersion"],
     },
     Lossy {
         entity: "AgentCard.supportedInterfaces",
@@ -738,6 +739,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 `url` + `preferredTransport` + `additionalInterfaces` may omit the transport, omit or misplace the primary, or repeat interfaces",
         decision: "primary = (`url`, `preferredTransport` or `JSONRPC`) first, then `additionalInterfaces` in order, each (url, transport) once; the primary takes the unknown members of its first repetition; back in v0.3 `preferredTransport` is explicit and `additionalInterfaces` lists every interface, primary first",
         fixture: "card/interfaces-dedup.v03.json, card/interfaces-dedup.to-v03.json",
+        at: &["url", "preferredTransport", "additionalInterfaces", "supportedInterfaces"],
     },
     Lossy {
         entity: "AgentCard.supportedInterfaces",
@@ -745,6 +747,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 interface `tenant` and `protocolVersion` have no v0.3 form; interfaces of other A2A versions have no v0.3 marker",
         decision: "only interfaces whose `protocolVersion` is 0.3 (or empty) are kept, unless there is none, then all are (a2a-python filters the same way but fails when none is left); the first kept is the primary (`url`, `preferredTransport`); `additionalInterfaces` repeats every kept interface, primary included, each (url, binding) pair once (first occurrence wins); `tenant` and `protocolVersion` are dropped (back in v1.0 every interface says \"0.3\")",
         fixture: "card/interfaces-other-versions.v10.json, card/interfaces-other-versions.to-v10.json",
+        at: &["supportedInterfaces", "additionalInterfaces", "url", "preferredTransport"],
     },
     Lossy {
         entity: "AgentCard.supportedInterfaces",
@@ -752,6 +755,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "a v1.0 card without interfaces has no v0.3 `url`",
         decision: "rejected: Invalid (-32602)",
         fixture: "rejected/card/no-interfaces.v10.json",
+        at: &["supportedInterfaces", "url", "preferredTransport", "additionalInterfaces"],
     },
     Lossy {
         entity: "AgentCard.supportsAuthenticatedExtendedCard",
@@ -759,6 +763,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "the extended-card flag has three v0.3-side spellings: `supportsAuthenticatedExtendedCard`, the pre-release `supportsExtendedAgentCard`, and `capabilities.extendedAgentCard` in hybrid cards",
         decision: "`capabilities.extendedAgentCard` = true if any is true, else false if any is false, else absent; back in v0.3 only `supportsAuthenticatedExtendedCard` is written",
         fixture: "card/extended-card-alias.v03.json, card/extended-card-alias.to-v03.json",
+        at: &["supportsAuthenticatedExtendedCard", "supportsExtendedAgentCard", "capabilities.extendedAgentCard"],
     },
     Lossy {
         entity: "AgentCapabilities.stateTransitionHistory",
@@ -766,6 +771,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "removed in v1.0",
         decision: "dropped",
         fixture: "card/state-transition-history.v03.json, card/state-transition-history.to-v03.json",
+        at: &["capabilities.stateTransitionHistory"],
     },
     Lossy {
         entity: "AgentCard.signatures",
@@ -773,6 +779,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "a JWS over the JCS-canonical original card cannot verify over the translated card",
         decision: "dropped both ways (re-signing is the proxy's business, not the pure translator's)",
         fixture: "card/signed.v03.json, card/signed.v10.json, card/signed.to-v10.json, card/signed.to-v03.json",
+        at: &["signatures"],
     },
     Lossy {
         entity: "OAuthFlows",
@@ -780,6 +787,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "a v0.3 scheme may list several flows; the v1.0 `flow` oneof holds one",
         decision: "keep one by precedence authorizationCode > clientCredentials > implicit > password, drop the rest (no flow stays no flow)",
         fixture: "card/oauth-multi-flow.v03.json, card/oauth-multi-flow.to-v03.json",
+        at: &["flows"],
     },
     Lossy {
         entity: "OAuthFlows.deviceCode",
@@ -787,6 +795,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "no v0.3 device-code flow",
         decision: "dropped; when it was the only flow, v0.3 `flows` is `{}` (and v1.0 `flows` `{}` on the way back)",
         fixture: "card/oauth-device-code.v10.json, card/oauth-device-code.to-v10.json",
+        at: &["flows"],
     },
     Lossy {
         entity: "AuthorizationCodeOAuthFlow.pkceRequired",
@@ -794,6 +803,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "no v0.3 field",
         decision: "dropped",
         fixture: "card/oauth-pkce.v10.json, card/oauth-pkce.to-v10.json",
+        at: &["pkceRequired"],
     },
     Lossy {
         entity: "APIKeySecurityScheme.location",
@@ -801,6 +811,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 `location` is a free string; v0.3 `in` is one of header, query, cookie",
         decision: "`query` / `cookie` / `header` in any letter case map to that value, anything else to `header`",
         fixture: "card/apikey-location-other.v10.json, card/apikey-location-other.to-v10.json",
+        at: &["apiKeySecurityScheme.location", "in"],
     },
     Lossy {
         entity: "SecurityScheme",
@@ -808,6 +819,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 cards from REST servers or hybrid cards carry schemes in the oneof-wrapped form (`{\"apiKeySecurityScheme\":{…}}`)",
         decision: "accepted on v0.3 input as the equivalent `type`-tagged scheme (`location` read as `in`, one OAuth flow); written back `type`-tagged",
         fixture: "card/security-scheme-oneof-in-v03.v03.json, card/security-scheme-oneof-in-v03.to-v03.json",
+        at: &["securitySchemes"],
     },
     Lossy {
         entity: "AgentCard.security",
@@ -815,6 +827,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 REST servers send `security` (card and skills) in the v0.3 ProtoJSON form `{\"schemes\":{name:{\"list\":[…]}}}`",
         decision: "accepted on v0.3 input (an entry whose only member `schemes` holds an object); written back in the JSON-schema form `{name:[…]}`",
         fixture: "card/security-protojson-in-v03.v03.json, card/security-protojson-in-v03.to-v03.json",
+        at: &["security"],
     },
     Lossy {
         entity: "v0.3 REST (HTTP+JSON) `/v1/card`",
@@ -822,6 +835,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "the two v0.3 REST clients read different shapes: a2a-python 0.3 (`RestTransport.get_card`) the JSON-schema card with pydantic, refusing `security` as `{schemes: ...}`; a2a-js 0.3 (`RestTransport.getExtendedAgentCard`) ProtoJSON, throwing on a scheme without its oneof member and reading a JSON-schema `security` entry as `{}`; no one `security` value is both",
         decision: "the JSON-schema card (as a2a-python 0.3's REST server answers), each security scheme also carrying its ProtoJSON oneof member; `security` (card and skills) in the JSON-schema form, so a2a-js 0.3 parses the card but sees each requirement as `{}`. A v0.3 agent's own `/v1/card` passed through keeps its shape, with the missing form of each scheme added. Done by the proxy's REST codec (`proxy/src/rest.rs`, `proxy/src/card.rs`), not by this module",
         fixture: "rest-v03/response/GetExtendedAgentCard.security.from-v10.json, rest-v03/response/GetExtendedAgentCard.security.to-v03.json",
+        at: &[],
     },
     Lossy {
         entity: "AgentCard (hybrid)",
@@ -829,6 +843,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "hybrid cards (a2a-python) carry the other version's members (`url`, `protocolVersion`, `supportedInterfaces`, `type` beside `apiKeySecurityScheme`, …) as unknown members",
         decision: "unknown members named like a field of either version's counterpart object are not copied; the translated fields take their place; all other unknown members cross unchanged",
         fixture: "card/hybrid.v10.json, card/hybrid.to-v10.json",
+        at: &[],
     },
     Lossy {
         entity: "SecurityRequirement, SecurityScheme (unknown members)",
@@ -836,5 +851,6 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 requirements are bare maps, and a v0.3 scheme is a single object",
         decision: "unknown members of `SecurityRequirement` and `StringList` are dropped; unknown members beside the oneof member of a `SecurityScheme` move into the scheme object (and stay there on the way back)",
         fixture: "card/security-extras.v10.json, card/security-extras.to-v10.json",
+        at: &["security", "securitySchemes"],
     },
 ];

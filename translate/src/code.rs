@@ -477,6 +477,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 `data` details other than a `google.protobuf.Value` (ErrorInfo, BadRequest, ...) have no v0.3 slot",
         decision: "dropped; v0.3 `data` = the `value` of the first `google.protobuf.Value` detail, else absent; a non-array `data` passes unchanged",
         fixture: "error/error-info-only.to-v03.json",
+        at: &["error.data"],
     },
     Lossy {
         entity: "JSON-RPC error.data",
@@ -484,6 +485,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 free-form `data` has no typed v1.0 form; ErrorInfo.metadata holds strings only",
         decision: "`data` = [ErrorInfo{reason from the code table, domain a2a-protocol.org, metadata: scalar members of data as strings}, google.protobuf.Value{value: original data}]; ErrorInfo only for A2A codes -32001..-32010",
         fixture: "error/task-not-found-data.v03.json, error/task-not-found-data.v10.json",
+        at: &["error.data"],
     },
     Lossy {
         entity: "JSON-RPC error.code",
@@ -491,6 +493,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "-32008 ExtensionSupportRequired and -32009 VersionNotSupported do not exist in v0.3",
         decision: "passed unchanged (legal v0.3 server-defined range); ErrorInfo dropped",
         fixture: "error/version-not-supported.to-v03.json",
+        at: &["error.code", "error.data"],
     },
     Lossy {
         entity: "JSON-RPC error.code",
@@ -498,6 +501,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "-32010 TaskGenerationMismatch (A2A 1.1: `ifGenerationMatch` did not match the task's `generation`) has no v0.3 error; its ErrorInfo.metadata (taskId, expected and current generation) has no v0.3 slot",
         decision: "code and message passed unchanged (legal v0.3 server-defined range; v0.3 REST status 409, gRPC ABORTED as in 1.1); v0.3 `data` = the `google.protobuf.Value` detail if any, else the ErrorInfo.metadata object (strings), else absent",
         fixture: "error/task-generation-mismatch.to-v03.json, error/task-generation-mismatch-with-data.v03.json",
+        at: &["error.code", "error.data"],
     },
 ];
 

@@ -155,6 +155,11 @@ fn is_envelope(v: &Value) -> bool {
 /// accepted; the two sets are disjoint). It is required for `response`
 /// documents and for bare `request` params; `event` documents default to
 /// `SendStreamingMessage`. Request envelopes carry their own method.
+///
+/// The streaming transcoder ([`crate::transcode::document`]) is tried
+/// first; what it does not take goes through the typed path
+/// ([`translate_typed`]), whose output it matches byte for byte and whose
+/// errors are the reference.
 pub fn translate(
     kind: Kind,
     to: Version,
@@ -162,6 +167,29 @@ pub fn translate(
     input: &[u8],
 ) -> Result<Vec<u8>, TranslateError> {
     let m = method_of(method)?;
+    match crate::transcode::document(kind, to, m, input) {
+        Some(out) => Ok(out),
+        None => typed(kind, to, m, input),
+    }
+}
+
+/// [`translate`] through the typed wire structs only: the reference path,
+/// for callers that already tried the transcoder (or that check it).
+pub fn translate_typed(
+    kind: Kind,
+    to: Version,
+    method: Option<&str>,
+    input: &[u8],
+) -> Result<Vec<u8>, TranslateError> {
+    typed(kind, to, method_of(method)?, input)
+}
+
+fn typed(
+    kind: Kind,
+    to: Version,
+    m: Option<Method>,
+    input: &[u8],
+) -> Result<Vec<u8>, TranslateError> {
     // Whole documents of one entity parse straight from the bytes; envelopes
     // go through a `Value` first to tell envelopes from bare params/results.
     let value = input;
@@ -247,12 +275,10 @@ pub fn translate(
 
 /// Translates the agent card `input` into `to`: the streaming transcoder
 /// ([`crate::transcode::card`]) when it takes the card, else the typed path
-/// (`translate(Kind::Card, ..)`, the reference it matches byte for byte).
+/// (`translate_typed(Kind::Card, ..)`, the reference it matches byte for
+/// byte). The same as `translate(Kind::Card, to, None, input)`.
 pub fn card(to: Version, input: &[u8]) -> Result<Vec<u8>, TranslateError> {
-    match crate::transcode::card(to, input) {
-        Some(out) => Ok(out),
-        None => translate(Kind::Card, to, None, input),
-    }
+    translate(Kind::Card, to, None, input)
 }
 
 fn envelope_of<T: DeserializeOwned>(v: Value) -> Result<T, TranslateError> {

@@ -47,6 +47,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 has no `final` (stream closure ends the interaction)",
         decision: "dropped going to v1.0 (the stream layer closes after `final: true`); going to v0.3 `final` is true exactly for the terminal states completed, canceled, failed, rejected (a2a-python compat); interrupted states get false here and the stream layer marks the last event before close; a v0.3 event without `final` (.NET) reads as false",
         fixture: "status-update/input-required-final-true.v03.json, status-update/input-required-final-true.to-v03.json, status-update/working-final-true.v03.json, status-update/working-final-true.to-v03.json",
+        at: &["final"],
     },
     Lossy {
         entity: "StreamEvent",
@@ -54,6 +55,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 stream result without `kind`",
         decision: "inferred: `artifact` -> artifact-update, `messageId` -> message, `id` + `status` -> task, `status` -> status-update; `kind` always emitted going to v0.3; a wrong kind is rejected",
         fixture: "status-update/kind-missing.v03.json, status-update/kind-missing.to-v03.json, artifact-update/kind-missing.v03.json, artifact-update/kind-missing.to-v03.json, task/kind-missing.v03.json, task/kind-missing.to-v03.json, rejected/status-update/wrong-kind.v03.json",
+        at: &["kind"],
     },
 ];
 

@@ -28,6 +28,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 has no ListTasks operation",
         decision: "rejected with UnsupportedOperationError -32004 (as a2a-js), not -32601: the method is valid in v1.0",
         fixture: "rejected/request/ListTasks.v10.json",
+        at: &["error:-32004"],
     },
     Lossy {
         entity: "DeleteTaskPushNotificationConfig result",
@@ -35,6 +36,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 result is `null`; v1.0 returns google.protobuf.Empty, whose JSON-RPC form the spec does not spell out",
         decision: "`null` both ways (a2a-js v1); v1.0 `{}` and `null` are accepted on input",
         fixture: "response/DeleteTaskPushNotificationConfig.null.v03.json, response/DeleteTaskPushNotificationConfig.null.v10.json, response/DeleteTaskPushNotificationConfig.empty-object.v10.json, response/DeleteTaskPushNotificationConfig.empty-object.v03.json, response/DeleteTaskPushNotificationConfig.empty-object.to-v10.json",
+        at: &["result"],
     },
     Lossy {
         entity: "JSON-RPC method name",
@@ -42,6 +44,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "a method name of the other version or no A2A method",
         decision: "rejected with MethodNotFoundError -32601 (the name sets are disjoint, so nothing is guessed)",
         fixture: "rejected/request/unknown-method.v03.json",
+        at: &["error:-32601"],
     },
 ];
 

@@ -41,6 +41,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "`ROLE_UNSPECIFIED`, an absent role, or an unknown role name or number has no v0.3 value",
         decision: "becomes `\"agent\"` (a2a-js), i.e. `ROLE_AGENT` coming back",
         fixture: "message/role-unspecified.v10.json, message/role-unspecified.v03.json, message/role-unspecified.to-v10.json",
+        at: &["role"],
     },
     Lossy {
         entity: "Message.role",
@@ -48,6 +49,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 enum given as an integer",
         decision: "accepted; v1.0 output always uses the name",
         fixture: "message/role-integer.v10.json, message/role-integer.v03.json, message/role-integer.to-v10.json",
+        at: &["role"],
     },
     Lossy {
         entity: "Message",
@@ -55,6 +57,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 message without `kind`",
         decision: "accepted (kind inferred); `kind: \"message\"` always emitted going to v0.3; a wrong kind is rejected",
         fixture: "message/kind-missing.v03.json, message/kind-missing.v10.json, message/kind-missing.to-v03.json, rejected/message/kind-task.v03.json",
+        at: &["kind"],
     },
 ];
 

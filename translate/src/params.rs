@@ -59,6 +59,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "every v1.0 request has `tenant`; v0.3 has none",
         decision: "dropped (the proxy routes by it instead)",
         fixture: "request/SendMessage.tenant.v10.json, request/SendMessage.tenant.v03.json, request/SendMessage.tenant.to-v10.json",
+        at: &["tenant"],
     },
     Lossy {
         entity: "historyLength (SendMessage configuration, GetTask)",
@@ -66,6 +67,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 0 means unlimited, v1.0 0 means no history and unset means unlimited",
         decision: "v0.3 0 or absent -> v1.0 absent; v1.0 n (0 included) -> v0.3 n; negative values rejected",
         fixture: "request/GetTask.history-zero.v03.json, request/GetTask.history-zero.v10.json, request/GetTask.history-zero.to-v03.json, request/GetTask.history-zero-v10.v10.json, request/GetTask.history-zero-v10.v03.json, request/GetTask.history-zero-v10.to-v10.json",
+        at: &["historyLength"],
     },
     Lossy {
         entity: "SendMessage configuration.blocking / returnImmediately",
@@ -73,6 +75,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "inverted flag; v0.3 default unspecified (reference servers block), v1.0 default blocking",
         decision: "returnImmediately = !blocking; absent blocking = blocking (returnImmediately absent); going to v0.3 `blocking` is always explicit (a configuration is created if absent); a v1.0 configuration left empty becomes absent",
         fixture: "request/SendMessage.blocking-absent.v03.json, request/SendMessage.blocking-absent.v10.json, request/SendMessage.blocking-absent.to-v03.json, request/SendMessage.return-immediately-false.v10.json, request/SendMessage.return-immediately-false.v03.json, request/SendMessage.return-immediately-false.to-v10.json, request/SendMessage.no-configuration.v10.json, request/SendMessage.no-configuration.v03.json",
+        at: &["configuration"],
     },
     Lossy {
         entity: "v0.3 REST (HTTP+JSON) `message:send` without `blocking`",
@@ -80,6 +83,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "the v0.3 REST body is ProtoJSON of the v0.3 proto, where `blocking` is a plain proto3 bool: absent (no `configuration`, `configuration: {}` or one without the member) reads as false, 'returned immediately' (a2a-python 0.3's REST server returns at once; a2a-js 0.3's blocks only when `configuration` itself is absent); on JSON-RPC an absent `blocking` blocks in every v0.3 SDK",
         decision: "per binding: v0.3 REST SendMessage without `blocking` -> v1.0 `returnImmediately: true` (the proto3 reading, as a2a-python 0.3's REST server); explicit `blocking: true` -> absent (blocking); JSON-RPC and streaming sends unchanged (absent = blocking; the flag has no effect on streams). Done by the proxy's REST codec (`proxy/src/rest.rs`), not by this module",
         fixture: "rest-v03/request/SendMessage.no-configuration.v03.json, rest-v03/request/SendMessage.no-configuration.v10.json, rest-v03/request/SendMessage.empty-configuration.v03.json, rest-v03/request/SendMessage.configuration-without-blocking.v03.json, rest-v03/request/SendMessage.blocking-true.v03.json, rest-v03/request/SendMessage.blocking-true.v10.json, rest-v03/request/SendStreamingMessage.no-configuration.v03.json",
+        at: &["configuration.blocking"],
     },
     Lossy {
         entity: "SendMessage configuration.taskPushNotificationConfig",
@@ -87,6 +91,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 inline config may carry `taskId` / `tenant`; v0.3 `pushNotificationConfig` has neither",
         decision: "dropped",
         fixture: "request/SendMessage.push-config.v10.json, request/SendMessage.push-config.v03.json, request/SendMessage.push-config.to-v10.json",
+        at: &["taskPushNotificationConfig", "pushNotificationConfig"],
     },
     Lossy {
         entity: "params `metadata` (GetTask, SubscribeToTask, push-config get / list / delete)",
@@ -94,6 +99,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "these v1.0 requests have no `metadata`",
         decision: "dropped (CancelTask and SendMessage keep it)",
         fixture: "request/GetTask.metadata.v03.json, request/GetTask.metadata.v10.json, request/GetTask.metadata.to-v03.json, request/SubscribeToTask.metadata.v03.json, request/SubscribeToTask.metadata.v10.json, request/SubscribeToTask.metadata.to-v03.json",
+        at: &["params.metadata"],
     },
     Lossy {
         entity: "ListTaskPushNotificationConfigs pagination",
@@ -101,6 +107,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 list has no paging: request `pageSize` / `pageToken` and result `nextPageToken` have no slot",
         decision: "dropped; the v0.3 bare array becomes `{configs: [...]}` (always present, even empty)",
         fixture: "request/ListTaskPushNotificationConfigs.page.v10.json, request/ListTaskPushNotificationConfigs.page.v03.json, request/ListTaskPushNotificationConfigs.page.to-v10.json, response/ListTaskPushNotificationConfigs.next-page.v10.json, response/ListTaskPushNotificationConfigs.next-page.v03.json, response/ListTaskPushNotificationConfigs.next-page.to-v10.json",
+        at: &["pageSize", "pageToken", "nextPageToken"],
     },
     Lossy {
         entity: "GetTaskPushNotificationConfig params without config id",
@@ -108,6 +115,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 `pushNotificationConfigId` is optional, v1.0 `id` is required by the proto",
         decision: "v0.3 without it (a v0.3 server answers the task's config) -> v1.0 {taskId, id: taskId}, the id servers (a2a-python 1.x among them) give a config registered without one, since a v1.0 get without `id` matches nothing; v1.0 without `id` -> v0.3 {id: taskId}",
         fixture: "request/GetTaskPushNotificationConfig.no-config-id.v03.json, request/GetTaskPushNotificationConfig.no-config-id.v10.json, request/GetTaskPushNotificationConfig.no-config-id.to-v10.json",
+        at: &["pushNotificationConfigId", "params.id"],
     },
     Lossy {
         entity: "GetExtendedAgentCard params",
@@ -115,6 +123,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 has no params (null, absent or {}); v1.0 {tenant?} or absent",
         decision: "null and absent -> `{}` in both directions (the proxy always sends `params`: some v1.0 servers refuse GetExtendedAgentCard without it, -32602); an object is carried (tenant dropped going to v0.3)",
         fixture: "request/GetExtendedAgentCard.null-params.v03.json, request/GetExtendedAgentCard.null-params.v10.json, request/GetExtendedAgentCard.null-params.to-v03.json, request/GetExtendedAgentCard.null-params.to-v10.json",
+        at: &["params"],
     },
 ];
 

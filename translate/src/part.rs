@@ -34,6 +34,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 `data` may be any JSON value; a v0.3 DataPart holds only an object",
         decision: "a non-object value X becomes `{\"value\": X}` with `metadata.data_part_compat = true` (SDK convention); the reverse unwraps only when the flag is exactly `true`, `data` has exactly the key `value` and X is not an object, removing the flag (an emptied metadata becomes absent)",
         fixture: "part/data-scalar.v03.json, part/data-scalar.v10.json, part/data-null.v10.json, part/data-array.v10.json, part/data-compat-flag-not-true.v03.json, part/data-compat-extra-key.v03.json",
+        at: &["parts.data", "parts.metadata"],
     },
     Lossy {
         entity: "Part (data)",
@@ -41,6 +42,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "a v1.0 object `data` whose metadata already says `data_part_compat: true` and which has exactly the key `value` (non-object) looks like a wrapped value",
         decision: "passed to v0.3 unchanged; coming back it is unwrapped",
         fixture: "part/data-compat-lookalike.v10.json, part/data-compat-lookalike.v03.json, part/data-compat-lookalike.to-v10.json",
+        at: &["parts.data", "parts.metadata"],
     },
     Lossy {
         entity: "Part (text, data)",
@@ -48,6 +50,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 `filename` / `mediaType` on a text or data part (v0.3 has them only on files)",
         decision: "dropped (SDKs drop)",
         fixture: "part/text-media-type.v10.json, part/text-media-type.v03.json, part/text-media-type.to-v10.json, part/data-media-type.v10.json, part/data-media-type.v03.json, part/data-media-type.to-v10.json",
+        at: &["parts.filename", "parts.mediaType"],
     },
     Lossy {
         entity: "Part (file bytes)",
@@ -55,6 +58,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "base64 spelling: URL-safe or unpadded input",
         decision: "accepted on input; output is always standard base64 with padding; invalid base64 is rejected (-32602)",
         fixture: "part/file-bytes-urlsafe.v03.json, part/file-bytes-urlsafe.v10.json, part/file-bytes-urlsafe.to-v03.json, part/file-bytes-unpadded.v03.json, part/file-bytes-unpadded.to-v03.json, part/file-raw-urlsafe-v10.v10.json, part/file-raw-urlsafe-v10.to-v10.json, rejected/part/invalid-base64.v03.json, rejected/part/invalid-base64-v10.v10.json",
+        at: &["file.bytes", "parts.raw"],
     },
     Lossy {
         entity: "Part (file)",
@@ -62,6 +66,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "unknown members inside the v0.3 `file` object (v1.0 has no file sub-object)",
         decision: "dropped",
         fixture: "part/file-extra-member.v03.json, part/file-extra-member.v10.json, part/file-extra-member.to-v03.json",
+        at: &["file"],
     },
     Lossy {
         entity: "Part (file)",
@@ -69,6 +74,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "a v0.3 file with both or neither of `bytes` and `uri`",
         decision: "rejected (-32602)",
         fixture: "rejected/part/file-neither.v03.json, rejected/part/file-both.v03.json",
+        at: &["file"],
     },
     Lossy {
         entity: "Part",
@@ -76,6 +82,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 part without `kind`",
         decision: "kind inferred from `text` / `file` / `data`; always emitted going to v0.3; a wrong kind is rejected",
         fixture: "part/text-kind-missing.v03.json, part/text-kind-missing.to-v03.json, part/file-kind-missing.v03.json, part/file-kind-missing.to-v03.json, rejected/part/wrong-kind.v03.json",
+        at: &["kind"],
     },
     Lossy {
         entity: "all payload entities",
@@ -83,6 +90,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "an unknown member whose name is a member (or proto field name) of the target type",
         decision: "dropped, so the output stays unambiguous; other unknown members cross unchanged",
         fixture: "part/extra-kind-member.v10.json, part/extra-kind-member.v03.json, part/extra-kind-member.to-v10.json",
+        at: &[],
     },
 ];
 

@@ -17,6 +17,7 @@ pub const LOSSY: &[Lossy] = &[Lossy {
     what: "v0.3 receivers (a2a-python 0.3) expect the full Task on every push; a v1.0 statusUpdate / artifactUpdate / message body carries only a delta",
     decision: "to_v03 emits the bare kind-tagged v0.3 event or message (a2a-js legacy); fold_v03 folds it into the subscriber's Task snapshot (the proxy's push layer keeps the snapshots; a Message stays a bare Message)",
     fixture: "push-body/status-update.v10.json, push-body/status-update.v03.json",
+    at: &[],
 }];
 
 /// Translates a v0.3 webhook body (bare Task, Message or event) to a v1.0

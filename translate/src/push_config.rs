@@ -44,6 +44,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 lists several schemes, v1.0 `scheme` holds one",
         decision: "the first scheme is kept (both SDKs); an empty list is rejected; going to v0.3 `scheme` becomes a one-element list",
         fixture: "auth-info/multiple-schemes.v03.json, auth-info/multiple-schemes.v10.json, auth-info/multiple-schemes.to-v03.json, rejected/auth-info/empty-schemes.v03.json",
+        at: &["authentication.schemes", "authentication.scheme"],
     },
     Lossy {
         entity: "TaskPushNotificationConfig.tenant",
@@ -51,6 +52,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 `tenant` has no v0.3 member",
         decision: "dropped",
         fixture: "push-config/tenant.v10.json, push-config/tenant.v03.json, push-config/tenant.to-v10.json",
+        at: &["tenant"],
     },
     Lossy {
         entity: "TaskPushNotificationConfig (unknown members)",
@@ -58,6 +60,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 has two objects (outer and `pushNotificationConfig`), v1.0 one flat object",
         decision: "unknown members of both v0.3 objects are merged into the flat v1.0 object (inner first); going to v0.3 they all go to the inner `pushNotificationConfig`; members named like a field of the target are dropped",
         fixture: "push-config/outer-extras.v03.json, push-config/outer-extras.v10.json, push-config/outer-extras.to-v03.json",
+        at: &[],
     },
     Lossy {
         entity: "TaskPushNotificationConfig.taskId",
@@ -65,6 +68,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 `taskId` may be empty/absent; v0.3 requires it",
         decision: "a full config without `taskId` is rejected going to v0.3 (inside SendMessage configuration it is not needed and is dropped, see params)",
         fixture: "rejected/push-config/missing-task-id.v10.json",
+        at: &["taskId"],
     },
 ];
 

@@ -38,6 +38,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 `contextId` is optional, v0.3 requires it",
         decision: "absent (or empty) becomes `\"\"`; a v0.3 `\"\"` becomes absent in v1.0 (ProtoJSON default)",
         fixture: "task/missing-context-id.v10.json, task/missing-context-id.v03.json",
+        at: &["contextId"],
     },
     Lossy {
         entity: "TaskStatus.timestamp",
@@ -45,6 +46,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v0.3 producers emit naive (no offset) or non-UTC timestamps; v1.0 requires UTC with `Z`",
         decision: "naive is taken as UTC, offsets converted; output `Z` with 0/3/6/9 fraction digits; v1.0 -> v0.3 passes the string unchanged; an unparsable timestamp is rejected",
         fixture: "task-status/naive-timestamp.v03.json, task-status/naive-timestamp.to-v03.json, task-status/offset-timestamp.v03.json, task-status/offset-timestamp.to-v03.json, task-status/non-utc-offset.v03.json, task-status/non-utc-offset.to-v03.json, rejected/task-status/bad-timestamp.v03.json",
+        at: &["status.timestamp"],
     },
     Lossy {
         entity: "TaskState",
@@ -52,6 +54,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "v1.0 input spelled `TASK_STATE_CANCELLED` (v0.3 ProtoJSON) or given as an integer",
         decision: "accepted as canceled / the numbered state; v1.0 output always uses `TASK_STATE_CANCELED` and names",
         fixture: "task-status/cancelled-double-l.v10.json, task-status/cancelled-double-l.to-v10.json, task-status/state-integer.v10.json, task-status/state-integer.to-v10.json",
+        at: &["state"],
     },
     Lossy {
         entity: "TaskState",
@@ -59,6 +62,7 @@ pub const LOSSY: &[Lossy] = &[
         what: "a v1.0 state name or number this crate does not know",
         decision: "becomes v0.3 `\"unknown\"` (SDKs), i.e. `TASK_STATE_UNSPECIFIED` coming back",
         fixture: "task-status/state-unknown-name.v10.json, task-status/state-unknown-name.v03.json, task-status/state-unknown-name.to-v10.json",
+        at: &["state"],
     },
 ];
 

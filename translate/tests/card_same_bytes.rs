@@ -1,5 +1,5 @@
 //! The card transcoder (`translate::transcode::card`) against the typed
-//! path (`document::translate(Kind::Card, ..)`): wherever the transcoder
+//! path (`document::translate_typed(Kind::Card, ..)`): wherever the transcoder
 //! answers, its bytes are exactly the typed path's; wherever the typed path
 //! fails, the transcoder does not answer. Checked on every card in the
 //! fixtures (cards on their own and in `GetExtendedAgentCard` answers,
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use translate::document::{self, translate, Kind};
+use translate::document::{self, translate, translate_typed, Kind};
 use translate::strategy::card::{v03_card, v03_card_any, v10_card, v10_card_any};
 use translate::{transcode, Version};
 
@@ -91,7 +91,7 @@ fn reversed(v: &Value) -> Value {
 
 /// Checks one input in one direction; `Ok(true)` when the transcoder answered.
 fn same(to: Version, input: &[u8]) -> Result<bool, String> {
-    let general = translate(Kind::Card, to, None, input);
+    let general = translate_typed(Kind::Card, to, None, input);
     let fast = transcode::card(to, input);
     // The proxy's entry point answers as the typed path does, always.
     let entry = document::card(to, input);

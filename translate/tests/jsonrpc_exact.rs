@@ -217,3 +217,31 @@ fn a_delete_answered_without_a_result_succeeded() {
     assert!(v.as_object().unwrap().contains_key("result"), "{v}");
     assert!(translate::jsonrpc::response_to_v10(bare, "tasks/get").is_err());
 }
+
+/// Numbers cross exactly, on the transcoder's path and on the typed path
+/// (an escape in a string sends the document there): the a2a-python SDK
+/// writes every `google.protobuf.Struct` number as a double
+/// (`8729470021900460.0`), which a parser that is one unit in the last
+/// place off turned into `8729470021900461.0`.
+#[test]
+fn numbers_cross_exactly() {
+    let numbers = r#"{"a":8729470021900460.0,"b":-1818499682706560.8,"c":0.1,"d":1e300,"e":123456789012345678}"#;
+    for text in ["x", "\\u00e9"] {
+        let v10 = format!(
+            r#"{{"id":"t","status":{{"state":"TASK_STATE_WORKING"}},"metadata":{numbers},"artifacts":[{{"artifactId":"a","parts":[{{"text":"{text}"}}]}}]}}"#
+        );
+        let out = translate(Kind::Task, V03, None, v10.as_bytes()).expect("to v0.3");
+        let out: serde_json::Value = serde_json::from_slice(&out).expect("json");
+        let want: serde_json::Value = serde_json::from_str(numbers).expect("json");
+        assert_eq!(out["metadata"], want, "{text}");
+        let back = translate(
+            Kind::Task,
+            V10,
+            None,
+            &serde_json::to_vec(&out).expect("json"),
+        )
+        .expect("to v1.0");
+        let back: serde_json::Value = serde_json::from_slice(&back).expect("json");
+        assert_eq!(back["metadata"], want, "{text}");
+    }
+}

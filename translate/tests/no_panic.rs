@@ -7,7 +7,7 @@ use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use translate::document::{translate, Kind};
+use translate::document::{translate, translate_typed, Kind};
 use translate::method::Method;
 use translate::Version;
 
@@ -174,6 +174,7 @@ proptest! {
             for to in Version::ALL {
                 for m in &methods {
                     let _ = translate(kind, to, *m, &input);
+                    let _ = translate_typed(kind, to, *m, &input);
                 }
             }
         }

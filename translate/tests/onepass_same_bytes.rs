@@ -1,7 +1,7 @@
 //! `translate::onepass` (the streaming transcoder `translate::transcode`
 //! first, then the typed single pass, each also checked on its own) against
 //! the general path: wherever the single pass
-//! answers, its bytes are exactly those of `document::translate`; wherever
+//! answers, its bytes are exactly those of `document::translate_typed`; wherever
 //! the general path fails, the single pass does not answer. Checked on every
 //! request / response / event fixture, on every payload fixture (accepted
 //! and rejected) embedded in a response envelope, and on generated inputs,
@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use translate::document::{translate, Kind};
+use translate::document::{translate_typed as translate, Kind};
 use translate::method::Method;
 use translate::strategy::{payload as sp, rpc as sr};
 use translate::{onepass, transcode, Version};

@@ -6,6 +6,12 @@
 //! - `peers-bench run DIR MS`: one round: every op, each contender for
 //!   about MS milliseconds; prints `op contender ns_per_op` lines.
 //! - `peers-bench big`: time per MiB of big artifact-update events.
+//! - `peers-bench layers DIR MS ROUNDS`: on the payloads made into inputs
+//!   the transcoder declines (a `\u00e9` escape in one string, as Python's
+//!   `json.dumps` writes non-ASCII text), the typed single pass
+//!   (`onepass::typed_*`) next to the general typed path
+//!   (`document::translate_typed`), interleaved round by round; prints the
+//!   medians and their ratio.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -267,6 +273,21 @@ fn run(dir: &Path, ms: u64) {
             let main = time(budget, || ours(op, to, &input, true).len());
             println!("{label} rust {now:.0} {} {path}", input.len());
             println!("{label} rust-main {main:.0} {} typed", input.len());
+            // The crate's document API (what SDK authors and the CLI
+            // call), and the typed path it took before it tried the
+            // transcoder first.
+            let (kind, method) = match op {
+                Op::Card => (Kind::Card, None),
+                Op::Task => (Kind::Response, Method::GetTask.name(to.other())),
+                Op::Status => (Kind::Event, Method::SendStreamingMessage.name(to.other())),
+                Op::Send => (Kind::Request, None),
+            };
+            let doc = time(budget, || translate(kind, to, method, &input).expect("doc").len());
+            let typed = time(budget, || {
+                document::translate_typed(kind, to, method, &input).expect("typed").len()
+            });
+            println!("{label} rust-doc {doc:.0} {}", input.len());
+            println!("{label} rust-doc-typed {typed:.0} {}", input.len());
         }
     }
 }
@@ -324,6 +345,79 @@ fn bigs() {
     }
 }
 
+/// `input` with the first occurrence of one of its strings' text
+/// rewritten with a `\u00e9` escape (the transcoder leaves escapes other
+/// than serde_json's own to the typed path).
+fn declined(input: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8(input.to_vec()).expect("utf-8");
+    for word in ["Done.", "Reading the", "Please summarise", "Builds financial"] {
+        if let Some(at) = text.find(word) {
+            return format!("{}\\u00e9{}", &text[..at], &text[at..]).into_bytes();
+        }
+    }
+    panic!("no string to escape")
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn layers(dir: &Path, ms: u64, rounds: usize) {
+    let budget = Duration::from_millis(ms);
+    println!("| op | bytes in | typed single pass ns/op | general typed path ns/op | general / single pass | bare result, derived readers from bytes ns/op | derived / single pass |");
+    println!("|---|---|---|---|---|---|---|");
+    for (op, name) in [(Op::Task, "task"), (Op::Send, "send"), (Op::Status, "status")] {
+        for (from, to) in [("v03", Version::V10), ("v10", Version::V03)] {
+            let raw = std::fs::read(dir.join(format!("{name}.{from}.json"))).expect("payload");
+            let input = declined(&raw);
+            let (kind, method, m) = match op {
+                Op::Task => (Kind::Response, Some("GetTask"), Method::GetTask),
+                Op::Status => (Kind::Response, Some("SendStreamingMessage"), Method::SendStreamingMessage),
+                Op::Send => (Kind::Request, None, Method::SendMessage),
+                Op::Card => unreachable!(),
+            };
+            assert!(transcode::document(kind, to, Some(m), &input).is_none(), "taken");
+            let single = || match op {
+                Op::Send => onepass::typed_request(to, name_from(to), &input),
+                _ => onepass::typed_response(to, m, &input),
+            };
+            let general = || document::translate_typed(kind, to, method, &input).expect("general");
+            assert_eq!(single().expect("single pass"), general(), "{name}.{from}");
+            // The bare task through the derived readers straight from the
+            // bytes (no `Value` of the document), for the task only.
+            let bare: Option<Vec<u8>> = matches!(op, Op::Task).then(|| {
+                let v: serde_json::Value = serde_json::from_slice(&input).expect("json");
+                serde_json::to_vec(&v["result"]).expect("json")
+            });
+            let derived = |b: &[u8]| document::translate_typed(Kind::Task, to, None, b).expect("derived").len();
+            let mut c = Vec::new();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for r in 0..rounds {
+                if let Some(bare) = &bare {
+                    c.push(time(budget, || derived(bare)));
+                }
+                let mut one = || a.push(time(budget, || single().map_or(0, |o| o.len())));
+                if r % 2 == 0 {
+                    one();
+                    b.push(time(budget, || general().len()));
+                } else {
+                    b.push(time(budget, || general().len()));
+                    one();
+                }
+            }
+            let (a, b) = (median(a), median(b));
+            let (c, cr) = if c.is_empty() {
+                ("-".to_string(), "-".to_string())
+            } else {
+                let c = median(c);
+                (format!("{c:.0}"), format!("{:.2}x", c / a))
+            };
+            println!("| {name}.{from} | {} | {a:.0} | {b:.0} | **{:.2}x** | {c} | {cr} |", input.len(), b / a);
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
@@ -333,6 +427,11 @@ fn main() {
             args.get(3).and_then(|s| s.parse().ok()).unwrap_or(300),
         ),
         Some("big") => bigs(),
-        _ => eprintln!("usage: peers-bench write DIR | run DIR MS | big"),
+        Some("layers") => layers(
+            Path::new(&args[2]),
+            args.get(3).and_then(|s| s.parse().ok()).unwrap_or(300),
+            args.get(4).and_then(|s| s.parse().ok()).unwrap_or(7),
+        ),
+        _ => eprintln!("usage: peers-bench write DIR | run DIR MS | big | layers DIR MS ROUNDS"),
     }
 }

@@ -7,6 +7,8 @@ pub mod check;
 pub mod config;
 pub mod demo;
 pub mod doctor;
+pub mod gen;
+pub mod roundtrip;
 pub mod serve;
 pub mod translate;
 
@@ -31,10 +33,16 @@ pub enum Command {
     CheckUpstream(crate::cli::serve::ServeArgs),
     /// Run the proxy in front of a built-in A2A v0.3 echo agent.
     Demo(crate::cli::demo::DemoArgs),
-    /// Translate one A2A JSON document from stdin to stdout.
+    /// Translate one A2A JSON document (or, with --jsonl, one per line) from
+    /// stdin to stdout.
     Translate(TranslateArgs),
     /// Check a running deployment from outside, as its clients see it.
     Doctor(crate::cli::doctor::DoctorArgs),
+    /// Write generated, valid A2A documents as JSON Lines.
+    Gen(crate::cli::gen::GenArgs),
+    /// Translate each JSON line to the other version and back, reporting
+    /// every difference (optionally against an external converter).
+    Roundtrip(crate::cli::roundtrip::RoundtripArgs),
 }
 
 /// `config` subcommands.
@@ -63,6 +71,12 @@ pub struct TranslateArgs {
     /// source version (e.g. `message/send` when translating to 1.0).
     #[arg(long)]
     pub method: Option<String>,
+    /// JSON Lines: one document per input line, one result per output line
+    /// in the same order (the translated document, or
+    /// `{"error":{"code":…,"message":…}}` for that line); exit 1 when any
+    /// line failed.
+    #[arg(long)]
+    pub jsonl: bool,
 }
 
 /// `--to` values.
@@ -87,4 +101,10 @@ pub enum CliKind {
     Card,
     /// A push-notification webhook body.
     PushBody,
+    /// A bare Task.
+    Task,
+    /// A bare Message.
+    Message,
+    /// A `TaskPushNotificationConfig`.
+    PushConfig,
 }

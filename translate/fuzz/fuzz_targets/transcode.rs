@@ -10,7 +10,10 @@
 //!
 //! The first input byte picks the direction, request or response, and the
 //! method, or (high bit set) an agent card (`transcode::card` against
-//! `translate(Kind::Card, ..)`); the rest is the body.
+//! `translate(Kind::Card, ..)`), or (bit 6 set) a whole document of one of
+//! the document API's kinds (`transcode::document` against
+//! `document::translate_typed`, bare params and results included); the
+//! rest is the body.
 //!
 //! A response the transcoder writes in v1.0 is also written with its task
 //! facts (`transcode::response_to_v10_with_facts`): the bytes must be the
@@ -19,12 +22,33 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use translate::document::{translate, Kind};
+use translate::document::{translate_typed as translate, Kind};
 use translate::method::Method;
 use chrono::{DateTime, FixedOffset};
 use serde_json::Value;
 use translate::transcode::TaskFacts;
 use translate::{transcode, Version};
+
+/// The document kinds the transcoder takes whole, with the method a bare
+/// request or result is given (a request or event envelope names its own).
+const DOCUMENTS: [(Kind, Option<Method>); 16] = [
+    (Kind::Part, None),
+    (Kind::Message, None),
+    (Kind::Task, None),
+    (Kind::TaskStatus, None),
+    (Kind::Artifact, None),
+    (Kind::StatusUpdate, None),
+    (Kind::ArtifactUpdate, None),
+    (Kind::StreamResponse, None),
+    (Kind::PushBody, None),
+    (Kind::Request, None),
+    (Kind::Request, Some(Method::SendMessage)),
+    (Kind::Response, Some(Method::SendMessage)),
+    (Kind::Response, Some(Method::GetTask)),
+    (Kind::Event, None),
+    (Kind::Event, Some(Method::SubscribeToTask)),
+    (Kind::Card, None),
+];
 
 /// A task or status update as the index reads it from v1.0 bytes.
 #[derive(Debug, PartialEq)]
@@ -141,7 +165,13 @@ fuzz_target!(|data: &[u8]| {
     } else {
         Version::V03
     };
-    if sel & 0x80 != 0 {
+    if sel & 0xc0 == 0x40 {
+        let (kind, m) = DOCUMENTS[usize::from(sel >> 2) % DOCUMENTS.len()];
+        let name = m.and_then(|m| m.name(to.other()));
+        check("document", transcode::document(kind, to, m, body), || {
+            translate(kind, to, name, body).map_err(|e| e.to_string())
+        });
+    } else if sel & 0x80 != 0 {
         check("card", transcode::card(to, body), || {
             translate(Kind::Card, to, None, body).map_err(|e| e.to_string())
         });

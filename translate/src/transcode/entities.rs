@@ -617,7 +617,7 @@ impl<'a> Tx<'a> {
     // --------------------------------------------------------------- status
 
     /// A v0.3 task status to v1.0.
-    fn status_to_v10(&mut self, i: usize, depth: u32) -> Option<usize> {
+    pub(super) fn status_to_v10(&mut self, i: usize, depth: u32) -> Option<usize> {
         self.object(
             i,
             depth,
@@ -663,7 +663,12 @@ impl<'a> Tx<'a> {
     }
 
     /// A v1.0 task status to v0.3; `terminal` says whether its state is.
-    fn status_to_v03(&mut self, i: usize, depth: u32, terminal: &mut bool) -> Option<usize> {
+    pub(super) fn status_to_v03(
+        &mut self,
+        i: usize,
+        depth: u32,
+        terminal: &mut bool,
+    ) -> Option<usize> {
         self.object(
             i,
             depth,
@@ -715,7 +720,7 @@ impl<'a> Tx<'a> {
 
     // ------------------------------------------------------------ artifacts
 
-    fn artifact_to_v10(&mut self, i: usize, depth: u32) -> Option<usize> {
+    pub(super) fn artifact_to_v10(&mut self, i: usize, depth: u32) -> Option<usize> {
         self.object(
             i,
             depth,
@@ -750,7 +755,7 @@ impl<'a> Tx<'a> {
         )
     }
 
-    fn artifact_to_v03(&mut self, i: usize, depth: u32) -> Option<usize> {
+    pub(super) fn artifact_to_v03(&mut self, i: usize, depth: u32) -> Option<usize> {
         self.object(
             i,
             depth,
@@ -899,7 +904,7 @@ impl<'a> Tx<'a> {
 
     // --------------------------------------------------------------- events
 
-    fn status_update_to_v10(&mut self, i: usize, depth: u32) -> Option<usize> {
+    pub(super) fn status_update_to_v10(&mut self, i: usize, depth: u32) -> Option<usize> {
         self.object(
             i,
             depth,
@@ -939,7 +944,7 @@ impl<'a> Tx<'a> {
         )
     }
 
-    fn status_update_to_v03(&mut self, i: usize, depth: u32) -> Option<usize> {
+    pub(super) fn status_update_to_v03(&mut self, i: usize, depth: u32) -> Option<usize> {
         let mut kind = false;
         self.object(
             i,
@@ -989,7 +994,7 @@ impl<'a> Tx<'a> {
         )
     }
 
-    fn artifact_update_to_v10(&mut self, i: usize, depth: u32) -> Option<usize> {
+    pub(super) fn artifact_update_to_v10(&mut self, i: usize, depth: u32) -> Option<usize> {
         self.object(
             i,
             depth,
@@ -1028,7 +1033,7 @@ impl<'a> Tx<'a> {
         )
     }
 
-    fn artifact_update_to_v03(&mut self, i: usize, depth: u32) -> Option<usize> {
+    pub(super) fn artifact_update_to_v03(&mut self, i: usize, depth: u32) -> Option<usize> {
         let mut kind = false;
         self.object(
             i,

@@ -441,9 +441,11 @@ enum Want {
 }
 
 mod card;
+mod documents;
 mod entities;
 
 pub use card::card;
+pub use documents::document;
 
 /// Translates the JSON-RPC request envelope `input`, whose method is `name`
 /// (in the other version), to `to`. `None`: not taken here.
@@ -458,7 +460,7 @@ pub fn request(to: Version, name: &str, input: &[u8]) -> Option<Vec<u8>> {
         Version::V10 => Tx::send_to_v10,
         Version::V03 => Tx::send_to_v03,
     };
-    let e = tx.envelope(0, Some((name, to_name)), params)?;
+    let e = tx.envelope(0, Some(&[(name, to_name)]), params)?;
     tx.finish(e)
 }
 
@@ -538,22 +540,10 @@ impl Tx<'_> {
     /// The response envelope to `to`, all of the input read; what the
     /// v1.0 output said about its task.
     fn response(&mut self, to: Version, method: Method) -> Option<Seen> {
-        let result = match (to, method) {
-            (Version::V10, Method::SendMessage) => Tx::send_result_to_v10,
-            (Version::V10, Method::SendStreamingMessage | Method::SubscribeToTask) => {
-                Tx::event_to_v10
-            }
-            (Version::V10, Method::GetTask | Method::CancelTask) => {
-                self.seen.what = 1;
-                Tx::task_to_v10
-            }
-            (Version::V03, Method::SendMessage) => Tx::send_result_to_v03,
-            (Version::V03, Method::SendStreamingMessage | Method::SubscribeToTask) => {
-                Tx::event_to_v03
-            }
-            (Version::V03, Method::GetTask | Method::CancelTask) => Tx::task_to_v03,
-            _ => return None,
-        };
+        let result = documents::result(to, method)?;
+        if to == Version::V10 && matches!(method, Method::GetTask | Method::CancelTask) {
+            self.seen.what = 1;
+        }
         let e = self.envelope(0, None, result)?;
         let e = self.lx.skip_ws(e);
         (e == self.b().len()).then_some(self.seen)
@@ -607,12 +597,13 @@ impl Tx<'_> {
         (e == self.b().len()).then_some(self.out)
     }
 
-    /// A JSON-RPC envelope: a request (`method` is `Some((from, to))`, the
-    /// body is `params`) or a response (body `result`).
+    /// A JSON-RPC envelope: a request (`method` is `Some` of the (from, to)
+    /// method names it may have, the body is `params`) or a response (body
+    /// `result`).
     fn envelope(
         &mut self,
         i: usize,
-        method: Option<(&str, &str)>,
+        method: Option<&[(&str, &str)]>,
         body: fn(&mut Self, usize, u32) -> Option<usize>,
     ) -> Option<usize> {
         let i = self.lx.skip_ws(i);
@@ -656,12 +647,10 @@ impl Tx<'_> {
                         _ => return None,
                     }
                 }
-                (b"method", Some((from, to))) => {
+                (b"method", Some(names)) => {
                     Self::mark(&mut o, 2)?;
                     let (m, e) = self.plain_str(v)?;
-                    if m != from {
-                        return None;
-                    }
+                    let (_, to) = names.iter().find(|(from, _)| *from == m)?;
                     let s = self.begin(b"method");
                     self.out.push(b'"');
                     self.out.extend_from_slice(to.as_bytes());

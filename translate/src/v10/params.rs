@@ -1,7 +1,7 @@
 //! v1.0 request and response messages of the JSON-RPC methods (ProtoJSON;
 //! proto field names accepted on input). `CreateTaskPushNotificationConfig`
 //! takes and returns a
-//! [`TaskPushNotificationConfig`](crate::v10::push_config::TaskPushNotificationConfig);
+//! [`TaskPushNotificationConfig`];
 //! `GetTask` / `CancelTask` return a [`Task`]; streaming methods yield
 //! [`StreamResponse`](crate::v10::event::StreamResponse)s.
 
