@@ -29,4 +29,9 @@ pub(super) const MIGRATIONS: &[Migration] = &[
     // Outbox items gained optional trace-context members (absent in older
     // records, which read as none): nothing to rewrite.
     |_| Ok(()),
+    // 5 -> 6: issue #41's, laid in at the merge; nothing here.
+    |_| Ok(()),
+    // 6 -> 7: what PostgreSQL instances share (push::pg_shared); nothing
+    // for the embedded store.
+    |_| Ok(()),
 ];
