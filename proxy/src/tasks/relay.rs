@@ -247,7 +247,7 @@ impl Relay {
 
     /// Whether anything may be listening: a subscription here, or one of
     /// another instance ([`link`]).
-    fn wanted(&self) -> bool {
+    pub fn wanted(&self) -> bool {
         self.open() > 0 || self.link.get().is_some_and(|l| l.elsewhere_any())
     }
 
