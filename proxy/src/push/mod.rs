@@ -20,6 +20,7 @@ pub mod pg_listen;
 pub mod pg_shared;
 pub mod pg_store;
 pub mod redb_store;
+pub mod relay_subs;
 pub mod relay_sync;
 pub mod rewrite;
 pub mod safety;

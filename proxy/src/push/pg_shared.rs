@@ -168,11 +168,6 @@ impl PgShared {
         r
     }
 
-    /// One round trip: whether the store answers now.
-    pub fn ping(&self) -> Result<(), StoreError> {
-        self.with(|c| c.simple_query("SELECT 1").map(|_| ()).map_err(e))
-    }
-
     // ---- The ListTasks index ----
 
     /// Writes index entries as this instance's changes (see [`put_tasks_on`]).

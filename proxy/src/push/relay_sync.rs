@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::pg_shared::{task_key, PgShared, RelayRow, RelayWrite};
+use super::relay_subs::{Elsewhere, Said};
 use super::StoreError;
 use crate::config::RelayLimits;
 use crate::tasks::relay::{Link, Relay};
@@ -101,48 +102,6 @@ struct In {
     subs_dirty: bool,
     refreshed: Instant,
     connected_once: bool,
-}
-
-/// The other instances' open subscriptions, as notified.
-#[derive(Default)]
-struct Elsewhere {
-    subs: HashMap<(String, u64), String>,
-    tasks: HashMap<String, usize>,
-}
-
-impl Elsewhere {
-    fn add(&mut self, instance: &str, sub: u64, task: &str) {
-        if self
-            .subs
-            .insert((instance.into(), sub), task.into())
-            .is_none()
-        {
-            *self.tasks.entry(task.into()).or_default() += 1;
-        }
-    }
-
-    fn remove(&mut self, instance: &str, sub: u64) {
-        if let Some(task) = self.subs.remove(&(instance.to_string(), sub)) {
-            if let Some(n) = self.tasks.get_mut(&task) {
-                *n -= 1;
-                if *n == 0 {
-                    self.tasks.remove(&task);
-                }
-            }
-        }
-    }
-
-    fn remove_all(&mut self, instance: &str) {
-        let subs: Vec<u64> = self
-            .subs
-            .keys()
-            .filter(|(i, _)| i == instance)
-            .map(|(_, s)| *s)
-            .collect();
-        for s in subs {
-            self.remove(instance, s);
-        }
-    }
 }
 
 /// The link of one instance's relay to the others.
@@ -493,56 +452,23 @@ impl RelaySync {
     /// (`-<instance> <sub>...`, `*`: all) somewhere; anything else has
     /// the table read again.
     pub fn heard_subs(&self, payload: &str) {
-        let mine = self.shared.instance();
-        let known = match payload.split_at_checked(1) {
-            Some(("+", rest)) => {
-                let mut p = rest.splitn(3, ' ');
-                match (
-                    p.next(),
-                    p.next().and_then(|s| s.parse::<u64>().ok()),
-                    p.next(),
-                ) {
-                    (Some(i), Some(sub), Some(_)) if i == mine => {
-                        let d = self.awaiting.lock().ok().and_then(|mut a| a.remove(&sub));
-                        if let Some(d) = d {
-                            let _ = d.send(());
-                        }
-                        true
-                    }
-                    (Some(i), Some(sub), Some(task)) => {
-                        if let Ok(mut e) = self.elsewhere.write() {
-                            e.add(i, sub, task);
-                            self.elsewhere_n.store(e.tasks.len(), Ordering::Relaxed);
-                        }
-                        true
-                    }
-                    _ => false,
+        let known = match Said::read(payload) {
+            Said::Opened { instance, sub, .. } if instance == self.shared.instance() => {
+                let d = self.awaiting.lock().ok().and_then(|mut a| a.remove(&sub));
+                if let Some(d) = d {
+                    let _ = d.send(());
                 }
+                true
             }
-            Some(("-", rest)) => {
-                let mut p = rest.split(' ');
-                match p.next() {
-                    Some(i) if i == mine => true,
-                    Some(i) => {
-                        if let Ok(mut e) = self.elsewhere.write() {
-                            for sub in p {
-                                match sub {
-                                    "*" => e.remove_all(i),
-                                    s => {
-                                        if let Ok(s) = s.parse::<u64>() {
-                                            e.remove(i, s);
-                                        }
-                                    }
-                                }
-                            }
-                            self.elsewhere_n.store(e.tasks.len(), Ordering::Relaxed);
-                        }
-                        true
-                    }
-                    None => false,
+            Said::Closed { instance, .. } if instance == self.shared.instance() => true,
+            Said::Other => false,
+            said => {
+                if let Ok(mut e) = self.elsewhere.write() {
+                    e.apply(said);
+                    self.elsewhere_n.store(e.tasks(), Ordering::Relaxed);
                 }
+                true
             }
-            _ => false,
         };
         if !known {
             if let Ok(mut i) = self.input.lock() {
@@ -571,7 +497,7 @@ impl RelaySync {
                         for (instance, sub, task) in &subs {
                             e.add(instance, *sub, task);
                         }
-                        self.elsewhere_n.store(e.tasks.len(), Ordering::Relaxed);
+                        self.elsewhere_n.store(e.tasks(), Ordering::Relaxed);
                     }
                 }
                 Err(e) => {
@@ -639,11 +565,7 @@ impl Link for RelaySync {
     }
 
     fn elsewhere(&self, task: &str) -> bool {
-        self.elsewhere_any()
-            && self
-                .elsewhere
-                .read()
-                .is_ok_and(|e| e.tasks.contains_key(task))
+        self.elsewhere_any() && self.elsewhere.read().is_ok_and(|e| e.has(task))
     }
 
     fn publish(
