@@ -756,9 +756,83 @@ fn push_configs(d: &Deployment, hook: SocketAddr, hooks: &Hooks, failed: &mut Ve
     }
 }
 
+/// A v1.0 JSON-RPC SubscribeToTask of `task` (TCK agent) as `auth` at
+/// `addr`, its head read; the stream.
+fn subscribe(addr: SocketAddr, task: &str, auth: &str) -> BufReader<TcpStream> {
+    let c = TcpStream::connect(addr).expect("connect");
+    c.set_read_timeout(Some(WAIT)).unwrap();
+    let body =
+        json!({"jsonrpc": "2.0", "id": "sub", "method": "SubscribeToTask", "params": {"id": task}})
+            .to_string();
+    let req = format!(
+        "POST /tck/ HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n\
+         Authorization: Bearer {auth}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    (&c).write_all(req.as_bytes()).unwrap();
+    let mut r = BufReader::new(c);
+    let mut line = String::new();
+    while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+        line.clear();
+    }
+    r
+}
+
+/// The states of the events read from a stream until `stop` holds for the
+/// last one, or the stream ends or fails.
+fn states(r: &mut BufReader<TcpStream>, stop: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = String::new();
+    while r.read_line(&mut line).is_ok_and(|n| n > 0) {
+        if let Some(d) = line.trim().strip_prefix("data:") {
+            let v: Value = serde_json::from_str(d.trim()).unwrap_or(Value::Null);
+            let s = v
+                .pointer("/result/task/status/state")
+                .or_else(|| v.pointer("/result/statusUpdate/status/state"))
+                .and_then(Value::as_str)
+                .unwrap_or(if v.get("error").is_some() {
+                    "error"
+                } else {
+                    "?"
+                })
+                .to_string();
+            out.push(s);
+            if out.last().is_some_and(|s| stop(s)) {
+                break;
+            }
+        }
+        line.clear();
+    }
+    out
+}
+
 /// 5. One instance SIGKILLed while calls go on through nginx.
 fn kill_one_mid_run(d: &mut Deployment, hook: SocketAddr, hooks: &Hooks, failed: &mut Vec<String>) {
     let ng = d.nginx.addr;
+    // A relayed subscription of an idle task on a survivor, one on the
+    // instance to be killed.
+    let (_, r) = rpc(
+        d.instances[0].addr,
+        "/tck/",
+        true,
+        "sue",
+        "SendMessage",
+        json!({
+        "message": {"role": "ROLE_USER", "messageId": "tck-input-required-kill", "parts": [{"text": "x"}]}}),
+    );
+    let idle = r["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let mut survivor = subscribe(d.instances[0].addr, &idle, "sue");
+    let mut doomed = subscribe(d.instances[2].addr, &idle, "sue");
+    let first = (
+        states(&mut survivor, |_| true),
+        states(&mut doomed, |_| true),
+    );
+    if first.0 != ["TASK_STATE_INPUT_REQUIRED"] || first.1 != ["TASK_STATE_INPUT_REQUIRED"] {
+        failed.push(format!("subscriptions before the kill: {first:?} ({r})"));
+    }
     // Each call: a v1.0 SendMessage to the v0.3 echo agent with its own
     // webhook path; (started, answered, status, task id, path).
     type Sent = (Instant, Instant, u16, String, String);
@@ -856,6 +930,29 @@ fn kill_one_mid_run(d: &mut Deployment, hook: SocketAddr, hooks: &Hooks, failed:
         if !listed.contains(&s.3.as_str()) {
             failed.push(format!("{} not listed after the kill", s.3));
         }
+    }
+    // The subscriber on a survivor is served to the task's end, completed
+    // through another survivor; the killed instance's lost its connection.
+    let (_, r) = rpc(
+        d.instances[1].addr,
+        "/tck/",
+        true,
+        "sue",
+        "SendMessage",
+        json!({
+        "message": {"role": "ROLE_USER", "messageId": "tck-complete-kill", "taskId": idle, "parts": [{"text": "x"}]}}),
+    );
+    let got = states(&mut survivor, |s| s == "error");
+    if got.last().map(String::as_str) != Some("TASK_STATE_COMPLETED")
+        || got.iter().any(|s| s == "error")
+    {
+        failed.push(format!(
+            "the survivor's subscriber after the kill: {got:?} ({r})"
+        ));
+    }
+    let lost = states(&mut doomed, |_| true);
+    if lost.contains(&"TASK_STATE_COMPLETED".to_string()) {
+        failed.push(format!("the killed instance's subscriber got {lost:?}"));
     }
     // And the survivors go on: calls through nginx all succeed.
     for n in 0..10 {

@@ -338,7 +338,11 @@ impl RelaySync {
                 }
             }
             if stop {
-                let _ = self.shared.unsubscribe(None);
+                // Not worth a connect timeout when the store is away: the
+                // rows expire with their longest wait.
+                if self.up.load(Ordering::Relaxed) && !failing {
+                    let _ = self.shared.unsubscribe(None);
+                }
                 return;
             }
             let due = pruned + if wrote { PRUNE_EVERY } else { 10 * PRUNE_EVERY };

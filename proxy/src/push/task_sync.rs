@@ -174,6 +174,11 @@ pub fn start_shared(
                 };
                 let flags = std::mem::take(&mut *g);
                 drop(g);
+                // Stopping while the store is away: what waits is not
+                // written (a connect timeout would hold the stop).
+                if flags.stop && failing {
+                    return;
+                }
                 if flags.local || flags.stop {
                     // A burst becomes one write.
                     let gap = SHARED_GAP.max(retry).saturating_sub(last_write.elapsed());
