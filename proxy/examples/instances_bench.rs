@@ -4,7 +4,9 @@
 //! Targets: `one` (an instance with the embedded store: the ListTasks index
 //! in memory only), `pg1` (one instance of a three-instance deployment on
 //! PostgreSQL, asked directly: the index a cache of the store's), `nginx`
-//! (the three instances behind nginx round-robin). Each instance is the
+//! (the three instances behind nginx round-robin, no keep-alive to them, as
+//! proxy/README.md advises; for throughput also `nginx-ka`, the same with
+//! keep-alive connections to the instances). Each instance is the
 //! release binary (`serve`, one worker thread) in front of one fake v0.3
 //! agent served here. Measured, the targets interleaved:
 //! 1. req/s and p50/p99 of a translated SendMessage (v1.0 client, v0.3
@@ -255,17 +257,26 @@ fn instance_toml(addr: SocketAddr, agent: SocketAddr, push: &str) -> String {
     )
 }
 
-fn nginx_conf(dir: &Path, addr: SocketAddr, ups: &[SocketAddr]) -> String {
+/// nginx round-robin over `ups`; `keepalive`: connections to the instances
+/// kept and reused (faster; proxy/README.md explains why the tests and the
+/// docs leave them off).
+fn nginx_conf(dir: &Path, addr: SocketAddr, ups: &[SocketAddr], keepalive: bool) -> String {
     let d = dir.display();
-    let servers: String = ups.iter().map(|u| format!("server {u};\n")).collect();
+    let mut servers: String = ups.iter().map(|u| format!("server {u};\n")).collect();
+    let connection = if keepalive {
+        servers.push_str("keepalive 64;\n");
+        ""
+    } else {
+        "close"
+    };
     let user = if is_root() { "user root;\n" } else { "" };
     format!(
         "{user}worker_processes 1;\ndaemon off;\nerror_log {d}/error.log warn;\npid {d}/nginx.pid;\n\
-         events {{ worker_connections 4096; }}\nhttp {{\naccess_log off;\n\
+         events {{ worker_connections 4096; }}\nhttp {{\naccess_log off;\nkeepalive_requests 1000000;\n\
          client_body_temp_path {d}/body;\nproxy_temp_path {d}/proxy;\nfastcgi_temp_path {d}/fcgi;\n\
          uwsgi_temp_path {d}/uwsgi;\nscgi_temp_path {d}/scgi;\nupstream proxies {{\n{servers}}}\n\
          server {{\nlisten {addr};\nlocation / {{\nproxy_pass http://proxies;\nproxy_http_version 1.1;\n\
-         proxy_set_header Connection \"close\";\nproxy_set_header Host $http_host;\nproxy_buffering off;\n\
+         proxy_set_header Connection \"{connection}\";\nproxy_set_header Host $http_host;\nproxy_buffering off;\n\
          proxy_read_timeout 120s;\nproxy_next_upstream error timeout;\n}}\n}}\n}}\n"
     )
 }
@@ -599,22 +610,28 @@ fn main() {
         for addr in std::iter::once(&one).chain(&pgs) {
             wait_health(*addr).await;
         }
-        let ng = free_addr();
-        let nd = dir.join("nginx");
-        std::fs::create_dir_all(&nd).unwrap();
-        std::fs::write(nd.join("nginx.conf"), nginx_conf(&nd, ng, &pgs)).unwrap();
-        let _nginx = Proc(
-            Command::new(&a.nginx)
-                .arg("-p")
-                .arg(&nd)
-                .arg("-c")
-                .arg(nd.join("nginx.conf"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("nginx"),
-        );
-        wait_health(ng).await;
+        let mut nginxes = Vec::new();
+        let mut ng_addrs = Vec::new();
+        for (name, keepalive) in [("nginx", false), ("nginx-ka", true)] {
+            let addr = free_addr();
+            let nd = dir.join(name);
+            std::fs::create_dir_all(&nd).unwrap();
+            std::fs::write(nd.join("nginx.conf"), nginx_conf(&nd, addr, &pgs, keepalive)).unwrap();
+            nginxes.push(Proc(
+                Command::new(&a.nginx)
+                    .arg("-p")
+                    .arg(&nd)
+                    .arg("-c")
+                    .arg(nd.join("nginx.conf"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("nginx"),
+            ));
+            wait_health(addr).await;
+            ng_addrs.push(addr);
+        }
+        let (ng, ng_ka) = (ng_addrs[0], ng_addrs[1]);
         let targets = [("one", one), ("pg1", pgs[0]), ("nginx", ng)];
         println!("instances_bench: {} s x {} rounds, {} conns; 2 cores shared with other work", a.seconds, a.rounds, a.conns);
 
@@ -623,7 +640,7 @@ fn main() {
         let mut rates: HashMap<&str, Vec<f64>> = HashMap::new();
         let mut lat: HashMap<&str, Vec<(f64, f64)>> = HashMap::new();
         for round in 0..a.rounds {
-            for (name, addr) in targets {
+            for (name, addr) in targets.into_iter().chain([("nginx-ka", ng_ka)]) {
                 let (r, p50, p99, err) = throughput(addr, a.conns, a.seconds, "load").await;
                 println!("  round {round} {name:6} {r:8.0} req/s  p50 {p50:6.2} ms  p99 {p99:6.2} ms  errors {err}");
                 rates.entry(name).or_default().push(r);
@@ -631,8 +648,8 @@ fn main() {
             }
         }
         let m = |n: &str| median(rates[n].clone());
-        println!("  medians: one {:.0}  pg1 {:.0}  nginx(3) {:.0} req/s; pg1/one {:.2}  nginx(3)/one {:.2}  [load {}]",
-            m("one"), m("pg1"), m("nginx"), m("pg1") / m("one"), m("nginx") / m("one"), loadavg());
+        println!("  medians: one {:.0}  pg1 {:.0}  nginx(3) {:.0}  nginx-ka(3) {:.0} req/s; pg1/one {:.2}  nginx(3)/one {:.2}  nginx-ka(3)/one {:.2}  [load {}]",
+            m("one"), m("pg1"), m("nginx"), m("nginx-ka"), m("pg1") / m("one"), m("nginx") / m("one"), m("nginx-ka") / m("one"), loadavg());
 
         // 2. ListTasks with 10,000 entries.
         println!("\n2. ListTasks, 10,000 entries in the caller's index, pages of 50  [load {}]", loadavg());
@@ -683,6 +700,7 @@ fn main() {
             println!("  {label:32} p50 {p50:6.2} ms  p99 {p99:6.2} ms  ({} events, {missed} missed)", l.len());
         }
         println!("  (target across instances: p99 <= 50 ms)  [load {}]", loadavg());
+        drop(nginxes);
         drop(procs);
     });
     let _ = std::fs::remove_dir_all(&scratch);
