@@ -36,6 +36,9 @@ pub struct App {
     /// card cache (its card and task fetches).
     pub upstream_pool: std::sync::Arc<crate::upstream::UpstreamPool>,
     task_sync: std::sync::Mutex<Option<crate::push::task_sync::TaskSync>>,
+    /// This instance's part in a deployment sharing a PostgreSQL store
+    /// (the ListTasks index and the relay; `None`: one instance).
+    instances: std::sync::Mutex<Option<crate::push::instances::Instances>>,
     in_flight: AtomicUsize,
     /// Set when the v0.3 REST agent refused a push-config create's first
     /// body form and took the other: that one goes first from then on.
@@ -72,6 +75,7 @@ impl App {
             push_worker: std::sync::Mutex::new(None),
             upstream_pool,
             task_sync: std::sync::Mutex::new(None),
+            instances: std::sync::Mutex::new(None),
             in_flight: AtomicUsize::new(0),
             rest_other_form_first: Default::default(),
         }
@@ -108,22 +112,46 @@ impl App {
         if !s.enabled {
             return Ok(());
         }
-        let store =
-            crate::push::layer::open_store(s).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let err = |e: crate::push::StoreError| std::io::Error::other(e.to_string());
+        let store = crate::push::layer::open_store(s).map_err(err)?;
+        // A shared store (PostgreSQL): this instance's key checked against
+        // the deployment's, and the scope secret all its instances use.
+        let shared = store.shared();
+        let secret = match &shared {
+            Some(sh) => Some(
+                sh.deployment_secret(store.list_scope_secret(), s.credentials_key_file.as_deref())
+                    .map_err(err)?,
+            ),
+            None => store.list_scope_secret(),
+        };
         if self.tasks.enabled() {
             // Scopes keyed from the store's credentials key: instances
             // sharing the store, and this one after a restart, agree.
-            if let Some(secret) = store.list_scope_secret() {
+            if let Some(secret) = secret {
                 let key = crate::tasks::ScopeKey::derived(&secret);
                 self.tasks = std::sync::Arc::new(task_index(&self.config, key));
             } else {
                 tracing::warn!("the push store has no credentials key: ListTasks scopes are per process, tasks seen before a restart are listed to no one");
             }
-            let sync = crate::push::task_sync::start(self.tasks.clone(), store.clone())
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
-            if let Ok(mut t) = self.task_sync.lock() {
-                *t = Some(sync);
+        }
+        match shared {
+            Some(sh) => {
+                let index = self.tasks.enabled().then(|| self.tasks.clone());
+                let limits = self.config.limits.relay;
+                let inst = crate::push::instances::Instances::start(sh, index, &self.relay, limits)
+                    .map_err(err)?;
+                if let Ok(mut i) = self.instances.lock() {
+                    *i = Some(inst);
+                }
             }
+            None if self.tasks.enabled() => {
+                let sync = crate::push::task_sync::start(self.tasks.clone(), store.clone())
+                    .map_err(err)?;
+                if let Ok(mut t) = self.task_sync.lock() {
+                    *t = Some(sync);
+                }
+            }
+            None => {}
         }
         let push = std::sync::Arc::new(crate::push::layer::Push::new(s.clone(), store)?);
         let worker = crate::push::deliver::Worker::start(push.clone())?;
@@ -142,6 +170,9 @@ impl App {
         }
         if let Some(mut t) = self.task_sync.lock().ok().and_then(|mut t| t.take()) {
             t.stop();
+        }
+        if let Some(mut i) = self.instances.lock().ok().and_then(|mut i| i.take()) {
+            i.stop();
         }
         if let Some(p) = &self.push {
             p.store.close();
@@ -293,19 +324,38 @@ impl App {
         // Logged when it changes, not on every poll (crate::card::ReadyLog).
         let agent = &self.config.agent.name;
         self.cards.readiness.note(agent, r.as_ref().map(|_| ()));
-        match r {
-            Ok(card) => LocalResponse::json(
+        let mut body = match r {
+            Ok(card) => (
                 200,
                 json!({"status": "ready", "upstreamVersion": card.version.as_str()}),
             ),
             // Anyone who reaches the listener may ask: the reason is what a
             // client may be told (no address, no agent bytes); the detail
             // goes to the log.
-            Err(f) => LocalResponse::json(
+            Err(f) => (
                 503,
                 json!({"status": "not ready", "reason": f.client_message(), "proxyReason": f.label()}),
             ),
+        };
+        if let Some(store) = self.store_report() {
+            body.1["pushStore"] = store;
         }
+        LocalResponse::json(body.0, body.1)
+    }
+
+    /// What `/ready` says of the push store: its backend, whether
+    /// instances share it, and for a shared one whether it answers (its
+    /// being away does not make the instance unready: what does not need
+    /// it goes on, proxy/README.md "Several instances").
+    fn store_report(&self) -> Option<Value> {
+        if let Some(i) = self.instances.lock().ok()?.as_ref() {
+            return Some(i.report());
+        }
+        let p = self.push.as_ref()?;
+        Some(match p.store.shared() {
+            Some(_) => json!({"backend": "postgres", "shared": true}),
+            None => json!({"backend": "embedded", "shared": false}),
+        })
     }
 
     /// This agent's metrics, labelled with its name (`agent`).
@@ -322,6 +372,9 @@ impl App {
         let mut text = self.metrics.render();
         if let Some(p) = &self.push {
             p.stats.render(&mut text);
+        }
+        if let Some(i) = self.instances.lock().ok().as_ref().and_then(|i| i.as_ref()) {
+            i.render(&mut text);
         }
         text
     }
@@ -421,8 +474,9 @@ impl App {
         let deadline = tokio::time::Instant::now() + limits.connect_timeout + limits.read_timeout;
         while let Ok(Some(r)) = tokio::time::timeout_at(deadline, set.join_next()).await {
             if let Ok(Some((i, task))) = r {
-                // What the agent says now, for this caller.
-                self.tasks.put_task(caller.scope, &task);
+                // What the agent says now, for this caller (in place:
+                // crate::tasks::TaskIndex::refresh_task).
+                self.tasks.refresh_task(caller.scope, &task);
                 fetched[i] = Some(task);
             }
         }

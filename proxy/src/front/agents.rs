@@ -124,8 +124,10 @@ impl Front {
             // Each agent's own readiness logs its changes (App::ready).
             all &= r.status == 200;
             let mut one = json!({"status": body["status"]});
-            if let Some(v) = body.get("upstreamVersion") {
-                one["upstreamVersion"] = v.clone();
+            for k in ["upstreamVersion", "pushStore"] {
+                if let Some(v) = body.get(k) {
+                    one[k] = v.clone();
+                }
             }
             agents.insert(s.app.config.agent.name.clone(), one);
         }

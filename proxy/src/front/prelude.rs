@@ -54,7 +54,11 @@ pub(crate) async fn first_task_frame(
 ) -> Result<Option<FirstFrame>, Failure> {
     use crate::app::FetchedTask;
     use crate::call::TaskLookup;
-    let sub = app.relay.subscribe(task_id);
+    let mut sub = app.relay.subscribe(task_id);
+    if let Some(s) = sub.as_mut() {
+        // Known to the other instances before the task is asked.
+        s.shared().await;
+    }
     let lookup = match app.fetch_v03_task(via, task_id, caller, None).await {
         FetchedTask::Task(task) => TaskLookup::Found(task),
         FetchedTask::NotFound => TaskLookup::NotFound,

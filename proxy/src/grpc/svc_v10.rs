@@ -157,6 +157,10 @@ impl A2aService for V10Service {
         let meta = super::bridge::call_meta(V, req.metadata())?;
         // Relays what follows should the agent refuse (crate::tasks::relay).
         let mut sub = self.bridge.app.relay.subscribe(&req.get_ref().id);
+        if let Some(s) = sub.as_mut() {
+            // Known to the other instances before the task is asked.
+            s.shared().await;
+        }
         let first = match self.bridge.first_task(&req.get_ref().id, &meta).await {
             Ok(first) => first,
             Err(s) => {

@@ -14,10 +14,15 @@
 #[path = "../../tests/support/store_contract.rs"]
 pub(crate) mod contract;
 pub mod deliver;
+pub mod instances;
 pub mod layer;
 pub mod names;
+pub mod pg_listen;
+pub mod pg_shared;
 pub mod pg_store;
 pub mod redb_store;
+pub mod relay_subs;
+pub mod relay_sync;
 pub mod rewrite;
 pub mod safety;
 pub mod sealed;
@@ -40,8 +45,10 @@ pub use crate::config::OutboxBounds;
 /// stored before, of no known caller, are dropped); 5 keeps the agent's
 /// trace context with each accepted notification; 6 counts the outbox per
 /// config for its bounds ([`OutboxBounds`]; the embedded store keeps the
-/// bodies apart from the items' state).
-pub const SCHEMA_VERSION: u64 = 6;
+/// bodies apart from the items' state); 7 shares the task index, the
+/// relay and the deployment's key among the instances of a PostgreSQL
+/// store (`pg_shared`; nothing for the embedded one).
+pub const SCHEMA_VERSION: u64 = 7;
 
 /// A store failure (IO, corruption, encoding), already rendered as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -374,6 +381,12 @@ pub trait Store: Send + Sync {
     /// agree on it. `None`: the store has none (scopes then live as long
     /// as the process).
     fn list_scope_secret(&self) -> Option<[u8; 32]> {
+        None
+    }
+    /// What instances sharing this store share besides the outbox (the
+    /// ListTasks index's change feed, relayed events, the deployment's
+    /// key): PostgreSQL's; `None` for a store of one instance.
+    fn shared(&self) -> Option<std::sync::Arc<pg_shared::PgShared>> {
         None
     }
     /// Releases the backend's resources (an embedded file can then be

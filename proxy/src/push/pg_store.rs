@@ -1,7 +1,10 @@
 //! The PostgreSQL [`Store`], for several proxy instances sharing configs and
 //! the outbox. Tables: `schema_version`, `push_configs`, `push_outbox`
 //! (seq is a BIGSERIAL), `push_dead`, `push_tasks`, `push_snapshots`
-//! (schema 3: one row per config whose fold snapshot was written).
+//! (schema 3: one row per config whose fold snapshot was written), and what
+//! the instances share besides the outbox (schema 7, `push::pg_shared`:
+//! the task index's change feed, `relay_events`, `relay_subscriptions`,
+//! `push_deployment`).
 //!
 //! Concurrency: `enqueue_many` and `claim` take one transaction-scoped
 //! advisory lock ([`OUTBOX_LOCK`]), so seqs become visible in commit order
@@ -58,6 +61,8 @@ const MIGRATE_LOCK: i64 = 0x0a2a_9005_0002;
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Idle connections kept for reuse.
 const POOL_IDLE: usize = 8;
+/// How long a start waits for a PostgreSQL that does not answer yet.
+pub const START_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn e(x: impl std::fmt::Display) -> StoreError {
     StoreError(format!("postgres: {x}"))
@@ -139,6 +144,9 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO push_outbox_usage (callback_id, items, bytes)
         SELECT '', COUNT(*), COALESCE(SUM(octet_length(body)), 0) FROM push_outbox;
 ",
+    // Several instances as one proxy (issue #36): the task index's change
+    // feed, the relay tables, the deployment row (push::pg_shared).
+    super::pg_shared::MIGRATION_7,
 ];
 
 /// The id of the count row of the whole outbox (callback ids are never
@@ -225,6 +233,9 @@ fn config_of(r: &Row) -> Result<PushConfig, StoreError> {
 pub struct PgStore {
     config: postgres::Config,
     idle: Mutex<Vec<Client>>,
+    /// What the instances on this database share besides the outbox
+    /// (push::pg_shared).
+    shared: std::sync::Arc<super::pg_shared::PgShared>,
 }
 
 impl PgStore {
@@ -239,6 +250,7 @@ impl PgStore {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         let s = PgStore {
+            shared: std::sync::Arc::new(super::pg_shared::PgShared::new(config.clone())),
             config,
             idle: Mutex::new(Vec::new()),
         };
@@ -275,6 +287,43 @@ impl PgStore {
             tx.commit().map_err(e)
         })?;
         Ok(s)
+    }
+
+    /// [`Self::connect`], waiting up to `wait` for a server that does not
+    /// answer yet (a deployment's instances may start before its
+    /// database): each failed attempt is logged with its reason, naming
+    /// the key (`push.postgres_url`), never its value. A server that
+    /// answers but refuses (a newer schema, say) is an error at once.
+    pub fn connect_waiting(url: &str, wait: std::time::Duration) -> Result<PgStore, StoreError> {
+        use std::time::{Duration, Instant};
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|_| StoreError("postgres: invalid connection string".into()))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let end = Instant::now() + wait;
+        let mut pause = Duration::from_millis(250);
+        loop {
+            match config.connect(NoTls) {
+                Ok(c) => {
+                    drop(c);
+                    return PgStore::connect(url);
+                }
+                Err(err) => {
+                    let left = end.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(StoreError(format!(
+                            "postgres (push.postgres_url): unreachable for {} s: {err}",
+                            wait.as_secs()
+                        )));
+                    }
+                    tracing::warn!(error = %err, retry_in_ms = pause.as_millis() as u64, "push.postgres_url: PostgreSQL does not answer yet; waiting for it");
+                    std::thread::sleep(pause.min(left));
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
     }
 
     /// Runs `f` on a pooled client (connecting when none is idle); the
@@ -722,56 +771,15 @@ impl Store for PgStore {
     }
 
     fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError> {
-        let keep = i64::try_from(keep).map_err(e)?;
-        self.with(|c| {
-            let mut tx = c.transaction().map_err(e)?;
-            let put = tx
-                .prepare(
-                    "INSERT INTO push_tasks (id, updated_ms, data) VALUES ($1, $2, $3) \
-                     ON CONFLICT (id) DO UPDATE SET updated_ms = EXCLUDED.updated_ms, \
-                     data = EXCLUDED.data WHERE push_tasks.updated_ms <= EXCLUDED.updated_ms",
-                )
-                .map_err(e)?;
-            for r in tasks {
-                tx.execute(&put, &[&r.id, &r.updated_ms, &r.task])
-                    .map_err(e)?;
-            }
-            let n: i64 = tx
-                .query_one("SELECT COUNT(*) FROM push_tasks", &[])
-                .map_err(e)?
-                .try_get(0)
-                .map_err(e)?;
-            if n > keep + keep / 8 + 1 {
-                tx.execute(
-                    "DELETE FROM push_tasks WHERE id IN (SELECT id FROM push_tasks \
-                     ORDER BY updated_ms DESC, id DESC OFFSET $1)",
-                    &[&keep],
-                )
-                .map_err(e)?;
-            }
-            tx.commit().map_err(e)
-        })
+        self.with(|c| super::pg_shared::put_tasks_on(c, "", tasks, keep))
     }
 
     fn load_tasks(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
-        let limit = i64::try_from(limit).map_err(e)?;
-        self.with(|c| {
-            let rows = c
-                .query(
-                    "SELECT id, updated_ms, data FROM (SELECT id, updated_ms, data FROM push_tasks \
-                     ORDER BY updated_ms DESC, id DESC LIMIT $1) t ORDER BY updated_ms, id",
-                    &[&limit],
-                )
-                .map_err(e)?;
-            rows.iter()
-                .map(|r| {
-                    Ok(TaskRecord {
-                        id: r.try_get(0).map_err(e)?,
-                        updated_ms: r.try_get(1).map_err(e)?,
-                        task: r.try_get(2).map_err(e)?,
-                    })
-                })
-                .collect()
-        })
+        let rows = self.with(|c| super::pg_shared::load_rows(c, limit))?;
+        Ok(rows.into_iter().map(|(_, r)| r).collect())
+    }
+
+    fn shared(&self) -> Option<std::sync::Arc<super::pg_shared::PgShared>> {
+        Some(self.shared.clone())
     }
 }

@@ -252,6 +252,9 @@ impl Store for SealedStore {
     fn list_scope_secret(&self) -> Option<[u8; 32]> {
         Some(self.sealer.list_scope)
     }
+    fn shared(&self) -> Option<Arc<super::pg_shared::PgShared>> {
+        self.inner.shared()
+    }
     fn close(&self) {
         self.inner.close()
     }

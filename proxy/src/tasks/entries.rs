@@ -17,6 +17,38 @@ impl TaskIndex {
         }
     }
 
+    /// What the agent says now of a task `scope` listed (ListTasks asks
+    /// it with the caller's credentials): the entry's context, state and
+    /// timestamp brought up to date where it stands. A listing does not
+    /// reorder what it lists, nor is it a change for the store: an
+    /// instance whose index is behind the others' never pushes their newer
+    /// entries out by listing its older ones.
+    pub fn refresh_task(&self, scope: Scope, task: &Value) {
+        let Some(id) = task.get("id").and_then(Value::as_str) else {
+            return;
+        };
+        let status = task.get("status");
+        let state = status.and_then(|s| s.get("state")).and_then(Value::as_str);
+        let context = task.get("contextId").and_then(Value::as_str);
+        if context.is_some_and(|c| c.len() > self.limits.max_id_bytes) {
+            return;
+        }
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        let inner = &mut *inner;
+        let Some(e) = inner.tasks.get_mut(&(scope, Arc::from(id))) else {
+            return;
+        };
+        let old = cost(id, e);
+        e.context = context.map(Box::from);
+        e.state = state.filter(|s| s.len() <= MAX_STATE_BYTES).map(Box::from);
+        e.ts = timestamp(status);
+        inner.bytes = inner.bytes - old + cost(id, e);
+        inner.generation += 1;
+        self.evict(inner);
+    }
+
     /// Puts an entry; `false` when it is not indexed (off, or an id or
     /// context id over `max_id_bytes`).
     pub(super) fn put(
@@ -46,10 +78,27 @@ impl TaskIndex {
         self.put_entry_in(&mut inner, scope, id, context, state, ts)
     }
 
-    /// [`Self::put_entry`] in the locked index.
+    /// [`Self::put_entry`] in the locked index: seen now.
     pub(super) fn put_entry_in(
         &self,
         inner: &mut Inner,
+        scope: Scope,
+        id: &str,
+        context: Option<&str>,
+        state: Option<&str>,
+        ts: Option<DateTime<FixedOffset>>,
+    ) -> bool {
+        self.put_entry_seen(inner, None, scope, id, context, state, ts)
+    }
+
+    /// [`Self::put_entry_in`] of an entry seen at `seen` (an earlier
+    /// [`Inner::next_seq`] of this or another instance; `None`: now). An
+    /// entry seen earlier than others takes its place among them.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn put_entry_seen(
+        &self,
+        inner: &mut Inner,
+        seen: Option<u64>,
         scope: Scope,
         id: &str,
         context: Option<&str>,
@@ -61,8 +110,17 @@ impl TaskIndex {
             return false;
         }
         inner.generation += 1;
-        inner.seq += 1;
-        let seq = inner.seq;
+        let seq = match seen {
+            None => inner.next_seq(),
+            Some(mut at) => {
+                // Unique in the order; never past what is seen next.
+                while inner.order.contains_key(&at) {
+                    at += 1;
+                }
+                inner.seq = inner.seq.max(at);
+                at
+            }
+        };
         let entry = Entry {
             seq,
             context: context.map(Box::from),
@@ -79,11 +137,23 @@ impl TaskIndex {
             inner.bytes -= cost(id, &p);
         }
         inner.order.insert(seq, key.clone());
-        if let Some(c) = inner.changed.as_mut() {
-            c.insert(key);
-        }
+        self.note(&mut inner.changed, key);
         self.evict(inner);
         true
+    }
+
+    /// `key` changed: remembered for the store (when tracked), its writer
+    /// told when it is the first change waiting.
+    fn note(&self, changed: &mut Option<std::collections::HashSet<Key>>, key: Key) {
+        if let Some(c) = changed.as_mut() {
+            let first = c.is_empty();
+            c.insert(key);
+            if first {
+                if let Some(f) = self.on_change.get() {
+                    f();
+                }
+            }
+        }
     }
 
     /// Drops the oldest entries while over a bound.
@@ -155,8 +225,7 @@ impl TaskIndex {
         if !self.enabled || id.len() > self.limits.max_id_bytes {
             return;
         }
-        inner.seq += 1;
-        let seq = inner.seq;
+        let seq = inner.next_seq();
         let Inner {
             tasks,
             order,
@@ -175,9 +244,7 @@ impl TaskIndex {
         let key = entry.key().clone();
         let e = entry.into_mut();
         let old = cost(id, e);
-        if let Some(c) = changed.as_mut() {
-            c.insert(key.clone());
-        }
+        self.note(changed, key.clone());
         order.remove(&e.seq);
         order.insert(seq, key);
         e.seq = seq;
@@ -246,5 +313,48 @@ mod tests {
         ix.put_task(a(), &task("123456789", "c", "TASK_STATE_WORKING", ts));
         ix.put_task(a(), &task("t", "123456789", "TASK_STATE_WORKING", ts));
         assert!(ix.is_empty());
+    }
+
+    /// A listed task's refresh updates what filters read, in place: not
+    /// the most recent for it, not a change for the store, nothing made
+    /// up for a task the index does not hold.
+    #[test]
+    fn a_refresh_updates_in_place() {
+        let ix = new_index(IndexLimits {
+            max_tasks: 2,
+            ..IndexLimits::default()
+        });
+        ix.track_changes();
+        ix.put_task(
+            a(),
+            &task("t1", "c", "TASK_STATE_WORKING", "2025-01-01T00:00:01Z"),
+        );
+        ix.put_task(
+            a(),
+            &task("t2", "c", "TASK_STATE_WORKING", "2025-01-01T00:00:02Z"),
+        );
+        let _ = ix.take_changed();
+        ix.refresh_task(
+            a(),
+            &task("t1", "c", "TASK_STATE_COMPLETED", "2025-01-01T00:00:03Z"),
+        );
+        ix.refresh_task(
+            a(),
+            &task("zz", "c", "TASK_STATE_COMPLETED", "2025-01-01T00:00:03Z"),
+        );
+        assert!(ix.take_changed().is_empty());
+        assert_eq!(ix.len(), 2);
+        let done = ix
+            .page(a(), Some(&json!({"status": "TASK_STATE_COMPLETED"})))
+            .unwrap();
+        assert_eq!(done.ids, ["t1"]);
+        // t1 is still the oldest: the next entry evicts it.
+        ix.put_task(
+            a(),
+            &task("t3", "c", "TASK_STATE_WORKING", "2025-01-01T00:00:04Z"),
+        );
+        let mut ids = ix.page(a(), None).unwrap().ids;
+        ids.sort();
+        assert_eq!(ids, ["t2", "t3"]);
     }
 }

@@ -12,7 +12,9 @@
 //!   answers is listed.
 //! - Bounded in entries, in bytes and in the length of the ids it keeps;
 //!   the oldest entries go first. Kept in the push store when there is one
-//!   (`push::task_sync`, the same small summaries).
+//!   (`push::task_sync`, the same small summaries); on a PostgreSQL store
+//!   the store is the truth several instances share, and this index each
+//!   one's cache of it, kept up by the store's change feed.
 //!
 //! Here the index's state and its bounds; `entries.rs` writes entries and
 //! evicts; `record.rs` records what translated answers say (read by
@@ -58,7 +60,8 @@ const MAX_STATE_BYTES: usize = 64;
 type Key = (Scope, Arc<str>);
 
 struct Entry {
-    /// Insertion / update order, the tie-breaker after the status timestamp.
+    /// When it was last seen ([`Inner::next_seq`]): the eviction order,
+    /// and the tie-breaker after the status timestamp.
     seq: u64,
     context: Option<Box<str>>,
     /// The v1.0 state (`TASK_STATE_…`) as last seen.
@@ -82,10 +85,13 @@ pub struct TaskIndex {
     /// `authorization`, then the configured identity headers.
     names: Vec<HeaderName>,
     inner: Mutex<Inner>,
+    /// Told when changes start to wait for the store (its writer).
+    on_change: std::sync::OnceLock<Arc<dyn Fn() + Send + Sync>>,
 }
 
 #[derive(Default)]
 struct Inner {
+    /// The last [`Inner::next_seq`].
     seq: u64,
     /// [`cost`] of every entry, summed.
     bytes: usize,
@@ -100,6 +106,19 @@ struct Inner {
     generation: u64,
     /// The last facts [`TaskIndex::record_facts`] recorded.
     last: Option<record::Last>,
+}
+
+impl Inner {
+    /// The order of what is seen now: Unix microseconds, always past the
+    /// last one. Instances sharing a store order entries by it (as the
+    /// store does, `push::task_sync`), so an entry seen earlier on another
+    /// instance sits below one seen later here, however late its summary
+    /// arrives.
+    fn next_seq(&mut self) -> u64 {
+        let now = chrono::Utc::now().timestamp_micros();
+        self.seq = (self.seq + 1).max(u64::try_from(now).unwrap_or(0));
+        self.seq
+    }
 }
 
 /// Whether a v1.0 task state (`TASK_STATE_…`) is terminal, as the
@@ -147,6 +166,7 @@ impl TaskIndex {
             key,
             names,
             inner: Mutex::new(Inner::default()),
+            on_change: std::sync::OnceLock::new(),
         }
     }
 

@@ -29,8 +29,11 @@
 //!   `limits.relay_max_buffer_bytes` of events held for one subscriber
 //!   (beyond, its stream ends with an error: the client asks GetTask).
 //!
-//! Per process: with several instances the completing call must pass the
-//! instance that holds the subscription (see proxy/README.md).
+//! Across instances (issue #36; [`link`]): with a shared PostgreSQL store,
+//! a subscription is announced to the other instances before its
+//! first-Task `GetTask`, and what any instance relays for its task reaches
+//! it through the store, in the store's one order; an instance's own
+//! subscribers get its own events at once.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -44,6 +47,9 @@ use tokio::time::Instant;
 
 use crate::config::RelayLimits;
 use crate::sse::SseFramer;
+
+pub mod link;
+pub use link::Link;
 
 /// A task id longer than this is never relayed.
 const MAX_ID_BYTES: usize = 1024;
@@ -155,6 +161,19 @@ struct Held {
 struct Queue {
     held: Mutex<Held>,
     notify: Notify,
+    /// Announced to the other instances ([`link`]): its task's events,
+    /// this instance's too, reach it through the store, in its order.
+    shared: std::sync::atomic::AtomicBool,
+}
+
+/// Which of a task's subscriptions a batch is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Who {
+    All,
+    /// Those announced to the other instances.
+    Shared,
+    /// Those not announced (relayed here at once).
+    Local,
 }
 
 type Subscribers = HashMap<Arc<str>, Vec<(u64, Arc<Queue>)>>;
@@ -165,6 +184,8 @@ pub struct Relay {
     open: AtomicUsize,
     next_id: AtomicU64,
     subs: Mutex<Subscribers>,
+    /// The other instances, through a shared store ([`link`]).
+    link: std::sync::OnceLock<Arc<dyn Link>>,
 }
 
 impl Relay {
@@ -174,6 +195,7 @@ impl Relay {
             open: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             subs: Mutex::new(HashMap::new()),
+            link: std::sync::OnceLock::new(),
         }
     }
 
@@ -207,6 +229,9 @@ impl Relay {
         subs.entry(task.clone())
             .or_default()
             .push((id, queue.clone()));
+        drop(subs);
+        let registered = self.link.get().and_then(|l| l.opened(id, task_id));
+        queue.shared.store(registered.is_some(), Ordering::Relaxed);
         Some(Subscription {
             relay: self.clone(),
             task,
@@ -215,13 +240,21 @@ impl Relay {
             last: None,
             ready: VecDeque::new(),
             ending: false,
+            shared: registered.is_some(),
+            registered,
         })
+    }
+
+    /// Whether anything may be listening: a subscription here, or one of
+    /// another instance ([`link`]).
+    pub fn wanted(&self) -> bool {
+        self.open() > 0 || self.link.get().is_some_and(|l| l.elsewhere_any())
     }
 
     /// Feeds a translated v1.0 JSON-RPC answer or stream event envelope of
     /// `method` (v1.0 name) to the subscriptions of its task.
     pub fn publish_envelope(&self, method: &str, envelope: &[u8]) {
-        if self.open() == 0 {
+        if !self.wanted() {
             return;
         }
         if let Ok(v) = serde_json::from_slice::<Value>(envelope) {
@@ -234,7 +267,7 @@ impl Relay {
     /// [`Self::publish_envelope`] for a bare v1.0 result (a REST answer
     /// body or stream event, a gRPC reply as ProtoJSON).
     pub fn publish_result(&self, method: &str, body: &[u8]) {
-        if self.open() == 0 {
+        if !self.wanted() {
             return;
         }
         if let Ok(v) = serde_json::from_slice::<Value>(body) {
@@ -244,17 +277,55 @@ impl Relay {
 
     /// [`Self::publish_result`] for a parsed result.
     pub fn publish_value(&self, method: &str, result: &Value) {
-        if self.open() == 0 {
+        if !self.wanted() {
             return;
         }
         let Some((task, batch)) = batch_of(method, result) else {
             return;
         };
+        // A task subscribed to through the store (here or elsewhere): its
+        // events go there, and come back to this instance's announced
+        // subscriptions in the store's one order; the others get them now.
+        let link = self.link.get();
+        let through = link.filter(|l| self.has_shared(&task) || l.elsewhere(&task));
+        match through {
+            Some(l) => {
+                self.feed(&task, &batch, Who::Local);
+                let status = batch.status.as_ref();
+                let status = status.map(|s| (s.state.as_str(), s.timestamp.as_deref()));
+                // A unary answer, or the event ending a stream, waits for
+                // the store: what the client does next is ordered after it.
+                let unary = matches!(method, "SendMessage" | "GetTask" | "CancelTask");
+                let settle = unary || batch.status.as_ref().is_some_and(Status::ends);
+                l.publish(&task, status, &batch.events, batch.bytes, settle);
+            }
+            None => {
+                self.feed(&task, &batch, Who::All);
+            }
+        }
+    }
+
+    /// Whether a subscription to `task` here is announced to the others.
+    fn has_shared(&self, task: &str) -> bool {
         let subs = self.subs.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(queues) = subs.get(task.as_str()) else {
-            return;
+        subs.get(task)
+            .is_some_and(|v| v.iter().any(|(_, q)| q.shared.load(Ordering::Relaxed)))
+    }
+
+    /// Hands `batch` to this instance's subscriptions of `task` (those
+    /// `who` names); how many.
+    fn feed(&self, task: &str, batch: &Batch, who: Who) -> usize {
+        let subs = self.subs.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(queues) = subs.get(task) else {
+            return 0;
         };
+        let mut n = 0;
         for (_, q) in queues {
+            let shared = q.shared.load(Ordering::Relaxed);
+            if (who == Who::Shared && !shared) || (who == Who::Local && shared) {
+                continue;
+            }
+            n += 1;
             {
                 let mut held = q.held.lock().unwrap_or_else(|e| e.into_inner());
                 if held.overflow {
@@ -271,6 +342,7 @@ impl Relay {
             }
             q.notify.notify_one();
         }
+        n
     }
 
     fn remove(&self, task: &Arc<str>, id: u64) {
@@ -307,6 +379,10 @@ pub struct Subscription {
     last: Option<Status>,
     ready: VecDeque<Bytes>,
     ending: bool,
+    /// Announced to the other instances ([`link`]).
+    shared: bool,
+    /// Fires once the other instances can know of it.
+    registered: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl std::fmt::Debug for Subscription {
@@ -320,6 +396,11 @@ impl std::fmt::Debug for Subscription {
 impl Drop for Subscription {
     fn drop(&mut self) {
         self.relay.remove(&self.task, self.id);
+        if self.shared {
+            if let Some(l) = self.relay.link.get() {
+                l.closed(self.id);
+            }
+        }
     }
 }
 

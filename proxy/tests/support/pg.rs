@@ -86,6 +86,8 @@ pub struct Cluster {
     dir: Option<PathBuf>,
     bin: PathBuf,
     root: bool,
+    /// The server's options (`pg_ctl -o`), to start it again.
+    opts: String,
 }
 
 fn run(root: bool, bin: &Path, tool: &str, args: &[&str]) -> std::process::Output {
@@ -111,6 +113,7 @@ impl Cluster {
                 dir: None,
                 bin: PathBuf::new(),
                 root: false,
+                opts: String::new(),
             };
         }
         let root = is_root();
@@ -173,6 +176,7 @@ impl Cluster {
             dir: Some(dir.clone()),
             bin,
             root,
+            opts: opts.clone(),
         };
         assert!(
             o.status.success(),
@@ -202,6 +206,68 @@ impl Cluster {
             .map(|p| format!(" password={}", String::from_utf8_lossy(p)))
             .unwrap_or_default();
         format!("host={host} port={port} user={user}{pw} dbname={name}")
+    }
+
+    /// Whether this cluster is one the test started (so it may stop and
+    /// start it again): not an `A2A_PROXY_TEST_PG_URL` server.
+    pub fn owned(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    /// Stops the server at once (`-m immediate`), keeping its data, so
+    /// that [`Cluster::resume`] starts it again on the same port.
+    pub fn pause(&self) {
+        let Some(dir) = &self.dir else { return };
+        let d = dir.join("data");
+        let o = run(
+            self.root,
+            &self.bin,
+            "pg_ctl",
+            &[
+                "-D",
+                d.to_str().unwrap(),
+                "-m",
+                "immediate",
+                "-w",
+                "-t",
+                PG_WAIT_S,
+                "stop",
+            ],
+        );
+        assert!(
+            o.status.success(),
+            "pg_ctl stop: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    /// Starts the server [`Cluster::pause`] stopped.
+    pub fn resume(&self) {
+        let Some(dir) = &self.dir else { return };
+        let d = dir.join("data");
+        let log = dir.join("log");
+        let o = run(
+            self.root,
+            &self.bin,
+            "pg_ctl",
+            &[
+                "-D",
+                d.to_str().unwrap(),
+                "-l",
+                log.to_str().unwrap(),
+                "-w",
+                "-t",
+                PG_WAIT_S,
+                "-o",
+                &self.opts,
+                "start",
+            ],
+        );
+        assert!(
+            o.status.success(),
+            "pg_ctl start: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
 
     /// Stops the server now (drop does the same).

@@ -8,6 +8,8 @@ use std::time::Duration;
 use proxy::config::{Config, RawConfig, UpstreamVersion};
 use proxy::RunningProxy;
 
+pub mod scenario;
+
 /// A one-thread proxy in front of `upstream`, the agent's version read
 /// from its card, calls allowed 20 s (the SDK agents are slow to start
 /// answering).

@@ -145,7 +145,8 @@ pub fn open_store(s: &PushSettings) -> Result<Arc<dyn Store>, StoreError> {
 }
 
 fn open_postgres(url: &str) -> Result<Arc<dyn Store>, StoreError> {
-    Ok(Arc::new(super::pg_store::PgStore::connect(url)?))
+    use super::pg_store::{PgStore, START_WAIT};
+    Ok(Arc::new(PgStore::connect_waiting(url, START_WAIT)?))
 }
 
 /// The group-commit writer: one store transaction per burst of enqueues,

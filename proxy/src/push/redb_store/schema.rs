@@ -49,4 +49,7 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         }
         Ok(())
     },
+    // 6 -> 7: what PostgreSQL instances share (push::pg_shared); nothing
+    // for the embedded store.
+    |_| Ok(()),
 ];
