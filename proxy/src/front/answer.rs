@@ -305,9 +305,9 @@ impl ProxyService {
                 own.answer_status = settled.status;
             }
         }
-        if let (Some(push), Some((task, c))) = (&app.push, own.push_delete.take()) {
-            if ok && !codec.answer_is_error(&out) {
-                push.forget(task, c);
+        if let Some(deleted) = own.push_delete.take() {
+            if app.push.is_some() && ok && !codec.answer_is_error(&out) {
+                own.forget = Some(deleted);
             }
         }
         out

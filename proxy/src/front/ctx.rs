@@ -132,6 +132,9 @@ pub(crate) struct OwnCall {
     pub(crate) push: Option<Pending>,
     /// A push-config delete: (task id, config id) to forget once it succeeded.
     pub(crate) push_delete: Option<(String, String)>,
+    /// That delete, confirmed by the agent: forgotten before the answer
+    /// is written.
+    pub(crate) forget: Option<(String, String)>,
     /// A v1.0 SubscribeToTask through a v0.3 agent: the current Task as the
     /// stream's first event (v1.0 requires it; v0.3 agents start with updates).
     pub(crate) first_frame: Option<Bytes>,
@@ -166,6 +169,7 @@ impl OwnCall {
             plan: None,
             push: None,
             push_delete: None,
+            forget: None,
             first_frame: None,
             relay: None,
             resp: RespRewrite::Pass,

@@ -343,9 +343,9 @@ impl ProxyService {
                 *out = b;
             }
         }
-        if let Some((t, c)) = own.push_delete.take() {
+        if let Some(deleted) = own.push_delete.take() {
             if status == Some(200) && !answer_is_error(out) {
-                push.forget(t, c);
+                own.forget = Some(deleted);
             }
         }
     }

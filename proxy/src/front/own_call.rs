@@ -249,6 +249,11 @@ impl ProxyService {
         let mut out = Some(answer.body);
         self.answer_body(&session.req_header().headers, &mut out, true, ctx)?;
         let out = out.unwrap_or_default();
+        // A confirmed delete leaves the push store before it is answered.
+        let forget = ctx.own_mut().and_then(|o| o.forget.take());
+        if let (Some(push), Some((task, config))) = (&self.app.push, forget) {
+            push.forget(task, config).await;
+        }
         // The status the translated body calls for (the codec's answer
         // already read a v1.0 error body's code for a v0.3 REST client).
         if let Some(s) = ctx.own().and_then(|o| o.answer_status) {

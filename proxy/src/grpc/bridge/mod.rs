@@ -94,12 +94,13 @@ struct PushCall {
 
 impl PushCall {
     /// The answer (a JSON-RPC envelope in the `client`'s version) with the
-    /// subscriber's own push values restored; forgets a confirmed delete.
-    fn finish(&self, client: Version, out: Vec<u8>) -> Vec<u8> {
+    /// subscriber's own push values restored; a confirmed delete forgotten
+    /// before it is answered.
+    async fn finish(&self, client: Version, out: Vec<u8>) -> Vec<u8> {
         let out = self.restore(client, out);
         if let Some((t, c)) = &self.delete {
             if !answer_is_error(&out) {
-                self.layer.forget(t.clone(), c.clone());
+                self.layer.forget(t.clone(), c.clone()).await;
             }
         }
         out
@@ -404,7 +405,7 @@ impl Bridge {
             codec.answer((200, &body)).body
         };
         if let Some(push) = &p.push {
-            out = push.finish(client, out);
+            out = push.finish(client, out).await;
         }
         let pending = p.push.as_ref().map(|c| &c.pending);
         let mut known = Some(crate::push::layer::Push::known_config(pending));

@@ -250,12 +250,14 @@ impl Push {
         }
     }
 
-    /// Forgets a deleted config (after the agent confirmed the delete):
-    /// its callback ids are tombstoned first, so a lookup racing with the
-    /// delete cannot bring it back into the cache.
-    pub fn forget(self: &Arc<Self>, task_id: String, config_id: String) {
-        let me = self.clone();
-        tokio::spawn(async move {
+    /// Forgets a deleted config (after the agent confirmed the delete),
+    /// before the delete is answered: its callback ids are tombstoned
+    /// first, so a lookup racing with the delete cannot bring it back into
+    /// the cache, then it leaves the store, so no instance on the store
+    /// answers it once the client has heard it is gone.
+    pub async fn forget(&self, task_id: String, config_id: String) {
+        let me = self;
+        {
             // In-flight writes first (see `add_known`).
             let same = |c: &PushConfig| c.task_id == task_id && c.config_id == config_id;
             let in_flight: Vec<String> = match me.writing.lock() {
@@ -297,7 +299,7 @@ impl Push {
             if let Err(e) = blocking(move || store.delete_config(&task_id, &config_id)).await {
                 tracing::error!(error = %e, "forgetting a deleted push config");
             }
-        });
+        }
     }
 }
 
