@@ -5,6 +5,7 @@
 #              v0.3 compat converters; the v1.0 interop agent and client)
 #   .venv-v03: a2a-sdk 0.3.x with its HTTP server (the v0.3 interop agent and client)
 #   .venv-grpc: a2a-sdk 1.x with its grpc extra (the gRPC interop clients)
+#   .venv-v03-grpc: a2a-sdk 0.3.x with its grpc extra (its own gRPC client)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 # One installer at a time (parallel test binaries may all call this).
@@ -25,3 +26,4 @@ make_venv() {
 make_venv .venv-v10 requirements-v10.txt
 make_venv .venv-v03 requirements-v03.txt
 make_venv .venv-grpc requirements-grpc.txt
+make_venv .venv-v03-grpc requirements-v03-grpc.txt

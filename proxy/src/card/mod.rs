@@ -152,12 +152,25 @@ const TRANSLATED_BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
 /// serves (`ends`, [`keep_served`]), stamped with `to`; the primary (v0.3
 /// `url`) is the JSON-RPC one if any. URLs are still the agent's.
 pub fn translate_card(card: &Value, to: Version, ends: &Endpoints) -> Result<Value, String> {
+    translate_card_for(card, to, ends, false)
+}
+
+/// [`translate_card`] for a proxy that also serves gRPC (`grpc`: its
+/// listener is advertised afterwards, `cards::advertise`): a card whose
+/// agent has no JSON-RPC or HTTP+JSON interface (a gRPC-only agent, which
+/// the gRPC listener serves translated) is served with that one.
+pub fn translate_card_for(
+    card: &Value,
+    to: Version,
+    ends: &Endpoints,
+    grpc: bool,
+) -> Result<Value, String> {
     let raw = serde_json::to_vec(card).map_err(|e| e.to_string())?;
     let out =
         translate::document::card(to, &raw).map_err(|e| format!("card translation failed: {e}"))?;
     let mut out: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
     keep_served(&mut out, ends);
-    shape_translated(&mut out, to)?;
+    shape_translated_for(&mut out, to, grpc)?;
     Ok(out)
 }
 
@@ -377,6 +390,13 @@ pub fn card_problem(card: &Value, to: Version, detail: String) -> CardProblem {
 /// only those the proxy translates, stamped with `to`, JSON-RPC first (see
 /// [`translate_card`]).
 pub fn shape_translated(out: &mut Value, to: Version) -> Result<(), String> {
+    shape_translated_for(out, to, false)
+}
+
+/// [`shape_translated`]; with `grpc` (the proxy's gRPC interface is
+/// advertised next) a card left with no JSON-RPC or HTTP+JSON interface is
+/// served with that one alone (v0.3: `preferredTransport: GRPC`).
+pub fn shape_translated_for(out: &mut Value, to: Version, grpc: bool) -> Result<(), String> {
     let translated = |i: &Value, key: &str| {
         let b = i.get(key).and_then(Value::as_str).unwrap_or("JSONRPC");
         TRANSLATED_BINDINGS.contains(&b)
@@ -396,7 +416,7 @@ pub fn shape_translated(out: &mut Value, to: Version) -> Result<(), String> {
             list.sort_by_key(|i| {
                 i.get("protocolBinding").and_then(Value::as_str) != Some("JSONRPC")
             });
-            if list.is_empty() {
+            if list.is_empty() && !grpc {
                 return Err(no_interface());
             }
         }
@@ -417,7 +437,17 @@ pub fn shape_translated(out: &mut Value, to: Version) -> Result<(), String> {
             list.retain(|i| translated(i, "transport"));
             list.sort_by_key(|i| i.get("transport").and_then(Value::as_str) != Some("JSONRPC"));
             let Some(first) = list.first().cloned() else {
-                return Err(no_interface());
+                if !grpc {
+                    return Err(no_interface());
+                }
+                // cards::advertise makes the proxy's gRPC the primary (the
+                // agent's gRPC `url` is not the proxy's to give).
+                if let Some(o) = out.as_object_mut() {
+                    o.remove("url");
+                }
+                out["preferredTransport"] = Value::from("GRPC");
+                out["additionalInterfaces"] = Value::Array(Vec::new());
+                return Ok(());
             };
             out["url"] = first["url"].clone();
             out["preferredTransport"] = first["transport"].clone();

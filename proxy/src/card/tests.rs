@@ -152,6 +152,17 @@ fn translated_cards_keep_jsonrpc_and_rest() {
             "supportedInterfaces": [{"url": "http://u/g", "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
             "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []});
     assert!(translate_card(&grpc_only, Version::V03, &ends(&grpc_only)).is_err());
+    // With the proxy's gRPC listener (advertised next by cards::advertise)
+    // it is served with that one: nothing of the agent's gRPC address.
+    let v = translate_card_for(&grpc_only, Version::V03, &ends(&grpc_only), true).unwrap();
+    assert_eq!(v["preferredTransport"], "GRPC");
+    assert_eq!(v.get("url"), None);
+    assert_eq!(v["additionalInterfaces"], json!([]));
+    let mut grpc_only_v03 = v.clone();
+    grpc_only_v03["url"] = json!("http://u/g");
+    grpc_only_v03["additionalInterfaces"] = json!([{"url": "http://u/g", "transport": "GRPC"}]);
+    let v = translate_card_for(&grpc_only_v03, Version::V10, &ends(&grpc_only_v03), true).unwrap();
+    assert_eq!(v["supportedInterfaces"], json!([]));
     // A second HTTP+JSON interface, or one on a host not allowed, is
     // not served: not offered.
     let mut two = v03.clone();
