@@ -158,6 +158,7 @@ impl App {
         let max_age = card.remaining(Instant::now());
         let mut headers = vec![
             ("ETag", etag.clone()),
+            ("Last-Modified", card.last_modified()),
             ("Vary", "A2A-Version".into()),
             ("Cache-Control", format!("max-age={max_age}")),
         ];

@@ -464,7 +464,9 @@ async fn bad_a2a_version_and_bad_resource_name() {
     req.metadata_mut()
         .insert("a2a-version", "2.0".parse().unwrap());
     let s = px.v10().await.get_task(req).await.unwrap_err();
-    assert_eq!(s.code(), Code::FailedPrecondition);
+    // The proxy's own refusal: UNIMPLEMENTED (v1.0.0 §5.4, the A2A TCK),
+    // the reason naming it.
+    assert_eq!(s.code(), Code::Unimplemented);
     let info = error_info(&s);
     assert_eq!(info.reason, "VERSION_NOT_SUPPORTED");
     assert_eq!(
@@ -500,7 +502,7 @@ async fn one_n_clients_over_grpc() {
     };
     let px = proxy(&up, Version::V10);
     let s = px.v10().await.get_task(get("1.1")).await.unwrap_err();
-    assert_eq!(s.code(), Code::FailedPrecondition, "{s:?}");
+    assert_eq!(s.code(), Code::Unimplemented, "{s:?}");
     assert_eq!(error_info(&s).reason, "VERSION_NOT_SUPPORTED");
     assert!(up.calls().is_empty(), "the agent is not asked");
     let t = px.v10().await.get_task(get("1.0.2")).await.unwrap();

@@ -247,3 +247,42 @@ fn etags() {
     assert!(etag_matches("*", &a));
     assert!(!etag_matches("\"x\"", &a));
 }
+
+/// The hybrid card (issue #37 item 4): every security scheme carries its
+/// v1.0 member, also one the v1.0 card lacks (made from its v0.3 form),
+/// the v0.3 members beside it.
+#[test]
+fn hybrid_schemes_carry_their_v10_member() {
+    let v03 = json!({"name": "a", "url": "http://p/", "securitySchemes": {
+        "bearer": {"type": "http", "scheme": "bearer"},
+        "key": {"type": "apiKey", "in": "header", "name": "X-Key"}}});
+    // The v1.0 card has only one of them.
+    let v10 = json!({"name": "a", "supportedInterfaces": [], "securitySchemes": {
+        "bearer": {"httpAuthSecurityScheme": {"scheme": "bearer"}}}});
+    let h = hybrid(&v03, &v10);
+    let s = &h["securitySchemes"];
+    assert_eq!(s["bearer"]["type"], "http");
+    assert_eq!(
+        s["bearer"]["httpAuthSecurityScheme"],
+        json!({"scheme": "bearer"})
+    );
+    assert_eq!(s["key"]["in"], "header");
+    assert_eq!(
+        s["key"]["apiKeySecurityScheme"],
+        json!({"location": "header", "name": "X-Key"})
+    );
+}
+
+#[test]
+fn http_dates() {
+    let t = std::time::UNIX_EPOCH + Duration::from_secs(784_111_777);
+    assert_eq!(http_date(t), "Sun, 06 Nov 1994 08:49:37 GMT");
+    let now = std::time::SystemTime::now();
+    assert_eq!(
+        parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT", now),
+        Some(t)
+    );
+    let future = http_date(now + Duration::from_secs(3600));
+    assert_eq!(parse_http_date(&future, now), None);
+    assert_eq!(parse_http_date("yesterday", now), None);
+}
