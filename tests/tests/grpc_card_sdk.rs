@@ -13,13 +13,10 @@
 //!
 //! The proxy used to answer every caller the public card.
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use e2e::peer::{run_client, start_sdk_agent, wait_for_port, Child};
-use e2e::sdk::{ensure_venvs, repo_root, sdk_script};
+use e2e::peer::{run_client, start_grpc_agent, start_sdk_agent};
+use e2e::sdk::{repo_root, sdk_script};
 use serde_json::{json, Value};
 use support::proxy_with_tables;
 
@@ -27,38 +24,6 @@ mod support;
 
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(90);
-
-/// `grpc_agent.py --version v --extended` (a2a-sdk 1.x gRPC server), its
-/// gRPC port and its card's HTTP port.
-fn grpc_agent(version: &str) -> (Child, u16, u16) {
-    ensure_venvs();
-    let mut child = Child::spawn(
-        "grpc_agent.py",
-        Command::new(repo_root().join(".venv-grpc/bin/python"))
-            .arg(sdk_script("grpc_agent.py"))
-            .args(["--version", version, "--extended"])
-            .stdout(Stdio::piped()),
-    );
-    let out = child.take_stdout().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(out).lines();
-        for line in lines.by_ref().map_while(Result::ok) {
-            let w: Vec<&str> = line.split_whitespace().collect();
-            if let ["PORT", g, "CARD", c] = w[..] {
-                let _ = tx.send((g.parse::<u16>().ok(), c.parse::<u16>().ok()));
-                break;
-            }
-        }
-        for _ in lines {}
-    });
-    let Ok((Some(g), Some(c))) = rx.recv_timeout(AGENT_START) else {
-        panic!("grpc_agent.py --version {version} did not print its ports");
-    };
-    let addr = SocketAddr::from(([127, 0, 0, 1], g));
-    assert!(wait_for_port(addr, AGENT_START), "gRPC agent on {addr}");
-    (child, g, c)
-}
 
 /// A proxy (HTTP and gRPC listeners) in front of `upstream` (extra
 /// `[upstream]` keys in `upstream_keys`), and the v0.3 card client's run
@@ -159,7 +124,7 @@ fn v03_grpc_card_of_a_v10_jsonrpc_agent() {
 
 #[test]
 fn v03_grpc_card_of_a_v03_grpc_agent() {
-    let (_agent, g, c) = grpc_agent("0.3");
+    let (_agent, g, c) = start_grpc_agent("0.3", &["--extended"], AGENT_START);
     let keys = format!("version = \"0.3\"\ngrpc_url = \"http://127.0.0.1:{g}\"\n");
     let run = client_through_proxy(&format!("http://127.0.0.1:{c}"), &keys);
     assert_cards(
@@ -172,7 +137,7 @@ fn v03_grpc_card_of_a_v03_grpc_agent() {
 
 #[test]
 fn v03_grpc_card_of_a_v10_grpc_agent() {
-    let (_agent, g, c) = grpc_agent("1.0");
+    let (_agent, g, c) = start_grpc_agent("1.0", &["--extended"], AGENT_START);
     let keys = format!("version = \"1.0\"\ngrpc_url = \"http://127.0.0.1:{g}\"\n");
     let run = client_through_proxy(&format!("http://127.0.0.1:{c}"), &keys);
     assert_cards(

@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use e2e::peer::{run_client_with, start_sdk_agent};
+use e2e::peer::{run_client_with, start_grpc_agent, start_sdk_agent};
 use e2e::sdk::{ensure_venvs, repo_root, sdk_script};
 use serde_json::{json, Value};
 use support::proxy_with_tables;
@@ -22,15 +22,15 @@ mod support;
 const AGENT_START: Duration = Duration::from_secs(30);
 const CLIENT_RUN: Duration = Duration::from_secs(90);
 
-fn requirements_through_the_proxy(agent: &str) {
-    let up = start_sdk_agent("rest_card_agent", agent, &[], AGENT_START);
+/// The client's run through a proxy (HTTP and gRPC listeners, the card
+/// refetched on every request) in front of `upstream` (its `[upstream]`
+/// keys beside `url` in `upstream_keys`).
+fn client_run(upstream: &str, upstream_keys: &str) -> e2e::peer::ClientRun {
     let addr = e2e::free_local_addr().expect("port");
     let g = e2e::free_local_addr().expect("port");
-    // The card refetched on every request (under `[limits]`, where the
-    // tables start): Last-Modified must not move.
+    // Under `[limits]`, where the tables start: Last-Modified must not move.
     let tables = format!(
-        "card_default_ttl_secs = 0\n[grpc]\nlisten = \"{g}\"\n[upstream]\nurl = \"{}\"\n",
-        up.url()
+        "card_default_ttl_secs = 0\n[grpc]\nlisten = \"{g}\"\n[upstream]\nurl = \"{upstream}\"\n{upstream_keys}"
     );
     let px = proxy_with_tables(addr, &tables);
     let grpc = proxy::grpc::GrpcServer::start_all(&px.apps).expect("gRPC listener");
@@ -44,6 +44,36 @@ fn requirements_through_the_proxy(agent: &str) {
     );
     drop(grpc);
     drop(px);
+    run
+}
+
+/// The steps named `n` of `run`.
+fn steps(run: &e2e::peer::ClientRun, n: &str) -> Vec<Value> {
+    run.steps
+        .iter()
+        .filter(|s| s["step"] == n)
+        .cloned()
+        .collect()
+}
+
+/// The card's Last-Modified and the gRPC version status, checked into
+/// `failed`.
+fn card_and_version(run: &e2e::peer::ClientRun, failed: &mut Vec<String>) {
+    let lm = steps(run, "last_modified");
+    if lm.len() != 2 || lm.iter().any(|s| s["ok"] != true || s["etag"] != true) {
+        failed.push(format!("Last-Modified: {lm:?}"));
+    }
+    let v = steps(run, "grpc_version");
+    if v.first().map(|s| (&s["code"], &s["reason"]))
+        != Some((&json!("UNIMPLEMENTED"), &json!("VERSION_NOT_SUPPORTED")))
+    {
+        failed.push(format!("gRPC a2a-version 99.0: {v:?}"));
+    }
+}
+
+fn requirements_through_the_proxy(agent: &str) {
+    let up = start_sdk_agent("rest_card_agent", agent, &[], AGENT_START);
+    let run = client_run(&up.url(), "");
     let step = |n: &str| -> Vec<Value> {
         run.steps
             .iter()
@@ -52,16 +82,7 @@ fn requirements_through_the_proxy(agent: &str) {
             .collect()
     };
     let mut failed = Vec::new();
-    let lm = step("last_modified");
-    if lm.len() != 2 || lm.iter().any(|s| s["ok"] != true || s["etag"] != true) {
-        failed.push(format!("Last-Modified: {lm:?}"));
-    }
-    let v = step("grpc_version");
-    if v.first().map(|s| (&s["code"], &s["reason"]))
-        != Some((&json!("UNIMPLEMENTED"), &json!("VERSION_NOT_SUPPORTED")))
-    {
-        failed.push(format!("gRPC a2a-version 99.0: {v:?}"));
-    }
+    card_and_version(&run, &mut failed);
     let ct = step("jsonrpc_content_type");
     if ct.first().map(|s| &s["codes"])
         != Some(&json!({"text/plain": -32005, "application/json": -32700}))
@@ -102,4 +123,23 @@ fn tck_requirements_the_proxy_answers_in_front_of_a_v03_agent() {
 #[test]
 fn tck_requirements_the_proxy_answers_in_front_of_a_v10_agent() {
     requirements_through_the_proxy("v10");
+}
+
+/// A v1.0 gRPC call to the proxy in front of the real a2a-sdk 1.x gRPC
+/// server of the same version (raw passthrough through
+/// `upstream.grpc_url`): the unsupported `a2a-version` is the proxy's to
+/// refuse there too (a2a-sdk 1.x answers FAILED_PRECONDITION itself).
+#[test]
+fn tck_requirements_the_proxy_answers_in_passthrough_to_a_v10_grpc_agent() {
+    let (_agent, g, c) = start_grpc_agent("1.0", &[], AGENT_START);
+    let keys = format!("version = \"1.0\"\ngrpc_url = \"http://127.0.0.1:{g}\"\n");
+    let run = client_run(&format!("http://127.0.0.1:{c}"), &keys);
+    let mut failed = Vec::new();
+    card_and_version(&run, &mut failed);
+    assert!(
+        failed.is_empty(),
+        "{}\n--- client output:\n{}",
+        failed.join("\n"),
+        run.raw
+    );
 }
