@@ -115,10 +115,14 @@ impl App {
     /// at its interface's URL (a v1.0 REST `GET /tasks` toward an agent
     /// whose card lists only JSON-RPC asks `tasks/get` there, not `GET
     /// /v1/tasks/{id}`, which the agent does not serve); `asked` when the
-    /// card serves neither.
+    /// card serves neither, or no card is known (a fixed version whose card
+    /// was never fetched: nothing says the binding is not served).
     pub async fn task_fetch_served(&self, asked: super::TaskFetch) -> super::TaskFetch {
         use super::TaskFetch;
         let ends = self.endpoints().await;
+        if self.cards.peek().is_none() {
+            return asked;
+        }
         match asked {
             TaskFetch::Rest(_) if ends.rest.is_some() => asked,
             TaskFetch::JsonRpc(_) if ends.jsonrpc.is_some() => asked,
