@@ -42,28 +42,31 @@ impl App {
     ) -> Result<Value, Failure> {
         // The interfaces the proxy serves (area: paths; crate::card::endpoints).
         let ends = self.endpoints_now(Some(&card));
+        let grpc = public_grpc(self);
         let mut json = match (agent == client, from) {
             (true, _) => {
                 let mut card = card;
                 card::keep_served(&mut card, &ends);
                 card
             }
-            (false, CardFrom::Agent) => match card::translate_card(&card, client, &ends) {
-                Ok(j) => j,
-                Err(detail) => {
-                    let p = card::card_problem(&card, client, detail);
-                    tracing::warn!(detail = %p.detail, problem = %p.message, "cannot serve a translated card");
-                    return Err(Failure::Translate {
-                        code: translate::code::ErrorCode::InvalidAgentResponse.code(),
-                        message: p.message,
-                    });
+            (false, CardFrom::Agent) => {
+                match card::translate_card_for(&card, client, &ends, grpc.is_some()) {
+                    Ok(j) => j,
+                    Err(detail) => {
+                        let p = card::card_problem(&card, client, detail);
+                        tracing::warn!(detail = %p.detail, problem = %p.message, "cannot serve a translated card");
+                        return Err(Failure::Translate {
+                            code: translate::code::ErrorCode::InvalidAgentResponse.code(),
+                            message: p.message,
+                        });
+                    }
                 }
-            },
+            }
             (false, CardFrom::Translated) => {
                 // As the public card: what the proxy translates, stamped.
                 let mut shaped = card.clone();
                 card::keep_served(&mut shaped, &ends);
-                match card::shape_translated(&mut shaped, client) {
+                match card::shape_translated_for(&mut shaped, client, grpc.is_some()) {
                     Ok(()) => shaped,
                     Err(detail) => {
                         tracing::warn!(%detail, "extended card interfaces left as translated");
@@ -76,7 +79,6 @@ impl App {
         if client == Version::V10 && agent == Version::V03 && self.tasks.enabled() {
             card::advertise_list_tasks(&mut json);
         }
-        let grpc = public_grpc(self);
         advertise(&mut json, client, grpc.as_ref());
         Ok(json)
     }
@@ -156,6 +158,7 @@ impl App {
         let max_age = card.remaining(Instant::now());
         let mut headers = vec![
             ("ETag", etag.clone()),
+            ("Last-Modified", card.last_modified()),
             ("Vary", "A2A-Version".into()),
             ("Cache-Control", format!("max-age={max_age}")),
         ];

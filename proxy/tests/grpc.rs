@@ -464,7 +464,9 @@ async fn bad_a2a_version_and_bad_resource_name() {
     req.metadata_mut()
         .insert("a2a-version", "2.0".parse().unwrap());
     let s = px.v10().await.get_task(req).await.unwrap_err();
-    assert_eq!(s.code(), Code::FailedPrecondition);
+    // The proxy's own refusal: UNIMPLEMENTED (v1.0.0 §5.4, the A2A TCK),
+    // the reason naming it.
+    assert_eq!(s.code(), Code::Unimplemented);
     let info = error_info(&s);
     assert_eq!(info.reason, "VERSION_NOT_SUPPORTED");
     assert_eq!(
@@ -500,7 +502,7 @@ async fn one_n_clients_over_grpc() {
     };
     let px = proxy(&up, Version::V10);
     let s = px.v10().await.get_task(get("1.1")).await.unwrap_err();
-    assert_eq!(s.code(), Code::FailedPrecondition, "{s:?}");
+    assert_eq!(s.code(), Code::Unimplemented, "{s:?}");
     assert_eq!(error_info(&s).reason, "VERSION_NOT_SUPPORTED");
     assert!(up.calls().is_empty(), "the agent is not asked");
     let t = px.v10().await.get_task(get("1.0.2")).await.unwrap();
@@ -860,6 +862,121 @@ async fn agent_cards_over_grpc() {
         "{card:?}"
     );
     assert_eq!(up.calls().len(), 1);
+}
+
+/// A v0.3 agent whose card offers an extended card, answering its
+/// extended-card call by `f`.
+async fn extended_card_agent(
+    f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+) -> FakeUpstream {
+    agent_with_card(
+        |me| {
+            CARD_V03.replace("UP", me).replace(
+                r#""skills":[]"#,
+                r#""skills":[],"supportsAuthenticatedExtendedCard":true"#,
+            )
+        },
+        f,
+    )
+    .await
+}
+
+fn v03_card_request(authorization: Option<&str>) -> tonic::Request<p03::GetAgentCardRequest> {
+    let mut req = tonic::Request::new(p03::GetAgentCardRequest {});
+    if let Some(a) = authorization {
+        req.metadata_mut()
+            .insert("authorization", a.parse().unwrap());
+    }
+    req
+}
+
+/// v0.3 `GetAgentCard` follows v1.0 `GetExtendedAgentCard` (issue #37
+/// item 1): a caller with credentials gets the agent's extended card,
+/// asked with its credentials; without them (or with blank ones) the
+/// public card, and the agent is not asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_get_agent_card_is_the_extended_card_for_a_caller_with_credentials() {
+    let up = extended_card_agent(|r| {
+        let req: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let mut card: Value = serde_json::from_str(&CARD_V03.replace("UP", "127.0.0.1:9")).unwrap();
+        card["name"] = json!("fake-extended");
+        card["skills"] =
+            json!([{"id": "secret", "name": "secret", "description": "d", "tags": []}]);
+        Reply::json(
+            200,
+            &json!({"jsonrpc":"2.0","id":req["id"],"result":card}).to_string(),
+        )
+    })
+    .await;
+    let px = proxy(&up, Version::V03);
+    for anonymous in [None, Some(" ")] {
+        let card = px
+            .v03()
+            .await
+            .get_agent_card(v03_card_request(anonymous))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!((card.name.as_str(), card.skills.len()), ("fake", 0));
+    }
+    assert!(up.calls().is_empty(), "{:?}", up.calls());
+    let card = px
+        .v03()
+        .await
+        .get_agent_card(v03_card_request(Some("Bearer caller-token")))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(card.name, "fake-extended");
+    assert_eq!(card.skills[0].id, "secret");
+    // Every interface the proxy's: its JSON-RPC URL, its gRPC listener.
+    let port = px.grpc.addr.port();
+    assert!(card.url.starts_with(&px.http.url()), "{card:?}");
+    assert!(
+        card.additional_interfaces
+            .iter()
+            .any(|i| i.transport == "GRPC" && i.url == format!("http://127.0.0.1:{port}")),
+        "{card:?}"
+    );
+    let calls = up.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(
+        calls[0].header("authorization"),
+        Some("Bearer caller-token")
+    );
+    let body: Value = serde_json::from_slice(&calls[0].body).unwrap();
+    assert_eq!(body["method"], "agent/getAuthenticatedExtendedCard");
+}
+
+/// The agent decides: its refusal of the caller's credentials is the
+/// answer (UNAUTHENTICATED), never the public card nor its body; a card
+/// that offers no extended card is the public card whatever the caller
+/// presents, and the agent is not asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v03_get_agent_card_passes_on_the_agents_refusal_and_asks_only_when_offered() {
+    let up = extended_card_agent(|_| Reply::json(401, r#"{"detail":"bad token 10.0.0.7"}"#)).await;
+    let px = proxy(&up, Version::V03);
+    let s = px
+        .v03()
+        .await
+        .get_agent_card(v03_card_request(Some("Bearer wrong")))
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::Unauthenticated, "{s:?}");
+    assert!(!s.message().contains("10.0.0.7"), "{s:?}");
+    assert_eq!(up.calls().len(), 1);
+
+    let plain = agent(Version::V03, result_of(json!(null))).await;
+    let px = proxy(&plain, Version::V03);
+    let card = px
+        .v03()
+        .await
+        .get_agent_card(v03_card_request(Some("Bearer caller-token")))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(card.name, "fake");
+    assert!(plain.calls().is_empty(), "{:?}", plain.calls());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -873,6 +873,44 @@ async fn same_version_v10_unary_is_passed_through_byte_for_byte() {
     );
 }
 
+/// The proxy decides versions on the passthrough path too (issue #37
+/// item 4, the A2A TCK's `test_version_not_supported_returns_unimplemented`):
+/// an `a2a-version` the service does not serve is refused before the
+/// agent is called (v1.0: UNIMPLEMENTED), one it serves goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_version_passthrough_refuses_an_unsupported_a2a_version() {
+    let reply = p10::SendMessageResponse {
+        payload: Some(p10::send_message_response::Payload::Task(v10_task(
+            "t1",
+            p10::TaskState::Working,
+        ))),
+    }
+    .encode_to_vec();
+    let agent = GrpcAgent::start(Version::V10, move |_, _| Answer::Msg(reply.clone())).await;
+    let px = proxy(&agent, Version::V10).await;
+    let sent = frame(&v10_send_request("hi").encode_to_vec());
+    for bad in ["99.0", "0.3", "not-a-version"] {
+        let (_, status) = raw_grpc_call(
+            px.grpc.addr,
+            "/lf.a2a.v1.A2AService/SendMessage",
+            &[("a2a-version", bad)],
+            &sent,
+        )
+        .await;
+        assert_eq!(status, (Code::Unimplemented as i32).to_string(), "{bad}");
+    }
+    assert!(agent.calls().is_empty(), "the agent is not asked");
+    let (_, status) = raw_grpc_call(
+        px.grpc.addr,
+        "/lf.a2a.v1.A2AService/SendMessage",
+        &[("a2a-version", "1.0")],
+        &sent,
+    )
+    .await;
+    assert_eq!(status, "0");
+    assert_eq!(agent.calls().len(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_version_v03_stream_and_status_are_passed_through() {
     let ev = with_unknown_field(p03::StreamResponse {

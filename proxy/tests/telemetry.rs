@@ -453,9 +453,16 @@ allow_private_targets = true
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn otlp_http_and_a_stalled_collector() {
     let otlp = tokio::task::spawn_blocking(|| receiver(&[])).await.unwrap();
-    let stalled = tokio::task::spawn_blocking(|| receiver(&["--stall-secs", "30"]))
-        .await
-        .unwrap();
+    // A collector that takes connections and never answers a byte (its
+    // exports neither succeed nor fail before the proxy's timeout).
+    let stalled = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let stalled_port = stalled.local_addr().unwrap().port();
+    let _hold = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((sock, _)) = stalled.accept().await {
+            held.push(sock);
+        }
+    });
     let agent = FakeUpstream::start(|r| {
         let asked: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
         Reply::json(
@@ -510,24 +517,32 @@ async fn otlp_http_and_a_stalled_collector() {
     assert_eq!(server["name"], "POST SendMessage", "{server}");
     drop(px);
 
-    // A collector that takes 30 s to answer each export, with a tiny
-    // queue: every call is answered as without it, and the spans that do
+    // A collector that never answers, with a tiny queue: every call is answered as without it, and the spans that do
     // not fit, or whose export timed out, are counted.
     let listen = free_local_addr().unwrap();
     let toml = config(
         listen,
         &format!(
-            "otlp_endpoint = \"http://127.0.0.1:{}\"\nexport_timeout_ms = 300\nmax_queue_spans = 2",
-            stalled.grpc
+            "otlp_endpoint = \"http://127.0.0.1:{stalled_port}\"\nexport_timeout_ms = 300\nmax_queue_spans = 2"
         ),
     );
     let d = dir.join("b");
     std::fs::create_dir_all(&d).unwrap();
     let (_px, addr) = start_serve(&toml, &d).await;
     let started = Instant::now();
-    for _ in 0..40 {
-        let r = post(addr, "/", JSON_V10, send.as_bytes()).await;
-        assert_eq!(r.status, 200, "{}", r.text());
+    // Eight at a time: more spans end within one stalled export than the
+    // queue holds, however fast a failing export comes back.
+    for _ in 0..5 {
+        let calls: Vec<_> = (0..8)
+            .map(|_| {
+                let send = send.clone();
+                tokio::spawn(async move { post(addr, "/", JSON_V10, send.as_bytes()).await })
+            })
+            .collect();
+        for c in calls {
+            let r = c.await.unwrap();
+            assert_eq!(r.status, 200, "{}", r.text());
+        }
     }
     // Generous: 40 calls to a local fake agent, whatever the collector does.
     assert!(
@@ -553,7 +568,9 @@ async fn otlp_http_and_a_stalled_collector() {
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    assert!(full > 0, "no span dropped for a full queue");
+    let text = get(addr, "/metrics", &[]).await.text();
+    let tele: Vec<&str> = text.lines().filter(|l| l.contains("telemetry")).collect();
+    assert!(full > 0, "no span dropped for a full queue: {tele:?}");
     assert!(failed > 0, "no span dropped for a failed export");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -10,7 +10,13 @@ it can be canceled or resubscribed to). Prints `PORT <n>` once listening.
 With --push the agent supports push notifications: its SDK stores the
 configs and POSTs the Task (v0.3 JSON) to each webhook on every event.
 With --rest it serves the HTTP+JSON binding (`/v1/...`, the SDK's FastAPI
-app) beside JSON-RPC, and its card lists both interfaces.
+app) beside JSON-RPC, and its card lists both interfaces; with
+--jsonrpc-path P its JSON-RPC binding is at P instead of `/` (REST stays at
+the base URL). With --rest-push-list its REST binding also answers
+`GET /v1/tasks/{id}/pushNotificationConfigs` (which a2a-sdk 0.3.26 answers
+500, not implemented) as the v0.3 spec §7.7 has it: a bare array of
+TaskPushNotificationConfig in its JSON-schema shape (`{taskId,
+pushNotificationConfig}`, the JSON-RPC result's items).
 """
 
 import argparse
@@ -64,6 +70,8 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--push", action="store_true")
     ap.add_argument("--rest", action="store_true")
+    ap.add_argument("--jsonrpc-path", default="/")
+    ap.add_argument("--rest-push-list", action="store_true")
     # HTTPS agent (issue #23): PEM certificate chain and key; the card's
     # URLs are then https://.
     ap.add_argument("--tls-cert")
@@ -74,15 +82,16 @@ def main() -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
     port = sock.getsockname()[1]
+    rpc_url = f"{scheme}://127.0.0.1:{port}{args.jsonrpc_path}"
     card = AgentCard(
         name="echo-v03",
         description="a2a-sdk 0.3 echo agent",
-        url=f"{scheme}://127.0.0.1:{port}/",
+        url=rpc_url,
         version="1.0.0",
         protocol_version="0.3.0",
         preferred_transport="JSONRPC",
         additional_interfaces=[
-            AgentInterface(url=f"{scheme}://127.0.0.1:{port}/", transport="JSONRPC"),
+            AgentInterface(url=rpc_url, transport="JSONRPC"),
             AgentInterface(url=f"{scheme}://127.0.0.1:{port}", transport="HTTP+JSON"),
         ]
         if args.rest
@@ -108,10 +117,21 @@ def main() -> None:
     )
     jsonrpc = A2AStarletteApplication(agent_card=card, http_handler=handler)
     if args.rest:
-        app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build()
-        jsonrpc.add_routes_to_app(app)
+        rest = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler)
+        if args.rest_push_list:
+            from a2a.types import ListTaskPushNotificationConfigParams
+
+            async def list_configs(request, context):
+                params = ListTaskPushNotificationConfigParams(id=request.path_params["id"])
+                configs = await handler.on_list_task_push_notification_config(params, context)
+                return [c.model_dump(mode="json", exclude_none=True) for c in configs]
+
+            # The SDK's REST routes call this handler's methods.
+            rest._adapter.handler.list_push_notifications = list_configs
+        app = rest.build()
+        jsonrpc.add_routes_to_app(app, rpc_url=args.jsonrpc_path)
     else:
-        app = jsonrpc.build()
+        app = jsonrpc.build(rpc_url=args.jsonrpc_path)
     tls = {}
     if args.tls_cert:
         tls = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}

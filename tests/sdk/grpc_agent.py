@@ -10,7 +10,13 @@ served version's JSON) is on a small HTTP server next to it, for the
 proxy's card cache. Prints `PORT <grpc port> CARD <http port>` once
 listening.
 
-    python grpc_agent.py --version 0.3|1.0
+    python grpc_agent.py --version 0.3|1.0 [--extended]
+
+With --extended the agent has an extended card (`grpc-echo-<v>-extended`,
+one more skill, `echo-extended`), which its card offers
+(`capabilities.extendedAgentCard`, v0.3 `supportsAuthenticatedExtendedCard`)
+and its card RPC answers (`GetExtendedAgentCard`; the SDK's v0.3
+`GetAgentCard` answers the extended card too).
 """
 
 import argparse
@@ -68,7 +74,9 @@ class EchoExecutor(AgentExecutor):
 def card_json(version, grpc_port, card_port, card):
     if version == "1.0":
         return MessageToDict(card)
+    extended = {"supportsAuthenticatedExtendedCard": True} if card.capabilities.extended_agent_card else {}
     return {
+        **extended,
         "protocolVersion": "0.3.0",
         "name": card.name,
         "description": card.description,
@@ -104,23 +112,34 @@ def serve_card(body):
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--version", choices=["0.3", "1.0"], required=True)
+    ap.add_argument("--extended", action="store_true")
     args = ap.parse_args()
     server = grpc.aio.server()
     port = server.add_insecure_port("127.0.0.1:0")
-    card = AgentCard(
-        name=f"grpc-echo-{args.version}",
-        description="a2a-sdk 1.x gRPC echo agent",
-        version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=f"127.0.0.1:{port}", protocol_binding="GRPC", protocol_version="1.0")
-        ],
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        capabilities=AgentCapabilities(streaming=True),
-        skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])],
-    )
+    def agent_card(name, skills):
+        return AgentCard(
+            name=name,
+            description="a2a-sdk 1.x gRPC echo agent",
+            version="1.0.0",
+            supported_interfaces=[
+                # The SDK's v0.3 GetAgentCard needs a 0.3 interface to convert
+                # its card.
+                AgentInterface(url=f"127.0.0.1:{port}", protocol_binding="GRPC", protocol_version=args.version)
+            ],
+            default_input_modes=["text/plain"],
+            default_output_modes=["text/plain"],
+            capabilities=AgentCapabilities(streaming=True, extended_agent_card=args.extended),
+            skills=[AgentSkill(id=s, name=s, description="echoes", tags=["echo"]) for s in skills],
+        )
+
+    card = agent_card(f"grpc-echo-{args.version}", ["echo"])
+    extended = {}
+    if args.extended:
+        extended["extended_agent_card"] = agent_card(
+            f"grpc-echo-{args.version}-extended", ["echo", "echo-extended"]
+        )
     handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card, **extended
     )
     if args.version == "1.0":
         g10.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)

@@ -7,6 +7,7 @@
 #   .venv-grpc: a2a-sdk 1.x with its grpc extra (the gRPC interop clients)
 #   .venv-otel: opentelemetry-proto and grpcio (the OTLP receiver of the
 #               proxy's telemetry tests, otlp_receiver.py)
+#   .venv-v03-grpc: a2a-sdk 0.3.x with its grpc extra (its own gRPC client)
 # and, when npm is there, @a2a-js/sdk 1.3 into examples/node_modules (the
 # compat converters of examples/a2a_js_compat.mjs).
 set -euo pipefail
@@ -30,6 +31,7 @@ make_venv .venv-v10 requirements-v10.txt
 make_venv .venv-v03 requirements-v03.txt
 make_venv .venv-grpc requirements-grpc.txt
 make_venv .venv-otel requirements-otel.txt
+make_venv .venv-v03-grpc requirements-v03-grpc.txt
 
 # The @a2a-js/sdk compat converters wrapped by examples/a2a_js_compat.mjs.
 if command -v npm >/dev/null 2>&1; then

@@ -155,6 +155,41 @@ pub fn start_sdk_agent(stem: &str, version: &str, args: &[&str], limit: Duration
     )
 }
 
+/// `tests/sdk/grpc_agent.py --version <version> <args>` (the a2a-sdk 1.x
+/// gRPC server of either version, in `.venv-grpc`), its gRPC port and
+/// its card's HTTP port (it prints `PORT <grpc> CARD <http>`), waited
+/// for at most `limit`.
+pub fn start_grpc_agent(version: &str, args: &[&str], limit: Duration) -> (Child, u16, u16) {
+    crate::sdk::ensure_venvs();
+    let mut child = Child::spawn(
+        "grpc_agent.py",
+        Command::new(crate::sdk::repo_root().join(".venv-grpc/bin/python"))
+            .arg(crate::sdk::sdk_script("grpc_agent.py"))
+            .args(["--version", version])
+            .args(args)
+            .stdout(Stdio::piped()),
+    );
+    let out = child.take_stdout().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(out).lines();
+        for line in lines.by_ref().map_while(Result::ok) {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            if let ["PORT", g, "CARD", c] = w[..] {
+                let _ = tx.send((g.parse::<u16>().ok(), c.parse::<u16>().ok()));
+                break;
+            }
+        }
+        for _ in lines {}
+    });
+    let Ok((Some(g), Some(c))) = rx.recv_timeout(limit) else {
+        panic!("grpc_agent.py --version {version} did not print its ports within {limit:?}");
+    };
+    let addr = SocketAddr::from(([127, 0, 0, 1], g));
+    assert!(wait_for_port(addr, limit), "gRPC agent on {addr}");
+    (child, g, c)
+}
+
 /// Every step of the SDK client scenario (`tests/sdk/client_v*.py`), in
 /// order: the first ten are its calls that succeed, the last four its
 /// calls of finished or missing tasks.

@@ -51,6 +51,31 @@ pub fn python(version: &str) -> PathBuf {
     }
 }
 
+/// `tests/sdk/{dir}` (an npm package of @a2a-js/sdk peers: `js-v03`,
+/// `js-v10`) with its dependencies installed (`npm install` there the
+/// first time, bounded; needs Node 20+ and npm); panics when it cannot be.
+pub fn js_peers(dir: &str) -> PathBuf {
+    // One installer at a time (tests run in parallel).
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = repo_root().join("tests/sdk").join(dir);
+    if !dir.join("node_modules/@a2a-js/sdk/package.json").exists() {
+        let mut npm = crate::peer::Child::spawn(
+            "npm install",
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--no-package-lock"])
+                .current_dir(&dir),
+        );
+        let status = npm.wait_timeout(std::time::Duration::from_secs(300));
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "npm install in {} failed: {status:?}",
+            dir.display()
+        );
+    }
+    dir
+}
+
 /// The SDK peer script `tests/sdk/{file}`.
 pub fn sdk_script(file: &str) -> PathBuf {
     repo_root().join("tests/sdk").join(file)

@@ -8,12 +8,14 @@
 #
 # v10: the v1.0 suite against the TCK's own v1.0 agent (its executor in
 #      sut/a2a-python/sut_agent.py, served by a2a-sdk 1.x: sut_v10.py here),
-#      then against tests/tck/sut_v03.py
+#      against the same agent through the proxy (passthrough; its gRPC as
+#      upstream.grpc_url), then against tests/tck/sut_v03.py
 #      (the same scenarios on a2a-sdk 0.3) through the proxy.
 # v03: the v0.3 suite against the TCK's own a2a-sdk 0.3 agent
-#      (python-sut/tck_core_agent, JSON-RPC only, port 9999), then against
-#      the v1.0 suite's agent (sut_v10.py, needs TCK_V10_DIR: a 1.0-dev
-#      checkout) through the proxy.
+#      (python-sut/tck_core_agent, JSON-RPC only, port 9999), against the
+#      same agent through the proxy (passthrough), then against the v1.0
+#      suite's agent (sut_v10.py, needs TCK_V10_DIR: a 1.0-dev checkout)
+#      through the proxy.
 #
 # Environment (defaults in brackets):
 #   TCK_PY      python of a venv with the TCK's dependencies     [python3]
@@ -60,10 +62,11 @@ start_v03_sut() { # port
   wait_port 127.0.0.1:$1 60
 }
 
-start_proxy() { # upstream port, listen port (gRPC on the next one)
+start_proxy() { # upstream port, listen port (gRPC on the next one), [agent's gRPC port]
   RUST_LOG=${RUST_LOG:-info} "$PROXY_BIN" serve --upstream "http://127.0.0.1:$1" \
+    ${3:+--upstream-grpc "http://127.0.0.1:$3"} \
     --listen "127.0.0.1:$2" --grpc-listen "127.0.0.1:$(($2 + 1))" --no-push \
-    --push-data-dir "$out/proxy-data" >"$out/proxy-$2.log" 2>&1 &
+    --push-data-dir "$out/proxy-data-$2" >"$out/proxy-$2.log" 2>&1 &
   pids+=($!)
   wait_port 127.0.0.1:$2 30
 }
@@ -87,6 +90,8 @@ case $suite in
 v10)
   start_v10_sut $port || exit 1
   for t in jsonrpc http_json grpc; do run_v10 native "http://127.0.0.1:$port" $t; done
+  start_proxy $port $((port + 6)) $((port + 1)) || exit 1
+  for t in jsonrpc http_json grpc; do run_v10 passthrough "http://127.0.0.1:$((port + 6))" $t; done
   start_v03_sut $((port + 2)) || exit 1
   start_proxy $((port + 2)) $((port + 4)) || exit 1
   for t in jsonrpc http_json grpc; do run_v10 proxy "http://127.0.0.1:$((port + 4))" $t; done
@@ -97,6 +102,8 @@ v03)
   pids+=($!)
   wait_port 127.0.0.1:9999 60 || exit 1
   for t in jsonrpc rest grpc; do run_v03 native "http://127.0.0.1:9999" $t; done
+  start_proxy 9999 $((port + 6)) || exit 1
+  for t in jsonrpc rest grpc; do run_v03 passthrough "http://127.0.0.1:$((port + 6))" $t; done
   tck_v03=$tck
   tck=${TCK_V10_DIR:?v03 needs TCK_V10_DIR, a 1.0-dev checkout, for its v1.0 agent}
   start_v10_sut $port || exit 1

@@ -1,6 +1,7 @@
-"""Scores of a tests/tck/run.sh run: per transport, native vs through the
-proxy, pass/fail/skip counts, and every test that passed natively but not
-through the proxy.
+"""Scores of a tests/tck/run.sh run: per transport, native, through the
+proxy to the same agent (passthrough) and through the proxy to an agent of
+the other version, pass/fail/skip counts, and every test that passed
+natively but not through the proxy.
 
     python score.py v10|v03 OUT_DIR TRANSPORT...
 """
@@ -60,16 +61,21 @@ def main():
     suite, out, transports = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
     print(f"suite {suite}  (p passed, f failed, e error, s skipped, x xfailed, X xpassed)")
     for t in transports:
-        if suite == "v10":
-            native, proxy = junit(out / f"native-{t}.xml"), junit(out / f"proxy-{t}.xml")
-        else:
-            native, proxy = json_reports(out / f"native-{t}"), json_reports(out / f"proxy-{t}")
-        print(f"{t:10} native: {fmt(counts(native) if native is not None else None)}")
-        print(f"{'':10} proxy:  {fmt(counts(proxy) if proxy is not None else None)}")
-        if native and proxy:
-            lost = [k for k, v in native.items() if v == "passed" and proxy.get(k) != "passed"]
-            for k in lost:
-                print(f"{'':10}   passes natively, not through the proxy ({proxy.get(k)}): {k}")
+        runs = {}
+        for label in ("native", "passthrough", "proxy"):
+            if suite == "v10":
+                runs[label] = junit(out / f"{label}-{t}.xml")
+            else:
+                runs[label] = json_reports(out / f"{label}-{t}")
+        for i, (label, res) in enumerate(runs.items()):
+            print(f"{t if i == 0 else '':10} {label + ':':12} {fmt(counts(res) if res is not None else None)}")
+        native = runs["native"]
+        for label in ("passthrough", "proxy"):
+            other = runs[label]
+            if native and other:
+                lost = [k for k, v in native.items() if v == "passed" and other.get(k) != "passed"]
+                for k in lost:
+                    print(f"{'':10}   passes natively, not {label} ({other.get(k)}): {k}")
 
 
 if __name__ == "__main__":

@@ -109,6 +109,31 @@ impl App {
         })
     }
 
+    /// How the proxy asks the v0.3 agent for a task it lists (ListTasks):
+    /// `asked`, the binding the client's call came in on, when the agent's
+    /// card serves that binding; else the other binding the card serves,
+    /// at its interface's URL (a v1.0 REST `GET /tasks` toward an agent
+    /// whose card lists only JSON-RPC asks `tasks/get` there, not `GET
+    /// /v1/tasks/{id}`, which the agent does not serve); `asked` when the
+    /// card serves neither, or no card is known (a fixed version whose card
+    /// was never fetched: nothing says the binding is not served).
+    pub async fn task_fetch_served(&self, asked: super::TaskFetch) -> super::TaskFetch {
+        use super::TaskFetch;
+        let ends = self.endpoints().await;
+        if self.cards.peek().is_none() {
+            return asked;
+        }
+        match asked {
+            TaskFetch::Rest(_) if ends.rest.is_some() => asked,
+            TaskFetch::JsonRpc(_) if ends.jsonrpc.is_some() => asked,
+            _ => {
+                let rest = ends.rest.as_ref().map(|e| TaskFetch::Rest(e.url.clone()));
+                let rpc = (ends.jsonrpc.as_ref()).map(|e| TaskFetch::JsonRpc(e.url.clone()));
+                rest.or(rpc).unwrap_or(asked)
+            }
+        }
+    }
+
     /// The address of a request's destination (`None`: `upstream.url`'s),
     /// with TLS when its URL is `https://` (crate::upstream::tls).
     pub async fn dest_addr(

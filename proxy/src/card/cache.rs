@@ -170,7 +170,15 @@ impl CardCache {
         }
         drop(span);
         match fetched {
-            Ok(Fetched::Card(card)) => Ok(self.keep(card)),
+            Ok(Fetched::Card(mut card)) => {
+                // The same bytes again: changed no later than when first held.
+                if let Some(old) = held.as_ref().filter(|o| o.raw == card.raw) {
+                    if !card.agent_modified {
+                        card.modified = old.modified;
+                    }
+                }
+                Ok(self.keep(card))
+            }
             Ok(Fetched::NotModified { ttl }) => match held {
                 Some(old) => {
                     let mut renewed = (*old).clone();
@@ -299,9 +307,11 @@ impl CardCache {
             self.default_ttl,
         );
         let new_etag = header(http::header::ETAG);
+        let modified = header(http::header::LAST_MODIFIED)
+            .and_then(|v| parse_http_date(&v, std::time::SystemTime::now()));
         match answer.status {
             304 => Ok(Fetched::NotModified { ttl }),
-            200 => card_of(answer.body, new_etag, ttl),
+            200 => card_of(answer.body, new_etag, ttl, modified),
             status => Err(unavailable(format!(
                 "{CALL}: upstream answered HTTP {status}"
             ))),
@@ -311,7 +321,12 @@ impl CardCache {
 
 /// The fetched bytes as a card held for `ttl`: a JSON object, or a
 /// failure naming what it was instead.
-fn card_of(raw: Bytes, etag: Option<String>, ttl: Duration) -> Result<Fetched, Failure> {
+fn card_of(
+    raw: Bytes,
+    etag: Option<String>,
+    ttl: Duration,
+    modified: Option<std::time::SystemTime>,
+) -> Result<Fetched, Failure> {
     let json: Value = serde_json::from_slice(&raw)
         .map_err(|e| unavailable(format!("card fetch: not JSON: {e}")))?;
     if !json.is_object() {
@@ -324,5 +339,7 @@ fn card_of(raw: Bytes, etag: Option<String>, ttl: Duration) -> Result<Fetched, F
         etag,
         fetched: Instant::now(),
         ttl,
+        modified: modified.unwrap_or_else(std::time::SystemTime::now),
+        agent_modified: modified.is_some(),
     }))
 }

@@ -37,9 +37,21 @@ pub struct CachedCard {
     pub ttl: Duration,
     /// The version the card is written in.
     pub version: Version,
+    /// When the card last changed, served as `Last-Modified`: the agent's
+    /// own `Last-Modified` when it sent one (not in the future), else
+    /// when this proxy first held these bytes (a refetch of the same card
+    /// keeps it).
+    pub modified: std::time::SystemTime,
+    /// [`Self::modified`] is the agent's own `Last-Modified`.
+    pub agent_modified: bool,
 }
 
 impl CachedCard {
+    /// [`Self::modified`] as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    pub fn last_modified(&self) -> String {
+        http_date(self.modified)
+    }
+
     pub fn is_fresh(&self, now: Instant) -> bool {
         now.duration_since(self.fetched) < self.ttl
     }
@@ -50,6 +62,20 @@ impl CachedCard {
             .saturating_sub(now.duration_since(self.fetched))
             .as_secs()
     }
+}
+
+/// `t` as an HTTP date (RFC 9110 IMF-fixdate, always GMT).
+pub fn http_date(t: std::time::SystemTime) -> String {
+    let t: chrono::DateTime<chrono::Utc> = t.into();
+    t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
+/// An HTTP date header value (`Last-Modified`) as a time, `None` when it
+/// is none or in the future of `now`.
+pub fn parse_http_date(v: &str, now: std::time::SystemTime) -> Option<std::time::SystemTime> {
+    let t = chrono::DateTime::parse_from_rfc2822(v.trim()).ok()?;
+    let t: std::time::SystemTime = t.with_timezone(&chrono::Utc).into();
+    (t <= now).then_some(t)
 }
 
 /// A v1.0 card has `supportedInterfaces`; anything else is read as v0.3.
@@ -152,12 +178,25 @@ const TRANSLATED_BINDINGS: [&str; 2] = ["JSONRPC", "HTTP+JSON"];
 /// serves (`ends`, [`keep_served`]), stamped with `to`; the primary (v0.3
 /// `url`) is the JSON-RPC one if any. URLs are still the agent's.
 pub fn translate_card(card: &Value, to: Version, ends: &Endpoints) -> Result<Value, String> {
+    translate_card_for(card, to, ends, false)
+}
+
+/// [`translate_card`] for a proxy that also serves gRPC (`grpc`: its
+/// listener is advertised afterwards, `cards::advertise`): a card whose
+/// agent has no JSON-RPC or HTTP+JSON interface (a gRPC-only agent, which
+/// the gRPC listener serves translated) is served with that one.
+pub fn translate_card_for(
+    card: &Value,
+    to: Version,
+    ends: &Endpoints,
+    grpc: bool,
+) -> Result<Value, String> {
     let raw = serde_json::to_vec(card).map_err(|e| e.to_string())?;
     let out =
         translate::document::card(to, &raw).map_err(|e| format!("card translation failed: {e}"))?;
     let mut out: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
     keep_served(&mut out, ends);
-    shape_translated(&mut out, to)?;
+    shape_translated_for(&mut out, to, grpc)?;
     Ok(out)
 }
 
@@ -377,6 +416,13 @@ pub fn card_problem(card: &Value, to: Version, detail: String) -> CardProblem {
 /// only those the proxy translates, stamped with `to`, JSON-RPC first (see
 /// [`translate_card`]).
 pub fn shape_translated(out: &mut Value, to: Version) -> Result<(), String> {
+    shape_translated_for(out, to, false)
+}
+
+/// [`shape_translated`]; with `grpc` (the proxy's gRPC interface is
+/// advertised next) a card left with no JSON-RPC or HTTP+JSON interface is
+/// served with that one alone (v0.3: `preferredTransport: GRPC`).
+pub fn shape_translated_for(out: &mut Value, to: Version, grpc: bool) -> Result<(), String> {
     let translated = |i: &Value, key: &str| {
         let b = i.get(key).and_then(Value::as_str).unwrap_or("JSONRPC");
         TRANSLATED_BINDINGS.contains(&b)
@@ -396,7 +442,7 @@ pub fn shape_translated(out: &mut Value, to: Version) -> Result<(), String> {
             list.sort_by_key(|i| {
                 i.get("protocolBinding").and_then(Value::as_str) != Some("JSONRPC")
             });
-            if list.is_empty() {
+            if list.is_empty() && !grpc {
                 return Err(no_interface());
             }
         }
@@ -417,7 +463,17 @@ pub fn shape_translated(out: &mut Value, to: Version) -> Result<(), String> {
             list.retain(|i| translated(i, "transport"));
             list.sort_by_key(|i| i.get("transport").and_then(Value::as_str) != Some("JSONRPC"));
             let Some(first) = list.first().cloned() else {
-                return Err(no_interface());
+                if !grpc {
+                    return Err(no_interface());
+                }
+                // cards::advertise makes the proxy's gRPC the primary (the
+                // agent's gRPC `url` is not the proxy's to give).
+                if let Some(o) = out.as_object_mut() {
+                    o.remove("url");
+                }
+                out["preferredTransport"] = Value::from("GRPC");
+                out["additionalInterfaces"] = Value::Array(Vec::new());
+                return Ok(());
             };
             out["url"] = first["url"].clone();
             out["preferredTransport"] = first["transport"].clone();
@@ -545,7 +601,8 @@ pub fn etag_for(shape: CardShape, body: &[u8]) -> String {
 /// v0.3 card (`url`, `preferredTransport`, `additionalInterfaces`,
 /// `protocolVersion`, `type`-tagged security schemes, `security`) with
 /// every member of the v1.0 card it lacks added, objects merged member by
-/// member (so each security scheme carries both forms), list items merged
+/// member (so each security scheme carries both forms, the v1.0 one made
+/// from the v0.3 one where the v1.0 card lacks it), list items merged
 /// by position; where both have a value the v0.3 one stays (v0.3 clients
 /// send no header at all and must parse it). A v1.0 reader ignores the
 /// v0.3 members (unknown fields), a v0.3 reader the v1.0 ones.
@@ -555,6 +612,10 @@ pub fn etag_for(shape: CardShape, body: &[u8]) -> String {
 pub fn hybrid(v03: &Value, v10: &Value) -> Value {
     let mut out = v03.clone();
     merge_missing(&mut out, v10);
+    // Each security scheme in its v1.0 form too, also one the v1.0 card
+    // lacks: its oneof member (`httpAuthSecurityScheme`, ...) has the
+    // v0.3 proto's shape, which is v1.0's.
+    v03_scheme_forms(&mut out);
     let mut list: Vec<Value> = match v10.get("supportedInterfaces") {
         Some(Value::Array(l)) => l.clone(),
         _ => Vec::new(),

@@ -152,6 +152,17 @@ fn translated_cards_keep_jsonrpc_and_rest() {
             "supportedInterfaces": [{"url": "http://u/g", "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
             "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []});
     assert!(translate_card(&grpc_only, Version::V03, &ends(&grpc_only)).is_err());
+    // With the proxy's gRPC listener (advertised next by cards::advertise)
+    // it is served with that one: nothing of the agent's gRPC address.
+    let v = translate_card_for(&grpc_only, Version::V03, &ends(&grpc_only), true).unwrap();
+    assert_eq!(v["preferredTransport"], "GRPC");
+    assert_eq!(v.get("url"), None);
+    assert_eq!(v["additionalInterfaces"], json!([]));
+    let mut grpc_only_v03 = v.clone();
+    grpc_only_v03["url"] = json!("http://u/g");
+    grpc_only_v03["additionalInterfaces"] = json!([{"url": "http://u/g", "transport": "GRPC"}]);
+    let v = translate_card_for(&grpc_only_v03, Version::V10, &ends(&grpc_only_v03), true).unwrap();
+    assert_eq!(v["supportedInterfaces"], json!([]));
     // A second HTTP+JSON interface, or one on a host not allowed, is
     // not served: not offered.
     let mut two = v03.clone();
@@ -235,4 +246,43 @@ fn etags() {
     assert!(etag_matches(&format!("W/{a}, \"x\""), &a));
     assert!(etag_matches("*", &a));
     assert!(!etag_matches("\"x\"", &a));
+}
+
+/// The hybrid card (issue #37 item 4): every security scheme carries its
+/// v1.0 member, also one the v1.0 card lacks (made from its v0.3 form),
+/// the v0.3 members beside it.
+#[test]
+fn hybrid_schemes_carry_their_v10_member() {
+    let v03 = json!({"name": "a", "url": "http://p/", "securitySchemes": {
+        "bearer": {"type": "http", "scheme": "bearer"},
+        "key": {"type": "apiKey", "in": "header", "name": "X-Key"}}});
+    // The v1.0 card has only one of them.
+    let v10 = json!({"name": "a", "supportedInterfaces": [], "securitySchemes": {
+        "bearer": {"httpAuthSecurityScheme": {"scheme": "bearer"}}}});
+    let h = hybrid(&v03, &v10);
+    let s = &h["securitySchemes"];
+    assert_eq!(s["bearer"]["type"], "http");
+    assert_eq!(
+        s["bearer"]["httpAuthSecurityScheme"],
+        json!({"scheme": "bearer"})
+    );
+    assert_eq!(s["key"]["in"], "header");
+    assert_eq!(
+        s["key"]["apiKeySecurityScheme"],
+        json!({"location": "header", "name": "X-Key"})
+    );
+}
+
+#[test]
+fn http_dates() {
+    let t = std::time::UNIX_EPOCH + Duration::from_secs(784_111_777);
+    assert_eq!(http_date(t), "Sun, 06 Nov 1994 08:49:37 GMT");
+    let now = std::time::SystemTime::now();
+    assert_eq!(
+        parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT", now),
+        Some(t)
+    );
+    let future = http_date(now + Duration::from_secs(3600));
+    assert_eq!(parse_http_date(&future, now), None);
+    assert_eq!(parse_http_date("yesterday", now), None);
 }

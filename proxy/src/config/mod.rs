@@ -386,7 +386,9 @@ pub enum GrpcUrlForm {
     Auto,
     /// Always `http://host:port` (`https://` with TLS).
     Url,
-    /// Always `host:port`.
+    /// Always `host:port`: what clients need that hand the card's string
+    /// straight to their gRPC channel as its target
+    /// (`grpc.insecure_channel(url)`), which a URL is not.
     HostPort,
 }
 

@@ -269,6 +269,10 @@ impl ProxyService {
         // on as if it named none.
         let env = match crate::json_strict::envelope(&body) {
             Ok(env) => env,
+            Err(crate::json_strict::Refusal::Parse(m)) => {
+                let ct = session.req_header().headers.get(http::header::CONTENT_TYPE);
+                return Ok(Err(not_json(ct, m)));
+            }
             Err(r) => return Ok(Err(r.into())),
         };
         inc.rpc_method = env.method;
@@ -348,5 +352,55 @@ impl ProxyService {
                 own.forget = Some(deleted);
             }
         }
+    }
+}
+
+/// A JSON-RPC body that is no JSON: -32005 ContentTypeNotSupported when it
+/// says it is something else (`Content-Type: text/plain`), as an agent
+/// checking the type first answers; else -32700 (`message`: why it is no
+/// JSON).
+fn not_json(content_type: Option<&http::HeaderValue>, message: String) -> Failure {
+    use translate::code::ErrorCode;
+    let json = |ct: &str| {
+        let ct = ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        ct == "application/json" || (ct.starts_with("application/") && ct.ends_with("+json"))
+    };
+    match content_type.map(|v| v.to_str().map(json)) {
+        Some(Ok(false)) | Some(Err(_)) => Failure::Translate {
+            code: ErrorCode::ContentTypeNotSupported.code(),
+            message: "the request body is not JSON and its Content-Type is not application/json"
+                .into(),
+        },
+        None | Some(Ok(true)) => Failure::Translate {
+            code: ErrorCode::JsonParse.code(),
+            message,
+        },
+    }
+}
+
+#[cfg(test)]
+mod not_json_tests {
+    use super::*;
+
+    #[test]
+    fn a_body_of_another_content_type_is_content_type_not_supported() {
+        let code = |ct: Option<&str>| match not_json(
+            ct.map(|c| http::HeaderValue::from_str(c).unwrap()).as_ref(),
+            "bad".into(),
+        ) {
+            Failure::Translate { code, .. } => code,
+            f => panic!("{f:?}"),
+        };
+        assert_eq!(code(Some("text/plain")), -32005);
+        assert_eq!(code(Some("application/x-www-form-urlencoded")), -32005);
+        assert_eq!(code(Some("application/json")), -32700);
+        assert_eq!(code(Some("Application/JSON; charset=utf-8")), -32700);
+        assert_eq!(code(Some("application/a2a+json")), -32700);
+        assert_eq!(code(None), -32700);
     }
 }

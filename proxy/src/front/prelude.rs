@@ -14,7 +14,8 @@ use crate::error::Failure;
 /// A v1.0 client's `ListTasks` toward a v0.3 agent, answered per caller
 /// (`caller`: the request's credentials) from [`crate::tasks::TaskIndex`],
 /// the page's tasks asked of the agent with those credentials (`url`:
-/// the agent's JSON-RPC interface, the path posted to).
+/// the agent's JSON-RPC interface, the path posted to; its HTTP+JSON one
+/// when its card lists no JSON-RPC: `App::task_fetch_served`).
 pub(crate) async fn list_tasks_locally(
     app: &Arc<App>,
     url: crate::config::HttpUrl,
@@ -26,7 +27,9 @@ pub(crate) async fn list_tasks_locally(
         code: -32700,
         message: format!("invalid JSON: {e}"),
     })?;
-    let via = crate::app::TaskFetch::JsonRpc(url);
+    let via = app
+        .task_fetch_served(crate::app::TaskFetch::JsonRpc(url))
+        .await;
     let result = app.list_tasks_via(caller, req.get("params"), via).await?;
     let env = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
     Ok(LocalResponse::json(200, env))

@@ -85,7 +85,8 @@ impl ProxyService {
             let listed = match crate::tasks::params_from_query(inc.query.as_deref()) {
                 Ok(p) => {
                     let caller = app.tasks.caller(&inc.headers);
-                    let via = crate::app::TaskFetch::Rest(rest_base(app, ctx));
+                    let asked = crate::app::TaskFetch::Rest(rest_base(app, ctx));
+                    let via = app.task_fetch_served(asked).await;
                     app.list_tasks_via(&caller, Some(&p), via).await
                 }
                 Err(f) => Err(f),

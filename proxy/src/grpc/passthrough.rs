@@ -3,7 +3,9 @@
 //! (headers, length-prefixed frames as they come, trailers) is forwarded to
 //! the upstream's channel and its response streamed back unchanged: no
 //! protobuf is decoded, so unknown fields, compression and the upstream's
-//! own status details survive byte for byte.
+//! own status details survive byte for byte. The call's `a2a-version` is
+//! checked first, as on every other path (the agent is not called for one
+//! the service does not serve).
 //!
 //! [`Dispatch`] sits in front of each version's tonic service and decides
 //! per call. Not passed through (they take the decoding path): the card RPCs
@@ -142,6 +144,20 @@ impl Passthrough {
         };
         if streaming {
             self.app.metrics.stream_opened();
+        }
+        // The proxy decides versions on every path, as on HTTP: an
+        // `a2a-version` the service does not serve is refused here
+        // (crate::grpc::bridge::call_meta), not passed on.
+        if let Some(v) = req.headers().get("a2a-version") {
+            let mut md = tonic::metadata::MetadataMap::new();
+            // A value that is no text names no version either.
+            let v = tonic::metadata::MetadataValue::try_from(v.as_bytes())
+                .unwrap_or(tonic::metadata::MetadataValue::from_static("?"));
+            md.insert("a2a-version", v);
+            if let Err(s) = super::bridge::call_meta(version, &md) {
+                count.code = Some(s.code());
+                return s.into_http();
+            }
         }
         // The agent's headers within the read timeout; a unary call's whole
         // answer too (a stream's later gaps are the caller's to bound).

@@ -20,7 +20,7 @@ use translate::v03 as m;
 
 use super::bridge::{call_meta, Bridge};
 use super::direct;
-use super::rpc::{self, bad, empty, model};
+use super::rpc::{self, bad, empty, model, reply};
 use super::status::from_failure;
 use crate::version::Version;
 
@@ -35,6 +35,17 @@ fn stream_item(v: Value) -> Result<pb::StreamResponse, String> {
 }
 
 type Stream = ReceiverStream<Result<pb::StreamResponse, Status>>;
+
+/// Whether a call presents credentials: non-empty `authorization`
+/// metadata (what a2a-sdk's auth interceptors and gRPC call credentials
+/// send).
+fn presents_credentials(meta: &super::bridge::CallMeta) -> bool {
+    meta.presented
+        .0
+        .get_all(http::header::AUTHORIZATION)
+        .iter()
+        .any(|v| !v.as_bytes().iter().all(u8::is_ascii_whitespace))
+}
 
 #[tonic::async_trait]
 impl A2aService for V03Service {
@@ -131,23 +142,46 @@ impl A2aService for V03Service {
         rpc::unary(b, V, m, req, r::list_push_configs_from_pb, to_pb).await
     }
 
-    /// v0.3 `GetAgentCard` is the public card (a2a-python 0.3 serves it so):
-    /// the one the proxy serves to v0.3 clients, gRPC interface included.
+    /// v0.3 `GetAgentCard`, under the rule of v1.0's
+    /// `GetExtendedAgentCard`: a caller presenting credentials
+    /// (`authorization` metadata) of an agent whose card offers an extended
+    /// card (v0.3 `supportsAuthenticatedExtendedCard`, v1.0
+    /// `capabilities.extendedAgentCard`) gets the agent's extended card,
+    /// asked with the caller's metadata (JSON-RPC
+    /// `agent/getAuthenticatedExtendedCard` / `GetExtendedAgentCard`, or the
+    /// agent's own gRPC card RPC) and presented in v0.3 shape; the agent
+    /// decides, its refusal is the answer. Any other caller gets the public
+    /// card the proxy serves to v0.3 clients (a2a-python 0.3 serves that),
+    /// gRPC interface included.
     async fn get_agent_card(
         &self,
         req: Request<pb::GetAgentCardRequest>,
     ) -> Result<Response<pb::AgentCard>, Status> {
-        call_meta(V, req.metadata())?;
-        let served = self
-            .bridge
-            .app
+        let meta = call_meta(V, req.metadata())?;
+        let app = &self.bridge.app;
+        let served = app
             .serve_card(Some(V), None)
             .await
             .map_err(|f| from_failure(V, &f))?;
-        let out = serde_json::from_slice::<m::agent_card::AgentCard>(&served.body)
-            .map(c::agent_card_to_pb)
-            .map_err(|e| bad(V, e.to_string()))?;
-        Ok(Response::new(out))
+        let public: Value =
+            serde_json::from_slice(&served.body).map_err(|e| bad(V, e.to_string()))?;
+        let offered = public.get("supportsAuthenticatedExtendedCard") == Some(&Value::Bool(true));
+        let card = if offered && presents_credentials(&meta) {
+            let v = self
+                .bridge
+                .unary(V, Method::GetExtendedCard, None, &meta)
+                .await?;
+            let agent = self.bridge.upstream_version(V).await?;
+            let from = crate::cards::CardFrom::Translated;
+            app.present_card(v, agent, V, from)
+                .map_err(|f| from_failure(V, &f))?
+        } else {
+            public
+        };
+        reply(V, card, |card: m::agent_card::AgentCard| {
+            Ok(c::agent_card_to_pb(card))
+        })
+        .map(Response::new)
     }
 
     async fn delete_task_push_notification_config(

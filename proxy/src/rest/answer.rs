@@ -312,8 +312,7 @@ pub fn v03_pb_json(op: Method, r: Value) -> Result<Value, TranslateError> {
             )
         }
         Method::ListPushConfigs => {
-            let c: Vec<m::push_config::TaskPushNotificationConfig> =
-                typed("TaskPushNotificationConfig[]", r)?;
+            let c = v03_push_config_list(r)?;
             pb_to(
                 "ListTaskPushNotificationConfigResponse",
                 &r03::list_push_configs_response_to_pb(c)?,
@@ -357,19 +356,61 @@ pub(super) fn no_empty_update(status: &mut Option<pb::TaskStatus>) {
     }
 }
 
+/// A v0.3 push-config list in every shape v0.3 agents answer it: a bare
+/// array (the v0.3 spec, §7.7) or the proto's
+/// `ListTaskPushNotificationConfigResponse` (`{configs, nextPageToken}`,
+/// a2a-js and a2a-sdk 1.x's v0.3 REST), each item ProtoJSON (`{name,
+/// pushNotificationConfig}`) or the JSON-schema config (`{taskId,
+/// pushNotificationConfig}`: the JSON-RPC result's items, which a REST
+/// agent following §7.7 answers too; an item with a `name` is ProtoJSON).
+/// Members of neither are skipped (a JSON-schema item's extras kept, as
+/// on JSON-RPC), never refused: it is the agent's answer.
+pub(crate) fn v03_push_config_list(
+    v: Value,
+) -> Result<Vec<m::push_config::TaskPushNotificationConfig>, TranslateError> {
+    const W: &str = "TaskPushNotificationConfig list";
+    let items = match v {
+        Value::Array(a) => a,
+        Value::Object(mut o) => match o.remove("configs").filter(|c| !c.is_null()) {
+            Some(Value::Array(a)) => a,
+            // An all-default response: no configs.
+            None => Vec::new(),
+            Some(_) => return Err(TranslateError::invalid(W, "configs is not a list")),
+        },
+        Value::Null => Vec::new(),
+        _ => return Err(TranslateError::invalid(W, "neither a list nor an object")),
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            // ProtoJSON names its config by `name`; the JSON-schema one
+            // has `taskId` instead.
+            let has = |k: &str| item.get(k).is_some_and(|t| !t.is_null());
+            let json_schema = has("taskId") && !has("name");
+            if json_schema {
+                typed("TaskPushNotificationConfig", item)
+            } else {
+                let c: pb::TaskPushNotificationConfig =
+                    pb_answer_value("TaskPushNotificationConfig", item)?;
+                r03::task_push_config_from_pb(c)
+            }
+        })
+        .collect()
+}
+
 /// v0.3 ProtoJSON -> v0.3 model JSON (a JSON-RPC result).
 pub(super) fn v03_model_json(op: Method, body: &[u8]) -> Result<Value, TranslateError> {
     const W: &str = "result";
     match op {
         Method::SendMessage => {
-            let mut r: pb::SendMessageResponse = pb_from("SendMessageResponse", body)?;
+            let mut r: pb::SendMessageResponse = pb_answer("SendMessageResponse", body)?;
             if let Some(pb::send_message_response::Payload::Task(t)) = &mut r.payload {
                 no_empty_update(&mut t.status);
             }
             untyped(W, r03::send_response_from_pb(r)?)
         }
         Method::SendStreamingMessage | Method::SubscribeToTask => {
-            let mut r: pb::StreamResponse = pb_from("StreamResponse", body)?;
+            let mut r: pb::StreamResponse = pb_answer("StreamResponse", body)?;
             match &mut r.payload {
                 Some(pb::stream_response::Payload::Task(t)) => no_empty_update(&mut t.status),
                 Some(pb::stream_response::Payload::StatusUpdate(e)) => {
@@ -380,37 +421,38 @@ pub(super) fn v03_model_json(op: Method, body: &[u8]) -> Result<Value, Translate
             untyped(W, c03::stream_from_pb(r)?)
         }
         Method::GetTask | Method::CancelTask => {
-            let mut r: pb::Task = pb_from("Task", body)?;
+            let mut r: pb::Task = pb_answer("Task", body)?;
             no_empty_update(&mut r.status);
             untyped(W, c03::task_from_pb(r)?)
         }
         Method::CreatePushConfig | Method::GetPushConfig => {
-            let r: pb::TaskPushNotificationConfig = pb_from("TaskPushNotificationConfig", body)?;
+            let r: pb::TaskPushNotificationConfig = pb_answer("TaskPushNotificationConfig", body)?;
             untyped(W, r03::task_push_config_from_pb(r)?)
         }
         Method::ListPushConfigs => {
-            // The v0.3 spec (§7.7) answers a bare array of configs, the
-            // proto a `ListTaskPushNotificationConfigResponse`: both read.
-            let r = if body.trim_ascii_start().starts_with(b"[") {
-                pb::ListTaskPushNotificationConfigResponse {
-                    configs: pb_from("TaskPushNotificationConfig[]", body)?,
-                    next_page_token: String::new(),
-                }
-            } else {
-                pb_from("ListTaskPushNotificationConfigResponse", body)?
-            };
-            untyped(W, r03::list_push_configs_response_from_pb(r)?)
+            let v: Value = serde_json::from_slice(body).map_err(|e| {
+                TranslateError::invalid("TaskPushNotificationConfig list", e.to_string())
+            })?;
+            untyped(W, v03_push_config_list(v)?)
         }
         Method::GetExtendedCard => {
             // ProtoJSON of the v0.3 proto (a2a-js), or the JSON-schema card
-            // a2a-python 0.3 answers with (MAPPING-FACTS row 118).
+            // a2a-python 0.3 answers with (MAPPING-FACTS row 118), or
+            // ProtoJSON with members of the agent's own (skipped), in that
+            // order: a JSON-schema card read leniently as ProtoJSON would
+            // lose its security schemes.
             match pb_from::<pb::AgentCard>("AgentCard", body).and_then(c03::agent_card_from_pb) {
                 Ok(c) => untyped(W, c),
                 Err(pb_err) => {
                     let v: Value = serde_json::from_slice(body)
                         .map_err(|e| TranslateError::invalid("AgentCard", e.to_string()))?;
-                    let c: m::agent_card::AgentCard = typed("AgentCard", v).map_err(|_| pb_err)?;
-                    untyped(W, c)
+                    match typed::<m::agent_card::AgentCard>("AgentCard", v.clone()) {
+                        Ok(c) => untyped(W, c),
+                        Err(_) => pb_answer_value::<pb::AgentCard>("AgentCard", v)
+                            .and_then(c03::agent_card_from_pb)
+                            .map_err(|_| pb_err)
+                            .and_then(|c| untyped(W, c)),
+                    }
                 }
             }
         }

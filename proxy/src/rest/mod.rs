@@ -22,6 +22,7 @@ use crate::error::Failure;
 use crate::version::Version;
 
 mod answer;
+mod lenient;
 mod request;
 
 pub use answer::*;
@@ -94,6 +95,33 @@ fn untyped<T: Serialize>(what: &'static str, t: T) -> Result<Value, TranslateErr
 /// Parses v0.3 ProtoJSON as the prost message `T`.
 fn pb_from<T: DeserializeOwned>(what: &'static str, body: &[u8]) -> Result<T, TranslateError> {
     serde_json::from_slice(body).map_err(|e| TranslateError::invalid(what, e.to_string()))
+}
+
+/// Parses a v0.3 agent's ProtoJSON answer as the prost message `T`,
+/// members `T` does not have skipped (named in the debug log), not refused
+/// ([`lenient`]; requests of clients are read strictly, [`pb_from`]).
+fn pb_answer<T: DeserializeOwned>(what: &'static str, body: &[u8]) -> Result<T, TranslateError> {
+    skipped(what, lenient::from_slice(body))
+}
+
+/// [`pb_answer`] of a JSON value.
+fn pb_answer_value<T: DeserializeOwned>(what: &'static str, v: Value) -> Result<T, TranslateError> {
+    skipped(what, lenient::from_value(v))
+}
+
+fn skipped<T>(
+    what: &'static str,
+    read: Result<(T, Vec<String>), String>,
+) -> Result<T, TranslateError> {
+    let (t, skipped) = read.map_err(|e| TranslateError::invalid(what, e))?;
+    if !skipped.is_empty() {
+        tracing::debug!(
+            what,
+            ?skipped,
+            "members of the agent's answer its v0.3 message lacks, skipped"
+        );
+    }
+    Ok(t)
 }
 
 /// Renders a prost message as v0.3 ProtoJSON (timestamps with `Z`).

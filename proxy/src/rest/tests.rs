@@ -342,6 +342,29 @@ fn bad_input() {
     assert_eq!(v["error"]["details"][0]["reason"], "INVALID_AGENT_RESPONSE");
 }
 
+/// A v0.3 client's request is read strictly: a member its message lacks
+/// is refused (the push layer decides on what the proxy reads, and an
+/// unknown member would otherwise cross unseen), while the same member in
+/// a v0.3 agent's answer is skipped (`rest::lenient`).
+#[test]
+fn unknown_members_refused_in_requests_skipped_in_answers() {
+    let (v03, v10) = (Version::V03, Version::V10);
+    let config = br#"{"name":"tasks/t/pushNotificationConfigs/c","taskId":"t",
+        "pushNotificationConfig":{"url":"https://h.example/x"}}"#;
+    let create = Method::CreatePushConfig;
+    assert!(request(v03, v10, create, &p(Some("t"), None), None, config).is_err());
+    let send = br#"{"request":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]},
+        "pushNotificationUrl":"https://h.example/x"}"#;
+    assert!(request(v03, v10, Method::SendMessage, &p(None, None), None, send).is_err());
+    let t = translation(v10, v03, Method::GetPushConfig);
+    let (status, out) = t.response(200, config);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        (status, v["url"].as_str()),
+        (None, Some("https://h.example/x"))
+    );
+}
+
 /// The v0.3 REST fixtures (`fixtures/rest-v03/`, see its README): every
 /// v0.3 REST body the proxy reads, under JSON and proto field names and
 /// with all-default messages, against the v1.0 body it becomes.

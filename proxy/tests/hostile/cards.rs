@@ -497,10 +497,27 @@ async fn an_untranslatable_card_gets_an_error_naming_the_member() {
     assert!(text.contains("`securitySchemes`"), "{text}");
     assert!(!text.contains(&long[..100]) && text.len() < 1000, "{text}");
 
-    // A v1.0 agent with only a gRPC interface has nothing for v0.3 JSON-RPC.
+    // A v1.0 agent with only a gRPC interface: with the proxy's gRPC
+    // listener a v0.3 card with that one alone (issue #37: the listener
+    // translates), never the agent's address; without it nothing to serve.
     let grpc_only = r#"{"name":"fake","description":"d","version":"1","defaultInputModes":[],"defaultOutputModes":[],"supportedInterfaces":[{"url":"UP-GRPC","protocolBinding":"GRPC","protocolVersion":"1.0"}],"capabilities":{},"skills":[]}"#;
     let up = agent(grpc_only).await;
     let px = proxy(&up, Some(Version::V10), |_| {});
+    let r = px.card(&[("A2A-Version", "0.3")]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let card = r.json();
+    let grpc = format!("http://{}", px.grpc_host_port());
+    assert_eq!(
+        (card["url"].as_str(), card["preferredTransport"].as_str()),
+        (Some(grpc.as_str()), Some("GRPC"))
+    );
+    assert_eq!(
+        card["additionalInterfaces"],
+        json!([{"url": grpc, "transport": "GRPC"}])
+    );
+    assert!(!r.text().contains("10.9.8.7"), "{}", r.text());
+    drop(px);
+    let px = proxy(&up, Some(Version::V10), |c| c.grpc_listen = None);
     let r = px.card(&[("A2A-Version", "0.3")]).await;
     let text = r.text();
     assert!(r.status >= 400, "{text}");
@@ -509,4 +526,79 @@ async fn an_untranslatable_card_gets_an_error_naming_the_member() {
         "{text}"
     );
     assert!(!text.contains("translation from"), "{text}");
+}
+
+/// A fake agent serving `card` with a `Last-Modified` of its own.
+async fn agent_last_modified(last_modified: &'static str) -> FakeUpstream {
+    let host = Arc::new(OnceLock::<String>::new());
+    let h = host.clone();
+    let up = FakeUpstream::start(move |r| {
+        if r.target.starts_with("/.well-known/") {
+            let up = h.get().map(String::as_str).unwrap_or("?");
+            let body = CARD_V03
+                .replace("UP-GRPC", "10.9.8.7:50051")
+                .replace("UP", up);
+            Reply::Full {
+                status: 200,
+                headers: vec![
+                    ("Content-Type".into(), "application/json".into()),
+                    ("Last-Modified".into(), last_modified.into()),
+                ],
+                body: body.into_bytes(),
+            }
+        } else {
+            Reply::json(200, "{}")
+        }
+    })
+    .await;
+    host.set(up.addr.to_string()).unwrap();
+    up
+}
+
+/// CARD-CACHE-003 (issue #37 item 4): every card shape carries
+/// `Last-Modified`, the agent's own when it sent a usable one (written as
+/// the proxy writes dates, never its bytes), else when the proxy first held
+/// the card: the same on a refetch of the same bytes, and on a 304.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cards_carry_last_modified() {
+    let agents_own = "Sun, 06 Nov 1994 08:49:37 GMT";
+    let up = agent_last_modified("Sunday, 06-Nov-94 08:49:37 GMT\r\nX-Evil: 1").await;
+    let px = proxy(&up, None, |c| c.limits.card_default_ttl = Duration::ZERO);
+    let first = px.card(&[]).await;
+    let lm = first.header("last-modified").map(str::to_string);
+    // Not the agent's (an obsolete form it may not send, with a CRLF): the
+    // proxy's own time, in the IMF-fixdate form.
+    let lm = lm.expect("Last-Modified");
+    assert!(lm.ends_with(" GMT") && lm.len() == 29, "{lm}");
+    for asked in [None, Some("0.3"), Some("1.0")] {
+        let h: Vec<(&str, &str)> = asked.iter().map(|v| ("A2A-Version", *v)).collect();
+        let again = px.card(&h).await;
+        assert_eq!(
+            again.header("last-modified"),
+            Some(lm.as_str()),
+            "{asked:?}"
+        );
+        let etag = again.header("etag").unwrap().to_string();
+        let mut h = h.clone();
+        h.push(("If-None-Match", &etag));
+        let not_modified = px.card(&h).await;
+        assert_eq!(not_modified.status, 304);
+        assert_eq!(not_modified.header("last-modified"), Some(lm.as_str()));
+    }
+    drop(px);
+
+    let up = agent_last_modified(agents_own).await;
+    let px = proxy(&up, None, |_| {});
+    assert_eq!(px.card(&[]).await.header("last-modified"), Some(agents_own));
+    drop(px);
+
+    // One in the future is not believed.
+    let up = agent_last_modified("Fri, 01 Jan 2100 00:00:00 GMT").await;
+    let px = proxy(&up, None, |_| {});
+    let lm = px
+        .card(&[])
+        .await
+        .header("last-modified")
+        .map(str::to_string);
+    assert!(lm.is_some_and(|l| !l.contains("2100")));
 }

@@ -179,6 +179,15 @@ pub fn from_failure(client: Version, failure: &Failure) -> Status {
         | Failure::Overloaded { .. } => Some(Code::Unavailable),
         Failure::UpstreamTimeout | Failure::StreamExpired { .. } => Some(Code::DeadlineExceeded),
         Failure::OutcomeUnknown { .. } => Some(Code::Unknown),
+        // The proxy's own refusal of an `a2a-version` (the agent never sees
+        // the call): UNIMPLEMENTED, as v1.0.0 §5.4 and the A2A TCK have it
+        // (v1.0.1 moved it to FAILED_PRECONDITION); the ErrorInfo reason
+        // VERSION_NOT_SUPPORTED names it for readers of either table.
+        Failure::VersionNotSupported { .. } | Failure::VersionNotServed { .. }
+            if client == Version::V10 =>
+        {
+            Some(Code::Unimplemented)
+        }
         _ => None,
     };
     let env = jsonrpc_envelope(failure, client, None);
@@ -229,7 +238,14 @@ mod tests {
                 requested: "2.0".into(),
             },
         );
-        assert_eq!(s.code(), Code::FailedPrecondition);
+        assert_eq!(s.code(), Code::Unimplemented);
         assert_eq!(details(&s).1.reason, "VERSION_NOT_SUPPORTED");
+        assert_eq!(details(&s).0.code, Code::Unimplemented as i32);
+        // An agent's own VersionNotSupported keeps the v1.0.1 table's status.
+        let e = json!({"code": -32009, "message": "no"});
+        assert_eq!(
+            from_rpc_error(Version::V10, &e, None).code(),
+            Code::FailedPrecondition
+        );
     }
 }
