@@ -777,14 +777,19 @@ fn sample_rss(pids: Vec<u32>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<
 }
 
 /// Whether the events of an SSE text are in order: every status update's
-/// timestamp later than the one before (so none repeats).
+/// timestamp later than the one before (so none repeats). Compared as
+/// instants: a translated timestamp is written with as few fraction digits
+/// as it needs (`00.001Z` before `00.001001Z`), so its text does not sort.
 fn in_order(text: &str) -> bool {
-    let stamps: Vec<String> = datas(text)
+    let stamps: Vec<chrono::DateTime<chrono::FixedOffset>> = datas(text)
         .iter()
         .filter_map(|e| {
             e.pointer("/result/statusUpdate/status/timestamp")
                 .and_then(Value::as_str)
-                .map(str::to_string)
+                .map(|t| {
+                    chrono::DateTime::parse_from_rfc3339(t)
+                        .unwrap_or_else(|e| panic!("timestamp {t}: {e}"))
+                })
         })
         .collect();
     stamps.windows(2).all(|w| w[0] < w[1])
