@@ -273,3 +273,164 @@ async fn h2c_clients_get_translated_unary_answers_with_a_length() {
     // Made by the proxy itself.
     assert_eq!(px.app.upstream_pool.opened(), 1);
 }
+
+/// A raw agent on 127.0.0.1 answering each request on a connection with
+/// `head` then `body`, written in pieces of `piece` bytes.
+async fn raw_answering(head: String, body: Vec<u8>, piece: usize) -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let (head, body) = (head.clone(), body.clone());
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let mut seen = Vec::new();
+                // One request: its head, then its announced body.
+                loop {
+                    let Ok(Ok(n)) = timeout(WAIT, s.read(&mut buf)).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&seen);
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.eq_ignore_ascii_case("content-length")
+                                    .then(|| v.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if seen.len() >= end + 4 + len {
+                            break;
+                        }
+                    }
+                }
+                if s.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for p in body.chunks(piece.max(1)) {
+                    if s.write_all(p).await.is_err() {
+                        return;
+                    }
+                }
+                let _ = s.shutdown().await;
+            });
+        }
+    });
+    addr
+}
+
+/// Same-version JSON-RPC calls are the proxy's own and hand the agent's
+/// answer on as it comes: one larger than `limits.max_event_bytes` (which
+/// bounds only what is translated) arrives whole and unchanged, with the
+/// agent's length; one of no length arrives whole too, chunked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_same_version_answer_of_any_size_is_handed_on_as_it_comes() {
+    let text = "x".repeat(3 << 20);
+    let answer = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"result":{{"kind":"task","id":"t1","contextId":"c1","status":{{"state":"completed","message":{{"kind":"message","messageId":"m","role":"agent","parts":[{{"kind":"text","text":"{text}"}}]}}}}}}}}"#
+    );
+    let body = answer.into_bytes();
+    let sized = raw_answering(
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        ),
+        body.clone(),
+        16 * 1024,
+    )
+    .await;
+    let mut chunked = Vec::new();
+    for c in body.chunks(100_000) {
+        chunked.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+        chunked.extend_from_slice(c);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let no_length = raw_answering(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .into(),
+        chunked,
+        16 * 1024,
+    )
+    .await;
+    for (agent, length) in [(sized, Some(body.len())), (no_length, None)] {
+        let px = proxy_for(&format!("http://{agent}"), Version::V03, |c| {
+            c.limits.max_event_bytes = 1 << 20;
+        });
+        let r = post(px.addr, "/", JSON_HEADER, V03_SEND).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(r.body.len(), body.len());
+        assert!(r.body == body, "not the agent's bytes");
+        assert_eq!(
+            r.header("content-length")
+                .map(|v| v.parse::<usize>().unwrap()),
+            length
+        );
+        // Made by the proxy itself, not pingora's proxy loop.
+        assert_eq!(px.app.upstream_pool.opened(), 1);
+    }
+}
+
+/// A large same-version answer trickled slower than the whole answer's
+/// bound is cut there, not held for as long as the agent keeps writing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_same_version_answer_is_bounded_as_a_whole() {
+    let body = vec![b' '; 200 * 1024];
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    // 200 KiB in 1 KiB pieces with no pause is fast; the agent below
+    // pauses between pieces instead.
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let agent = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let (head, body) = (head.clone(), body.clone());
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = timeout(WAIT, s.read(&mut buf)).await;
+                let _ = s.write_all(head.as_bytes()).await;
+                for p in body.chunks(1024) {
+                    if s.write_all(p).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            });
+        }
+    });
+    let px = proxy_for(&format!("http://{agent}"), Version::V03, |c| {
+        c.limits.read_timeout = Duration::from_secs(1);
+        c.limits.answer_timeout = Duration::from_secs(2);
+    });
+    let started = std::time::Instant::now();
+    let mut s = TcpStream::connect(px.addr).await.unwrap();
+    s.write_all(&request("POST", "/", JSON_HEADER, V03_SEND))
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    // Until the proxy closes the connection (bounded).
+    while let Ok(Ok(n)) = timeout(Duration::from_secs(30), s.read(&mut buf)).await {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    let took = started.elapsed();
+    // 200 pieces at 100 ms would be 20 s.
+    assert!(took < Duration::from_secs(10), "held {took:?}");
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        text.starts_with("HTTP/1.1 200"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert!(got.len() < 200 * 1024, "the whole answer came");
+}

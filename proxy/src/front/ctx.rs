@@ -157,7 +157,15 @@ pub(crate) enum Mode {
     Unary,
     /// An SSE stream, handed on as it arrives.
     Stream,
+    /// A same-version answer nothing rewrites, handed on as it comes: one
+    /// of known length up to [`WHOLE_MAX`] whole (one write), any other
+    /// piece by piece, whatever its size, within `limits.answer_timeout`
+    /// (an SSE answer as a stream).
+    Relay,
 }
+
+/// The longest same-version answer a [`Mode::Relay`] call writes whole.
+pub(crate) const WHOLE_MAX: usize = 64 * 1024;
 
 impl OwnCall {
     /// A call in `mode` sending `body`, translating nothing (yet).

@@ -202,17 +202,19 @@ fn jsonrpc_url(
     }
 }
 
-/// A same-version JSON-RPC call nothing rewrites: pingora's proxy loop
-/// passes it on when it can replay the body routing read (`false`);
-/// otherwise, and for a `stream` (an open stream of our own holds little
-/// more than its sockets), a call of our own sends that body as it came.
+/// A same-version JSON-RPC call nothing rewrites: a call of our own sends
+/// the body routing read as it came, and hands the answer on as it comes
+/// ([`Mode::Relay`]; a `stream` as an SSE stream). It costs less than
+/// pingora's proxy loop, which writes the request's head and body in
+/// separate sends and replays the body from its retry buffer: the hop
+/// measured side by side (`bench/hop.sh`, bench/RESULTS.md).
 fn pass_on(ctx: &mut Ctx, inc: Incoming, stream: bool) -> bool {
     match inc.body {
-        Some(body) if stream || !inc.replayable => {
-            let mode = if stream { Mode::Stream } else { Mode::Unary };
+        Some(body) => {
+            let mode = if stream { Mode::Stream } else { Mode::Relay };
             ctx.own_call(OwnCall::new(mode, Some(body)))
         }
-        _ => false,
+        None => false,
     }
 }
 

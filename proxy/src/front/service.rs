@@ -47,7 +47,7 @@ impl ProxyService {
         match (&ctx.kind, done) {
             (Kind::OwnCall(own), _) => match own.mode {
                 Mode::Unary => Box::pin(self.unary_call(session, ctx)).await,
-                Mode::Stream => self.stream_call(session, ctx).await,
+                Mode::Stream | Mode::Relay => self.stream_call(session, ctx).await,
             },
             (Kind::Undecided, false) => {
                 ctx.kind = Kind::Passthrough(Passthrough::default());

@@ -28,11 +28,19 @@ impl ProxyService {
             Err(answered) => return Ok(answered),
         };
         let headers = std::mem::take(&mut up.headers);
-        if !is_event_stream(&headers) {
+        // A relayed same-version answer of no known or of a large length
+        // goes on piece by piece, as pingora's proxy loop would pass it.
+        let relay = ctx.own().is_some_and(|o| o.mode == Mode::Relay);
+        let piecewise = relay && up.length().is_none_or(|n| n > WHOLE_MAX);
+        if !is_event_stream(&headers) && !piecewise {
             // Not a stream (an error, or a single result): answered whole,
             // so an untranslatable one still gets its own status.
             let limit = app.config.limits.max_event_bytes;
-            let body = match read_rest(&mut up, limit).await {
+            // Whole within the answer's bound, however steadily it trickles.
+            let until =
+                tokio::time::Instant::from_std(ctx.started + app.config.limits.answer_timeout);
+            let read = tokio::time::timeout_at(until, read_rest(&mut up, limit)).await;
+            let body = match read.unwrap_or(Err(Failure::UpstreamTimeout)) {
                 Ok(b) => b,
                 Err(f) => {
                     tracing::warn!(failure = f.label(), error = ?f, "proxying failed");
@@ -145,7 +153,14 @@ impl ProxyService {
         mut client_spoke: bool,
     ) -> Result<bool> {
         let limits = &self.app.config.limits;
-        let deadline = tokio::time::Instant::from_std(ctx.started + limits.stream_max_duration);
+        // An SSE stream lives up to its own bound; any other answer is
+        // whole within the answer's.
+        let life = if ctx.stream_open {
+            limits.stream_max_duration
+        } else {
+            limits.answer_timeout
+        };
+        let deadline = tokio::time::Instant::from_std(ctx.started + life);
         loop {
             let step = tokio::select! {
                 r = up.next() => match r {
@@ -165,6 +180,13 @@ impl ProxyService {
                     continue;
                 }
                 Step::ClientGone => return Err(client_left()),
+                Step::Expired if !ctx.stream_open => {
+                    ctx.failure = Some(Failure::UpstreamTimeout);
+                    return Error::e_explain(
+                        ErrorType::ReadTimedout,
+                        "the agent's answer took longer than limits.answer_timeout",
+                    );
+                }
                 Step::Expired => {
                     ctx.failure = Some(Failure::StreamExpired {
                         limit_secs: limits.stream_max_duration.as_secs(),
