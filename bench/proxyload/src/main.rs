@@ -449,11 +449,11 @@ fn run(args: &Args) -> Result<(), String> {
         println!();
         println!("ratios (median over rounds)                       measured  target");
         println!(
-            "translated/passthrough throughput, v1.0 client -> v0.3 agent  {:>6.2}   >= 0.80",
+            "translated/passthrough throughput, v1.0 client -> v0.3 agent  {:>6.2}   >= 0.95",
             ratio(2, 1)
         );
         println!(
-            "translated/passthrough throughput, v0.3 client -> v1.0 agent  {:>6.2}   >= 0.80",
+            "translated/passthrough throughput, v0.3 client -> v1.0 agent  {:>6.2}   >= 0.95",
             ratio(5, 4)
         );
         println!(
@@ -508,11 +508,11 @@ fn run(args: &Args) -> Result<(), String> {
             println!("{:<36} {:>10.0}", modes[i].name, median(sse[i].clone()));
         }
         println!(
-            "translated/passthrough events/s, v1.0 client -> v0.3 agent     {:>6.2}",
+            "translated/passthrough events/s, v1.0 client -> v0.3 agent     {:>6.2}   >= 0.95",
             sse_ratio(2, 1)
         );
         println!(
-            "translated/passthrough events/s, v0.3 client -> v1.0 agent     {:>6.2}",
+            "translated/passthrough events/s, v0.3 client -> v1.0 agent     {:>6.2}   >= 0.95",
             sse_ratio(5, 4)
         );
         if sse_errors > 0 {
