@@ -29,11 +29,11 @@
 //! connection string is never logged nor put in errors.
 
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use postgres::{Client, NoTls};
+use postgres::Client;
 
+use super::pg_store::Pool;
 use super::{StoreError, TaskRecord};
 
 /// Notified after each write of the task index (payload: its last change).
@@ -110,8 +110,7 @@ pub struct RelayRow {
 /// The instance-sharing side of a PostgreSQL store: its own small pool of
 /// clients, and this start's id.
 pub struct PgShared {
-    config: postgres::Config,
-    idle: Mutex<Vec<Client>>,
+    pool: Pool,
     instance: String,
 }
 
@@ -127,8 +126,7 @@ impl PgShared {
     /// `config`: the store's (already checked) connection settings.
     pub(super) fn new(config: postgres::Config) -> PgShared {
         PgShared {
-            config,
-            idle: Mutex::new(Vec::new()),
+            pool: Pool::new(config, POOL_IDLE),
             instance: format!("i-{}", crate::ids::random_id()),
         }
     }
@@ -141,7 +139,7 @@ impl PgShared {
     /// The settings of a long-lived listening connection: TCP keepalives
     /// on, so a server that vanished without a word is noticed.
     pub fn listen_config(&self) -> postgres::Config {
-        let mut c = self.config.clone();
+        let mut c = self.pool.config().clone();
         c.keepalives(true)
             .keepalives_idle(Duration::from_secs(5))
             .keepalives_interval(Duration::from_secs(2))
@@ -149,36 +147,18 @@ impl PgShared {
         c
     }
 
-    fn with<R>(
-        &self,
-        f: impl FnOnce(&mut Client) -> Result<R, StoreError>,
-    ) -> Result<R, StoreError> {
-        let pooled = self.idle.lock().map_err(e)?.pop();
-        let mut c = match pooled {
-            Some(c) if !c.is_closed() => c,
-            _ => self.config.connect(NoTls).map_err(e)?,
-        };
-        let r = f(&mut c);
-        if !c.is_closed() {
-            let mut idle = self.idle.lock().map_err(e)?;
-            if idle.len() < POOL_IDLE {
-                idle.push(c);
-            }
-        }
-        r
-    }
-
     // ---- The ListTasks index ----
 
     /// Writes index entries as this instance's changes (see [`put_tasks_on`]).
     pub fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError> {
-        self.with(|c| put_tasks_on(c, &self.instance, tasks, keep))
+        self.pool
+            .with(|c| put_tasks_on(c, &self.instance, tasks, keep))
     }
 
     /// The `limit` most recently seen entries, oldest first, and the
     /// change they reach (where [`Self::tasks_since`] goes on).
     pub fn load_tasks(&self, limit: usize) -> Result<(i64, Vec<TaskRecord>), StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             let rows = load_rows(c, limit)?;
             let last = rows.iter().map(|r| r.0).max().unwrap_or(0);
             Ok((last, rows.into_iter().map(|r| r.1).collect()))
@@ -189,7 +169,7 @@ impl PgShared {
     /// this instance made comes without its summary (it has it).
     pub fn tasks_since(&self, after: i64, limit: usize) -> Result<Vec<TaskChange>, StoreError> {
         let limit = i64::try_from(limit).map_err(e)?;
-        self.with(|c| {
+        self.pool.with(|c| {
             let rows = c
                 .query(
                     "SELECT change_seq, id, updated_ms, CASE WHEN origin = $2 THEN NULL ELSE data END \
@@ -217,7 +197,7 @@ impl PgShared {
     pub fn subscribe(&self, sub: u64, task: &str, ttl: Duration) -> Result<(), StoreError> {
         let sub = i64::try_from(sub).map_err(e)?;
         let ttl = ttl.as_secs_f64();
-        self.with(|c| {
+        self.pool.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute(
                 "INSERT INTO relay_subscriptions (instance, sub, task_id, expires) \
@@ -238,7 +218,7 @@ impl PgShared {
         let subs: Option<Vec<i64>> = subs
             .map(|s| s.iter().map(|x| i64::try_from(*x).map_err(e)).collect())
             .transpose()?;
-        self.with(|c| {
+        self.pool.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             match &subs {
                 Some(s) => tx.execute(
@@ -279,7 +259,7 @@ impl PgShared {
     /// task)` (expired ones, of an instance that died, left out and
     /// removed).
     pub fn subscribed_elsewhere(&self) -> Result<Vec<(String, u64, String)>, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             c.execute("DELETE FROM relay_subscriptions WHERE expires < now()", &[])
                 .map_err(e)?;
             let rows = c
@@ -308,7 +288,7 @@ impl PgShared {
         if batches.is_empty() {
             return Ok(Vec::new());
         }
-        self.with(|c| {
+        self.pool.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RELAY_LOCK])
                 .map_err(e)?;
@@ -358,7 +338,7 @@ impl PgShared {
 
     /// The event rows of `ids`, in id order.
     pub fn events(&self, ids: &[i64]) -> Result<Vec<RelayRow>, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             let rows = c
                 .query(
                     &format!(
@@ -379,7 +359,7 @@ impl PgShared {
         limit: usize,
     ) -> Result<Vec<RelayRow>, StoreError> {
         let limit = i64::try_from(limit).map_err(e)?;
-        self.with(|c| {
+        self.pool.with(|c| {
             let rows = c
                 .query(
                     &format!(
@@ -395,7 +375,7 @@ impl PgShared {
 
     /// The oldest and the newest event row id (0, 0: none).
     pub fn event_ids(&self) -> Result<(i64, i64), StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             let r = c
                 .query_one(
                     "SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM relay_events",
@@ -410,7 +390,7 @@ impl PgShared {
     /// [`RELAY_KEEP_BYTES`] or [`RELAY_KEEP_ROWS`].
     pub fn prune_events(&self) -> Result<u64, StoreError> {
         let keep = RELAY_KEEP.as_secs_f64();
-        self.with(|c| {
+        self.pool.with(|c| {
             let old = c
                 .execute(
                     "DELETE FROM relay_events WHERE created < now() - make_interval(secs => $1)",
@@ -443,7 +423,7 @@ impl PgShared {
         list_scope: Option<[u8; 32]>,
         key_file: Option<&Path>,
     ) -> Result<[u8; 32], StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&DEPLOYMENT_LOCK])
                 .map_err(e)?;

@@ -229,10 +229,53 @@ fn config_of(r: &Row) -> Result<PushConfig, StoreError> {
     serde_json::from_str(&data).map_err(e)
 }
 
-/// The PostgreSQL backend: a small pool of clients.
-pub struct PgStore {
+/// A small pool of clients of one database (the store's, and its shared
+/// side's own).
+pub(super) struct Pool {
     config: postgres::Config,
     idle: Mutex<Vec<Client>>,
+    max_idle: usize,
+}
+
+impl Pool {
+    pub(super) fn new(config: postgres::Config, max_idle: usize) -> Pool {
+        Pool {
+            config,
+            idle: Mutex::new(Vec::new()),
+            max_idle,
+        }
+    }
+
+    /// The (already checked) connection settings.
+    pub(super) fn config(&self) -> &postgres::Config {
+        &self.config
+    }
+
+    /// Runs `f` on a pooled client (connecting when none is idle); the
+    /// client goes back to the pool unless it is closed.
+    pub(super) fn with<R>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let pooled = self.idle.lock().map_err(e)?.pop();
+        let mut c = match pooled {
+            Some(c) if !c.is_closed() => c,
+            _ => self.config.connect(NoTls).map_err(e)?,
+        };
+        let r = f(&mut c);
+        if !c.is_closed() {
+            let mut idle = self.idle.lock().map_err(e)?;
+            if idle.len() < self.max_idle {
+                idle.push(c);
+            }
+        }
+        r
+    }
+}
+
+/// The PostgreSQL backend: a small pool of clients.
+pub struct PgStore {
+    pool: Pool,
     /// What the instances on this database share besides the outbox
     /// (push::pg_shared).
     shared: std::sync::Arc<super::pg_shared::PgShared>,
@@ -251,10 +294,9 @@ impl PgStore {
         }
         let s = PgStore {
             shared: std::sync::Arc::new(super::pg_shared::PgShared::new(config.clone())),
-            config,
-            idle: Mutex::new(Vec::new()),
+            pool: Pool::new(config, POOL_IDLE),
         };
-        s.with(|c| {
+        s.pool.with(|c| {
             // The whole migration, its bookkeeping table included, runs
             // under the lock: concurrent first starts wait for each other
             // (creating a table races on the catalog otherwise).
@@ -325,33 +367,12 @@ impl PgStore {
             }
         }
     }
-
-    /// Runs `f` on a pooled client (connecting when none is idle); the
-    /// client goes back to the pool unless it is closed.
-    fn with<R>(
-        &self,
-        f: impl FnOnce(&mut Client) -> Result<R, StoreError>,
-    ) -> Result<R, StoreError> {
-        let pooled = self.idle.lock().map_err(e)?.pop();
-        let mut c = match pooled {
-            Some(c) if !c.is_closed() => c,
-            _ => self.config.connect(NoTls).map_err(e)?,
-        };
-        let r = f(&mut c);
-        if !c.is_closed() {
-            let mut idle = self.idle.lock().map_err(e)?;
-            if idle.len() < POOL_IDLE {
-                idle.push(c);
-            }
-        }
-        r
-    }
 }
 
 impl Store for PgStore {
     fn put_config(&self, cfg: &PushConfig) -> Result<(), StoreError> {
         let data = serde_json::to_string(cfg).map_err(e)?;
-        self.with(|c| {
+        self.pool.with(|c| {
             c.execute(
                 "INSERT INTO push_configs (callback_id, task_id, config_id, data) \
                  VALUES ($1, $2, $3, $4) ON CONFLICT (callback_id) DO UPDATE SET \
@@ -364,7 +385,7 @@ impl Store for PgStore {
     }
 
     fn config_by_callback(&self, callback_id: &str) -> Result<Option<PushConfig>, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             c.query_opt(
                 "SELECT data FROM push_configs WHERE callback_id = $1",
                 &[&callback_id],
@@ -376,7 +397,7 @@ impl Store for PgStore {
     }
 
     fn configs_for_task(&self, task_id: &str) -> Result<Vec<PushConfig>, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             c.query(
                 "SELECT data FROM push_configs WHERE task_id = $1 ORDER BY callback_id",
                 &[&task_id],
@@ -389,7 +410,7 @@ impl Store for PgStore {
     }
 
     fn delete_config(&self, task_id: &str, config_id: &str) -> Result<usize, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute(
                 "DELETE FROM push_snapshots WHERE callback_id IN (SELECT callback_id \
@@ -409,7 +430,7 @@ impl Store for PgStore {
     }
 
     fn snapshot(&self, callback_id: &str) -> Result<Snapshot, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             let Some(r) = c
                 .query_opt(
                     "SELECT version, task FROM push_snapshots WHERE callback_id = $1",
@@ -432,7 +453,7 @@ impl Store for PgStore {
         items: Vec<(OutboxItem, Option<SnapshotWrite>)>,
         bounds: &OutboxBounds,
     ) -> Result<Vec<Enqueued>, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&OUTBOX_LOCK])
                 .map_err(e)?;
@@ -540,7 +561,7 @@ impl Store for PgStore {
 
     fn pending(&self, limit: usize) -> Result<Vec<OutboxItem>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.with(|c| {
+        self.pool.with(|c| {
             c.query(
                 &format!("SELECT {ITEM_COLS} FROM push_outbox ORDER BY seq LIMIT $1"),
                 &[&limit],
@@ -565,7 +586,7 @@ impl Store for PgStore {
         let run_limit = i64::try_from(run_limit.max(1)).unwrap_or(i64::MAX);
         let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
         let until = now_ms.saturating_add(lease_ms);
-        self.with(|c| {
+        self.pool.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&OUTBOX_LOCK])
                 .map_err(e)?;
@@ -617,7 +638,7 @@ impl Store for PgStore {
             .iter()
             .map(|s| seq_i64(*s))
             .collect::<Result<Vec<_>, _>>()?;
-        self.with(|c| {
+        self.pool.with(|c| {
             // Under the claim lock: a claim sees a lease either before or
             // after its renewal, never in between.
             let mut tx = c.transaction().map_err(e)?;
@@ -642,7 +663,7 @@ impl Store for PgStore {
 
     fn reschedule(&self, i: &OutboxItem, held_by: &str) -> Result<(), StoreError> {
         let seq = seq_i64(i.seq)?;
-        self.with(|c| {
+        self.pool.with(|c| {
             c.execute(
                 "UPDATE push_outbox SET attempts = $2, next_attempt_ms = $3, \
                  lease_owner = $4, lease_until_ms = $5 WHERE seq = $1 AND lease_owner = $6",
@@ -665,7 +686,7 @@ impl Store for PgStore {
             .iter()
             .map(|s| seq_i64(*s))
             .collect::<Result<Vec<_>, _>>()?;
-        self.with(|c| {
+        self.pool.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             let rows = tx
                 .query(
@@ -682,7 +703,7 @@ impl Store for PgStore {
     fn dead_letter(&self, i: &OutboxItem, reason: &str) -> Result<(), StoreError> {
         let seq = seq_i64(i.seq)?;
         let dead_ms = super::now_ms();
-        self.with(|c| {
+        self.pool.with(|c| {
             let mut tx = c.transaction().map_err(e)?;
             // Only while still leased as the caller saw it: an item
             // another instance took over is its to deliver.
@@ -726,7 +747,7 @@ impl Store for PgStore {
     }
 
     fn dead_letters(&self) -> Result<Vec<DeadLetter>, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             c.query(
                 &format!("SELECT {ITEM_COLS}, reason, dead_ms FROM push_dead ORDER BY seq"),
                 &[],
@@ -745,7 +766,7 @@ impl Store for PgStore {
     }
 
     fn outbox_len(&self) -> Result<u64, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             let n: i64 = c
                 .query_one("SELECT COUNT(*) FROM push_outbox", &[])
                 .map_err(e)?
@@ -756,7 +777,7 @@ impl Store for PgStore {
     }
 
     fn outbox_usage(&self) -> Result<Usage, StoreError> {
-        self.with(|c| {
+        self.pool.with(|c| {
             let row = c
                 .query_opt(
                     "SELECT items, bytes FROM push_outbox_usage WHERE callback_id = $1",
@@ -771,11 +792,12 @@ impl Store for PgStore {
     }
 
     fn put_tasks(&self, tasks: &[TaskRecord], keep: usize) -> Result<(), StoreError> {
-        self.with(|c| super::pg_shared::put_tasks_on(c, "", tasks, keep))
+        self.pool
+            .with(|c| super::pg_shared::put_tasks_on(c, "", tasks, keep))
     }
 
     fn load_tasks(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
-        let rows = self.with(|c| super::pg_shared::load_rows(c, limit))?;
+        let rows = self.pool.with(|c| super::pg_shared::load_rows(c, limit))?;
         Ok(rows.into_iter().map(|(_, r)| r).collect())
     }
 
