@@ -348,29 +348,6 @@ async fn what_one_instance_records_every_instance_lists_to_the_same_caller() {
     drop(px);
 }
 
-/// The `data:` values of an SSE text.
-fn datas(text: &str) -> Vec<Value> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(|d| serde_json::from_str(d.trim()).unwrap_or(Value::Null))
-        .collect()
-}
-
-/// Reads a stream until its first event is in.
-async fn first_event(s: &mut Streaming) -> String {
-    let mut text = String::new();
-    let read = async {
-        while !text.contains("\n\n") {
-            match s.reader.chunk(&mut s.sock).await.unwrap() {
-                Some(c) => text.push_str(std::str::from_utf8(&c).unwrap()),
-                None => break,
-            }
-        }
-    };
-    timeout(LONG, read).await.expect("no first event");
-    text
-}
-
 /// What an event says: its kind and state (`/result` stripped).
 fn kind_state(event: &Value) -> (String, String) {
     let e = event.get("result").unwrap_or(event);
@@ -413,7 +390,7 @@ async fn a_relayed_subscription_gets_what_other_instances_relay_in_order() {
     let mut on_a = open(a.addr, &subscribe_rpc("alice", &t)).await;
     let mut on_c = open(c.addr, &subscribe_rest("alice", &t)).await;
     assert_eq!((on_a.status, on_c.status), (200, 200));
-    let (first_a, first_c) = (first_event(&mut on_a).await, first_event(&mut on_c).await);
+    let (first_a, first_c) = (on_a.first_event(LONG).await, on_c.first_event(LONG).await);
     for first in [&first_a, &first_c] {
         let k = datas(first).first().map(kind_state);
         assert_eq!(
@@ -876,12 +853,12 @@ async fn a_notify_storm_stays_bounded_on_every_instance() {
     // holds for it must stay within relay_max_buffer_bytes); others come
     // and go meanwhile, each stream in order.
     let mut idle = open(ab, &subscribe_rpc("alice", &t)).await;
-    let _ = first_event(&mut idle).await;
+    let _ = idle.first_event(LONG).await;
     let mut streams = 0;
     while !storm.is_finished() {
         let mut s = open(ab, &subscribe_rpc("alice", &t)).await;
         assert_eq!(s.status, 200);
-        let mut text = first_event(&mut s).await;
+        let mut text = s.first_event(LONG).await;
         let read = async {
             while let Ok(Some(c)) = s.reader.chunk(&mut s.sock).await {
                 text.push_str(&String::from_utf8_lossy(&c));
@@ -921,7 +898,7 @@ async fn a_notify_storm_stays_bounded_on_every_instance() {
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = sample_rss(vec![pa, pb], stop.clone());
     let mut sub = open(ab, &subscribe_rpc("alice", &t)).await;
-    let first = first_event(&mut sub).await;
+    let first = sub.first_event(LONG).await;
     let body = json!({"jsonrpc": "2.0", "id": 5, "method": "SendStreamingMessage",
         "params": {"message": {"role": "ROLE_USER", "messageId": "m-storm", "taskId": t,
                                "parts": [{"text": "storm 20000"}]}}});

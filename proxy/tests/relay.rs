@@ -148,29 +148,6 @@ async fn idle_task(addr: SocketAddr) -> String {
     r.pointer("/task/id").unwrap().as_str().unwrap().to_string()
 }
 
-/// The `data:` values of an SSE text.
-fn datas(text: &str) -> Vec<Value> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(|d| serde_json::from_str(d.trim()).unwrap_or(Value::Null))
-        .collect()
-}
-
-/// Reads an HTTP stream until its first event is in.
-async fn first_event(s: &mut Streaming) -> String {
-    let mut text = String::new();
-    let read = async {
-        while !text.contains("\n\n") {
-            match s.reader.chunk(&mut s.sock).await.unwrap() {
-                Some(c) => text.push_str(std::str::from_utf8(&c).unwrap()),
-                None => break,
-            }
-        }
-    };
-    timeout(STREAM, read).await.expect("no first event");
-    text
-}
-
 /// The state an event carries (`/result` stripped for JSON-RPC).
 fn state_of(event: &Value) -> Option<&str> {
     let e = event.get("result").unwrap_or(event);
@@ -185,7 +162,7 @@ async fn subscribe_http(px: &Px, task: &str, raw: Vec<u8>, jsonrpc: bool) {
     let addr = px.http.addr;
     let mut s = open(addr, &raw).await;
     assert_eq!(s.status, 200);
-    let first = first_event(&mut s).await;
+    let first = s.first_event(STREAM).await;
     let events = datas(&first);
     assert_eq!(
         events.first().and_then(state_of),
@@ -356,7 +333,7 @@ async fn only_a_subscriber_the_agent_answered_the_task_gets_relayed_events() {
     let up = fake_v03_agent().await;
     let px = fake_proxy(&up, |_| {});
     let mut a = open(px.addr, &subscribe_as("a")).await;
-    let first = first_event(&mut a).await;
+    let first = a.first_event(STREAM).await;
     assert_eq!(
         datas(&first).first().and_then(state_of),
         Some("TASK_STATE_INPUT_REQUIRED")

@@ -381,6 +381,21 @@ pub struct Streaming {
 }
 
 impl Streaming {
+    /// Reads the stream until its first event is in (within `wait`).
+    pub async fn first_event(&mut self, wait: Duration) -> String {
+        let mut text = String::new();
+        let read = async {
+            while !text.contains("\n\n") {
+                match self.reader.chunk(&mut self.sock).await.unwrap() {
+                    Some(c) => text.push_str(std::str::from_utf8(&c).unwrap()),
+                    None => break,
+                }
+            }
+        };
+        timeout(wait, read).await.expect("no first event");
+        text
+    }
+
     /// The rest of the stream, to its end (bounded by [`WAIT`] per piece).
     pub async fn rest(&mut self) -> String {
         let mut text = String::new();
@@ -392,6 +407,14 @@ impl Streaming {
         }
         text
     }
+}
+
+/// The `data:` values of an SSE text (`null` for one that is not JSON).
+pub fn datas(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| serde_json::from_str(d.trim()).unwrap_or(serde_json::Value::Null))
+        .collect()
 }
 
 /// Polls `cond` every 20 ms, at most 100 times; whether it came true.

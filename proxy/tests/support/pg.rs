@@ -218,22 +218,7 @@ impl Cluster {
     /// that [`Cluster::resume`] starts it again on the same port.
     pub fn pause(&self) {
         let Some(dir) = &self.dir else { return };
-        let d = dir.join("data");
-        let o = run(
-            self.root,
-            &self.bin,
-            "pg_ctl",
-            &[
-                "-D",
-                d.to_str().unwrap(),
-                "-m",
-                "immediate",
-                "-w",
-                "-t",
-                PG_WAIT_S,
-                "stop",
-            ],
-        );
+        let o = self.stop_now(dir);
         assert!(
             o.status.success(),
             "pg_ctl stop: {}",
@@ -273,24 +258,29 @@ impl Cluster {
     /// Stops the server now (drop does the same).
     pub fn stop(&mut self) {
         if let Some(dir) = self.dir.take() {
-            let d = dir.join("data");
-            let _ = run(
-                self.root,
-                &self.bin,
-                "pg_ctl",
-                &[
-                    "-D",
-                    d.to_str().unwrap(),
-                    "-m",
-                    "immediate",
-                    "-w",
-                    "-t",
-                    PG_WAIT_S,
-                    "stop",
-                ],
-            );
+            let _ = self.stop_now(&dir);
             let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+
+    /// `pg_ctl stop -m immediate` on the cluster under `dir`.
+    fn stop_now(&self, dir: &Path) -> std::process::Output {
+        let d = dir.join("data");
+        run(
+            self.root,
+            &self.bin,
+            "pg_ctl",
+            &[
+                "-D",
+                d.to_str().unwrap(),
+                "-m",
+                "immediate",
+                "-w",
+                "-t",
+                PG_WAIT_S,
+                "stop",
+            ],
+        )
     }
 }
 
