@@ -530,9 +530,15 @@ async fn otlp_http_and_a_stalled_collector() {
     std::fs::create_dir_all(&d).unwrap();
     let (_px, addr) = start_serve(&toml, &d).await;
     let started = Instant::now();
-    // Eight at a time: more spans end within one stalled export than the
-    // queue holds, however fast a failing export comes back.
-    for _ in 0..5 {
+    // Eight at a time, a round every 120 ms: the export worker gathers the
+    // spans of its first 200 ms into one batch (draining the queue while it
+    // does), then waits up to 300 ms on the stalled collector. Rounds spread
+    // over 600 ms end spans inside that wait, where a queue of 2 overflows;
+    // five rounds back to back could all fall within the first gathering.
+    for round in 0..5 {
+        if round > 0 {
+            tokio::time::sleep(Duration::from_millis(120)).await;
+        }
         let calls: Vec<_> = (0..8)
             .map(|_| {
                 let send = send.clone();
