@@ -161,8 +161,14 @@ fn start_proxy(args: &Args, upstream: &AgentUrl, version: &str) -> Result<Proxy,
 
 /// CPU time (user + system) a process has used so far, in seconds.
 fn cpu_secs(pid: u32) -> f64 {
+    let (user, system) = cpu_split(pid);
+    user + system
+}
+
+/// User and system CPU time a process has used so far, in seconds.
+fn cpu_split(pid: u32) -> (f64, f64) {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return f64::NAN;
+        return (f64::NAN, f64::NAN);
     };
     // Fields after the command name (which may hold spaces) closed by ')'.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
@@ -173,7 +179,7 @@ fn cpu_secs(pid: u32) -> f64 {
             .unwrap_or(f64::NAN)
     };
     // utime and stime are fields 14 and 15 of the whole line (11, 12 here).
-    (ticks(11) + ticks(12)) / 100.0
+    (ticks(11) / 100.0, ticks(12) / 100.0)
 }
 
 /// Resident set size of a process, KiB.
@@ -347,19 +353,27 @@ fn run(args: &Args) -> Result<(), String> {
     if let Some(only) = args.only.as_deref().filter(|o| *o != "rss" && *o != "sse") {
         for round in 0..args.rounds {
             for m in modes.iter().filter(|m| m.name.contains(only)) {
-                let cpu0 = m.proxy_pid.map(cpu_secs);
+                let cpu0 = m.proxy_pid.map(cpu_split);
                 let r = rt.block_on(client::unary(m.addr, req(m, false, None), args.conns, secs));
-                let cpu = match (m.proxy_pid, cpu0) {
-                    (Some(pid), Some(c0)) => (cpu_secs(pid) - c0) * 1e6 / r.ok.max(1) as f64,
-                    _ => f64::NAN,
+                let per_req = |s: f64| s * 1e6 / r.ok.max(1) as f64;
+                let (user, system) = match (m.proxy_pid, cpu0) {
+                    (Some(pid), Some((u0, s0))) => {
+                        let (u, s) = cpu_split(pid);
+                        (per_req(u - u0), per_req(s - s0))
+                    }
+                    _ => (f64::NAN, f64::NAN),
                 };
+                // User time is what the proxy's own code costs; system time
+                // also moves with how often the load and agent sleep.
                 println!(
-                    "round {round} {:<36} {:>8.0} req/s  p99 {:>7.3} ms  errors {}  proxy CPU {:>6.1} us/req",
+                    "round {round} {:<36} {:>8.0} req/s  p99 {:>7.3} ms  errors {}  proxy CPU {:>6.1} us/req (user {:.1}, system {:.1})",
                     m.name,
                     r.rate(),
                     r.quantile_ms(0.99),
                     r.errors,
-                    cpu
+                    user + system,
+                    user,
+                    system
                 );
             }
         }
