@@ -375,12 +375,12 @@ pub fn refused_minor(
 /// its family (passthrough: a 1.1 client's call reaches a 1.1 agent as
 /// 1.1), else `upstream`'s first version (the proxy translates, and speaks
 /// only 0.3 and 1.0 itself).
-pub fn upstream_header(route: Option<&Route>, upstream: Version) -> String {
+pub fn upstream_header(route: Option<&Route>, upstream: Version) -> std::borrow::Cow<'static, str> {
     match route {
         Some(r) if r.client_version == upstream && r.client_protocol.family() == upstream => {
-            r.client_protocol.to_string()
+            r.client_protocol.to_string().into()
         }
-        _ => upstream.as_str().to_string(),
+        _ => upstream.as_str().into(),
     }
 }
 

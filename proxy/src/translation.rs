@@ -98,10 +98,7 @@ impl ExactId {
     /// client sent.
     pub(crate) fn restore(&self, out: Vec<u8>) -> Vec<u8> {
         let quoted = format!("\"{}\"", self.token);
-        let Some(at) = out
-            .windows(quoted.len())
-            .position(|w| w == quoted.as_bytes())
-        else {
+        let Some(at) = memchr::memmem::find(&out, quoted.as_bytes()) else {
             return out;
         };
         let mut back = Vec::with_capacity(out.len());
@@ -456,7 +453,7 @@ impl RpcTranslation {
 /// True when a v1.0 GetTask / SendMessage request asks for `historyLength: 0`.
 fn asks_no_history(body: &[u8]) -> bool {
     // Most requests never name it: skip the parse.
-    let named = |k: &[u8]| body.windows(k.len()).any(|w| w == k);
+    let named = |k: &[u8]| crate::push::layer::contains(body, k);
     if !named(b"istoryLength") && !named(b"istory_length") {
         return false;
     }

@@ -366,6 +366,11 @@ impl OverHttp for HttpCodec {
     }
 }
 
+/// The extension header's two spellings (v1.0 `A2A-Extensions`, v0.3
+/// `X-A2A-Extensions`), parsed once.
+pub const EXTENSIONS_V10: http::HeaderName = http::HeaderName::from_static("a2a-extensions");
+pub const EXTENSIONS_V03: http::HeaderName = http::HeaderName::from_static("x-a2a-extensions");
+
 /// The extension header in `to`'s spelling (EDGE-CASES 30: v1.0
 /// `A2A-Extensions`, v0.3 `X-A2A-Extensions`, matched case-insensitively):
 /// every value of either spelling, repeated headers included, merged into
@@ -375,7 +380,7 @@ impl OverHttp for HttpCodec {
 /// spelling, back in the client's).
 pub fn extensions_for(to: Version, headers: &http::HeaderMap) -> Option<(&'static str, String)> {
     let mut merged = String::new();
-    for name in ["a2a-extensions", "x-a2a-extensions"] {
+    for name in [&EXTENSIONS_V10, &EXTENSIONS_V03] {
         for v in headers.get_all(name) {
             let Ok(v) = v.to_str() else { continue };
             for uri in v.split(',').map(str::trim).filter(|u| !u.is_empty()) {

@@ -31,8 +31,10 @@ fn is_json(resp: &ResponseHeader) -> bool {
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| {
-            let ct = ct.to_ascii_lowercase();
-            ct.contains("/json") || ct.contains("+json")
+            // `/json` or `+json` in any case, without a lowercased copy.
+            ct.as_bytes()
+                .windows(5)
+                .any(|w| matches!(w[0], b'/' | b'+') && w[1..].eq_ignore_ascii_case(b"json"))
         })
 }
 
@@ -55,7 +57,12 @@ impl ProxyService {
             // Always the upstream's own version (EDGE-CASES 4): a v1.0 agent
             // rejects header-less calls even when the method says v1.0.
             // Passthrough keeps the client's 1.N (route::upstream_header).
-            let sent = route::upstream_header(ctx.route.as_ref(), v);
+            let sent = match route::upstream_header(ctx.route.as_ref(), v) {
+                std::borrow::Cow::Borrowed(s) => http::HeaderValue::from_static(s),
+                std::borrow::Cow::Owned(s) => http::HeaderValue::try_from(s).map_err(|_| {
+                    Error::explain(ErrorType::InternalError, "building the A2A-Version header")
+                })?,
+            };
             upstream_request.insert_header("A2A-Version", sent)?;
         }
         if let Some(codec) = ctx.codec() {
@@ -64,8 +71,8 @@ impl ProxyService {
             upstream_request.remove_header(&http::header::ACCEPT_ENCODING);
             let to = codec.made_for().upstream;
             if let Some((name, v)) = set_extensions(to, &upstream_request.headers) {
-                upstream_request.remove_header("a2a-extensions");
-                upstream_request.remove_header("x-a2a-extensions");
+                upstream_request.remove_header(&crate::codec::EXTENSIONS_V10);
+                upstream_request.remove_header(&crate::codec::EXTENSIONS_V03);
                 upstream_request.insert_header(name, v)?;
             }
         }
@@ -108,8 +115,8 @@ impl ProxyService {
             }
             let to = codec.made_for().client;
             if let Some((name, v)) = set_extensions(to, &resp.headers) {
-                resp.remove_header("a2a-extensions");
-                resp.remove_header("x-a2a-extensions");
+                resp.remove_header(&crate::codec::EXTENSIONS_V10);
+                resp.remove_header(&crate::codec::EXTENSIONS_V03);
                 resp.insert_header(name, v)?;
             }
         }

@@ -34,11 +34,16 @@ use translate::method::Method;
 /// (Python's `json.loads` reads UTF-16 and UTF-32 bytes too: they hold
 /// NULs). `false` is certain.
 pub fn may_name_push_config(body: &[u8]) -> bool {
-    const WORD: &[u8] = b"notification";
-    body.windows(WORD.len())
-        .any(|w| w.eq_ignore_ascii_case(WORD))
-        || body.windows(2).any(|w| w == b"\\u")
-        || body.contains(&0)
+    // One pass: only an `n`, a backslash or a NUL can start a match.
+    const REST: &[u8] = b"otification";
+    body.iter().enumerate().any(|(i, &b)| match b {
+        0 => true,
+        b'\\' => body.get(i + 1) == Some(&b'u'),
+        b'n' | b'N' => body
+            .get(i + 1..i + 1 + REST.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(REST)),
+        _ => false,
+    })
 }
 
 /// The member of `configuration` holding a message's push config.
@@ -305,5 +310,59 @@ mod tests {
         assert!(!may_name_push_config(
             br#"{"message":{"parts":[{"text":"hi"}]}}"#
         ));
+        // The word at the very end, cut one byte short, a lone backslash
+        // last: the one pass reads no byte past the body.
+        assert!(may_name_push_config(b"xNoTiFiCaTiOn"));
+        assert!(!may_name_push_config(b"xnotificatio"));
+        assert!(!may_name_push_config(b"ab\\"));
+        assert!(may_name_push_config(b"a\\u"));
+    }
+
+    #[test]
+    fn the_one_pass_precheck_agrees_with_the_three_scans() {
+        // The definition: "notification" in any case, or `\u`, or a NUL.
+        let reference = |b: &[u8]| {
+            b.windows(12)
+                .any(|w| w.eq_ignore_ascii_case(b"notification"))
+                || b.windows(2).any(|w| w == b"\\u")
+                || b.contains(&0)
+        };
+        // Bodies joined from pieces of the word in several cases, so whole
+        // words, near misses and split words are all frequent (a fixed
+        // sequence: no flakiness).
+        let pieces: [&[u8]; 11] = [
+            b"n",
+            b"otification",
+            b"notificatio",
+            b"NOTIFICATION",
+            b"NoTiFiCaTiOn",
+            b"notifi",
+            b"CATION",
+            b"\\",
+            b"u",
+            b"\0",
+            b"x\"",
+        ];
+        let mut state = 0x2545_f491_u32;
+        for len in 0..12 {
+            for _ in 0..500 {
+                let body: Vec<u8> = (0..len)
+                    .flat_map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 17;
+                        state ^= state << 5;
+                        pieces[state as usize % pieces.len()].iter().copied()
+                    })
+                    .collect();
+                assert_eq!(may_name_push_config(&body), reference(&body), "{body:?}");
+            }
+        }
+        for w in [
+            &b"notification"[..],
+            b"NOTIFICATION",
+            b"pushNotificationConfig",
+        ] {
+            assert_eq!(may_name_push_config(w), reference(w));
+        }
     }
 }

@@ -84,6 +84,9 @@ pub struct TaskIndex {
     key: ScopeKey,
     /// `authorization`, then the configured identity headers.
     names: Vec<HeaderName>,
+    /// The scope of a call with none of `names` (computed once: most
+    /// calls of an open agent carry no credentials).
+    anonymous: Scope,
     inner: Mutex<Inner>,
     /// Told when changes start to wait for the store (its writer).
     on_change: std::sync::OnceLock<Arc<dyn Fn() + Send + Sync>>,
@@ -157,6 +160,7 @@ impl TaskIndex {
                 names.push(n.clone());
             }
         }
+        let anonymous = key.scope(&names, &HeaderMap::new());
         TaskIndex {
             enabled,
             limits: IndexLimits {
@@ -165,6 +169,7 @@ impl TaskIndex {
             },
             key,
             names,
+            anonymous,
             inner: Mutex::new(Inner::default()),
             on_change: std::sync::OnceLock::new(),
         }
@@ -182,12 +187,16 @@ impl TaskIndex {
     /// The caller of a request with these headers (HTTP headers, or gRPC
     /// metadata as headers).
     pub fn caller(&self, headers: &HeaderMap) -> Caller {
-        Caller::of(&self.key, &self.names, headers)
+        Caller::of(self.scope_of(headers), &self.names, headers)
     }
 
     /// The scope of a request with these headers.
     pub fn scope_of(&self, headers: &HeaderMap) -> Scope {
-        self.key.scope(&self.names, headers)
+        if self.names.iter().any(|n| headers.contains_key(n)) {
+            self.key.scope(&self.names, headers)
+        } else {
+            self.anonymous
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -201,5 +210,33 @@ impl TaskIndex {
     /// The bytes the index counts against `max_bytes`.
     pub fn bytes(&self) -> usize {
         self.inner.lock().map(|i| i.bytes).unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::key;
+    use super::*;
+
+    #[test]
+    fn a_call_without_credentials_gets_the_one_computed_anonymous_scope() {
+        let names = [HeaderName::from_static("x-user")];
+        let ix = TaskIndex::new(true, IndexLimits::default(), key(), &names);
+        let mut other = HeaderMap::new();
+        other.insert("x-other", "1".parse().unwrap());
+        // The shortcut gives what the full hash of no credentials gives.
+        assert_eq!(
+            ix.scope_of(&other),
+            ix.key.scope(&ix.names, &HeaderMap::new())
+        );
+        let mut user = HeaderMap::new();
+        user.insert("x-user", "u".parse().unwrap());
+        let mut auth = HeaderMap::new();
+        auth.insert(http::header::AUTHORIZATION, "Bearer a".parse().unwrap());
+        for creds in [&user, &auth] {
+            assert_ne!(ix.scope_of(creds), ix.scope_of(&other));
+            assert_eq!(ix.scope_of(creds), ix.key.scope(&ix.names, creds));
+            assert_eq!(ix.caller(creds).scope, ix.scope_of(creds));
+        }
     }
 }

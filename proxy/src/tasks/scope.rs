@@ -120,12 +120,13 @@ impl fmt::Debug for Caller {
 }
 
 impl Caller {
-    /// The caller of a request with `headers`, the credential headers being
-    /// `names` (`authorization` first); those forwarded are the ones the
-    /// one rule lets go to the agent (crate::forward).
-    pub fn of(key: &ScopeKey, names: &[HeaderName], headers: &HeaderMap) -> Caller {
+    /// The caller of a request with `headers` and `scope` (theirs), the
+    /// credential headers being `names` (`authorization` first); those
+    /// forwarded are the ones the one rule lets go to the agent
+    /// (crate::forward).
+    pub fn of(scope: Scope, names: &[HeaderName], headers: &HeaderMap) -> Caller {
         Caller {
-            scope: key.scope(names, headers),
+            scope,
             headers: crate::forward::caller_headers_named(headers, names),
         }
     }
@@ -189,11 +190,8 @@ mod tests {
         );
         assert_eq!(Scope::from_hex(&a.hex()), Some(a));
         assert_eq!(Scope::from_hex("zz"), None);
-        let c = Caller::of(
-            &k,
-            &n,
-            &h(&[("authorization", "Bearer a"), ("x-user", "u")]),
-        );
+        let creds = h(&[("authorization", "Bearer a"), ("x-user", "u")]);
+        let c = Caller::of(k.scope(&n, &creds), &n, &creds);
         assert_eq!(c.headers.len(), 2);
         let shown = format!("{c:?}");
         assert!(
@@ -213,7 +211,7 @@ mod tests {
             ("connection", "x-user"),
             ("x-user", "u"),
         ]);
-        let c = Caller::of(&k, &names(), &hop);
+        let c = Caller::of(k.scope(&names(), &hop), &names(), &hop);
         let sent: Vec<&str> = c.headers.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(sent, ["authorization"]);
     }

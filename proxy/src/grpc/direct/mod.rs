@@ -196,7 +196,7 @@ async fn route(
 
 /// True when `hay` holds `needle`.
 fn mentions(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+    !needle.is_empty() && crate::push::layer::contains(hay, needle)
 }
 
 /// The push layer's restore of an answer (as the JSON route does it, on

@@ -276,7 +276,7 @@ impl Push {
 
 /// Whether `needle` occurs in `hay`.
 pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(hay, needle).is_some()
 }
 
 #[cfg(test)]
