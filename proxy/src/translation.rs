@@ -453,8 +453,13 @@ impl RpcTranslation {
 /// True when a v1.0 GetTask / SendMessage request asks for `historyLength: 0`.
 fn asks_no_history(body: &[u8]) -> bool {
     // Most requests never name it: skip the parse.
-    let named = |k: &[u8]| crate::push::layer::contains(body, k);
-    if !named(b"istoryLength") && !named(b"istory_length") {
+    static ISTORY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"istory"));
+    let named = ISTORY.find_iter(body).any(|at| {
+        let rest = &body[at + b"istory".len()..];
+        rest.starts_with(b"Length") || rest.starts_with(b"_length")
+    });
+    if !named {
         return false;
     }
     let Ok(v) = serde_json::from_slice::<Value>(body) else {
@@ -582,6 +587,11 @@ mod tests {
         let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"},"history":[{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}]}}"#;
         let v: Value = serde_json::from_slice(&rpc.response(answer)).unwrap();
         assert!(v["result"]["task"].get("history").is_none(), "{v}");
+
+        // The snake_case spelling a real peer may send counts the same.
+        let mut rpc = t(Version::V10, "GetTask");
+        rpc.request(br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1","history_length":0}}"#).unwrap();
+        assert!(rpc.drop_history);
 
         // Absent or positive: the history stays.
         let mut rpc = t(Version::V10, "GetTask");
